@@ -1,0 +1,259 @@
+#include "hdf5/h5.hpp"
+
+#include <cstring>
+#include <memory>
+
+#include "wavg/error.hpp"
+
+namespace wavg::h5 {
+
+void init() {
+  static const bool done = [] {
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+    return true;
+  }();
+  (void)done;
+}
+
+std::string take_error_stack() {
+  std::string innermost;
+  H5Ewalk2(
+      H5E_DEFAULT, H5E_WALK_DOWNWARD,
+      [](unsigned, const H5E_error2_t* e, void* data) -> herr_t {
+        if (e->desc && *e->desc) *static_cast<std::string*>(data) = e->desc;
+        return 0;
+      },
+      &innermost);
+  H5Eclear2(H5E_DEFAULT);
+  return innermost;
+}
+
+namespace {
+std::string with_stack(const std::string& what) {
+  std::string stack = take_error_stack();
+  return stack.empty() ? what : what + " (HDF5: " + stack + ")";
+}
+}  // namespace
+
+Handle check(hid_t id, Handle::Closer closer, const std::string& file, const std::string& what) {
+  if (id < 0) fail(file, with_stack(what));
+  return Handle(id, closer);
+}
+
+void check(herr_t status, const std::string& file, const std::string& what) {
+  if (status < 0) fail(file, with_stack(what));
+}
+
+std::optional<std::vector<std::string>> read_string_list(hid_t object, const char* name, const std::string& file) {
+  if (H5Aexists(object, name) <= 0) return std::nullopt;
+  const std::string what = std::string("cannot read attribute ") + name;
+  Handle attr = check(H5Aopen(object, name, H5P_DEFAULT), H5Aclose, file, what);
+  Handle type = check(H5Aget_type(attr.get()), H5Tclose, file, what);
+  Handle space = check(H5Aget_space(attr.get()), H5Sclose, file, what);
+  const hssize_t n = H5Sget_simple_extent_npoints(space.get());
+  if (n < 0) fail(file, with_stack(what));
+  std::vector<std::string> out;
+  if (H5Tget_class(type.get()) != H5T_STRING) {
+    if (n == 0) return out;  // Keras: weight_names of a weightless layer is an empty float64 array
+    fail(file, std::string("attribute ") + name + " is not a list of strings");
+  }
+  if (n == 0) return out;
+  const auto count = static_cast<std::size_t>(n);
+  if (H5Tis_variable_str(type.get()) > 0) {
+    Handle mem = check(H5Tcopy(H5T_C_S1), H5Tclose, file, what);
+    check(H5Tset_size(mem.get(), H5T_VARIABLE), file, what);
+    check(H5Tset_cset(mem.get(), H5Tget_cset(type.get())), file, what);
+    std::vector<char*> ptrs(count, nullptr);
+    check(H5Aread(attr.get(), mem.get(), ptrs.data()), file, what);
+    for (char* p : ptrs) out.emplace_back(p ? p : "");
+    H5Dvlen_reclaim(mem.get(), space.get(), H5P_DEFAULT, ptrs.data());
+  } else {
+    const std::size_t size = H5Tget_size(type.get());
+    if (size == 0 || size > (1u << 30) / count) fail(file, std::string("attribute ") + name + " is too large");
+    std::vector<char> buf(size * count);
+    check(H5Aread(attr.get(), type.get(), buf.data()), file, what);
+    for (std::size_t i = 0; i < count; ++i) {
+      const char* s = buf.data() + i * size;
+      out.emplace_back(s, strnlen(s, size));  // fixed-length strings are NUL- or space-padded
+      while (!out.back().empty() && out.back().back() == ' ') out.back().pop_back();
+    }
+  }
+  return out;
+}
+
+std::optional<std::vector<std::string>> read_keras_names(hid_t object, const std::string& name,
+                                                         const std::string& file) {
+  if (auto whole = read_string_list(object, name.c_str(), file)) return whole;
+  std::optional<std::vector<std::string>> joined;
+  for (int chunk = 0;; ++chunk) {
+    auto part = read_string_list(object, (name + std::to_string(chunk)).c_str(), file);
+    if (!part) break;
+    if (!joined) joined.emplace();
+    joined->insert(joined->end(), part->begin(), part->end());
+  }
+  return joined;
+}
+
+std::optional<DType> dtype_of(hid_t t) {
+  const std::size_t size = H5Tget_size(t);
+  switch (H5Tget_class(t)) {
+    case H5T_FLOAT: {
+      std::size_t spos, epos, esize, mpos, msize;
+      if (H5Tget_fields(t, &spos, &epos, &esize, &mpos, &msize) < 0) return std::nullopt;
+      if (size == 2 && esize == 5 && msize == 10) return DType::f16;
+      if (size == 2 && esize == 8 && msize == 7) return DType::bf16;
+      if (size == 4 && esize == 8 && msize == 23) return DType::f32;
+      if (size == 8 && esize == 11 && msize == 52) return DType::f64;
+      return std::nullopt;
+    }
+    case H5T_INTEGER: {
+      const bool is_signed = H5Tget_sign(t) == H5T_SGN_2;
+      switch (size) {
+        case 1: return is_signed ? DType::i8 : DType::u8;
+        case 2: return is_signed ? DType::i16 : DType::u16;
+        case 4: return is_signed ? DType::i32 : DType::u32;
+        case 8: return is_signed ? DType::i64 : DType::u64;
+        default: return std::nullopt;
+      }
+    }
+    case H5T_ENUM:  // h5py stores numpy bool as an int8 enum {FALSE, TRUE}
+      if (size == 1 && H5Tget_nmembers(t) == 2) return DType::boolean;
+      return std::nullopt;
+    default: return std::nullopt;
+  }
+}
+
+Handle memory_type(DType dtype, hid_t file_type) {
+  auto copy = [](hid_t t) { return Handle(H5Tcopy(t), H5Tclose); };
+  auto small_float = [](std::size_t epos, std::size_t esize, std::size_t msize, std::size_t ebias) {
+    Handle t(H5Tcopy(H5T_IEEE_F32LE), H5Tclose);
+    H5Tset_fields(t.get(), 15, epos, esize, 0, msize);
+    H5Tset_size(t.get(), 2);
+    H5Tset_ebias(t.get(), ebias);
+    return t;
+  };
+  switch (dtype) {
+    case DType::f16: return small_float(10, 5, 10, 15);
+    case DType::bf16: return small_float(7, 8, 7, 127);
+    case DType::f32: return copy(H5T_NATIVE_FLOAT);
+    case DType::f64: return copy(H5T_NATIVE_DOUBLE);
+    case DType::i8: return copy(H5T_NATIVE_INT8);
+    case DType::i16: return copy(H5T_NATIVE_INT16);
+    case DType::i32: return copy(H5T_NATIVE_INT32);
+    case DType::i64: return copy(H5T_NATIVE_INT64);
+    case DType::u8: return copy(H5T_NATIVE_UINT8);
+    case DType::u16: return copy(H5T_NATIVE_UINT16);
+    case DType::u32: return copy(H5T_NATIVE_UINT32);
+    case DType::u64: return copy(H5T_NATIVE_UINT64);
+    case DType::boolean:
+      if (file_type >= 0) return Handle(H5Tget_native_type(file_type, H5T_DIR_ASCEND), H5Tclose);
+      return copy(H5T_NATIVE_UINT8);
+  }
+  return {};
+}
+
+std::vector<Box> flat_range_boxes(const Shape& shape, std::uint64_t offset, std::uint64_t count) {
+  const std::size_t rank = shape.size();
+  // stride[d] = number of elements in one step of dimension d-1, i.e. the product of dims d..rank-1.
+  std::vector<std::uint64_t> stride(rank + 1, 1);
+  for (std::size_t d = rank; d-- > 0;) stride[d] = stride[d + 1] * shape[d];
+  std::vector<Box> boxes;
+  while (count > 0) {
+    // Take the outermost dimension j at which `offset` is aligned and at least one whole step remains; the box runs
+    // along j from the current index, whole in every inner dimension.
+    std::size_t j = rank - 1;
+    for (std::size_t d = 0; d < rank; ++d) {
+      if (offset % stride[d + 1] == 0 && count >= stride[d + 1]) {
+        j = d;
+        break;
+      }
+    }
+    Box box;
+    box.start.resize(rank);
+    box.count.resize(rank);
+    for (std::size_t d = 0; d < rank; ++d) {
+      box.start[d] = (offset / stride[d + 1]) % shape[d];
+      box.count[d] = d < j ? 1 : shape[d];
+    }
+    const std::uint64_t steps = std::min<std::uint64_t>(count / stride[j + 1], shape[j] - box.start[j]);
+    box.count[j] = steps;
+    for (std::size_t d = j + 1; d < rank; ++d) box.start[d] = 0;
+    boxes.push_back(std::move(box));
+    offset += steps * stride[j + 1];
+    count -= steps * stride[j + 1];
+  }
+  return boxes;
+}
+
+namespace {
+
+enum class Direction { read, write };
+
+void transfer_range(Direction dir, hid_t dataset, hid_t mem_type, const Shape& shape, std::uint64_t offset,
+                    std::uint64_t count, void* buf, const std::string& file, const std::string& name) {
+  const std::string what = (dir == Direction::read ? "cannot read " : "cannot write ") + name;
+  if (shape.empty()) {
+    WAVG_ASSERT(offset == 0 && count == 1);
+    herr_t st = dir == Direction::read ? H5Dread(dataset, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf)
+                                       : H5Dwrite(dataset, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf);
+    check(st, file, what);
+    return;
+  }
+  Handle fspace = check(H5Dget_space(dataset), H5Sclose, file, what);
+  bool first = true;
+  for (const Box& b : flat_range_boxes(shape, offset, count)) {
+    check(H5Sselect_hyperslab(fspace.get(), first ? H5S_SELECT_SET : H5S_SELECT_OR, b.start.data(), nullptr,
+                              b.count.data(), nullptr),
+          file, what);
+    first = false;
+  }
+  const hsize_t n = count;
+  Handle mspace = check(H5Screate_simple(1, &n, nullptr), H5Sclose, file, what);
+  herr_t st = dir == Direction::read ? H5Dread(dataset, mem_type, mspace.get(), fspace.get(), H5P_DEFAULT, buf)
+                                     : H5Dwrite(dataset, mem_type, mspace.get(), fspace.get(), H5P_DEFAULT, buf);
+  check(st, file, what);
+}
+
+}  // namespace
+
+void read_range(hid_t dataset, hid_t mem_type, const Shape& shape, std::uint64_t offset, std::uint64_t count,
+                void* dst, const std::string& file, const std::string& name) {
+  transfer_range(Direction::read, dataset, mem_type, shape, offset, count, dst, file, name);
+}
+
+void write_range(hid_t dataset, hid_t mem_type, const Shape& shape, std::uint64_t offset, std::uint64_t count,
+                 const void* src, const std::string& file, const std::string& name) {
+  transfer_range(Direction::write, dataset, mem_type, shape, offset, count, const_cast<void*>(src), file, name);
+}
+
+std::optional<std::string> attribute_text(hid_t object, const char* name) {
+  Handle attr(H5Aopen(object, name, H5P_DEFAULT), H5Aclose);
+  if (!attr) return std::nullopt;
+  Handle type(H5Aget_type(attr.get()), H5Tclose);
+  Handle space(H5Aget_space(attr.get()), H5Sclose);
+  const hssize_t n = H5Sget_simple_extent_npoints(space.get());
+  std::optional<std::string> out;
+  if (H5Tget_class(type.get()) == H5T_STRING) {
+    try {
+      auto list = read_string_list(object, name, "");
+      if (list && list->size() == 1) out = list->front();
+      else if (list) {
+        std::string joined;
+        for (const auto& s : *list) joined += (joined.empty() ? "" : ",") + s;
+        out = joined;
+      }
+    } catch (const std::exception&) {
+    }
+  } else if (n == 1 && (H5Tget_class(type.get()) == H5T_INTEGER || H5Tget_class(type.get()) == H5T_FLOAT)) {
+    double v = 0;
+    if (H5Aread(attr.get(), H5T_NATIVE_DOUBLE, &v) >= 0) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.17g", v);
+      out = buf;
+    }
+  }
+  H5Eclear2(H5E_DEFAULT);
+  return out;
+}
+
+}  // namespace wavg::h5

@@ -1,0 +1,88 @@
+#pragma once
+// The one checked wrapper around the HDF5 C API used by the HDF5 codec. Every hid_t is owned by an H5Handle; every
+// call that can fail goes through check(), which turns HDF5's error stack into one line of a wavg::Error. HDF5's
+// own printing of error stacks is switched off once, before the first call.
+
+#include <hdf5.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "wavg/tensor.hpp"
+
+namespace wavg::h5 {
+
+// Silences HDF5's automatic error printing. Idempotent.
+void init();
+
+class Handle {
+ public:
+  using Closer = herr_t (*)(hid_t);
+  Handle() = default;
+  Handle(hid_t id, Closer closer) : m_id(id), m_closer(closer) {}
+  Handle(Handle&& o) noexcept : m_id(o.m_id), m_closer(o.m_closer) { o.m_id = H5I_INVALID_HID; }
+  Handle& operator=(Handle&& o) noexcept {
+    if (this != &o) {
+      reset();
+      m_id = o.m_id;
+      m_closer = o.m_closer;
+      o.m_id = H5I_INVALID_HID;
+    }
+    return *this;
+  }
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  ~Handle() { reset(); }
+
+  hid_t get() const { return m_id; }
+  explicit operator bool() const { return m_id >= 0; }
+  void reset() {
+    if (m_id >= 0 && m_closer) m_closer(m_id);
+    m_id = H5I_INVALID_HID;
+  }
+
+ private:
+  hid_t m_id = H5I_INVALID_HID;
+  Closer m_closer = nullptr;
+};
+
+// Returns the innermost message of HDF5's current error stack and clears it.
+std::string take_error_stack();
+
+// Throws Error(runtime) naming `file` when `id` is negative; otherwise wraps it in a handle closed by `closer`.
+Handle check(hid_t id, Handle::Closer closer, const std::string& file, const std::string& what);
+// Throws Error(runtime) naming `file` when `status` is negative.
+void check(herr_t status, const std::string& file, const std::string& what);
+
+// Reads a string or string-array attribute (fixed or variable length, any charset). An empty numeric array, which
+// Keras writes for layers without weights, reads as an empty list. Returns nullopt when the attribute is absent.
+std::optional<std::vector<std::string>> read_string_list(hid_t object, const char* name, const std::string& file);
+
+// Reads a Keras name list, joining the chunks (`layer_names0`, `layer_names1`, ...) Keras writes when one attribute
+// would exceed HDF5's 64 KiB header limit.
+std::optional<std::vector<std::string>> read_keras_names(hid_t object, const std::string& name,
+                                                         const std::string& file);
+
+// Maps an HDF5 file type to a wavg dtype, or nullopt for types that are not tensors (strings, compounds, ...).
+std::optional<DType> dtype_of(hid_t file_type);
+// Returns a memory type for `dtype` in native byte order, owned by the caller.
+Handle memory_type(DType dtype, hid_t file_type);
+
+// A flat range of a row-major array as a union of at most 2 * rank hyperslab boxes.
+struct Box {
+  std::vector<hsize_t> start, count;
+};
+std::vector<Box> flat_range_boxes(const Shape& shape, std::uint64_t offset, std::uint64_t count);
+
+// Reads or writes a flat element range of a dataset through HDF5 (the general path: chunked, filtered, converted).
+void read_range(hid_t dataset, hid_t mem_type, const Shape& shape, std::uint64_t offset, std::uint64_t count,
+                void* dst, const std::string& file, const std::string& name);
+void write_range(hid_t dataset, hid_t mem_type, const Shape& shape, std::uint64_t offset, std::uint64_t count,
+                 const void* src, const std::string& file, const std::string& name);
+
+// Renders an attribute as text when it is a string or a numeric scalar.
+std::optional<std::string> attribute_text(hid_t object, const char* name);
+
+}  // namespace wavg::h5

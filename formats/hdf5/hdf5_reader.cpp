@@ -1,0 +1,204 @@
+#include "hdf5/hdf5_reader.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+#include "wavg/error.hpp"
+
+namespace wavg {
+
+namespace {
+constexpr char k_signature[8] = {'\x89', 'H', 'D', 'F', '\r', '\n', '\x1a', '\n'};
+}
+
+bool looks_like_hdf5(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char buf[8];
+  for (std::uint64_t at = 0; at <= (1u << 20); at = at ? at * 2 : 512) {
+    in.seekg(static_cast<std::streamoff>(at));
+    if (!in.read(buf, 8)) return false;
+    if (std::memcmp(buf, k_signature, 8) == 0) return true;
+  }
+  return false;
+}
+
+Hdf5Reader::Hdf5Reader(std::string path) : m_path(std::move(path)) {
+  h5::init();
+  m_fd = ::open(m_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (m_fd < 0) fail(m_path, std::strerror(errno));
+  struct stat st {};
+  if (::fstat(m_fd, &st) != 0) fail(m_path, std::strerror(errno));
+  m_file_size = static_cast<std::uint64_t>(st.st_size);
+
+  h5::Handle fapl = h5::check(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, m_path, "cannot set up HDF5");
+#if H5_VERSION_GE(1, 10, 7)
+  // Reading never needs a lock, and locks fail on some network file systems.
+  H5Pset_file_locking(fapl.get(), false, true);
+#endif
+  m_file = h5::check(H5Fopen(m_path.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose, m_path,
+                     "not a valid HDF5 file, or truncated");
+  const hid_t root = m_file.get();
+
+  if (auto layers = h5::read_keras_names(root, "layer_names", m_path)) {
+    m_layout = "Keras 2 weights";
+    add_keras_layers(root, "");
+  } else if (H5Lexists(root, "model_weights", H5P_DEFAULT) > 0) {
+    h5::Handle mw = h5::check(H5Gopen2(root, "model_weights", H5P_DEFAULT), H5Gclose, m_path,
+                              "cannot open group model_weights");
+    if (!h5::read_keras_names(mw.get(), "layer_names", m_path))
+      fail(m_path, "model_weights has no layer_names attribute (not a Keras model file)");
+    m_layout = "Keras 2 model";
+    add_keras_layers(mw.get(), "model_weights/");
+    if (H5Lexists(root, "optimizer_weights", H5P_DEFAULT) > 0) {
+      h5::Handle ow = h5::check(H5Gopen2(root, "optimizer_weights", H5P_DEFAULT), H5Gclose, m_path,
+                                "cannot open group optimizer_weights");
+      if (auto names = h5::read_keras_names(ow.get(), "weight_names", m_path))
+        add_named_weights(ow.get(), "optimizer_weights/", *names, "optimizer_weights");
+    }
+  } else {
+    m_layout = "plain HDF5";
+    add_plain_tree();
+  }
+  H5Eclear2(H5E_DEFAULT);
+}
+
+Hdf5Reader::~Hdf5Reader() {
+  m_entries.clear();
+  m_file.reset();
+  if (m_fd >= 0) ::close(m_fd);
+}
+
+void Hdf5Reader::add_keras_layers(hid_t parent, const std::string& prefix) {
+  const auto layers = *h5::read_keras_names(parent, "layer_names", m_path);
+  for (const std::string& layer : layers) {
+    if (H5Lexists(parent, layer.c_str(), H5P_DEFAULT) <= 0)
+      fail(m_path, "layer_names lists " + layer + " but there is no group " + prefix + layer);
+    h5::Handle g = h5::check(H5Gopen2(parent, layer.c_str(), H5P_DEFAULT), H5Gclose, m_path,
+                             "cannot open layer group " + prefix + layer);
+    auto names = h5::read_keras_names(g.get(), "weight_names", m_path);
+    if (!names) fail(m_path, "layer group " + prefix + layer + " has no weight_names attribute");
+    add_named_weights(g.get(), prefix + layer + "/", *names, prefix + layer);
+  }
+}
+
+void Hdf5Reader::add_named_weights(hid_t group, const std::string& prefix, const std::vector<std::string>& names,
+                                   const std::string& owner) {
+  for (const std::string& w : names) {
+    // H5Lexists checks one link at a time, so walk the intermediate groups of "dense/kernel:0".
+    std::string partial;
+    bool found = !w.empty();
+    for (std::size_t start = 0; found && start <= w.size();) {
+      std::size_t slash = w.find('/', start);
+      partial = w.substr(0, slash);
+      found = H5Lexists(group, partial.c_str(), H5P_DEFAULT) > 0;
+      if (slash == std::string::npos) break;
+      start = slash + 1;
+    }
+    H5Eclear2(H5E_DEFAULT);
+    if (!found) fail(m_path, owner + " lists weight " + w + " but there is no dataset " + prefix + w);
+    add_dataset(prefix + w, true);
+  }
+}
+
+void Hdf5Reader::add_plain_tree() {
+  struct Visit {
+    std::vector<std::string> names;
+  } visit;
+  auto cb = [](hid_t g, const char* name, const H5L_info_t* info, void* data) -> herr_t {
+    if (info->type != H5L_TYPE_HARD) return 0;
+    h5::Handle obj(H5Oopen(g, name, H5P_DEFAULT), H5Oclose);
+    if (obj && H5Iget_type(obj.get()) == H5I_DATASET) static_cast<Visit*>(data)->names.emplace_back(name);
+    return 0;
+  };
+  h5::check(H5Lvisit(m_file.get(), H5_INDEX_NAME, H5_ITER_INC, cb, &visit), m_path, "cannot walk the HDF5 tree");
+  for (const auto& name : visit.names) add_dataset(name, false);
+}
+
+void Hdf5Reader::add_dataset(const std::string& name, bool listed) {
+  const std::string what = "cannot open dataset " + name;
+  h5::Handle ds = h5::check(H5Dopen2(m_file.get(), name.c_str(), H5P_DEFAULT), H5Dclose, m_path, what);
+  h5::Handle type = h5::check(H5Dget_type(ds.get()), H5Tclose, m_path, what);
+  const auto dtype = h5::dtype_of(type.get());
+  if (!dtype) {
+    if (listed) fail(m_path, name + ": unsupported element type (not a number)");
+    return;  // strings, compounds: kept in the output by the writer's copy, never averaged
+  }
+  h5::Handle space = h5::check(H5Dget_space(ds.get()), H5Sclose, m_path, what);
+  const int rank = H5Sget_simple_extent_ndims(space.get());
+  if (rank < 0 || rank > H5S_MAX_RANK) fail(m_path, name + ": unreadable dataspace");
+  if (H5Sget_simple_extent_type(space.get()) == H5S_NULL) return;  // no values at all
+  std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
+  if (rank > 0 && H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr) < 0)
+    fail(m_path, name + ": unreadable dataspace");
+  TensorInfo info{name, *dtype, Shape(dims.begin(), dims.end())};
+  std::uint64_t count = 0;
+  if (!checked_count(info.shape, dtype_size(*dtype), count))
+    fail(m_path, name + ": shape " + shape_string(info.shape) + " overflows");
+
+  Entry entry;
+  entry.mem_type = h5::memory_type(*dtype, type.get());
+  // The direct path: contiguous storage, no filters or external files, file type equal to the memory type, and
+  // the whole extent inside the file.
+  h5::Handle dcpl = h5::check(H5Dget_create_plist(ds.get()), H5Pclose, m_path, what);
+  if (H5Pget_layout(dcpl.get()) == H5D_CONTIGUOUS && H5Pget_nfilters(dcpl.get()) == 0 &&
+      H5Pget_external_count(dcpl.get()) == 0 && H5Tequal(type.get(), entry.mem_type.get()) > 0) {
+    const haddr_t addr = H5Dget_offset(ds.get());
+    const std::uint64_t bytes = count * dtype_size(*dtype);
+    if (addr != HADDR_UNDEF && addr <= m_file_size && bytes <= m_file_size - addr &&
+        H5Dget_storage_size(ds.get()) == bytes)
+      entry.direct_offset = static_cast<std::int64_t>(addr);
+  }
+  H5Eclear2(H5E_DEFAULT);
+  entry.dataset = std::move(ds);
+  m_tensors.push_back(std::move(info));
+  m_entries.push_back(std::move(entry));
+}
+
+void Hdf5Reader::read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) {
+  WAVG_ASSERT(index < m_entries.size());
+  const TensorInfo& t = m_tensors[index];
+  WAVG_ASSERT(offset + count <= t.count());
+  const Entry& e = m_entries[index];
+  if (e.direct_offset >= 0) {
+    const std::size_t elem = dtype_size(t.dtype);
+    auto* out = static_cast<char*>(dst);
+    std::uint64_t left = count * elem;
+    auto at = static_cast<off_t>(static_cast<std::uint64_t>(e.direct_offset) + offset * elem);
+    while (left > 0) {
+      const ssize_t got = ::pread(m_fd, out, left, at);
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) fail(m_path, t.name + ": read failed: " + std::strerror(errno));
+      if (got == 0) fail(m_path, t.name + ": file is truncated");
+      out += got;
+      at += got;
+      left -= static_cast<std::uint64_t>(got);
+    }
+    return;
+  }
+  h5::read_range(e.dataset.get(), e.mem_type.get(), t.shape, offset, count, dst, m_path, t.name);
+}
+
+std::map<std::string, std::string> Hdf5Reader::metadata() const {
+  std::map<std::string, std::string> out;
+  struct Names {
+    std::vector<std::string> names;
+  } names;
+  H5Aiterate2(
+      m_file.get(), H5_INDEX_NAME, H5_ITER_INC, nullptr,
+      [](hid_t, const char* name, const H5A_info_t*, void* data) -> herr_t {
+        static_cast<Names*>(data)->names.emplace_back(name);
+        return 0;
+      },
+      &names);
+  for (const auto& n : names.names)
+    if (auto text = h5::attribute_text(m_file.get(), n.c_str())) out[n] = *text;
+  H5Eclear2(H5E_DEFAULT);
+  return out;
+}
+
+}  // namespace wavg

@@ -1,0 +1,74 @@
+#pragma once
+// HDF5 checkpoints.
+//
+// On disk (HDF5 file format spec, superblock v0..v3): an 8-byte signature 89 48 44 46 0d 0a 1a 0a at offset 0 (or
+// 512, 1024, 2048, ... after a user block), then a tree of groups, datasets and attributes. wavg reads three
+// layouts of that tree:
+//
+//   Keras 2 model (model.save):   root attrs backend, keras_version, model_config, training_config
+//                                 model_weights/            attr layer_names = [L...]
+//                                   L/                      attr weight_names = [W...] (empty float64 if none)
+//                                     W                     the dataset (W usually "L/kernel:0")
+//                                   top_level_model_weights/  not listed in layer_names: ignored
+//                                 optimizer_weights/        attr weight_names = [O...], datasets at O
+//   Keras 2 weights (save_weights): the model_weights layout at the root (root attr layer_names)
+//   plain HDF5:                    every numeric dataset, named by its full path, in name order
+//
+// layer_names and weight_names are fixed- or variable-length strings depending on the h5py version that wrote
+// them, and may be split into layer_names0, layer_names1, ... when long. The datasets are the tensors; their
+// names are full paths without the leading slash.
+//
+// Contiguous, unfiltered datasets whose file type equals the native memory type are read with pread() at the
+// dataset's file offset (checked against the file's size); everything else goes through H5Dread.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hdf5/h5.hpp"
+#include "wavg/format.hpp"
+
+namespace wavg {
+
+class Hdf5Reader final : public Reader {
+ public:
+  explicit Hdf5Reader(std::string path);
+  ~Hdf5Reader() override;
+
+  const std::string& path() const override { return m_path; }
+  std::string format_name() const override { return "HDF5"; }
+  std::string layout() const override { return m_layout; }
+  const std::vector<TensorInfo>& tensors() const override { return m_tensors; }
+  void read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) override;
+  std::map<std::string, std::string> metadata() const override;
+
+  // Returns the file offset of a contiguous, unfiltered, native-typed tensor's data, or -1 when it must go through
+  // H5Dread. Used by the HDF5 writer to patch a byte copy of this file in place.
+  std::int64_t direct_offset(std::size_t index) const { return m_entries[index].direct_offset; }
+
+ private:
+  struct Entry {
+    h5::Handle dataset;
+    h5::Handle mem_type;
+    std::int64_t direct_offset = -1;
+  };
+
+  void add_keras_layers(hid_t parent, const std::string& prefix);
+  void add_named_weights(hid_t group, const std::string& prefix, const std::vector<std::string>& names,
+                         const std::string& owner);
+  void add_plain_tree();
+  void add_dataset(const std::string& name, bool listed);
+
+  std::string m_path;
+  std::string m_layout;
+  h5::Handle m_file;
+  int m_fd = -1;
+  std::uint64_t m_file_size = 0;
+  std::vector<TensorInfo> m_tensors;
+  std::vector<Entry> m_entries;
+};
+
+// Tells whether the first bytes of a file carry the HDF5 signature (at 0 or after a user block).
+bool looks_like_hdf5(const std::string& path);
+
+}  // namespace wavg

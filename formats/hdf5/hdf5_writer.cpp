@@ -1,0 +1,167 @@
+#include "hdf5/hdf5_writer.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <unordered_map>
+
+#include "hdf5/h5.hpp"
+#include "hdf5/hdf5_reader.hpp"
+#include "wavg/error.hpp"
+
+namespace wavg {
+
+namespace {
+
+hid_t file_type_for(DType t) {
+  switch (t) {
+    case DType::f32: return H5T_IEEE_F32LE;
+    case DType::f64: return H5T_IEEE_F64LE;
+    case DType::i8: return H5T_STD_I8LE;
+    case DType::i16: return H5T_STD_I16LE;
+    case DType::i32: return H5T_STD_I32LE;
+    case DType::i64: return H5T_STD_I64LE;
+    case DType::u8: return H5T_STD_U8LE;
+    case DType::u16: return H5T_STD_U16LE;
+    case DType::u32: return H5T_STD_U32LE;
+    case DType::u64: return H5T_STD_U64LE;
+    default: return H5I_INVALID_HID;  // f16, bf16, bool: built by h5::memory_type
+  }
+}
+
+class Hdf5Writer final : public Writer {
+ public:
+  Hdf5Writer(const std::string& tmp_path, const std::string& display_path, const OutputSpec& spec)
+      : m_tmp(tmp_path), m_display(display_path), m_spec(spec) {
+    h5::init();
+    m_template = dynamic_cast<Hdf5Reader*>(spec.template_input);
+    if (m_template) {
+      copy_template();
+    } else {
+      create_fresh();
+    }
+  }
+
+  ~Hdf5Writer() override {
+    m_datasets.clear();
+    m_file.reset();
+    if (m_fd >= 0) ::close(m_fd);
+  }
+
+  bool holds_template_values(std::size_t index) const override { return m_template && index < m_source.size(); }
+
+  void write(std::size_t index, std::uint64_t offset, std::uint64_t count, const void* src) override {
+    const TensorInfo& t = m_spec.tensors[index];
+    const std::size_t elem = dtype_size(t.dtype);
+    if (m_template) {
+      const std::int64_t at = m_template->direct_offset(m_source[index]);
+      if (at >= 0) {
+        pwrite_all(static_cast<const char*>(src), count * elem, static_cast<std::uint64_t>(at) + offset * elem, t);
+        return;
+      }
+    }
+    open_file();
+    auto& ds = m_datasets[index];
+    if (!ds.first) {
+      ds.first = h5::check(H5Dopen2(m_file.get(), t.name.c_str(), H5P_DEFAULT), H5Dclose, m_display,
+                           "cannot open dataset " + t.name);
+      h5::Handle ftype = h5::check(H5Dget_type(ds.first.get()), H5Tclose, m_display, "cannot open " + t.name);
+      ds.second = h5::memory_type(t.dtype, ftype.get());
+    }
+    h5::write_range(ds.first.get(), ds.second.get(), t.shape, offset, count, src, m_display, t.name);
+  }
+
+  void finish() override {
+    if (m_template && !m_spec.dropped.empty()) {
+      open_file();
+      for (const std::string& name : m_spec.dropped)
+        if (H5Lexists(m_file.get(), name.c_str(), H5P_DEFAULT) > 0)
+          h5::check(H5Ldelete(m_file.get(), name.c_str(), H5P_DEFAULT), m_display, "cannot remove " + name);
+      H5Eclear2(H5E_DEFAULT);
+    }
+    m_datasets.clear();
+    if (m_file) {
+      h5::check(H5Fflush(m_file.get(), H5F_SCOPE_GLOBAL), m_display, "cannot flush the output");
+      m_file.reset();
+    }
+    if (m_fd >= 0) {
+      if (::close(m_fd) != 0) fail(m_display, std::string("cannot close the output: ") + std::strerror(errno));
+      m_fd = -1;
+    }
+  }
+
+ private:
+  void copy_template() {
+    std::error_code ec;
+    std::filesystem::copy_file(m_template->path(), m_tmp, std::filesystem::copy_options::overwrite_existing, ec);
+    if (ec) fail(m_display, "cannot copy " + m_template->path() + ": " + ec.message());
+    m_fd = ::open(m_tmp.c_str(), O_WRONLY | O_CLOEXEC);
+    if (m_fd < 0) fail(m_display, std::strerror(errno));
+    std::unordered_map<std::string_view, std::size_t> by_name;
+    const auto& tt = m_template->tensors();
+    for (std::size_t i = 0; i < tt.size(); ++i) by_name.emplace(tt[i].name, i);
+    for (const TensorInfo& t : m_spec.tensors) {
+      auto it = by_name.find(t.name);
+      WAVG_ASSERT(it != by_name.end());
+      m_source.push_back(it->second);
+    }
+  }
+
+  void create_fresh() {
+    m_file = h5::check(H5Fcreate(m_tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose, m_display,
+                       "cannot create the output");
+    h5::Handle lcpl = h5::check(H5Pcreate(H5P_LINK_CREATE), H5Pclose, m_display, "cannot set up HDF5");
+    H5Pset_create_intermediate_group(lcpl.get(), 1);
+    for (const TensorInfo& t : m_spec.tensors) {
+      const std::string what = "cannot create dataset " + t.name;
+      std::vector<hsize_t> dims(t.shape.begin(), t.shape.end());
+      h5::Handle space = h5::check(t.shape.empty() ? H5Screate(H5S_SCALAR)
+                                                   : H5Screate_simple(static_cast<int>(dims.size()), dims.data(),
+                                                                      nullptr),
+                                   H5Sclose, m_display, what);
+      h5::Handle mem = h5::memory_type(t.dtype, H5I_INVALID_HID);
+      const hid_t ftype = file_type_for(t.dtype) >= 0 ? file_type_for(t.dtype) : mem.get();
+      h5::Handle ds = h5::check(
+          H5Dcreate2(m_file.get(), t.name.c_str(), ftype, space.get(), lcpl.get(), H5P_DEFAULT, H5P_DEFAULT),
+          H5Dclose, m_display, what);
+      m_datasets.emplace(m_datasets.size(), std::make_pair(std::move(ds), std::move(mem)));
+    }
+  }
+
+  void open_file() {
+    if (m_file) return;
+    m_file = h5::check(H5Fopen(m_tmp.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose, m_display,
+                       "cannot reopen the output");
+  }
+
+  void pwrite_all(const char* src, std::uint64_t bytes, std::uint64_t at, const TensorInfo& t) {
+    while (bytes > 0) {
+      const ssize_t n = ::pwrite(m_fd, src, bytes, static_cast<off_t>(at));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) fail(m_display, t.name + ": write failed: " + std::strerror(errno));
+      src += n;
+      at += static_cast<std::uint64_t>(n);
+      bytes -= static_cast<std::uint64_t>(n);
+    }
+  }
+
+  std::string m_tmp, m_display;
+  const OutputSpec& m_spec;
+  Hdf5Reader* m_template = nullptr;
+  std::vector<std::size_t> m_source;  // output index -> template tensor index
+  int m_fd = -1;
+  h5::Handle m_file;
+  std::unordered_map<std::size_t, std::pair<h5::Handle, h5::Handle>> m_datasets;  // dataset, memory type
+};
+
+}  // namespace
+
+std::unique_ptr<Writer> create_hdf5_writer(const std::string& tmp_path, const std::string& display_path,
+                                           const OutputSpec& spec) {
+  return std::make_unique<Hdf5Writer>(tmp_path, display_path, spec);
+}
+
+}  // namespace wavg

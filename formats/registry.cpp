@@ -1,0 +1,89 @@
+// The format registry: one row per codec. Inputs are recognised by content (sniff), never by extension alone;
+// outputs take their format from --format or the extension.
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <filesystem>
+
+#include "hdf5/hdf5_reader.hpp"
+#include "hdf5/hdf5_writer.hpp"
+#include "wavg/error.hpp"
+#include "wavg/format.hpp"
+
+namespace wavg {
+
+namespace {
+
+struct Codec {
+  const char* name;
+  std::array<const char*, 4> extensions;
+  bool (*sniff)(const std::string& path);
+  std::unique_ptr<Reader> (*open)(const std::string& path);
+  std::unique_ptr<Writer> (*create)(const std::string& tmp, const std::string& display, const OutputSpec& spec);
+};
+
+const std::array<Codec, 1> k_codecs{{
+    {"hdf5",
+     {".h5", ".hdf5", ".he5", ".keras_h5"},
+     looks_like_hdf5,
+     [](const std::string& p) -> std::unique_ptr<Reader> { return std::make_unique<Hdf5Reader>(p); },
+     create_hdf5_writer},
+}};
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Describes the first bytes of an unrecognised file for the error message.
+std::string describe_content(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char buf[16] = {};
+  in.read(buf, sizeof buf);
+  const auto n = in.gcount();
+  if (n == 0) return "an empty file";
+  std::string s;
+  for (std::streamsize i = 0; i < n && i < 8; ++i) {
+    char hex[4];
+    std::snprintf(hex, sizeof hex, "%02x", static_cast<unsigned char>(buf[i]));
+    if (i) s += ' ';
+    s += hex;
+  }
+  return "bytes " + s;
+}
+
+}  // namespace
+
+std::unique_ptr<Reader> open_reader(const std::string& path) {
+  std::ifstream probe(path, std::ios::binary);
+  if (!probe) fail(path, std::strerror(errno ? errno : ENOENT));
+  probe.close();
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) fail(path, "is a directory");
+  for (const Codec& c : k_codecs)
+    if (c.sniff(path)) return c.open(path);
+  fail(path, "not a checkpoint wavg can read (looked like " + describe_content(path) + ")");
+}
+
+std::string output_format(const std::string& path, const std::string& forced) {
+  if (!forced.empty()) {
+    for (const Codec& c : k_codecs)
+      if (forced == c.name) return forced;
+    fail_usage("--format " + forced + ": unknown format");
+  }
+  for (const Codec& c : k_codecs)
+    for (const char* ext : c.extensions)
+      if (ext && ends_with(path, ext)) return c.name;
+  fail_usage(path + ": cannot tell the output format from the extension; use --format");
+}
+
+std::unique_ptr<Writer> create_writer(const std::string& format, const std::string& tmp_path,
+                                      const std::string& display_path, const OutputSpec& spec) {
+  for (const Codec& c : k_codecs)
+    if (format == c.name) return c.create(tmp_path, display_path, spec);
+  WAVG_ASSERT(!"create_writer: unknown format");
+  return nullptr;
+}
+
+}  // namespace wavg

@@ -1,0 +1,51 @@
+#pragma once
+// The streaming engine: every tensor is processed in blocks of at most a few MiB per input, so memory stays flat
+// for any model size. Block order and the per-element summation order do not depend on the thread count.
+
+#include <cstdint>
+#include <vector>
+
+#include "wavg/format.hpp"
+#include "wavg/method.hpp"
+#include "wavg/plan.hpp"
+
+namespace wavg {
+
+struct EngineStats {
+  std::uint64_t bytes_read = 0;
+  std::uint64_t bytes_written = 0;
+};
+
+class Engine {
+ public:
+  Engine(const Plan& plan, std::vector<Reader*> inputs, Method& method, Backend& backend,
+         std::uint64_t block_bytes = k_default_block_bytes);
+
+  // Runs everything that can fail on the inputs' values (--int-policy equal, the method's extra passes) before
+  // any output exists. Throws Error(incompatible) listing every tensor that differs.
+  void verify();
+  // Streams every tensor through the method into the writer.
+  void run(Writer& writer);
+
+  const EngineStats& stats() const { return m_stats; }
+
+  // Input buffer budget for one block across all inputs.
+  static constexpr std::uint64_t k_default_block_bytes = 64ull << 20;
+
+ private:
+  std::uint64_t block_elements(const PlanEntry& entry) const;
+  void read_block(const PlanEntry& entry, std::uint64_t offset, std::uint64_t count, std::size_t inputs);
+  BlockInputs block_view(const PlanEntry& entry, std::uint64_t count, std::size_t inputs);
+
+  const Plan& m_plan;
+  std::vector<Reader*> m_inputs;
+  Method& m_method;
+  Backend& m_backend;
+  std::uint64_t m_block_bytes;
+  std::vector<std::vector<double>> m_buffers;  // one per input; double for alignment of any dtype
+  std::vector<const void*> m_pointers;
+  std::vector<double> m_out;
+  EngineStats m_stats;
+};
+
+}  // namespace wavg

@@ -1,0 +1,43 @@
+#pragma once
+// Two kinds of failure. wavg::Error is what the user can fix: it names the file and says what is wrong, and carries
+// the documented exit code. WAVG_ASSERT is for our own bugs and stays on in release builds. One catch in main()
+// prints every problem as `wavg: error: FILE: what` and exits with the error's code.
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace wavg {
+
+// The documented exit codes (README, wavg(1)).
+enum class ExitCode : int { success = 0, runtime = 1, usage = 2, incompatible = 3, interrupted = 130 };
+
+// One thing wrong with one file; `file` may be empty for problems that belong to no file (a usage error).
+struct Problem {
+  std::string file;
+  std::string what;
+};
+
+class Error : public std::runtime_error {
+ public:
+  Error(ExitCode code, std::string file, std::string what);
+  Error(ExitCode code, std::vector<Problem> problems);
+
+  ExitCode code() const { return m_code; }
+  const std::vector<Problem>& problems() const { return m_problems; }
+
+ private:
+  ExitCode m_code;
+  std::vector<Problem> m_problems;
+};
+
+// Throws a runtime error (exit 1) about `file`.
+[[noreturn]] void fail(const std::string& file, const std::string& what);
+// Throws a usage error (exit 2).
+[[noreturn]] void fail_usage(const std::string& what);
+
+[[noreturn]] void assertion_failed(const char* expr, const char* file, int line);
+
+}  // namespace wavg
+
+#define WAVG_ASSERT(expr) ((expr) ? void(0) : ::wavg::assertion_failed(#expr, __FILE__, __LINE__))

@@ -1,0 +1,62 @@
+#pragma once
+// The boundary between file formats and everything else. A codec opens a checkpoint as a Reader (a list of tensors
+// it can read in blocks) and creates a Writer for an output. The registry picks the codec by content for inputs
+// and by extension (or --format) for outputs. Nothing outside formats/ knows how a file is laid out.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "wavg/tensor.hpp"
+
+namespace wavg {
+
+class Reader {
+ public:
+  virtual ~Reader() = default;
+
+  virtual const std::string& path() const = 0;
+  // Returns the format's name ("HDF5").
+  virtual std::string format_name() const = 0;
+  // Returns the layout detected inside the format ("Keras 2 model", "Keras 2 weights", "plain HDF5").
+  virtual std::string layout() const = 0;
+  // Lists the tensors in the file's own order.
+  virtual const std::vector<TensorInfo>& tensors() const = 0;
+  // Reads `count` elements of tensor `index` starting at flat (row-major) element `offset` into `dst`, in the
+  // tensor's dtype and native byte order.
+  virtual void read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) = 0;
+  // Returns file-level metadata as text (HDF5 root attributes, safetensors __metadata__, ...).
+  virtual std::map<std::string, std::string> metadata() const = 0;
+};
+
+// What an output must hold: its tensors, and input 1 as the template whose structure it keeps.
+struct OutputSpec {
+  std::vector<TensorInfo> tensors;
+  Reader* template_input = nullptr;  // input 1; the writer copies what it can of its structure and metadata
+  std::vector<std::string> dropped;  // tensors of the template left out of the output (--tensors intersection)
+};
+
+class Writer {
+ public:
+  virtual ~Writer() = default;
+  // Tells whether the writer already holds input 1's values for `index` (so copying them again is no work).
+  virtual bool holds_template_values(std::size_t index) const = 0;
+  // Writes `count` elements of output tensor `index` from flat element `offset`, in the tensor's dtype.
+  virtual void write(std::size_t index, std::uint64_t offset, std::uint64_t count, const void* src) = 0;
+  // Completes the file. After finish() the file is whole and may be renamed into place.
+  virtual void finish() = 0;
+};
+
+// Opens an input, choosing the codec by the file's content. Throws Error (exit 1) naming the file.
+std::unique_ptr<Reader> open_reader(const std::string& path);
+
+// Returns the output format for `path`: `forced` if not empty, else from the extension.
+std::string output_format(const std::string& path, const std::string& forced);
+
+// Creates a writer of `format` at `tmp_path` (a temporary file beside the target, already created empty).
+std::unique_ptr<Writer> create_writer(const std::string& format, const std::string& tmp_path,
+                                      const std::string& display_path, const OutputSpec& spec);
+
+}  // namespace wavg

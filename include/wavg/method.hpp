@@ -1,0 +1,34 @@
+#pragma once
+// A merge method turns one block of every input into one block of output. Methods that need statistics over the
+// whole model first (distances between inputs, norms of updates) ask the engine for extra passes and see every
+// block in each before combine() is called.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "wavg/backend.hpp"
+#include "wavg/plan.hpp"
+
+namespace wavg {
+
+class Method {
+ public:
+  virtual ~Method() = default;
+  virtual std::string describe() const = 0;
+  // Returns how many whole-model passes observe() needs before combine().
+  virtual int extra_passes() const { return 0; }
+  virtual void observe(int /*pass*/, const PlanEntry&, std::uint64_t /*offset*/, const BlockInputs&) {}
+  // Writes the merged block, in the entry's dtype, to `out`.
+  virtual void combine(const PlanEntry& entry, std::uint64_t offset, const BlockInputs& in, void* out) = 0;
+};
+
+// Returns the plain mean (empty weights) or the weighted mean, weights normalised by their sum. The weights must
+// already be validated (validate_weights).
+std::unique_ptr<Method> make_weighted_mean(Backend& backend, std::vector<double> weights);
+
+// Checks a weight list against the number of inputs: right length, finite, non-negative, positive sum. Throws a
+// usage error (exit 2) otherwise.
+void validate_weights(const std::vector<double>& weights, std::size_t inputs);
+
+}  // namespace wavg

@@ -1,0 +1,47 @@
+#pragma once
+// The plan: inputs checked against input 1 (names, shapes, dtypes) and every tensor given an action. All mismatches
+// are collected and thrown at once (exit 3), before anything is written.
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "wavg/format.hpp"
+
+namespace wavg {
+
+// What happens to non-float tensors (optimizer counters, quantiser tables).
+enum class IntPolicy { first, equal, error };
+// What happens to a tensor that some inputs lack.
+enum class TensorMatch { strict, intersection };
+
+struct PlanOptions {
+  IntPolicy int_policy = IntPolicy::first;
+  TensorMatch tensors = TensorMatch::strict;
+};
+
+enum class Action {
+  average,      // floating point: combined by the merge method
+  copy_first,   // non-float under --int-policy first: input 1's values
+  check_equal,  // non-float under --int-policy equal: must be identical in every input, then copied
+};
+
+struct PlanEntry {
+  TensorInfo info;                  // as in input 1
+  std::vector<std::size_t> source;  // the tensor's index in each input's tensors()
+  Action action = Action::average;
+};
+
+struct Plan {
+  std::vector<PlanEntry> entries;    // input 1's order
+  std::vector<std::string> dropped;  // names left out under --tensors intersection (from any input)
+  std::vector<std::string> dropped_from_first;  // the subset of `dropped` present in input 1
+
+  std::size_t count(Action action) const;
+  std::uint64_t values(Action action) const;
+};
+
+// Checks every input against input 1 and builds the plan. Throws Error(incompatible) listing every mismatch.
+Plan build_plan(const std::vector<Reader*>& inputs, const PlanOptions& options);
+
+}  // namespace wavg

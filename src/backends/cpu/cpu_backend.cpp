@@ -1,0 +1,92 @@
+// The reference backend. Kernels are templated on the input and output element types so the conversion to double
+// is fused with the accumulation (one pass over memory), and parallelised over elements with a static OpenMP
+// schedule. Every element's sum runs over inputs in order, so the result is the same for any thread count.
+
+#include <omp.h>
+
+#include <cstring>
+#include <vector>
+
+#include "wavg/backend.hpp"
+#include "wavg/error.hpp"
+
+namespace wavg {
+
+namespace {
+
+// Below this many elements a parallel region costs more than it saves.
+constexpr std::uint64_t k_parallel_threshold = 1 << 15;
+
+template <DType T> struct Storage;
+template <> struct Storage<DType::f16> { using type = std::uint16_t; };
+template <> struct Storage<DType::bf16> { using type = std::uint16_t; };
+template <> struct Storage<DType::f32> { using type = float; };
+template <> struct Storage<DType::f64> { using type = double; };
+
+template <DType T> inline double load(const void* p, std::uint64_t i) {
+  const auto v = static_cast<const typename Storage<T>::type*>(p)[i];
+  if constexpr (T == DType::f16) return half_to_double(v);
+  else if constexpr (T == DType::bf16) return bf16_to_double(v);
+  else return static_cast<double>(v);
+}
+
+template <DType T> inline void store(void* p, std::uint64_t i, double v) {
+  auto* out = static_cast<typename Storage<T>::type*>(p);
+  if constexpr (T == DType::f16) out[i] = double_to_half(v);
+  else if constexpr (T == DType::bf16) out[i] = double_to_bf16(v);
+  else out[i] = static_cast<typename Storage<T>::type>(v);
+}
+
+template <DType In, DType Out>
+void weighted_sum_kernel(const BlockInputs& in, const double* weights, double divisor, void* out) {
+  const auto n = static_cast<std::int64_t>(in.count);
+  const std::size_t inputs = in.data.size();
+  const void* const* data = in.data.data();
+#pragma omp parallel for schedule(static) if (in.count >= k_parallel_threshold)
+  for (std::int64_t i = 0; i < n; ++i) {
+    double acc = 0;
+    for (std::size_t k = 0; k < inputs; ++k) acc += weights[k] * load<In>(data[k], static_cast<std::uint64_t>(i));
+    store<Out>(out, static_cast<std::uint64_t>(i), acc / divisor);
+  }
+}
+
+template <DType In>
+void weighted_sum_to(const BlockInputs& in, const double* weights, double divisor, DType out_dtype, void* out) {
+  switch (out_dtype) {
+    case DType::f16: return weighted_sum_kernel<In, DType::f16>(in, weights, divisor, out);
+    case DType::bf16: return weighted_sum_kernel<In, DType::bf16>(in, weights, divisor, out);
+    case DType::f32: return weighted_sum_kernel<In, DType::f32>(in, weights, divisor, out);
+    case DType::f64: return weighted_sum_kernel<In, DType::f64>(in, weights, divisor, out);
+    default: WAVG_ASSERT(!"weighted_sum: output dtype is not floating point");
+  }
+}
+
+class CpuBackend final : public Backend {
+ public:
+  const char* name() const override { return "cpu"; }
+
+  void weighted_sum(const BlockInputs& in, std::span<const double> weights, double divisor, DType out_dtype,
+                    void* out) override {
+    WAVG_ASSERT(weights.size() == in.data.size());
+    switch (in.dtype) {
+      case DType::f16: return weighted_sum_to<DType::f16>(in, weights.data(), divisor, out_dtype, out);
+      case DType::bf16: return weighted_sum_to<DType::bf16>(in, weights.data(), divisor, out_dtype, out);
+      case DType::f32: return weighted_sum_to<DType::f32>(in, weights.data(), divisor, out_dtype, out);
+      case DType::f64: return weighted_sum_to<DType::f64>(in, weights.data(), divisor, out_dtype, out);
+      default: WAVG_ASSERT(!"weighted_sum: input dtype is not floating point");
+    }
+  }
+
+  bool all_equal(const BlockInputs& in) override {
+    const std::size_t bytes = in.count * dtype_size(in.dtype);
+    for (std::size_t k = 1; k < in.data.size(); ++k)
+      if (std::memcmp(in.data[0], in.data[k], bytes) != 0) return false;
+    return true;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+
+}  // namespace wavg

@@ -1,0 +1,80 @@
+#include "cli/common.hpp"
+
+#include <omp.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+
+#include "wavg/error.hpp"
+
+namespace wavg::cli {
+
+void add_verbosity(CLI::App& app, Verbosity& v) {
+  app.add_flag("-v,--verbose", v.verbose, "Say more on stderr (repeat for more)");
+  app.add_flag("-q,--quiet", v.quiet, "Print nothing but errors");
+}
+
+void add_plan_options(CLI::App& app, PlanOptions& options) {
+  const std::map<std::string, IntPolicy> policies{
+      {"first", IntPolicy::first}, {"equal", IntPolicy::equal}, {"error", IntPolicy::error}};
+  const std::map<std::string, TensorMatch> matches{{"strict", TensorMatch::strict},
+                                                   {"intersection", TensorMatch::intersection}};
+  app.add_option("--int-policy", options.int_policy,
+                 "Non-float tensors: copy input 1's (first), require identical values (equal), or refuse (error)")
+      ->transform(CLI::CheckedTransformer(policies))
+      ->default_str("first");
+  app.add_option("--tensors", options.tensors,
+                 "A tensor missing from some inputs is an error (strict) or left out (intersection)")
+      ->transform(CLI::CheckedTransformer(matches))
+      ->default_str("strict");
+}
+
+void add_threads(CLI::App& app, int& threads) {
+  app.add_option("-j,--threads", threads, "Worker threads (default: OMP_NUM_THREADS or all cores)")
+      ->check(CLI::Range(1, 4096));
+}
+
+void apply_threads(int threads) {
+  if (threads > 0) omp_set_num_threads(threads);
+}
+
+std::vector<std::unique_ptr<Reader>> open_inputs(const std::vector<std::string>& paths) {
+  std::vector<std::unique_ptr<Reader>> readers;
+  readers.reserve(paths.size());
+  for (const auto& p : paths) readers.push_back(open_reader(p));
+  return readers;
+}
+
+std::vector<Reader*> raw(const std::vector<std::unique_ptr<Reader>>& readers) {
+  std::vector<Reader*> out;
+  for (const auto& r : readers) out.push_back(r.get());
+  return out;
+}
+
+std::vector<double> parse_weights(const std::string& text) {
+  std::vector<double> out;
+  if (text.empty()) return out;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    char* end = nullptr;
+    errno = 0;
+    const double v = std::strtod(item.c_str(), &end);
+    if (item.empty() || end != item.c_str() + item.size() || errno == ERANGE)
+      fail_usage("--weights: '" + item + "' is not a number");
+    out.push_back(v);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+void note(const Verbosity& v, int level, const std::string& text) {
+  if (v.quiet || v.verbose < level) return;
+  std::fprintf(stderr, "wavg: %s\n", text.c_str());
+}
+
+}  // namespace wavg::cli

@@ -1,0 +1,46 @@
+#pragma once
+// Pieces every subcommand shares: verbosity, the plan options, opening inputs, and printing to the two streams.
+
+#include <CLI/CLI.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "wavg/format.hpp"
+#include "wavg/plan.hpp"
+
+namespace wavg::cli {
+
+using RunFn = std::function<int()>;
+
+struct Verbosity {
+  int verbose = 0;
+  bool quiet = false;
+};
+
+// Adds -v/--verbose (repeatable) and -q/--quiet.
+void add_verbosity(CLI::App& app, Verbosity& v);
+// Adds --int-policy and --tensors.
+void add_plan_options(CLI::App& app, PlanOptions& options);
+// Adds -j/--threads.
+void add_threads(CLI::App& app, int& threads);
+// Applies -j/--threads (0 leaves OpenMP's default: OMP_NUM_THREADS or all cores).
+void apply_threads(int threads);
+
+// Opens every input before any work starts; the first unreadable one is the error.
+std::vector<std::unique_ptr<Reader>> open_inputs(const std::vector<std::string>& paths);
+std::vector<Reader*> raw(const std::vector<std::unique_ptr<Reader>>& readers);
+
+// Parses "1,3,2" into numbers; throws a usage error naming the bad item.
+std::vector<double> parse_weights(const std::string& text);
+
+// Prints a note on stderr (progress, what was skipped); `level` 0 prints unless --quiet.
+void note(const Verbosity& v, int level, const std::string& text);
+
+// The subcommands, one file each.
+RunFn setup_merge(CLI::App& app);
+RunFn setup_check(CLI::App& app);
+RunFn setup_inspect(CLI::App& app);
+
+}  // namespace wavg::cli

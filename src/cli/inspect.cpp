@@ -1,0 +1,92 @@
+// wavg inspect: the tensors of one checkpoint as a table, or as JSON with --json.
+
+#include <algorithm>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "cli/common.hpp"
+
+namespace wavg::cli {
+
+namespace {
+
+struct InspectOptions {
+  std::string input;
+  bool json = false;
+};
+
+struct Totals {
+  std::uint64_t tensors = 0, float_tensors = 0, values = 0, float_values = 0, bytes = 0;
+};
+
+Totals totals_of(const std::vector<TensorInfo>& tensors) {
+  Totals t;
+  for (const auto& x : tensors) {
+    ++t.tensors;
+    t.values += x.count();
+    t.bytes += x.bytes();
+    if (is_float(x.dtype)) {
+      ++t.float_tensors;
+      t.float_values += x.count();
+    }
+  }
+  return t;
+}
+
+void print_json(const Reader& r, const Totals& t) {
+  nlohmann::ordered_json j;
+  j["file"] = r.path();
+  j["format"] = r.format_name();
+  j["layout"] = r.layout();
+  j["tensors"] = nlohmann::json::array();
+  for (const auto& x : r.tensors())
+    j["tensors"].push_back(nlohmann::ordered_json{
+        {"name", x.name}, {"dtype", dtype_name(x.dtype)}, {"shape", x.shape}, {"values", x.count()}});
+  j["totals"] = {{"tensors", t.tensors},   {"float_tensors", t.float_tensors}, {"values", t.values},
+                 {"float_values", t.float_values}, {"bytes", t.bytes}};
+  j["metadata"] = r.metadata();
+  std::printf("%s\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+}
+
+void print_table(const Reader& r, const Totals& t) {
+  std::printf("%s: %s, %s\n", r.path().c_str(), r.format_name().c_str(), r.layout().c_str());
+  for (const auto& [key, value] : r.metadata()) {
+    const std::string shown = value.size() > 60 ? "(" + std::to_string(value.size()) + " characters)" : value;
+    std::printf("  %s = %s\n", key.c_str(), shown.c_str());
+  }
+  std::size_t name_w = 4, dtype_w = 5, shape_w = 5;
+  for (const auto& x : r.tensors()) {
+    name_w = std::max(name_w, x.name.size());
+    dtype_w = std::max(dtype_w, dtype_name(x.dtype).size());
+    shape_w = std::max(shape_w, shape_string(x.shape).size());
+  }
+  const int nw = static_cast<int>(name_w), dw = static_cast<int>(dtype_w), sw = static_cast<int>(shape_w);
+  std::printf("%-*s  %-*s  %-*s  %s\n", nw, "name", dw, "dtype", sw, "shape", "values");
+  for (const auto& x : r.tensors())
+    std::printf("%-*s  %-*s  %-*s  %llu\n", nw, x.name.c_str(), dw, std::string(dtype_name(x.dtype)).c_str(), sw,
+                shape_string(x.shape).c_str(), static_cast<unsigned long long>(x.count()));
+  std::printf("%llu tensors (%llu float, %llu other), %llu values (%llu float), %llu bytes\n",
+              static_cast<unsigned long long>(t.tensors), static_cast<unsigned long long>(t.float_tensors),
+              static_cast<unsigned long long>(t.tensors - t.float_tensors),
+              static_cast<unsigned long long>(t.values), static_cast<unsigned long long>(t.float_values),
+              static_cast<unsigned long long>(t.bytes));
+}
+
+int run_inspect(const InspectOptions& o) {
+  auto reader = open_reader(o.input);
+  const Totals t = totals_of(reader->tensors());
+  if (o.json) print_json(*reader, t);
+  else print_table(*reader, t);
+  return 0;
+}
+
+}  // namespace
+
+RunFn setup_inspect(CLI::App& app) {
+  auto o = std::make_shared<InspectOptions>();
+  app.add_option("input", o->input, "Checkpoint to list")->required();
+  app.add_flag("--json", o->json, "Print JSON on stdout instead of a table");
+  return [o] { return run_inspect(*o); };
+}
+
+}  // namespace wavg::cli

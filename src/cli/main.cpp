@@ -1,0 +1,71 @@
+// wavg's entry point: the table of subcommands, and the one place that catches errors and maps them to the
+// documented exit codes (0 success, 1 runtime error, 2 usage error, 3 incompatible inputs).
+
+#include <cstdio>
+#include <new>
+
+#include "cli/common.hpp"
+#include "wavg/error.hpp"
+#include "wavg/version.hpp"
+
+namespace {
+
+struct Subcommand {
+  const char* name;
+  const char* summary;
+  wavg::cli::RunFn (*setup)(CLI::App&);
+};
+
+constexpr Subcommand k_subcommands[] = {
+    {"merge", "Average checkpoints into one", wavg::cli::setup_merge},
+    {"check", "Check that checkpoints can be merged, without writing anything", wavg::cli::setup_check},
+    {"inspect", "List the tensors of a checkpoint", wavg::cli::setup_inspect},
+};
+
+void print_problem(const wavg::Problem& p) {
+  if (p.file.empty()) std::fprintf(stderr, "wavg: error: %s\n", p.what.c_str());
+  else std::fprintf(stderr, "wavg: error: %s: %s\n", p.file.c_str(), p.what.c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"wavg averages and merges neural-network checkpoints.", "wavg"};
+  app.set_version_flag("--version", std::string("wavg ") + wavg::k_version);
+  app.require_subcommand(1);
+  app.footer("Exit codes: 0 success, 1 runtime error, 2 usage error, 3 incompatible inputs. See wavg(1).");
+
+  std::vector<std::pair<CLI::App*, wavg::cli::RunFn>> runs;
+  for (const Subcommand& s : k_subcommands) {
+    CLI::App* sub = app.add_subcommand(s.name, s.summary);
+    runs.emplace_back(sub, s.setup(*sub));
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "wavg: error: %s (see wavg --help)\n", e.what());
+    return static_cast<int>(wavg::ExitCode::usage);
+  }
+
+  try {
+    for (auto& [sub, run] : runs)
+      if (sub->parsed()) return run();
+    return static_cast<int>(wavg::ExitCode::usage);
+  } catch (const wavg::Error& e) {
+    for (const auto& p : e.problems()) print_problem(p);
+    return static_cast<int>(e.code());
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "wavg: error: out of memory\n");
+    return static_cast<int>(wavg::ExitCode::runtime);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "wavg: error: %s\n", e.what());
+    return static_cast<int>(wavg::ExitCode::runtime);
+  }
+}

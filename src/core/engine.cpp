@@ -1,0 +1,98 @@
+// The streaming engine. For each tensor of the plan it reads the same range of elements from every input into one
+// buffer per input, hands the block to the method, and writes the result. Blocks are sized so that the buffers of
+// all inputs together stay within a fixed budget (64 MiB by default), whatever the size of the model or of any one
+// tensor. Parallelism lives inside the backend's kernels and runs over elements, never over inputs, so each element
+// is always summed in the same order.
+
+#include "wavg/engine.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "wavg/error.hpp"
+
+namespace wavg {
+
+Engine::Engine(const Plan& plan, std::vector<Reader*> inputs, Method& method, Backend& backend,
+               std::uint64_t block_bytes)
+    : m_plan(plan), m_inputs(std::move(inputs)), m_method(method), m_backend(backend), m_block_bytes(block_bytes) {
+  WAVG_ASSERT(!m_inputs.empty());
+  m_buffers.resize(m_inputs.size());
+  m_pointers.resize(m_inputs.size());
+}
+
+std::uint64_t Engine::block_elements(const PlanEntry& entry) const {
+  const std::uint64_t per_input = m_block_bytes / m_inputs.size();
+  return std::max<std::uint64_t>(1, per_input / dtype_size(entry.info.dtype));
+}
+
+void Engine::read_block(const PlanEntry& entry, std::uint64_t offset, std::uint64_t count, std::size_t inputs) {
+  const std::uint64_t bytes = count * dtype_size(entry.info.dtype);
+  const std::size_t words = (bytes + 7) / 8;
+  for (std::size_t k = 0; k < inputs; ++k) {
+    if (m_buffers[k].size() < words) m_buffers[k].resize(words);
+    m_inputs[k]->read(entry.source[k], offset, count, m_buffers[k].data());
+    m_pointers[k] = m_buffers[k].data();
+    m_stats.bytes_read += bytes;
+  }
+}
+
+BlockInputs Engine::block_view(const PlanEntry& entry, std::uint64_t count, std::size_t inputs) {
+  return BlockInputs{entry.info.dtype, count, std::span<const void* const>(m_pointers.data(), inputs)};
+}
+
+void Engine::verify() {
+  std::vector<Problem> differ;
+  for (const PlanEntry& entry : m_plan.entries) {
+    if (entry.action != Action::check_equal) continue;
+    const std::uint64_t n = entry.info.count(), step = block_elements(entry);
+    for (std::uint64_t off = 0; off < n; off += step) {
+      const std::uint64_t count = std::min(step, n - off);
+      read_block(entry, off, count, m_inputs.size());
+      if (!m_backend.all_equal(block_view(entry, count, m_inputs.size()))) {
+        differ.push_back({m_inputs.front()->path(),
+                          entry.info.name + ": " + std::string(dtype_name(entry.info.dtype)) +
+                              " values differ between inputs (--int-policy equal)"});
+        break;
+      }
+    }
+  }
+  if (!differ.empty()) throw Error(ExitCode::incompatible, std::move(differ));
+
+  for (int pass = 0; pass < m_method.extra_passes(); ++pass) {
+    for (const PlanEntry& entry : m_plan.entries) {
+      if (entry.action != Action::average) continue;
+      const std::uint64_t n = entry.info.count(), step = block_elements(entry);
+      for (std::uint64_t off = 0; off < n; off += step) {
+        const std::uint64_t count = std::min(step, n - off);
+        read_block(entry, off, count, m_inputs.size());
+        m_method.observe(pass, entry, off, block_view(entry, count, m_inputs.size()));
+      }
+    }
+  }
+}
+
+void Engine::run(Writer& writer) {
+  for (std::size_t index = 0; index < m_plan.entries.size(); ++index) {
+    const PlanEntry& entry = m_plan.entries[index];
+    const bool average = entry.action == Action::average;
+    if (!average && writer.holds_template_values(index)) continue;
+    const std::uint64_t n = entry.info.count(), step = block_elements(entry);
+    const std::size_t elem = dtype_size(entry.info.dtype);
+    for (std::uint64_t off = 0; off < n; off += step) {
+      const std::uint64_t count = std::min(step, n - off);
+      read_block(entry, off, count, average ? m_inputs.size() : 1);
+      const void* result = m_pointers[0];
+      if (average) {
+        m_out.resize((count * elem + 7) / 8);
+        m_method.combine(entry, off, block_view(entry, count, m_inputs.size()), m_out.data());
+        result = m_out.data();
+      }
+      writer.write(index, off, count, result);
+      m_stats.bytes_written += count * elem;
+    }
+  }
+  writer.finish();
+}
+
+}  // namespace wavg

@@ -1,0 +1,106 @@
+#include "wavg/plan.hpp"
+
+#include <string_view>
+#include <unordered_map>
+
+#include "wavg/error.hpp"
+
+namespace wavg {
+
+std::size_t Plan::count(Action action) const {
+  std::size_t n = 0;
+  for (const auto& e : entries) n += e.action == action;
+  return n;
+}
+
+std::uint64_t Plan::values(Action action) const {
+  std::uint64_t n = 0;
+  for (const auto& e : entries)
+    if (e.action == action) n += e.info.count();
+  return n;
+}
+
+namespace {
+
+using NameIndex = std::unordered_map<std::string_view, std::size_t>;
+
+NameIndex index_by_name(const Reader& reader) {
+  NameIndex index;
+  const auto& tensors = reader.tensors();
+  for (std::size_t i = 0; i < tensors.size(); ++i) index.emplace(tensors[i].name, i);
+  return index;
+}
+
+Action action_for(const TensorInfo& t, const PlanOptions& options) {
+  if (is_float(t.dtype)) return Action::average;
+  return options.int_policy == IntPolicy::equal ? Action::check_equal : Action::copy_first;
+}
+
+}  // namespace
+
+Plan build_plan(const std::vector<Reader*>& inputs, const PlanOptions& options) {
+  WAVG_ASSERT(!inputs.empty());
+  const Reader& first = *inputs.front();
+  std::vector<Problem> problems;
+  std::vector<NameIndex> indexes;
+  for (const Reader* r : inputs) indexes.push_back(index_by_name(*r));
+
+  // A tensor is kept when every input has it; `present` counts, per name of input 1, the inputs that do.
+  Plan plan;
+  std::unordered_map<std::string_view, bool> dropped_seen;
+  auto drop = [&](const std::string& name, bool in_first) {
+    if (dropped_seen.emplace(name, true).second) {
+      plan.dropped.push_back(name);
+      if (in_first) plan.dropped_from_first.push_back(name);
+    }
+  };
+
+  for (std::size_t t = 0; t < first.tensors().size(); ++t) {
+    const TensorInfo& want = first.tensors()[t];
+    PlanEntry entry{want, {t}, action_for(want, options)};
+    bool missing_somewhere = false;
+    for (std::size_t k = 1; k < inputs.size(); ++k) {
+      const Reader& other = *inputs[k];
+      auto it = indexes[k].find(want.name);
+      if (it == indexes[k].end()) {
+        missing_somewhere = true;
+        if (options.tensors == TensorMatch::strict)
+          problems.push_back({other.path(), want.name + ": missing (present in " + first.path() + ")"});
+        continue;
+      }
+      const TensorInfo& found = other.tensors()[it->second];
+      if (found.shape != want.shape)
+        problems.push_back({other.path(), want.name + ": expected shape " + shape_string(want.shape) + ", found " +
+                                              shape_string(found.shape)});
+      if (found.dtype != want.dtype)
+        problems.push_back({other.path(), want.name + ": expected dtype " + std::string(dtype_name(want.dtype)) +
+                                              ", found " + std::string(dtype_name(found.dtype))});
+      entry.source.push_back(it->second);
+    }
+    if (missing_somewhere) {
+      drop(want.name, true);
+      continue;
+    }
+    if (!is_float(want.dtype) && options.int_policy == IntPolicy::error)
+      problems.push_back({first.path(), want.name + ": " + std::string(dtype_name(want.dtype)) +
+                                            " tensor cannot be averaged (--int-policy error)"});
+    plan.entries.push_back(std::move(entry));
+  }
+
+  for (std::size_t k = 1; k < inputs.size(); ++k) {
+    for (const TensorInfo& extra : inputs[k]->tensors()) {
+      if (indexes[0].contains(extra.name)) continue;
+      if (options.tensors == TensorMatch::strict)
+        problems.push_back({inputs[k]->path(), extra.name + ": not in " + first.path()});
+      else
+        drop(extra.name, false);
+    }
+  }
+
+  if (!problems.empty()) throw Error(ExitCode::incompatible, std::move(problems));
+  if (plan.entries.empty())
+    throw Error(ExitCode::incompatible, first.path(), "no tensor is common to all inputs; nothing to merge");
+  return plan;
+}
+
+}  // namespace wavg
