@@ -1,0 +1,35 @@
+#pragma once
+// Test-only access to HDF5 files through the plain HDF5 C API, independent of wavg's codec: write small files with
+// known values, read a dataset whole as double, and list datasets. Used to compute expected values without wavg.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace wavg::test {
+
+// Reads a whole numeric dataset, converted to double by the HDF5 library.
+std::vector<double> read_doubles(const std::string& file, const std::string& dataset);
+// Reads a whole dataset's raw bytes in its file type.
+std::vector<unsigned char> read_bytes(const std::string& file, const std::string& dataset);
+// Lists every dataset path in name order.
+std::vector<std::string> list_datasets(const std::string& file);
+// Writes a float32 dataset (creating the file, or adding to it) with the given 1-D or 2-D shape.
+void write_floats(const std::string& file, const std::string& dataset, const std::vector<std::uint64_t>& shape,
+                  const std::vector<float>& values, bool create);
+// A directory made for one test, removed with everything in it when the object dies.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::string& path() const { return m_path; }
+  std::string operator/(const std::string& name) const { return m_path + "/" + name; }
+
+ private:
+  std::string m_path;
+};
+
+// The shared real-checkpoint folder, or "" when it is absent (tests then skip).
+std::string shared_dir();
+
+}  // namespace wavg::test
