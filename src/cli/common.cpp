@@ -5,7 +5,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <map>
 
 #include "wavg/error.hpp"
 
@@ -16,24 +15,49 @@ void add_verbosity(CLI::App& app, Verbosity& v) {
   app.add_flag("-q,--quiet", v.quiet, "Print nothing but errors");
 }
 
+namespace {
+
+// Binds an enum option to its names, with a plain "must be one of" message for anything else.
+template <typename Enum>
+void add_choice(CLI::App& app, const std::string& name, Enum& target, std::vector<std::pair<std::string, Enum>> choices,
+                std::string help) {
+  std::string names;
+  for (const auto& [n, value] : choices) {
+    names += names.empty() ? n : "|" + n;
+    if (value == target) help += " (default: " + n + ")";
+  }
+  app.add_option_function<std::string>(
+         name,
+         [&target, choices](const std::string& text) {
+           for (const auto& [n, value] : choices)
+             if (n == text) target = value;
+         },
+         help)
+      ->type_name(names)
+      ->check(
+          [choices, names](const std::string& text) -> std::string {
+            for (const auto& c : choices)
+              if (c.first == text) return "";
+            return "'" + text + "' is not one of " + names;
+          },
+          "");
+}
+
+}  // namespace
+
 void add_plan_options(CLI::App& app, PlanOptions& options) {
-  const std::map<std::string, IntPolicy> policies{
-      {"first", IntPolicy::first}, {"equal", IntPolicy::equal}, {"error", IntPolicy::error}};
-  const std::map<std::string, TensorMatch> matches{{"strict", TensorMatch::strict},
-                                                   {"intersection", TensorMatch::intersection}};
-  app.add_option("--int-policy", options.int_policy,
-                 "Non-float tensors: copy input 1's (first), require identical values (equal), or refuse (error)")
-      ->transform(CLI::CheckedTransformer(policies))
-      ->default_str("first");
-  app.add_option("--tensors", options.tensors,
-                 "A tensor missing from some inputs is an error (strict) or left out (intersection)")
-      ->transform(CLI::CheckedTransformer(matches))
-      ->default_str("strict");
+  add_choice(app, "--int-policy", options.int_policy,
+             {{"first", IntPolicy::first}, {"equal", IntPolicy::equal}, {"error", IntPolicy::error}},
+             "Non-float tensors: copy input 1's, require identical values, or refuse");
+  add_choice(app, "--tensors", options.tensors,
+             {{"strict", TensorMatch::strict}, {"intersection", TensorMatch::intersection}},
+             "A tensor missing from some inputs is an error (strict) or left out (intersection)");
 }
 
 void add_threads(CLI::App& app, int& threads) {
   app.add_option("-j,--threads", threads, "Worker threads (default: OMP_NUM_THREADS or all cores)")
-      ->check(CLI::Range(1, 4096));
+      ->check(CLI::Range(1, 4096).description(""))
+      ->type_name("N");
 }
 
 void apply_threads(int threads) {

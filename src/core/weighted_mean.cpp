@@ -4,6 +4,7 @@
 // block size, so independent checks can reproduce it bit for bit.
 
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "wavg/error.hpp"
@@ -12,6 +13,12 @@
 namespace wavg {
 
 namespace {
+
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
 
 class WeightedMean final : public Method {
  public:
@@ -24,9 +31,7 @@ class WeightedMean final : public Method {
     std::string s = "weighted mean (weights ";
     for (std::size_t i = 0; i < m_weights.size(); ++i) {
       if (i) s += ",";
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "%g", m_weights[i]);
-      s += buf;
+      s += number(m_weights[i]);
     }
     return s + ")";
   }
@@ -57,8 +62,8 @@ void validate_weights(const std::vector<double>& weights, std::size_t inputs) {
                " inputs");
   double sum = 0;
   for (double w : weights) {
-    if (!std::isfinite(w)) fail_usage("--weights: weight " + std::to_string(w) + " is not finite");
-    if (w < 0) fail_usage("--weights: weight " + std::to_string(w) + " is negative");
+    if (!std::isfinite(w)) fail_usage("--weights: weight " + number(w) + " is not finite");
+    if (w < 0) fail_usage("--weights: weight " + number(w) + " is negative");
     sum += w;
   }
   if (!(sum > 0)) fail_usage("--weights: the weights sum to zero");

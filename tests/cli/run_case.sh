@@ -8,11 +8,12 @@ export WAVG=$2 ROOT=$3 MAN=$4
 export SAMPLES=$ROOT/samples SHARED=$ROOT/../shared
 base=${case_file%.sh}
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+cap=$(mktemp -d)
+trap 'rm -rf "$work" "$cap"' EXIT
 cd "$work"
-bash -eu "$case_file" >"$work/.stdout" 2>"$work/.stderr"
+bash -eu "$case_file" >"$cap/stdout" 2>"$cap/stderr"
 code=$?
-[ "$code" = 77 ] && { echo "skipped: $(cat "$work/.stdout")"; exit 77; }
+[ "$code" = 77 ] && { echo "skipped: $(cat "$cap/stdout")"; exit 77; }
 want_code=0
 [ -f "$base.exit" ] && want_code=$(cat "$base.exit")
 status=0
@@ -21,12 +22,12 @@ if [ "$code" != "$want_code" ]; then
   status=1
 fi
 for stream in stdout stderr; do
-  if [ -f "$base.$stream" ] && ! diff -u "$base.$stream" "$work/.$stream"; then
+  if [ -f "$base.$stream" ] && ! diff -u "$base.$stream" "$cap/$stream"; then
     echo "$stream differs (expected $base.$stream)"
     status=1
   fi
 done
 if [ $status != 0 ]; then
-  echo "--- stdout"; cat "$work/.stdout"; echo "--- stderr"; cat "$work/.stderr"
+  echo "--- stdout"; cat "$cap/stdout"; echo "--- stderr"; cat "$cap/stderr"
 fi
 exit $status

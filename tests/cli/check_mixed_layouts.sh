@@ -1,0 +1,3 @@
+# A Keras 2 model and a plain HDF5 file share no tensor names: every difference is listed.
+cd "$SAMPLES"
+"$WAVG" check dtypes/a.h5 mlp/node1.h5

@@ -1,0 +1,3 @@
+# inspect --json prints the same as JSON.
+cd "$SAMPLES/dtypes"
+"$WAVG" inspect --json a.h5

@@ -1,0 +1,2 @@
+# -o is required.
+"$WAVG" merge "$SAMPLES/mlp/node1.h5" "$SAMPLES/mlp/node2.h5"

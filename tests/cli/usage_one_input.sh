@@ -1,0 +1,2 @@
+# merge needs two inputs or more.
+"$WAVG" merge "$SAMPLES/mlp/node1.h5" -o out.h5

@@ -1,0 +1,2 @@
+# --version prints the version.
+"$WAVG" --version
