@@ -116,3 +116,21 @@ TEST_CASE("the output is bit-identical for 1 and 4 threads") {
     CHECK(got[i] == static_cast<double>(static_cast<float>(acc / (0.3 + 1.7 + 2.9))));
   }
 }
+
+TEST_CASE("--tensors intersection averages the common tensors and drops the others from the output") {
+  TempDir dir;
+  write_floats(dir / "a.h5", "shared/w", {2, 2}, {1, 2, 3, 4}, true);
+  write_floats(dir / "a.h5", "only_a", {1}, {5}, false);
+  write_floats(dir / "b.h5", "shared/w", {2, 2}, {3, 4, 5, 6}, true);
+  write_floats(dir / "b.h5", "only_b", {1}, {7}, false);
+  const std::string args = "merge " + (dir / "a.h5") + " " + (dir / "b.h5") + " -o " + (dir / "i.h5");
+  const auto strict = run_wavg(args);
+  CHECK(strict.exit_code == 3);
+  CHECK(strict.err.find("only_a: missing") != std::string::npos);
+  CHECK(strict.err.find("only_b: not in") != std::string::npos);
+  const auto inter = run_wavg(args + " --tensors intersection");
+  REQUIRE(inter.exit_code == 0);
+  CHECK(inter.err == "wavg: dropped 2 tensor(s) missing from some inputs (--tensors intersection)\n");
+  CHECK(list_datasets(dir / "i.h5") == std::vector<std::string>{"shared/w"});
+  CHECK(read_doubles(dir / "i.h5", "shared/w") == std::vector<double>{2, 3, 4, 5});
+}
