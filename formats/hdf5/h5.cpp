@@ -3,9 +3,76 @@
 #include <cstring>
 #include <memory>
 
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "wavg/atomic_file.hpp"
 #include "wavg/error.hpp"
 
 namespace wavg::h5 {
+
+namespace {
+
+// A corrupt file can make HDF5 fault on a bad address, abort on a heap it damaged (malloc's checks), or divide by
+// a zero it read.
+constexpr int k_crash_signals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE};
+char g_guarded_file[4096];
+const char* g_guarded = nullptr;
+
+void write_all(const char* s) {
+  std::size_t n = std::strlen(s);
+  while (n > 0) {
+    const ssize_t w = ::write(STDERR_FILENO, s, n);
+    if (w <= 0) return;
+    s += w;
+    n -= static_cast<std::size_t>(w);
+  }
+}
+
+extern "C" void on_hdf5_crash(int) {
+  remove_pending_outputs();
+  write_all("wavg: error: ");
+  write_all(g_guarded ? g_guarded : "?");
+  write_all(": corrupt HDF5 file (the HDF5 library failed reading it)\n");
+  ::_exit(static_cast<int>(ExitCode::runtime));
+}
+
+void install_crash_handler() {
+  static const bool installed = [] {
+    // An alternate stack, so the handler also runs when the fault came from a stack overflow.
+    static char alt_stack[64 * 1024];
+    stack_t ss{};
+    ss.ss_sp = alt_stack;
+    ss.ss_size = sizeof alt_stack;
+    sigaltstack(&ss, nullptr);
+    return true;
+  }();
+  (void)installed;
+}
+
+}  // namespace
+
+CrashGuard::CrashGuard(const std::string& file) : m_previous(g_guarded) {
+  install_crash_handler();
+  if (!m_previous) {
+    std::snprintf(g_guarded_file, sizeof g_guarded_file, "%s", file.c_str());
+    g_guarded = g_guarded_file;
+    struct sigaction sa {};
+    sa.sa_handler = on_hdf5_crash;
+    sa.sa_flags = SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    for (int sig : k_crash_signals) sigaction(sig, &sa, nullptr);
+  }
+}
+
+CrashGuard::~CrashGuard() {
+  if (!m_previous) {
+    g_guarded = nullptr;
+    for (int sig : k_crash_signals) signal(sig, SIG_DFL);
+  }
+}
 
 void init() {
   static const bool done = [] {
@@ -98,12 +165,19 @@ std::optional<DType> dtype_of(hid_t t) {
   const std::size_t size = H5Tget_size(t);
   switch (H5Tget_class(t)) {
     case H5T_FLOAT: {
+      // Only the exact IEEE layouts (and bfloat16) are tensors: HDF5 converts anything else bit by bit, and a
+      // corrupt type with odd field positions is where its converter misbehaves.
       std::size_t spos, epos, esize, mpos, msize;
       if (H5Tget_fields(t, &spos, &epos, &esize, &mpos, &msize) < 0) return std::nullopt;
-      if (size == 2 && esize == 5 && msize == 10) return DType::f16;
-      if (size == 2 && esize == 8 && msize == 7) return DType::bf16;
-      if (size == 4 && esize == 8 && msize == 23) return DType::f32;
-      if (size == 8 && esize == 11 && msize == 52) return DType::f64;
+      const std::size_t ebias = H5Tget_ebias(t);
+      auto is = [&](std::size_t sz, std::size_t es, std::size_t ms) {
+        return size == sz && spos == sz * 8 - 1 && epos == ms && esize == es && mpos == 0 && msize == ms &&
+               ebias == (std::size_t{1} << (es - 1)) - 1 && H5Tget_offset(t) == 0 && H5Tget_precision(t) == sz * 8;
+      };
+      if (is(2, 5, 10)) return DType::f16;
+      if (is(2, 8, 7)) return DType::bf16;
+      if (is(4, 8, 23)) return DType::f32;
+      if (is(8, 11, 52)) return DType::f64;
       return std::nullopt;
     }
     case H5T_INTEGER: {

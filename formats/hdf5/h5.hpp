@@ -17,6 +17,21 @@ namespace wavg::h5 {
 // Silences HDF5's automatic error printing. Idempotent.
 void init();
 
+// While alive, turns a crash inside the HDF5 library (SIGSEGV, SIGBUS, SIGABRT, SIGFPE) into the usual one-line error naming
+// `file` and exit 1, with pending outputs removed. HDF5 1.10 trusts some on-disk sizes, notably of global heap
+// objects that hold variable-length strings (CVE-2020-10811 and kin), and reads out of bounds on such corrupt files;
+// nothing wavg can check first reaches those bytes through the public API. Guards nest.
+class CrashGuard {
+ public:
+  explicit CrashGuard(const std::string& file);
+  ~CrashGuard();
+  CrashGuard(const CrashGuard&) = delete;
+  CrashGuard& operator=(const CrashGuard&) = delete;
+
+ private:
+  const char* m_previous;
+};
+
 class Handle {
  public:
   using Closer = herr_t (*)(hid_t);

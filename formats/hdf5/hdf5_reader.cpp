@@ -2,9 +2,12 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 
@@ -27,8 +30,66 @@ bool looks_like_hdf5(const std::string& path) {
   return false;
 }
 
-Hdf5Reader::Hdf5Reader(std::string path) : m_path(std::move(path)) {
+namespace {
+
+constexpr int k_probe_seconds = 10;
+
+// Opens the file's structure once in a child process before this process trusts HDF5 with it. HDF5 1.10 can loop
+// forever or fault on a corrupt global heap (where variable-length strings such as layer_names live) or object
+// header; the child's fate tells, and this process reports a corrupt file instead of hanging or crashing.
+// Structure only: parsing it takes milliseconds even for large models, so the probe costs a fork, not a re-read.
+void probe_structure(const std::string& path) {
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) return;  // no probe possible: proceed unguarded rather than refuse the file
+  if (pid == 0) {
+    const int devnull = ::open("/dev/null", O_WRONLY);
+    if (devnull >= 0) ::dup2(devnull, STDERR_FILENO);
+    try {
+      Hdf5Reader reader(path, Hdf5Reader::Probe::no);
+    } catch (...) {
+      // A clean error: the parent meets it again and reports it properly.
+    }
+    ::_exit(0);
+  }
+  int status = 0;
+  for (int waited_ms = 0;; waited_ms += 5) {
+    const pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid) break;
+    if (done < 0 && errno != EINTR) return;
+    if (waited_ms >= k_probe_seconds * 1000) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      fail(path, "corrupt HDF5 file (the HDF5 library did not finish reading its structure in " +
+                     std::to_string(k_probe_seconds) + " s)");
+    }
+    ::usleep(5000);
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    fail(path, "corrupt HDF5 file (the HDF5 library failed reading its structure)");
+}
+
+}  // namespace
+
+Hdf5Reader::Hdf5Reader(std::string path, Probe probe) : m_path(std::move(path)) {
   h5::init();
+  if (probe == Probe::yes) probe_structure(m_path);
+  const h5::CrashGuard guard(m_path);
+  try {
+    open_tree();
+  } catch (...) {
+    close_handles();  // while the guard still stands: closing a corrupt file's objects can fault too
+    if (m_fd >= 0) ::close(m_fd);
+    throw;
+  }
+}
+
+void Hdf5Reader::close_handles() {
+  m_entries.clear();
+  m_file.reset();
+}
+
+void Hdf5Reader::open_tree() {
   m_fd = ::open(m_path.c_str(), O_RDONLY | O_CLOEXEC);
   if (m_fd < 0) fail(m_path, std::strerror(errno));
   struct stat st {};
@@ -68,8 +129,10 @@ Hdf5Reader::Hdf5Reader(std::string path) : m_path(std::move(path)) {
 }
 
 Hdf5Reader::~Hdf5Reader() {
-  m_entries.clear();
-  m_file.reset();
+  {
+    const h5::CrashGuard guard(m_path);
+    close_handles();
+  }
   if (m_fd >= 0) ::close(m_fd);
 }
 
@@ -180,10 +243,12 @@ void Hdf5Reader::read(std::size_t index, std::uint64_t offset, std::uint64_t cou
     }
     return;
   }
+  const h5::CrashGuard guard(m_path);
   h5::read_range(e.dataset.get(), e.mem_type.get(), t.shape, offset, count, dst, m_path, t.name);
 }
 
 std::map<std::string, std::string> Hdf5Reader::metadata() const {
+  const h5::CrashGuard guard(m_path);
   std::map<std::string, std::string> out;
   struct Names {
     std::vector<std::string> names;

@@ -32,7 +32,9 @@ namespace wavg {
 
 class Hdf5Reader final : public Reader {
  public:
-  explicit Hdf5Reader(std::string path);
+  // Whether to open the file's structure in a child process first (see probe_structure in the .cpp).
+  enum class Probe { no, yes };
+  explicit Hdf5Reader(std::string path, Probe probe = Probe::yes);
   ~Hdf5Reader() override;
 
   const std::string& path() const override { return m_path; }
@@ -53,6 +55,8 @@ class Hdf5Reader final : public Reader {
     std::int64_t direct_offset = -1;
   };
 
+  void open_tree();
+  void close_handles();
   void add_keras_layers(hid_t parent, const std::string& prefix);
   void add_named_weights(hid_t group, const std::string& prefix, const std::vector<std::string>& names,
                          const std::string& owner);

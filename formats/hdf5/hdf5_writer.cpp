@@ -63,6 +63,7 @@ class Hdf5Writer final : public Writer {
         return;
       }
     }
+    const h5::CrashGuard guard(m_template ? m_template->path() : m_display);
     open_file();
     auto& ds = m_datasets[index];
     if (!ds.first) {
@@ -75,6 +76,7 @@ class Hdf5Writer final : public Writer {
   }
 
   void finish() override {
+    const h5::CrashGuard guard(m_template ? m_template->path() : m_display);
     if (m_template && !m_spec.dropped.empty()) {
       open_file();
       for (const std::string& name : m_spec.dropped)

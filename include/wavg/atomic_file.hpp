@@ -29,6 +29,9 @@ class AtomicFile {
   bool m_committed = false;
 };
 
+// Removes every temporary output not yet committed. Async-signal-safe: for handlers of fatal signals.
+void remove_pending_outputs() noexcept;
+
 // Refuses (usage error) an output path that names one of the inputs, by path or by identity (same inode).
 void check_output_not_input(const std::string& output, const std::vector<std::string>& inputs);
 

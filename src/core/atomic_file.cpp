@@ -33,8 +33,7 @@ struct PendingSlot {
 std::array<PendingSlot, k_max_pending> g_pending;
 
 extern "C" void remove_pending_and_reraise(int sig) {
-  for (auto& slot : g_pending)
-    if (slot.used.load()) ::unlink(slot.path);
+  remove_pending_outputs();
   std::signal(sig, SIG_DFL);
   std::raise(sig);
 }
@@ -69,6 +68,11 @@ void unregister_pending(const std::string& path) {
 std::string errno_text() { return std::strerror(errno); }
 
 }  // namespace
+
+void remove_pending_outputs() noexcept {
+  for (auto& slot : g_pending)
+    if (slot.used.load()) ::unlink(slot.path);
+}
 
 AtomicFile::AtomicFile(std::string target, Overwrite overwrite)
     : m_target(std::move(target)), m_overwrite(overwrite) {
