@@ -21,6 +21,10 @@ class Engine {
   Engine(const Plan& plan, std::vector<Reader*> inputs, Method& method, Backend& backend,
          std::uint64_t block_bytes = k_default_block_bytes);
 
+  // Streams `base` (the global model) alongside the inputs for averaged tensors: `source[e]` is plan entry e's
+  // index in base->tensors() (see match_base). The method sees it as BlockInputs::base.
+  void set_base(Reader* base, std::vector<std::size_t> source);
+
   // Runs everything that can fail on the inputs' values (--int-policy equal, the method's extra passes) before
   // any output exists. Throws Error(incompatible) listing every tensor that differs.
   void verify();
@@ -36,9 +40,13 @@ class Engine {
   std::uint64_t block_elements(const PlanEntry& entry) const;
   void read_block(const PlanEntry& entry, std::uint64_t offset, std::uint64_t count, std::size_t inputs);
   BlockInputs block_view(const PlanEntry& entry, std::uint64_t count, std::size_t inputs);
+  const void* read_base(const PlanEntry& entry, std::uint64_t offset, std::uint64_t count);
 
   const Plan& m_plan;
   std::vector<Reader*> m_inputs;
+  Reader* m_base = nullptr;
+  std::vector<std::size_t> m_base_source;
+  std::vector<double> m_base_buffer;
   Method& m_method;
   Backend& m_backend;
   std::uint64_t m_block_bytes;

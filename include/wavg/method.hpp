@@ -18,7 +18,12 @@ class Method {
   virtual std::string describe() const = 0;
   // Returns how many whole-model passes observe() needs before combine().
   virtual int extra_passes() const { return 0; }
+  // Tells whether the engine should run whole-model pass `pass` (0, 1, ...) through observe(); asked again after
+  // each pass, so a method can decide from what it saw how many passes it needs.
+  virtual bool wants_pass(int pass) { return pass < extra_passes(); }
   virtual void observe(int /*pass*/, const PlanEntry&, std::uint64_t /*offset*/, const BlockInputs&) {}
+  // Runs after every block of pass `pass` was observed.
+  virtual void end_pass(int /*pass*/) {}
   // Writes the merged block, in the entry's dtype, to `out`.
   virtual void combine(const PlanEntry& entry, std::uint64_t offset, const BlockInputs& in, void* out) = 0;
 };

@@ -44,4 +44,9 @@ struct Plan {
 // Checks every input against input 1 and builds the plan. Throws Error(incompatible) listing every mismatch.
 Plan build_plan(const std::vector<Reader*>& inputs, const PlanOptions& options);
 
+// Finds every averaged tensor of the plan in `base` (same name, shape and dtype) and returns, per plan entry, its
+// index in base.tensors() (unused for entries that are not averaged). Throws Error(incompatible) listing every
+// tensor that is missing or differs.
+std::vector<std::size_t> match_base(const Plan& plan, const Reader& base);
+
 }  // namespace wavg

@@ -3,9 +3,11 @@
 #include <cstdio>
 
 #include "cli/common.hpp"
+#include "cli/federated_options.hpp"
 #include "wavg/atomic_file.hpp"
 #include "wavg/engine.hpp"
 #include "wavg/error.hpp"
+#include "wavg/federated.hpp"
 
 namespace wavg::cli {
 
@@ -20,6 +22,7 @@ struct MergeOptions {
   bool force = false;
   int threads = 0;
   Verbosity verbosity;
+  FederatedCli fed;
 };
 
 void report(const MergeOptions& o, const Plan& plan, const Method& method, const std::vector<Reader*>& inputs) {
@@ -39,14 +42,39 @@ void report(const MergeOptions& o, const Plan& plan, const Method& method, const
   std::printf("merged %zu inputs (%s) into %s: %zu tensors averaged (%llu values, %s), %zu copied\n", inputs.size(),
               inputs.front()->layout().c_str(), o.output.c_str(), averaged,
               static_cast<unsigned long long>(plan.values(Action::average)), method.describe().c_str(), other);
+  if (const auto* fed = dynamic_cast<const FederatedMethod*>(&method))
+    for (const std::string& line : fed->report()) std::printf("%s\n", line.c_str());
 }
 
-int run_merge(const MergeOptions& o) {
-  if (o.inputs.size() < 2) fail_usage("merge needs at least two inputs");
-  const std::vector<double> weights = parse_weights(o.weights);
-  validate_weights(weights, o.inputs.size());
+// Every path the output must not replace: the inputs, the base and the server state.
+std::vector<std::string> protected_paths(const MergeOptions& o) {
+  std::vector<std::string> paths = o.inputs;
+  if (!o.fed.base.empty()) paths.push_back(o.fed.base);
+  if (!o.fed.state.empty()) paths.push_back(o.fed.state);
+  return paths;
+}
+
+// The weights of --weights, or of --weight-by read from the inputs' metadata.
+std::vector<double> input_weights(const MergeOptions& o, const std::vector<Reader*>& inputs) {
+  if (o.fed.weight_by.empty()) return parse_weights(o.weights);
+  return weights_from_metadata(inputs, o.fed.weight_by);
+}
+
+int run_merge(MergeOptions& o) {
+  FederatedOptions& fed = o.fed.options;
+  o.fed.resolve();
+  const bool federated = is_federated(fed) || !o.fed.weight_by.empty();
+  const std::size_t least = fed.has_base || fed.inputs == InputKind::deltas ? 1 : 2;
+  if (o.inputs.size() < least) fail_usage("merge needs at least two inputs (one with --base or deltas)");
+  if (!o.weights.empty() && !o.fed.weight_by.empty()) fail_usage("give either --weights or --weight-by, not both");
+  validate_weights(parse_weights(o.weights), o.inputs.size());
+  // Validation only needs to know whether there are weights; --weight-by's values come from the inputs.
+  fed.weights = o.fed.weight_by.empty() ? parse_weights(o.weights) : std::vector<double>(o.inputs.size(), 1.0);
+  if (federated) validate_federated(fed, o.inputs.size());
+  if (fed.server.kind != ServerOptKind::none && fed.server.kind != ServerOptKind::sgd && !fed.has_state)
+    note(o.verbosity, 0, "no --state: the server optimizer's moments start from zero and are not saved");
   const std::string format = output_format(o.output, o.format);
-  check_output_not_input(o.output, o.inputs);
+  check_output_not_input(o.output, protected_paths(o));
   const Overwrite overwrite = o.force ? Overwrite::yes : Overwrite::no;
   if (overwrite == Overwrite::no && std::filesystem::exists(o.output))
     throw Error(ExitCode::usage, o.output, "already exists (use --force to replace it)");
@@ -54,10 +82,16 @@ int run_merge(const MergeOptions& o) {
 
   const auto readers = open_inputs(o.inputs);
   const std::vector<Reader*> inputs = raw(readers);
+  const std::vector<double> weights = input_weights(o, inputs);
   const Plan plan = build_plan(inputs, o.plan);
+  auto base = fed.has_base ? open_reader(o.fed.base) : nullptr;
+  const std::vector<std::size_t> base_source = base ? match_base(plan, *base) : std::vector<std::size_t>{};
+  auto state = fed.has_state ? std::make_unique<ServerState>(o.fed.state, plan, fed.server) : nullptr;
   auto backend = make_cpu_backend();
-  auto method = make_weighted_mean(*backend, weights);
+  fed.weights = weights;
+  auto method = federated ? make_federated(*backend, plan, fed, state.get()) : make_weighted_mean(*backend, weights);
   Engine engine(plan, inputs, *method, *backend);
+  if (base) engine.set_base(base.get(), base_source);
   engine.verify();
 
   AtomicFile out(o.output, overwrite);
@@ -65,9 +99,11 @@ int run_merge(const MergeOptions& o) {
   for (const PlanEntry& e : plan.entries) spec.tensors.push_back(e.info);
   {
     auto writer = create_writer(format, out.tmp_path(), o.output, spec);
+    if (state) state->begin_write();
     engine.run(*writer);
   }
   out.commit();
+  if (state) state->commit();
   report(o, plan, *method, inputs);
   return 0;
 }
@@ -76,12 +112,13 @@ int run_merge(const MergeOptions& o) {
 
 RunFn setup_merge(CLI::App& app) {
   auto o = std::make_shared<MergeOptions>();
-  app.add_option("inputs", o->inputs, "Checkpoints to merge (two or more)")->required();
+  app.add_option("inputs", o->inputs, "Checkpoints to merge (two or more; one or more with --base)")->required();
   app.add_option("-o,--output", o->output, "Output checkpoint")->required();
   app.add_option("-w,--weights", o->weights, "Comma-separated weights, one per input, normalised by their sum");
   app.add_option("--format", o->format, "Output format (default: from the output's extension)");
   app.add_flag("-f,--force", o->force, "Replace an existing output");
   add_plan_options(app, o->plan);
+  add_federated_options(app, o->fed);
   add_threads(app, o->threads);
   add_verbosity(app, o->verbosity);
   return [o] { return run_merge(*o); };

@@ -37,6 +37,22 @@ void Engine::read_block(const PlanEntry& entry, std::uint64_t offset, std::uint6
   }
 }
 
+void Engine::set_base(Reader* base, std::vector<std::size_t> source) {
+  WAVG_ASSERT(!base || source.size() == m_plan.entries.size());
+  m_base = base;
+  m_base_source = std::move(source);
+}
+
+const void* Engine::read_base(const PlanEntry& entry, std::uint64_t offset, std::uint64_t count) {
+  if (!m_base) return nullptr;
+  const auto index = static_cast<std::size_t>(&entry - m_plan.entries.data());
+  const std::uint64_t bytes = count * dtype_size(entry.info.dtype);
+  if (m_base_buffer.size() < (bytes + 7) / 8) m_base_buffer.resize((bytes + 7) / 8);
+  m_base->read(m_base_source[index], offset, count, m_base_buffer.data());
+  m_stats.bytes_read += bytes;
+  return m_base_buffer.data();
+}
+
 BlockInputs Engine::block_view(const PlanEntry& entry, std::uint64_t count, std::size_t inputs) {
   return BlockInputs{entry.info.dtype, count, std::span<const void* const>(m_pointers.data(), inputs)};
 }
@@ -59,16 +75,19 @@ void Engine::verify() {
   }
   if (!differ.empty()) throw Error(ExitCode::incompatible, std::move(differ));
 
-  for (int pass = 0; pass < m_method.extra_passes(); ++pass) {
+  for (int pass = 0; m_method.wants_pass(pass); ++pass) {
     for (const PlanEntry& entry : m_plan.entries) {
       if (entry.action != Action::average) continue;
       const std::uint64_t n = entry.info.count(), step = block_elements(entry);
       for (std::uint64_t off = 0; off < n; off += step) {
         const std::uint64_t count = std::min(step, n - off);
         read_block(entry, off, count, m_inputs.size());
-        m_method.observe(pass, entry, off, block_view(entry, count, m_inputs.size()));
+        BlockInputs in = block_view(entry, count, m_inputs.size());
+        in.base = read_base(entry, off, count);
+        m_method.observe(pass, entry, off, in);
       }
     }
+    m_method.end_pass(pass);
   }
 }
 
@@ -85,7 +104,9 @@ void Engine::run(Writer& writer) {
       const void* result = m_pointers[0];
       if (average) {
         m_out.resize((count * elem + 7) / 8);
-        m_method.combine(entry, off, block_view(entry, count, m_inputs.size()), m_out.data());
+        BlockInputs in = block_view(entry, count, m_inputs.size());
+        in.base = read_base(entry, off, count);
+        m_method.combine(entry, off, in, m_out.data());
         result = m_out.data();
       }
       writer.write(index, off, count, result);

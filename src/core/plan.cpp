@@ -103,4 +103,29 @@ Plan build_plan(const std::vector<Reader*>& inputs, const PlanOptions& options) 
   return plan;
 }
 
+std::vector<std::size_t> match_base(const Plan& plan, const Reader& base) {
+  const NameIndex index = index_by_name(base);
+  std::vector<std::size_t> source(plan.entries.size(), 0);
+  std::vector<Problem> problems;
+  for (std::size_t e = 0; e < plan.entries.size(); ++e) {
+    const TensorInfo& want = plan.entries[e].info;
+    if (plan.entries[e].action != Action::average) continue;
+    auto it = index.find(want.name);
+    if (it == index.end()) {
+      problems.push_back({base.path(), want.name + ": missing from the base (--base)"});
+      continue;
+    }
+    const TensorInfo& found = base.tensors()[it->second];
+    if (found.shape != want.shape)
+      problems.push_back({base.path(), want.name + ": expected shape " + shape_string(want.shape) + ", found " +
+                                           shape_string(found.shape)});
+    if (found.dtype != want.dtype)
+      problems.push_back({base.path(), want.name + ": expected dtype " + std::string(dtype_name(want.dtype)) +
+                                           ", found " + std::string(dtype_name(found.dtype))});
+    source[e] = it->second;
+  }
+  if (!problems.empty()) throw Error(ExitCode::incompatible, std::move(problems));
+  return source;
+}
+
 }  // namespace wavg

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <vector>
 
+#include "backends/cpu/cpu_elements.hpp"
+#include "backends/cpu/cpu_federated.hpp"
 #include "wavg/backend.hpp"
 #include "wavg/error.hpp"
 
@@ -14,28 +16,9 @@ namespace wavg {
 
 namespace {
 
-// Below this many elements a parallel region costs more than it saves.
-constexpr std::uint64_t k_parallel_threshold = 1 << 15;
-
-template <DType T> struct Storage;
-template <> struct Storage<DType::f16> { using type = std::uint16_t; };
-template <> struct Storage<DType::bf16> { using type = std::uint16_t; };
-template <> struct Storage<DType::f32> { using type = float; };
-template <> struct Storage<DType::f64> { using type = double; };
-
-template <DType T> inline double load(const void* p, std::uint64_t i) {
-  const auto v = static_cast<const typename Storage<T>::type*>(p)[i];
-  if constexpr (T == DType::f16) return half_to_double(v);
-  else if constexpr (T == DType::bf16) return bf16_to_double(v);
-  else return static_cast<double>(v);
-}
-
-template <DType T> inline void store(void* p, std::uint64_t i, double v) {
-  auto* out = static_cast<typename Storage<T>::type*>(p);
-  if constexpr (T == DType::f16) out[i] = double_to_half(v);
-  else if constexpr (T == DType::bf16) out[i] = double_to_bf16(v);
-  else out[i] = static_cast<typename Storage<T>::type>(v);
-}
+using cpu::k_parallel_threshold;
+using cpu::load;
+using cpu::store;
 
 template <DType In, DType Out>
 void weighted_sum_kernel(const BlockInputs& in, const double* weights, double divisor, void* out) {
@@ -82,6 +65,26 @@ class CpuBackend final : public Backend {
     for (std::size_t k = 1; k < in.data.size(); ++k)
       if (std::memcmp(in.data[0], in.data[k], bytes) != 0) return false;
     return true;
+  }
+
+  void update_sum_squares(const BlockInputs& in, double* sums) override { cpu::update_sum_squares(in, sums); }
+  void update_sq_distances(const BlockInputs& in, const double* scales, double* dist) override {
+    cpu::update_sq_distances(in, scales, dist);
+  }
+  void update_combine(const BlockInputs& in, const double* coeffs, double divisor, double* out) override {
+    cpu::update_combine(in, coeffs, divisor, out);
+  }
+  void update_order_statistic(const BlockInputs& in, const double* scales, const double* weights, OrderStat stat,
+                              std::uint32_t trim, double* out) override {
+    cpu::update_order_statistic(in, scales, weights, stat, trim, out);
+  }
+  void add_gaussian_noise(double* values, std::uint64_t count, double sigma, std::uint64_t seed,
+                          std::uint64_t stream, std::uint64_t offset) override {
+    cpu::add_gaussian_noise(values, count, sigma, seed, stream, offset);
+  }
+  void server_step(const ServerStepParams& params, std::uint64_t count, const double* delta, const void* base,
+                   DType dtype, double* m, double* v, void* out) override {
+    cpu::server_step(params, count, delta, base, dtype, m, v, out);
   }
 };
 

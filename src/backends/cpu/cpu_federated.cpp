@@ -1,0 +1,219 @@
+// CPU kernels for the federated methods. Element-wise kernels split the elements statically over OpenMP threads.
+// Reductions over elements (norms, the Gram matrix) are cut into chunks of a fixed number of elements, whatever
+// the thread count; each chunk's partial sum is computed by one thread and the partials are then added in chunk
+// order, so the result is bit-identical for 1 or 64 threads. Per-element work over inputs always runs in input
+// order (or, for order statistics, in sorted order with ties broken by input index).
+
+#include "backends/cpu/cpu_federated.hpp"
+
+#include <cmath>
+#include <vector>
+
+#include "backends/cpu/cpu_elements.hpp"
+#include "wavg/philox.hpp"
+
+namespace wavg::cpu {
+
+namespace {
+
+// Elements per reduction chunk: fixed, so the summation tree does not depend on the thread count.
+constexpr std::uint64_t k_reduce_chunk = 1 << 14;
+
+template <DType T> inline double update_at(const void* x, const void* base, std::uint64_t i) {
+  const double v = load<T>(x, i);
+  return base ? v - load<T>(base, i) : v;
+}
+
+std::int64_t chunk_count(std::uint64_t count) {
+  return static_cast<std::int64_t>((count + k_reduce_chunk - 1) / k_reduce_chunk);
+}
+
+}  // namespace
+
+void update_sum_squares(const BlockInputs& in, double* sums) {
+  const std::size_t n = in.data.size();
+  const std::int64_t chunks = chunk_count(in.count);
+  std::vector<double> partial(static_cast<std::size_t>(chunks) * n, 0.0);
+  dispatch_float(in.dtype, [&]<DType T>() {
+    const void* const* data = in.data.data();
+#pragma omp parallel for schedule(static) if (in.count >= k_parallel_threshold)
+    for (std::int64_t c = 0; c < chunks; ++c) {
+      const std::uint64_t begin = static_cast<std::uint64_t>(c) * k_reduce_chunk;
+      const std::uint64_t end = std::min(in.count, begin + k_reduce_chunk);
+      for (std::size_t k = 0; k < n; ++k) {
+        double acc = 0;
+        for (std::uint64_t i = begin; i < end; ++i) {
+          const double u = update_at<T>(data[k], in.base, i);
+          acc += u * u;
+        }
+        partial[static_cast<std::size_t>(c) * n + k] = acc;
+      }
+    }
+  });
+  for (std::int64_t c = 0; c < chunks; ++c)
+    for (std::size_t k = 0; k < n; ++k) sums[k] += partial[static_cast<std::size_t>(c) * n + k];
+}
+
+void update_sq_distances(const BlockInputs& in, const double* scales, double* dist) {
+  const std::size_t n = in.data.size();
+  const std::int64_t chunks = chunk_count(in.count);
+  std::vector<double> partial(static_cast<std::size_t>(chunks) * n * n, 0.0);
+  dispatch_float(in.dtype, [&]<DType T>() {
+    const void* const* data = in.data.data();
+#pragma omp parallel if (in.count >= k_parallel_threshold)
+    {
+      std::vector<double> y(n);  // per thread, outside the element loop
+#pragma omp for schedule(static)
+      for (std::int64_t c = 0; c < chunks; ++c) {
+        double* d = partial.data() + static_cast<std::size_t>(c) * n * n;
+        const std::uint64_t begin = static_cast<std::uint64_t>(c) * k_reduce_chunk;
+        const std::uint64_t end = std::min(in.count, begin + k_reduce_chunk);
+        for (std::uint64_t i = begin; i < end; ++i) {
+          for (std::size_t k = 0; k < n; ++k) y[k] = scales[k] * update_at<T>(data[k], in.base, i);
+          for (std::size_t j = 0; j < n; ++j)
+            for (std::size_t l = j + 1; l < n; ++l) {
+              const double diff = y[j] - y[l];
+              d[j * n + l] += diff * diff;
+            }
+        }
+      }
+    }
+  });
+  for (std::int64_t c = 0; c < chunks; ++c) {
+    const double* d = partial.data() + static_cast<std::size_t>(c) * n * n;
+    for (std::size_t j = 0; j < n; ++j)
+      for (std::size_t l = j + 1; l < n; ++l) dist[j * n + l] += d[j * n + l];
+  }
+  for (std::size_t j = 0; j < n; ++j)
+    for (std::size_t l = 0; l < j; ++l) dist[j * n + l] = dist[l * n + j];
+}
+
+void update_combine(const BlockInputs& in, const double* coeffs, double divisor, double* out) {
+  const std::size_t n = in.data.size();
+  const auto count = static_cast<std::int64_t>(in.count);
+  dispatch_float(in.dtype, [&]<DType T>() {
+    const void* const* data = in.data.data();
+#pragma omp parallel for schedule(static) if (in.count >= k_parallel_threshold)
+    for (std::int64_t s = 0; s < count; ++s) {
+      const auto i = static_cast<std::uint64_t>(s);
+      double acc = 0;
+      for (std::size_t k = 0; k < n; ++k) acc += coeffs[k] * update_at<T>(data[k], in.base, i);
+      out[i] = acc / divisor;
+    }
+  });
+}
+
+namespace {
+
+struct Valued {
+  double value, weight;
+  std::size_t input;
+};
+
+// Sorts by value, ties by input index: insertion sort, as N is small and the order must be total.
+void sort_values(Valued* v, std::size_t n) {
+  for (std::size_t a = 1; a < n; ++a) {
+    const Valued x = v[a];
+    std::size_t b = a;
+    while (b > 0 && (v[b - 1].value > x.value || (v[b - 1].value == x.value && v[b - 1].input > x.input))) {
+      v[b] = v[b - 1];
+      --b;
+    }
+    v[b] = x;
+  }
+}
+
+// The weighted median of sorted values with positive weights: the first value whose cumulative weight reaches half
+// the total; when it reaches exactly half, the mean of that value and the next (so equal weights give the usual
+// median, the mean of the two middle values for even N).
+double weighted_median(const Valued* v, std::size_t n) {
+  double total = 0;
+  for (std::size_t k = 0; k < n; ++k) total += v[k].weight;
+  double cum = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    cum += v[k].weight;
+    if (2 * cum == total && k + 1 < n) return (v[k].value + v[k + 1].value) / 2;
+    if (2 * cum >= total) return v[k].value;
+  }
+  return v[n - 1].value;
+}
+
+}  // namespace
+
+void update_order_statistic(const BlockInputs& in, const double* scales, const double* weights, OrderStat stat,
+                            std::uint32_t trim, double* out) {
+  const std::size_t n = in.data.size();
+  WAVG_ASSERT(stat != OrderStat::trimmed_mean || 2 * std::size_t{trim} < n);
+  const auto count = static_cast<std::int64_t>(in.count);
+  dispatch_float(in.dtype, [&]<DType T>() {
+    const void* const* data = in.data.data();
+#pragma omp parallel if (in.count >= k_parallel_threshold)
+    {
+      std::vector<Valued> v(n);  // per thread, outside the element loop
+#pragma omp for schedule(static)
+      for (std::int64_t s = 0; s < count; ++s) {
+        const auto i = static_cast<std::uint64_t>(s);
+        std::size_t m = 0;
+        for (std::size_t k = 0; k < n; ++k) {
+          if (stat == OrderStat::median && !(weights[k] > 0)) continue;  // a zero weight takes no part
+          v[m++] = {scales[k] * update_at<T>(data[k], in.base, i), weights[k], k};
+        }
+        sort_values(v.data(), m);
+        if (stat == OrderStat::median) {
+          out[i] = weighted_median(v.data(), m);
+        } else {
+          double acc = 0;
+          for (std::size_t k = trim; k < n - trim; ++k) acc += v[k].value;
+          out[i] = acc / static_cast<double>(n - 2 * trim);
+        }
+      }
+    }
+  });
+}
+
+void add_gaussian_noise(double* values, std::uint64_t count, double sigma, std::uint64_t seed, std::uint64_t stream,
+                        std::uint64_t offset) {
+  const auto n = static_cast<std::int64_t>(count);
+#pragma omp parallel for schedule(static) if (count >= k_parallel_threshold)
+  for (std::int64_t s = 0; s < n; ++s) {
+    const auto i = static_cast<std::uint64_t>(s);
+    values[i] += sigma * philox_normal(seed, stream, offset + i);
+  }
+}
+
+namespace {
+
+inline double sign(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0); }
+
+// One element of the server optimizer; the rules are those of wavg-merge(1), SERVER OPTIMIZERS.
+inline double step_element(const ServerStepParams& p, double d, double* m, double* v) {
+  switch (p.kind) {
+    case ServerOptKind::none: return d;
+    case ServerOptKind::sgd: return p.lr * d;
+    case ServerOptKind::momentum: *m = p.beta1 * *m + d; return p.lr * *m;
+    default: break;
+  }
+  *m = p.beta1 * *m + (1 - p.beta1) * d;
+  const double d2 = d * d;
+  if (p.kind == ServerOptKind::adam) *v = p.beta2 * *v + (1 - p.beta2) * d2;
+  else if (p.kind == ServerOptKind::yogi) *v = *v - (1 - p.beta2) * d2 * sign(*v - d2);
+  else *v = *v + d2;  // adagrad
+  return p.lr * *m / (std::sqrt(*v) + p.tau);
+}
+
+}  // namespace
+
+void server_step(const ServerStepParams& params, std::uint64_t count, const double* delta, const void* base,
+                 DType dtype, double* m, double* v, void* out) {
+  const auto n = static_cast<std::int64_t>(count);
+  dispatch_float(dtype, [&]<DType T>() {
+#pragma omp parallel for schedule(static) if (count >= k_parallel_threshold)
+    for (std::int64_t s = 0; s < n; ++s) {
+      const auto i = static_cast<std::uint64_t>(s);
+      const double step = step_element(params, delta[i], m ? m + i : nullptr, v ? v + i : nullptr);
+      store<T>(out, i, base ? load<T>(base, i) + step : step);
+    }
+  });
+}
+
+}  // namespace wavg::cpu

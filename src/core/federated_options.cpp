@@ -1,0 +1,140 @@
+// Which combinations of federated options wavg accepts, and why it refuses the others. Every refusal is a usage
+// error (exit 2) whose message gives the reason, so the user learns what to change.
+
+#include <cmath>
+#include <string>
+
+#include "wavg/error.hpp"
+#include "wavg/federated.hpp"
+
+namespace wavg {
+
+namespace {
+
+const char* aggregator_option(Aggregator a) {
+  switch (a) {
+    case Aggregator::mean: return "mean";
+    case Aggregator::median: return "median";
+    case Aggregator::trimmed_mean: return "trimmed-mean";
+    case Aggregator::krum: return "krum";
+    case Aggregator::multi_krum: return "multi-krum";
+    case Aggregator::geometric_median: return "geometric-median";
+  }
+  return "?";
+}
+
+void need_inputs(std::size_t inputs, std::size_t least, const std::string& why) {
+  if (inputs < least)
+    fail_usage(why + " needs at least " + std::to_string(least) + " inputs, got " + std::to_string(inputs));
+}
+
+void check_finite(const char* option, double v, double lo, bool lo_open, double hi, bool hi_open) {
+  const bool ok = std::isfinite(v) && (lo_open ? v > lo : v >= lo) && (hi_open ? v < hi : v <= hi);
+  if (!ok) fail_usage(std::string(option) + " " + std::to_string(v) + " is out of range");
+}
+
+void validate_robust(const FederatedOptions& o, std::size_t n) {
+  const RobustOptions& r = o.robust;
+  const std::string m = std::string("--method ") + aggregator_option(r.method);
+  const bool weighted = !o.weights.empty();
+  if (r.trim && r.method != Aggregator::trimmed_mean) fail_usage("--trim only applies to --method trimmed-mean");
+  const bool krum_family = r.method == Aggregator::krum || r.method == Aggregator::multi_krum;
+  if (r.byzantine && !krum_family) fail_usage("--byzantine only applies to --method krum and multi-krum");
+  if (r.select && r.method != Aggregator::multi_krum) fail_usage("--select only applies to --method multi-krum");
+  switch (r.method) {
+    case Aggregator::mean:
+    case Aggregator::median: break;
+    case Aggregator::trimmed_mean: {
+      if (!r.trim) fail_usage(m + " needs --trim (the fraction cut at each end)");
+      check_finite("--trim", *r.trim, 0, false, 0.5, true);
+      if (weighted)
+        fail_usage(m + " cuts a number of inputs at each end and cannot honour per-input weights; "
+                       "use --method median or geometric-median for weighted robust aggregation");
+      const std::uint32_t k = trim_count(*r.trim, n);
+      need_inputs(n, 2 * std::size_t{k} + 1, m + " --trim " + std::to_string(*r.trim));
+      break;
+    }
+    case Aggregator::krum:
+    case Aggregator::multi_krum: {
+      if (!r.byzantine) fail_usage(m + " needs --byzantine F (the number of inputs that may be corrupted)");
+      if (*r.byzantine < 0) fail_usage("--byzantine must not be negative");
+      const auto f = static_cast<std::size_t>(*r.byzantine);
+      need_inputs(n, 2 * f + 3, m + " with --byzantine " + std::to_string(f) + " (n > 2F + 2)");
+      if (r.method == Aggregator::krum && weighted)
+        fail_usage(m + " returns one input and cannot honour per-input weights; use --method multi-krum, whose "
+                       "average of the selected inputs is weighted");
+      if (r.method == Aggregator::multi_krum) {
+        if (!r.select) fail_usage(m + " needs --select M (how many inputs to average)");
+        if (*r.select < 1 || static_cast<std::size_t>(*r.select) > n - f)
+          fail_usage("--select must be between 1 and n - F = " + std::to_string(n - f));
+      }
+      break;
+    }
+    case Aggregator::geometric_median:
+      check_finite("--gm-tol", r.gm_tol, 0, false, 1, true);
+      check_finite("--gm-eps", r.gm_eps, 0, true, HUGE_VAL, true);
+      if (r.gm_max_iter < 1) fail_usage("--gm-max-iter must be at least 1");
+      break;
+  }
+}
+
+void validate_privacy(const FederatedOptions& o, std::size_t) {
+  const PrivacyOptions& p = o.privacy;
+  if (p.clip != 0) {
+    check_finite("--clip", p.clip, 0, true, HUGE_VAL, true);
+    if (!o.has_base && o.inputs == InputKind::models)
+      fail_usage("--clip clips updates (client - global): give the global model with --base, or use "
+                 "--inputs-are deltas");
+  }
+  if (p.noise_multiplier != 0) {
+    check_finite("--noise-multiplier", p.noise_multiplier, 0, true, HUGE_VAL, true);
+    if (p.clip == 0) fail_usage("--noise-multiplier needs --clip: the noise is scaled to the clipping norm");
+    if (o.robust.method != Aggregator::mean)
+      fail_usage("--noise-multiplier is calibrated for the mean (sensitivity C/n) and cannot be used with --method " +
+                 std::string(aggregator_option(o.robust.method)));
+    if (!o.weights.empty())
+      fail_usage("--noise-multiplier is calibrated for the unweighted mean (sensitivity C/n); drop the weights");
+  } else if (p.seed) {
+    fail_usage("--seed only applies to --noise-multiplier");
+  }
+}
+
+void validate_server(FederatedOptions& o) {
+  ServerStepParams& s = o.server;
+  const bool adaptive =
+      s.kind == ServerOptKind::adam || s.kind == ServerOptKind::yogi || s.kind == ServerOptKind::adagrad;
+  if (s.kind == ServerOptKind::none) {
+    if (o.server_lr || o.beta1 || o.beta2 || o.tau)
+      fail_usage("--server-lr, --beta1, --beta2 and --tau need --server-opt");
+    if (o.has_state) fail_usage("--state holds a server optimizer's moments and needs --server-opt");
+    return;
+  }
+  if (!o.has_base) fail_usage("--server-opt applies the update to the global model: give it with --base");
+  if ((o.beta2 || o.tau) && !adaptive) fail_usage("--beta2 and --tau only apply to adam, yogi and adagrad");
+  if (o.beta1 && s.kind == ServerOptKind::sgd) fail_usage("--beta1 does not apply to --server-opt sgd");
+  s.lr = o.server_lr.value_or(adaptive ? 1e-2 : 1.0);
+  s.beta1 = o.beta1.value_or(0.9);
+  s.beta2 = o.beta2.value_or(0.99);
+  s.tau = o.tau.value_or(1e-3);
+  check_finite("--server-lr", s.lr, 0, true, HUGE_VAL, true);
+  check_finite("--beta1", s.beta1, 0, false, 1, true);
+  check_finite("--beta2", s.beta2, 0, false, 1, true);
+  check_finite("--tau", s.tau, 0, true, HUGE_VAL, true);
+}
+
+}  // namespace
+
+bool is_federated(const FederatedOptions& o) {
+  return o.has_base || o.inputs == InputKind::deltas || o.robust.method != Aggregator::mean ||
+         o.privacy.clip != 0 || o.privacy.noise_multiplier != 0 || o.server.kind != ServerOptKind::none ||
+         o.has_state || o.robust.trim || o.robust.byzantine || o.robust.select || o.privacy.seed || o.server_lr ||
+         o.beta1 || o.beta2 || o.tau;
+}
+
+void validate_federated(FederatedOptions& o, std::size_t inputs) {
+  validate_robust(o, inputs);
+  validate_privacy(o, inputs);
+  validate_server(o);
+}
+
+}  // namespace wavg
