@@ -164,9 +164,13 @@ int with_mpi(const std::function<int()>& fn) {
 
 std::unique_ptr<Averager> make_mpi_averager() { return std::make_unique<MpiAverager>(); }
 
-int allreduce_checkpoint(const std::string& local, const std::string& output, const std::string& format,
+int allreduce_checkpoint(const std::string& local_pattern, const std::string& output, const std::string& format,
                          Overwrite overwrite) {
   const int rank = mpi_rank();
+  // "{rank}" in the input path names each rank's own file, so one mpirun command line serves every rank.
+  std::string local = local_pattern;
+  for (std::size_t at = local.find("{rank}"); at != std::string::npos; at = local.find("{rank}"))
+    local.replace(at, 6, std::to_string(rank));
   std::unique_ptr<Reader> reader;
   agreed([&] {
     if (rank == 0) {
