@@ -42,5 +42,7 @@ void note(const Verbosity& v, int level, const std::string& text);
 RunFn setup_merge(CLI::App& app);
 RunFn setup_check(CLI::App& app);
 RunFn setup_inspect(CLI::App& app);
+RunFn setup_local_sgd(CLI::App& app);
+RunFn setup_allreduce(CLI::App& app);
 
 }  // namespace wavg::cli

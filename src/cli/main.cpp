@@ -20,6 +20,8 @@ constexpr Subcommand k_subcommands[] = {
     {"merge", "Average checkpoints into one", wavg::cli::setup_merge},
     {"check", "Check that checkpoints can be merged, without writing anything", wavg::cli::setup_check},
     {"inspect", "List the tensors of a checkpoint", wavg::cli::setup_inspect},
+    {"local-sgd", "Train replicas and average them every H steps (local SGD, FedAvg)", wavg::cli::setup_local_sgd},
+    {"allreduce", "Under mpirun, average the checkpoint each rank holds", wavg::cli::setup_allreduce},
 };
 
 void print_problem(const wavg::Problem& p) {

@@ -1,0 +1,44 @@
+// wavg allreduce: under mpirun, average the one checkpoint each rank holds into one output written by rank 0.
+
+#include <cstdio>
+#include <filesystem>
+
+#include "cli/common.hpp"
+#include "train/mpi.hpp"
+#include "wavg/error.hpp"
+
+namespace wavg::cli {
+
+namespace {
+
+struct AllreduceOptions {
+  std::string input;
+  std::string output;
+  std::string format;
+  bool force = false;
+  Verbosity verbosity;
+};
+
+int run_allreduce(const AllreduceOptions& o) {
+  const std::string format = output_format(o.output, o.format);
+  return train::with_mpi([&] {
+    const int ranks = train::allreduce_checkpoint(o.input, o.output, format, o.force ? Overwrite::yes : Overwrite::no);
+    if (train::mpi_rank() == 0 && !o.verbosity.quiet)
+      std::printf("averaged %d checkpoints into %s\n", ranks, o.output.c_str());
+    return 0;
+  });
+}
+
+}  // namespace
+
+RunFn setup_allreduce(CLI::App& app) {
+  auto o = std::make_shared<AllreduceOptions>();
+  app.add_option("input", o->input, "This rank's checkpoint")->required();
+  app.add_option("-o,--output", o->output, "Output checkpoint, written by rank 0")->required();
+  app.add_option("--format", o->format, "Output format (default: from the output's extension)");
+  app.add_flag("-f,--force", o->force, "Replace an existing output");
+  add_verbosity(app, o->verbosity);
+  return [o] { return run_allreduce(*o); };
+}
+
+}  // namespace wavg::cli

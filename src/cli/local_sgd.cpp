@@ -1,0 +1,135 @@
+// wavg local-sgd: train K replicas, average them every H steps (built-in MLP trainer, external commands, or MPI).
+
+#include <cstdio>
+#include <map>
+
+#include "cli/common.hpp"
+#include "train/driver.hpp"
+#include "train/mpi.hpp"
+#include "wavg/error.hpp"
+
+namespace wavg::cli {
+
+namespace {
+
+using namespace wavg::train;
+
+struct LocalSgdCli {
+  LocalSgdOptions o;
+  std::string hidden = "64,32";
+  int threads = 0;
+  Verbosity verbosity;
+};
+
+std::vector<std::size_t> parse_widths(const std::string& text) {
+  std::vector<std::size_t> out;
+  for (double v : parse_weights(text)) {
+    if (v < 1 || v > 1e6 || v != static_cast<double>(static_cast<std::size_t>(v)))
+      fail_usage("--hidden: '" + text + "' is not a comma-separated list of layer widths");
+    out.push_back(static_cast<std::size_t>(v));
+  }
+  return out;
+}
+
+void check(const LocalSgdCli& c) {
+  const LocalSgdOptions& o = c.o;
+  if (o.train_cmd.empty() == o.data.empty()) fail_usage("give either --data (built-in trainer) or --train-cmd");
+  if (!o.train_cmd.empty() && o.init_file.empty()) fail_usage("--train-cmd needs --init, the initial checkpoint");
+  if (!o.train_cmd.empty() && o.transport == Transport::mpi) fail_usage("--train-cmd runs on one machine");
+  if (o.min_workers > o.workers) fail_usage("--min-workers is larger than --workers");
+  if (o.period == 0) fail_usage("--period must be at least 1");
+  if (!(o.lr > 0)) fail_usage("--lr must be positive");
+  if (!(o.momentum >= 0 && o.momentum < 1)) fail_usage("--momentum must be in [0, 1)");
+  if (!(o.test_fraction >= 0 && o.test_fraction < 1)) fail_usage("--test-fraction must be in [0, 1)");
+}
+
+int run_local_sgd(LocalSgdCli& c) {
+  LocalSgdOptions& o = c.o;
+  o.hidden = parse_widths(c.hidden);
+  o.quiet = c.verbosity.quiet;
+  o.verbose = c.verbosity.verbose;
+  check(c);
+  output_format("", o.format);  // refuses an unknown --format before any work
+  apply_threads(c.threads);
+  if (!o.train_cmd.empty()) {
+    const RunSummary s = run_external(o);
+    if (!o.quiet) std::printf("%llu rounds of %zu workers in %s\n", static_cast<unsigned long long>(s.rounds),
+                              o.workers, o.out_dir.c_str());
+    return 0;
+  }
+  auto report = [&](const RunSummary& s) {
+    if (o.quiet) return;
+    std::printf("%llu rounds, %llu steps: test accuracy %.4f", static_cast<unsigned long long>(s.rounds),
+                static_cast<unsigned long long>(s.steps), s.test_accuracy);
+    if (o.target_accuracy > 0) {
+      if (s.target_round) std::printf(", reached %.4f in round %llu", o.target_accuracy,
+                                      static_cast<unsigned long long>(s.target_round));
+      else std::printf(", did not reach %.4f", o.target_accuracy);
+    }
+    std::printf("\n");
+  };
+  if (o.transport == Transport::mpi) {
+    return with_mpi([&] {
+      auto averager = make_mpi_averager();
+      const RunSummary s = run_builtin(o, *averager);
+      if (averager->is_root()) report(s);
+      return 0;
+    });
+  }
+  auto averager = make_local_averager();
+  report(run_builtin(o, *averager));
+  return 0;
+}
+
+}  // namespace
+
+RunFn setup_local_sgd(CLI::App& app) {
+  auto c = std::make_shared<LocalSgdCli>();
+  LocalSgdOptions& o = c->o;
+  const std::map<std::string, Shard> shards{{"iid", Shard::iid}, {"label-sorted", Shard::label_sorted}};
+  const std::map<std::string, Mode> modes{{"local", Mode::local}, {"sync", Mode::sync}};
+  const std::map<std::string, InitMode> inits{{"shared", InitMode::shared}, {"independent", InitMode::independent}};
+  const std::map<std::string, Transport> transports{{"local", Transport::local}, {"mpi", Transport::mpi}};
+  app.add_option("--out-dir", o.out_dir, "Directory for round-NNNN checkpoints, final, log.csv and state.json")
+      ->required();
+  app.add_option("--data", o.data, "Built-in trainer: CSV or CSV.gz of features and an integer label per row");
+  app.add_option("--label-col", o.label_col, "Column of the label, from 0 (default: the last)");
+  app.add_option("--test-fraction", o.test_fraction, "Rows held out for the test set")->default_str("0.2");
+  app.add_option("--hidden", c->hidden, "Hidden layer widths of the MLP")->default_str("64,32");
+  app.add_option("--workers", o.workers, "Number of workers K")->check(CLI::Range(1, 4096))->default_str("4");
+  app.add_option("--period", o.period, "Local steps H between averages")->default_str("8");
+  app.add_option("--local-epochs", o.local_epochs, "Local steps per round as passes over a shard (overrides --period)");
+  app.add_option("--rounds", o.rounds, "Rounds R to run in all (counting those before a --resume)")
+      ->default_str("50");
+  app.add_option("--lr", o.lr, "Learning rate")->default_str("0.1");
+  app.add_option("--batch", o.batch, "Local minibatch size; 0 means the whole shard")->default_str("32");
+  app.add_option("--momentum", o.momentum, "Momentum (reset every round)")->default_str("0");
+  app.add_option("--seed", o.seed, "Seed for initialisation, shards and minibatches")->default_str("1");
+  app.add_option("--warmup-steps", o.warmup_steps, "Average after every step for the first steps")->default_str("0");
+  app.add_option("--shard", o.shard, "How the training rows are divided: iid or label-sorted")
+      ->transform(CLI::CheckedTransformer(shards))
+      ->default_str("iid");
+  app.add_option("--init-mode", o.init_mode, "Workers start from shared or independent initial weights")
+      ->transform(CLI::CheckedTransformer(inits))
+      ->default_str("shared");
+  app.add_option("--mode", o.mode, "local (average models) or sync (average gradients every step)")
+      ->transform(CLI::CheckedTransformer(modes))
+      ->default_str("local");
+  app.add_option("--target-accuracy", o.target_accuracy, "Stop after the first round reaching this test accuracy");
+  app.add_option("--train-cmd", o.train_cmd, "External trainer command with {init} {out} {rank} {round}");
+  app.add_option("--init", o.init_file, "Initial checkpoint for --train-cmd");
+  app.add_option("--jobs", o.jobs, "Commands run at once (default: --workers)");
+  app.add_option("--retries", o.retries, "Retries of a failing worker before it is left out")->default_str("1");
+  app.add_option("--min-workers", o.min_workers, "Fewest successful workers for a round")->default_str("1");
+  app.add_option("--format", o.format, "Checkpoint format")->default_str("hdf5");
+  app.add_option("--backend", o.transport, "local (one process) or mpi (one worker per rank, under mpirun)")
+      ->transform(CLI::CheckedTransformer(transports))
+      ->default_str("local");
+  app.add_flag("--resume", o.resume, "Continue the run in --out-dir from its last completed round");
+  app.add_flag("-f,--force", o.force, "Start a new run in an --out-dir that holds one");
+  add_threads(app, c->threads);
+  add_verbosity(app, c->verbosity);
+  return [c] { return run_local_sgd(*c); };
+}
+
+}  // namespace wavg::cli

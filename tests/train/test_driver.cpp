@@ -1,0 +1,185 @@
+// The built-in trainer and the local-SGD driver: backpropagation against finite differences, CSV parsing against
+// hand-written rows, and the seed question: with plain SGD and H = 1, averaging the workers' updated weights equals
+// synchronous SGD on the averaged gradient.
+#include <doctest/doctest.h>
+#include <omp.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "train/dataset.hpp"
+#include "train/driver.hpp"
+#include "train/mlp.hpp"
+#include "train/model_io.hpp"
+
+using namespace wavg::train;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path temp_dir(const std::string& name) {
+  const fs::path p = fs::temp_directory_path() / ("wavg-test-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p;
+}
+
+LocalSgdOptions small_run(const fs::path& out) {
+  LocalSgdOptions o;
+  o.data = std::string(WAVG_SAMPLES_DIR) + "/digits/digits.csv.gz";
+  o.hidden = {16};
+  o.workers = 4;
+  o.batch = 8;
+  o.lr = 0.1;
+  o.out_dir = out.string();
+  o.quiet = true;
+  return o;
+}
+
+Mlp final_model(const LocalSgdOptions& o) {
+  Mlp m(64, o.hidden, 10);
+  load_model(m, o.out_dir + "/final.h5");
+  return m;
+}
+
+double max_relative_difference(Mlp& a, Mlp& b) {
+  double diff = 0, scale = 0;
+  const auto pa = a.params(), pb = b.params();
+  for (std::size_t i = 0; i < pa.size(); ++i)
+    for (std::uint64_t j = 0; j < pa[i].info.count(); ++j) {
+      diff = std::max(diff, std::abs(pa[i].data[j] - pb[i].data[j]));
+      scale = std::max(scale, std::abs(pb[i].data[j]));
+    }
+  return diff / scale;
+}
+
+}  // namespace
+
+TEST_CASE("load_csv reads features and labels from hand-written rows") {
+  const fs::path dir = temp_dir("csv");
+  std::ofstream(dir / "d.csv") << "1,2.5,0\n-3,4,1\n\n0.5,0,2\r\n";
+  const Dataset d = load_csv((dir / "d.csv").string(), -1);
+  CHECK(d.rows() == 3);
+  CHECK(d.features == 2);
+  CHECK(d.classes == 3);
+  CHECK(d.x == std::vector<double>{1, 2.5, -3, 4, 0.5, 0});
+  CHECK(d.y == std::vector<std::int32_t>{0, 1, 2});
+  // With the label in column 0, row 2's label would be -3: refused.
+  CHECK_THROWS_WITH(load_csv((dir / "d.csv").string(), 0), doctest::Contains("line 2: label"));
+}
+
+TEST_CASE("load_csv refuses a bad label and a short row, naming the line") {
+  const fs::path dir = temp_dir("csvbad");
+  std::ofstream(dir / "a.csv") << "1,2,0\n1,2,0.5\n";
+  CHECK_THROWS_WITH(load_csv((dir / "a.csv").string(), -1), doctest::Contains("line 2: label"));
+  std::ofstream(dir / "b.csv") << "1,2,0\n1,0\n";
+  CHECK_THROWS_WITH(load_csv((dir / "b.csv").string(), -1), doctest::Contains("line 2: 2 columns, expected 3"));
+  std::ofstream(dir / "c.csv") << "1,x,0\n";
+  CHECK_THROWS_WITH(load_csv((dir / "c.csv").string(), -1), doctest::Contains("line 1: not a comma-separated"));
+}
+
+TEST_CASE("label-sorted shards give each worker few classes, iid shards all of them") {
+  Dataset all = load_csv(std::string(WAVG_SAMPLES_DIR) + "/digits/digits.csv.gz", -1), train, test;
+  split_train_test(all, 0.2, train, test);
+  CHECK(test.rows() == 359);  // floor(0.2 * 1797)
+  auto classes = [](const Dataset& d) {
+    std::vector<bool> seen(d.classes);
+    for (auto y : d.y) seen[static_cast<std::size_t>(y)] = true;
+    return std::count(seen.begin(), seen.end(), true);
+  };
+  for (const Dataset& s : make_shards(train, 5, Shard::label_sorted, 1)) CHECK(classes(s) <= 4);
+  for (const Dataset& s : make_shards(train, 5, Shard::iid, 1)) CHECK(classes(s) == 10);
+}
+
+TEST_CASE("the MLP gradient matches central finite differences") {
+  Dataset d;
+  d.features = 3;
+  d.classes = 3;
+  d.x = {0.1, 0.7, -0.3, 0.9, -0.2, 0.4, -0.5, 0.3, 0.8, 0.2, 0.2, -0.9};
+  d.y = {0, 2, 1, 2};
+  Mlp m(3, {5, 4}, 3), g(3, {5, 4}, 3);
+  m.init_glorot(42);
+  for (auto& l : m.layers) l.bias.setConstant(0.05);  // keep ReLUs away from their kink
+  Workspace ws;
+  const std::vector<std::size_t> rows{0, 1, 2, 3};
+  gradient(m, d, rows, g, ws);
+  auto params = m.params();
+  const auto grads = g.params();
+  const double h = 1e-6;
+  for (std::size_t i = 0; i < params.size(); ++i)
+    for (std::uint64_t j = 0; j < params[i].info.count(); ++j) {
+      const double keep = params[i].data[j];
+      params[i].data[j] = keep + h;
+      const double up = evaluate(m, d, ws).loss;
+      params[i].data[j] = keep - h;
+      const double down = evaluate(m, d, ws).loss;
+      params[i].data[j] = keep;
+      CHECK(grads[i].data[j] == doctest::Approx((up - down) / (2 * h)).epsilon(1e-6));
+    }
+}
+
+TEST_CASE("local SGD with H = 1 equals synchronous SGD on averaged gradients after 100 steps") {
+  LocalSgdOptions local = small_run(temp_dir("local1")), sync = small_run(temp_dir("sync1"));
+  local.period = sync.period = 1;
+  local.rounds = sync.rounds = 100;
+  sync.mode = Mode::sync;
+  auto a = make_local_averager();
+  run_builtin(local, *a);
+  run_builtin(sync, *a);
+  Mlp l = final_model(local), s = final_model(sync);
+  Mlp init(64, local.hidden, 10);
+  init.init_glorot(hash_key(local.seed, 0x1417));
+  CHECK(max_relative_difference(l, s) < 1e-6);
+  CHECK(max_relative_difference(l, init) > 0.1);  // it did train
+}
+
+TEST_CASE("local SGD with H = 4 differs from synchronous SGD") {
+  LocalSgdOptions local = small_run(temp_dir("local4")), sync = small_run(temp_dir("sync4"));
+  local.period = sync.period = 4;
+  local.rounds = sync.rounds = 25;
+  sync.mode = Mode::sync;
+  auto a = make_local_averager();
+  run_builtin(local, *a);
+  run_builtin(sync, *a);
+  Mlp l = final_model(local), s = final_model(sync);
+  CHECK(max_relative_difference(l, s) > 1e-4);
+}
+
+TEST_CASE("the driver's result does not depend on the thread count") {
+  LocalSgdOptions one = small_run(temp_dir("t1")), two = small_run(temp_dir("t2"));
+  one.period = two.period = 4;
+  one.rounds = two.rounds = 10;
+  one.momentum = two.momentum = 0.9;
+  auto a = make_local_averager();
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(1);
+  run_builtin(one, *a);
+  omp_set_num_threads(3);
+  run_builtin(two, *a);
+  omp_set_num_threads(saved);
+  Mlp x = final_model(one), y = final_model(two);
+  CHECK(max_relative_difference(x, y) == 0.0);
+}
+
+TEST_CASE("a resumed run ends where an uninterrupted one does, counters included") {
+  LocalSgdOptions straight = small_run(temp_dir("straight")), split = small_run(temp_dir("split"));
+  straight.rounds = 6;
+  split.rounds = 3;
+  auto a = make_local_averager();
+  run_builtin(straight, *a);
+  run_builtin(split, *a);
+  split.rounds = 6;
+  split.resume = true;
+  const RunSummary s = run_builtin(split, *a);
+  CHECK(s.rounds == 6);
+  CHECK(s.steps == 48);
+  Mlp x = final_model(straight), y = final_model(split);
+  CHECK(max_relative_difference(x, y) == 0.0);
+  std::ifstream log(split.out_dir + "/log.csv");
+  std::string line, last;
+  int lines = 0;
+  while (std::getline(log, line)) ++lines, last = line;
+  CHECK(lines == 7);
+  CHECK(last.rfind("6,48,", 0) == 0);
+}
