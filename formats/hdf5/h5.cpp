@@ -300,34 +300,28 @@ void write_range(hid_t dataset, hid_t mem_type, const Shape& shape, std::uint64_
   transfer_range(Direction::write, dataset, mem_type, shape, offset, count, const_cast<void*>(src), file, name);
 }
 
-std::optional<std::string> attribute_text(hid_t object, const char* name) {
-  Handle attr(H5Aopen(object, name, H5P_DEFAULT), H5Aclose);
-  if (!attr) return std::nullopt;
-  Handle type(H5Aget_type(attr.get()), H5Tclose);
-  Handle space(H5Aget_space(attr.get()), H5Sclose);
+std::optional<std::string> attribute_text(hid_t object, const char* name, const std::string& file) {
+  const std::string what = std::string("cannot read attribute ") + name;
+  Handle attr = check(H5Aopen(object, name, H5P_DEFAULT), H5Aclose, file, what);
+  Handle type = check(H5Aget_type(attr.get()), H5Tclose, file, what);
+  Handle space = check(H5Aget_space(attr.get()), H5Sclose, file, what);
   const hssize_t n = H5Sget_simple_extent_npoints(space.get());
-  std::optional<std::string> out;
-  if (H5Tget_class(type.get()) == H5T_STRING) {
-    try {
-      auto list = read_string_list(object, name, "");
-      if (list && list->size() == 1) out = list->front();
-      else if (list) {
-        std::string joined;
-        for (const auto& s : *list) joined += (joined.empty() ? "" : ",") + s;
-        out = joined;
-      }
-    } catch (const std::exception&) {
-    }
-  } else if (n == 1 && (H5Tget_class(type.get()) == H5T_INTEGER || H5Tget_class(type.get()) == H5T_FLOAT)) {
-    double v = 0;
-    if (H5Aread(attr.get(), H5T_NATIVE_DOUBLE, &v) >= 0) {
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "%.17g", v);
-      out = buf;
-    }
+  const H5T_class_t cls = H5Tget_class(type.get());
+  if (cls == H5T_STRING) {
+    const auto list = read_string_list(object, name, file);
+    if (!list) return std::nullopt;
+    std::string joined;
+    for (const auto& s : *list) joined += (joined.empty() ? "" : ",") + s;
+    return joined;
   }
-  H5Eclear2(H5E_DEFAULT);
-  return out;
+  if (n == 1 && (cls == H5T_INTEGER || cls == H5T_FLOAT)) {
+    double v = 0;
+    check(H5Aread(attr.get(), H5T_NATIVE_DOUBLE, &v), file, what);
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+    return std::string(buf);
+  }
+  return std::nullopt;  // arrays of numbers, compounds, references: not metadata wavg shows
 }
 
 }  // namespace wavg::h5

@@ -97,7 +97,8 @@ void read_range(hid_t dataset, hid_t mem_type, const Shape& shape, std::uint64_t
 void write_range(hid_t dataset, hid_t mem_type, const Shape& shape, std::uint64_t offset, std::uint64_t count,
                  const void* src, const std::string& file, const std::string& name);
 
-// Renders an attribute as text when it is a string or a numeric scalar.
-std::optional<std::string> attribute_text(hid_t object, const char* name);
+// Renders an attribute as text when it is a string or a numeric scalar; nullopt for other types. Throws
+// Error(runtime) naming `file` when HDF5 cannot read it.
+std::optional<std::string> attribute_text(hid_t object, const char* name, const std::string& file);
 
 }  // namespace wavg::h5

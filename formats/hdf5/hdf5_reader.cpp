@@ -1,6 +1,7 @@
 #include "hdf5/hdf5_reader.hpp"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -33,40 +34,85 @@ bool looks_like_hdf5(const std::string& path) {
 namespace {
 
 constexpr int k_probe_seconds = 10;
+constexpr std::uint64_t k_probe_memory = 1ull << 30;
 
-// Opens the file's structure once in a child process before this process trusts HDF5 with it. HDF5 1.10 can loop
-// forever or fault on a corrupt global heap (where variable-length strings such as layer_names live) or object
-// header; the child's fate tells, and this process reports a corrupt file instead of hanging or crashing.
-// Structure only: parsing it takes milliseconds even for large models, so the probe costs a fork, not a re-read.
+enum ProbeExit : int { probe_ok = 0, probe_error = 2, probe_out_of_memory = 3 };
+
+// Reads the current virtual size, so the probe's memory limit is "what it has now plus k_probe_memory".
+std::uint64_t virtual_size() {
+  std::FILE* f = std::fopen("/proc/self/statm", "r");
+  unsigned long long pages = 0;
+  if (f) {
+    if (std::fscanf(f, "%llu", &pages) != 1) pages = 0;
+    std::fclose(f);
+  }
+  return pages * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+// Opens the file's structure (and its root metadata) once in a child process before this process trusts HDF5
+// with it. HDF5 1.10 can loop forever, fault, or allocate gigabytes on a corrupt global heap (where
+// variable-length strings such as layer_names live) or object header. The child runs under a time and memory
+// limit; its fate tells, and this process reports a corrupt file instead of hanging, crashing or swapping. A clean
+// error in the child is passed up through a pipe, so the parent never repeats what failed. Parsing the structure
+// takes milliseconds even for large models, so the probe costs a fork, not a re-read of the data.
 void probe_structure(const std::string& path) {
+  int fds[2];
+  if (::pipe(fds) != 0) return;  // no probe possible: proceed unguarded rather than refuse the file
   std::fflush(nullptr);
+  const std::uint64_t limit = virtual_size() + k_probe_memory;
   const pid_t pid = ::fork();
-  if (pid < 0) return;  // no probe possible: proceed unguarded rather than refuse the file
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return;
+  }
   if (pid == 0) {
+    ::close(fds[0]);
     const int devnull = ::open("/dev/null", O_WRONLY);
     if (devnull >= 0) ::dup2(devnull, STDERR_FILENO);
+    const struct rlimit rl{limit, limit};
+    ::setrlimit(RLIMIT_AS, &rl);
+    int code = probe_ok;
     try {
       Hdf5Reader reader(path, Hdf5Reader::Probe::no);
+    } catch (const Error& e) {
+      const std::string what = e.problems().empty() ? "unreadable" : e.problems().front().what;
+      if (::write(fds[1], what.data(), what.size()) < 0) code = probe_error;
+      code = probe_error;
+    } catch (const std::bad_alloc&) {
+      code = probe_out_of_memory;
     } catch (...) {
-      // A clean error: the parent meets it again and reports it properly.
+      code = probe_error;
     }
-    ::_exit(0);
+    ::_exit(code);
   }
+  ::close(fds[1]);
   int status = 0;
   for (int waited_ms = 0;; waited_ms += 5) {
     const pid_t done = ::waitpid(pid, &status, WNOHANG);
     if (done == pid) break;
-    if (done < 0 && errno != EINTR) return;
+    if (done < 0 && errno != EINTR) {
+      ::close(fds[0]);
+      return;
+    }
     if (waited_ms >= k_probe_seconds * 1000) {
       ::kill(pid, SIGKILL);
       ::waitpid(pid, &status, 0);
+      ::close(fds[0]);
       fail(path, "corrupt HDF5 file (the HDF5 library did not finish reading its structure in " +
                      std::to_string(k_probe_seconds) + " s)");
     }
     ::usleep(5000);
   }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    fail(path, "corrupt HDF5 file (the HDF5 library failed reading its structure)");
+  std::string message;
+  char buf[512];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) message.append(buf, static_cast<std::size_t>(n));
+  ::close(fds[0]);
+  if (WIFEXITED(status) && WEXITSTATUS(status) == probe_ok) return;
+  if (WIFEXITED(status) && WEXITSTATUS(status) == probe_error && !message.empty()) fail(path, message);
+  if (WIFEXITED(status) && WEXITSTATUS(status) == probe_out_of_memory)
+    fail(path, "corrupt HDF5 file (reading its structure needs more than 1 GiB)");
+  fail(path, "corrupt HDF5 file (the HDF5 library failed reading its structure)");
 }
 
 }  // namespace
@@ -125,6 +171,7 @@ void Hdf5Reader::open_tree() {
     m_layout = "plain HDF5";
     add_plain_tree();
   }
+  read_metadata();
   H5Eclear2(H5E_DEFAULT);
 }
 
@@ -247,23 +294,20 @@ void Hdf5Reader::read(std::size_t index, std::uint64_t offset, std::uint64_t cou
   h5::read_range(e.dataset.get(), e.mem_type.get(), t.shape, offset, count, dst, m_path, t.name);
 }
 
-std::map<std::string, std::string> Hdf5Reader::metadata() const {
-  const h5::CrashGuard guard(m_path);
-  std::map<std::string, std::string> out;
+void Hdf5Reader::read_metadata() {
   struct Names {
     std::vector<std::string> names;
   } names;
-  H5Aiterate2(
-      m_file.get(), H5_INDEX_NAME, H5_ITER_INC, nullptr,
-      [](hid_t, const char* name, const H5A_info_t*, void* data) -> herr_t {
-        static_cast<Names*>(data)->names.emplace_back(name);
-        return 0;
-      },
-      &names);
+  h5::check(H5Aiterate2(
+                m_file.get(), H5_INDEX_NAME, H5_ITER_INC, nullptr,
+                [](hid_t, const char* name, const H5A_info_t*, void* data) -> herr_t {
+                  static_cast<Names*>(data)->names.emplace_back(name);
+                  return 0;
+                },
+                &names),
+            m_path, "cannot list the root attributes");
   for (const auto& n : names.names)
-    if (auto text = h5::attribute_text(m_file.get(), n.c_str())) out[n] = *text;
-  H5Eclear2(H5E_DEFAULT);
-  return out;
+    if (auto text = h5::attribute_text(m_file.get(), n.c_str(), m_path)) m_metadata[n] = *text;
 }
 
 }  // namespace wavg

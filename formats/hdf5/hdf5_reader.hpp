@@ -42,7 +42,7 @@ class Hdf5Reader final : public Reader {
   std::string layout() const override { return m_layout; }
   const std::vector<TensorInfo>& tensors() const override { return m_tensors; }
   void read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) override;
-  std::map<std::string, std::string> metadata() const override;
+  std::map<std::string, std::string> metadata() const override { return m_metadata; }
 
   // Returns the file offset of a contiguous, unfiltered, native-typed tensor's data, or -1 when it must go through
   // H5Dread. Used by the HDF5 writer to patch a byte copy of this file in place.
@@ -56,6 +56,7 @@ class Hdf5Reader final : public Reader {
   };
 
   void open_tree();
+  void read_metadata();
   void close_handles();
   void add_keras_layers(hid_t parent, const std::string& prefix);
   void add_named_weights(hid_t group, const std::string& prefix, const std::vector<std::string>& names,
@@ -70,6 +71,7 @@ class Hdf5Reader final : public Reader {
   std::uint64_t m_file_size = 0;
   std::vector<TensorInfo> m_tensors;
   std::vector<Entry> m_entries;
+  std::map<std::string, std::string> m_metadata;  // root attributes as text, read once with the structure
 };
 
 // Tells whether the first bytes of a file carry the HDF5 signature (at 0 or after a user block).
