@@ -30,6 +30,7 @@ struct PlanEntry {
   TensorInfo info;                  // as in input 1
   std::vector<std::size_t> source;  // the tensor's index in each input's tensors()
   Action action = Action::average;
+  DType out_dtype = DType::f32;     // the output's dtype: info.dtype, unless --out-dtype retypes an averaged tensor
 };
 
 struct Plan {
@@ -43,5 +44,10 @@ struct Plan {
 
 // Checks every input against input 1 and builds the plan. Throws Error(incompatible) listing every mismatch.
 Plan build_plan(const std::vector<Reader*>& inputs, const PlanOptions& options);
+
+// Makes every averaged (floating-point) tensor come out as `dtype` (--out-dtype); values are rounded once.
+void set_out_dtype(Plan& plan, DType dtype);
+// Returns the output's tensors: the plan's names and shapes with each entry's output dtype.
+std::vector<TensorInfo> output_tensors(const Plan& plan);
 
 }  // namespace wavg

@@ -40,6 +40,12 @@ void apply_threads(int threads) {
   if (threads > 0) omp_set_num_threads(threads);
 }
 
+void add_out_dtype(CLI::App& app, std::string& out_dtype) {
+  app.add_option("--out-dtype", out_dtype,
+                 "Store floating-point tensors as this type, rounded once to nearest (default: as in input 1)")
+      ->check(CLI::IsMember({"float16", "bfloat16", "float32", "float64"}));
+}
+
 std::vector<std::unique_ptr<Reader>> open_inputs(const std::vector<std::string>& paths) {
   std::vector<std::unique_ptr<Reader>> readers;
   readers.reserve(paths.size());

@@ -20,6 +20,7 @@ constexpr Subcommand k_subcommands[] = {
     {"merge", "Average checkpoints into one", wavg::cli::setup_merge},
     {"check", "Check that checkpoints can be merged, without writing anything", wavg::cli::setup_check},
     {"inspect", "List the tensors of a checkpoint", wavg::cli::setup_inspect},
+    {"convert", "Convert a checkpoint to another format or dtype", wavg::cli::setup_convert},
 };
 
 void print_problem(const wavg::Problem& p) {

@@ -6,6 +6,7 @@
 #include "wavg/atomic_file.hpp"
 #include "wavg/engine.hpp"
 #include "wavg/error.hpp"
+#include "wavg/provenance.hpp"
 
 namespace wavg::cli {
 
@@ -16,6 +17,7 @@ struct MergeOptions {
   std::string output;
   std::string weights;
   std::string format;
+  std::string out_dtype;
   PlanOptions plan;
   bool force = false;
   int threads = 0;
@@ -54,15 +56,16 @@ int run_merge(const MergeOptions& o) {
 
   const auto readers = open_inputs(o.inputs);
   const std::vector<Reader*> inputs = raw(readers);
-  const Plan plan = build_plan(inputs, o.plan);
+  Plan plan = build_plan(inputs, o.plan);
+  if (!o.out_dtype.empty()) set_out_dtype(plan, *dtype_from_name(o.out_dtype));
   auto backend = make_cpu_backend();
   auto method = make_weighted_mean(*backend, weights);
   Engine engine(plan, inputs, *method, *backend);
   engine.verify();
 
   AtomicFile out(o.output, overwrite);
-  OutputSpec spec{{}, inputs.front(), plan.dropped_from_first};
-  for (const PlanEntry& e : plan.entries) spec.tensors.push_back(e.info);
+  const OutputSpec spec{output_tensors(plan), inputs.front(), plan.dropped_from_first,
+                        make_provenance("merge", method->describe(), o.inputs, o.out_dtype)};
   {
     auto writer = create_writer(format, out.tmp_path(), o.output, spec);
     engine.run(*writer);
@@ -80,6 +83,7 @@ RunFn setup_merge(CLI::App& app) {
   app.add_option("-o,--output", o->output, "Output checkpoint")->required();
   app.add_option("-w,--weights", o->weights, "Comma-separated weights, one per input, normalised by their sum");
   app.add_option("--format", o->format, "Output format (default: from the output's extension)");
+  add_out_dtype(app, o->out_dtype);
   app.add_flag("-f,--force", o->force, "Replace an existing output");
   add_plan_options(app, o->plan);
   add_threads(app, o->threads);

@@ -58,6 +58,7 @@ Plan build_plan(const std::vector<Reader*>& inputs, const PlanOptions& options) 
   for (std::size_t t = 0; t < first.tensors().size(); ++t) {
     const TensorInfo& want = first.tensors()[t];
     PlanEntry entry{want, {t}, action_for(want, options)};
+    entry.out_dtype = want.dtype;
     bool missing_somewhere = false;
     for (std::size_t k = 1; k < inputs.size(); ++k) {
       const Reader& other = *inputs[k];
@@ -101,6 +102,19 @@ Plan build_plan(const std::vector<Reader*>& inputs, const PlanOptions& options) 
   if (plan.entries.empty())
     throw Error(ExitCode::incompatible, first.path(), "no tensor is common to all inputs; nothing to merge");
   return plan;
+}
+
+void set_out_dtype(Plan& plan, DType dtype) {
+  WAVG_ASSERT(is_float(dtype));
+  for (PlanEntry& e : plan.entries)
+    if (e.action == Action::average) e.out_dtype = dtype;
+}
+
+std::vector<TensorInfo> output_tensors(const Plan& plan) {
+  std::vector<TensorInfo> out;
+  out.reserve(plan.entries.size());
+  for (const PlanEntry& e : plan.entries) out.push_back({e.info.name, e.out_dtype, e.info.shape});
+  return out;
 }
 
 }  // namespace wavg
