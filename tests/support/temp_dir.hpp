@@ -1,0 +1,42 @@
+#pragma once
+// A fresh temporary directory per test, removed with everything in it when the test ends.
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+
+namespace wavg::test {
+
+class TempDir {
+ public:
+  TempDir() {
+    static int counter = 0;
+    m_path = std::filesystem::temp_directory_path() /
+             ("wavg-test-" + std::to_string(::getpid()) + "-" + std::to_string(++counter));
+    std::filesystem::create_directories(m_path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(m_path, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  std::string file(const std::string& name) const { return (m_path / name).string(); }
+  // Writes `bytes` to a new file `name` and returns its path.
+  std::string write(const std::string& name, const std::string& bytes) const {
+    std::ofstream(file(name), std::ios::binary) << bytes;
+    return file(name);
+  }
+
+ private:
+  std::filesystem::path m_path;
+};
+
+inline std::string read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace wavg::test
