@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -60,6 +62,10 @@ Hdf5Reader::Hdf5Reader(std::string path) : m_path(std::move(path)) {
       if (auto names = h5::read_keras_names(ow.get(), "weight_names", m_path))
         add_named_weights(ow.get(), "optimizer_weights/", *names, "optimizer_weights");
     }
+  } else if (H5Lexists(root, "layers", H5P_DEFAULT) > 0 && H5Lexists(root, "vars", H5P_DEFAULT) > 0) {
+    // Keras 3 writes no root attributes, but wavg's provenance adds some: recognise the tree, not their absence.
+    m_layout = "Keras 3 weights";
+    add_keras3_tree(root, "");
   } else {
     m_layout = "plain HDF5";
     add_plain_tree();
@@ -103,6 +109,77 @@ void Hdf5Reader::add_named_weights(hid_t group, const std::string& prefix, const
     if (!found) fail(m_path, owner + " lists weight " + w + " but there is no dataset " + prefix + w);
     add_dataset(prefix + w, true);
   }
+}
+
+namespace {
+
+// Lists the links of a group in name order (HDF5's own order without creation-order tracking, which h5py leaves
+// off).
+std::vector<std::string> child_names(hid_t group, const std::string& file) {
+  std::vector<std::string> names;
+  auto cb = [](hid_t, const char* name, const H5L_info_t*, void* data) -> herr_t {
+    static_cast<std::vector<std::string>*>(data)->emplace_back(name);
+    return 0;
+  };
+  h5::check(H5Literate(group, H5_INDEX_NAME, H5_ITER_INC, nullptr, cb, &names), file, "cannot list a group");
+  return names;
+}
+
+// Compares names with digit runs taken as numbers: "2" < "10", "dense" < "dense_1" < "dense_2" < "dense_10".
+bool natural_less(const std::string& a, const std::string& b) {
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    const bool da = std::isdigit(static_cast<unsigned char>(a[i])), db = std::isdigit(static_cast<unsigned char>(b[j]));
+    if (da && db) {
+      std::size_t ei = i, ej = j;
+      while (ei < a.size() && std::isdigit(static_cast<unsigned char>(a[ei]))) ++ei;
+      while (ej < b.size() && std::isdigit(static_cast<unsigned char>(b[ej]))) ++ej;
+      const std::string na = a.substr(i, ei - i), nb = b.substr(j, ej - j);
+      const std::size_t za = na.find_first_not_of('0'), zb = nb.find_first_not_of('0');
+      const std::string ta = za == std::string::npos ? "" : na.substr(za), tb = zb == std::string::npos ? "" : nb.substr(zb);
+      if (ta.size() != tb.size()) return ta.size() < tb.size();
+      if (ta != tb) return ta < tb;
+      i = ei;
+      j = ej;
+    } else {
+      if (a[i] != b[j]) return a[i] < b[j];
+      ++i;
+      ++j;
+    }
+  }
+  return a.size() - i < b.size() - j;
+}
+
+std::vector<std::string> sorted_children(hid_t group, const std::string& file) {
+  auto names = child_names(group, file);
+  std::sort(names.begin(), names.end(), natural_less);
+  return names;
+}
+
+}  // namespace
+
+// Keras 3 (saving/saving_lib.py, H5IOStore): each object's variables are datasets vars/0, vars/1, ... and its
+// children are groups under layers/ (nested models), then optimizer/vars/..., then the model's own vars/. Indices
+// and auto layer names are sorted with numbers compared as numbers; HDF5 lists them as text (0, 1, 10, 2, ...).
+void Hdf5Reader::add_keras3_tree(hid_t group, const std::string& prefix) {
+  for (const char* part : {"layers", "optimizer", "vars"}) {
+    if (H5Lexists(group, part, H5P_DEFAULT) <= 0) continue;
+    h5::Handle g = h5::check(H5Gopen2(group, part, H5P_DEFAULT), H5Gclose, m_path,
+                             "cannot open group " + prefix + part);
+    const std::string here = prefix + part + "/";
+    if (std::string_view(part) == "vars") {
+      for (const std::string& v : sorted_children(g.get(), m_path)) add_dataset(here + v, true);
+    } else if (std::string_view(part) == "optimizer") {
+      add_keras3_tree(g.get(), here);
+    } else {
+      for (const std::string& layer : sorted_children(g.get(), m_path)) {
+        h5::Handle lg = h5::check(H5Gopen2(g.get(), layer.c_str(), H5P_DEFAULT), H5Gclose, m_path,
+                                  "cannot open group " + here + layer);
+        add_keras3_tree(lg.get(), here + layer + "/");
+      }
+    }
+  }
+  H5Eclear2(H5E_DEFAULT);
 }
 
 void Hdf5Reader::add_plain_tree() {

@@ -29,6 +29,11 @@ void add_plan_options(CLI::App& app, PlanOptions& options) {
                  "A tensor missing from some inputs is an error (strict) or left out (intersection)")
       ->transform(CLI::CheckedTransformer(matches))
       ->default_str("strict");
+  const std::map<std::string, Pairing> pairings{{"name", Pairing::name}, {"order", Pairing::order}};
+  app.add_option("--match", options.match,
+                 "Pair tensors across inputs by full name (name) or by position with shape checks (order)")
+      ->transform(CLI::CheckedTransformer(pairings))
+      ->default_str("name");
 }
 
 void add_threads(CLI::App& app, int& threads) {

@@ -38,8 +38,13 @@ Action action_for(const TensorInfo& t, const PlanOptions& options) {
 
 }  // namespace
 
+// In plan_order.cpp: pairing by position (--match order), and whether it would succeed.
+Plan build_plan_by_order(const std::vector<Reader*>& inputs, const PlanOptions& options);
+bool pairs_by_order(const std::vector<Reader*>& inputs);
+
 Plan build_plan(const std::vector<Reader*>& inputs, const PlanOptions& options) {
   WAVG_ASSERT(!inputs.empty());
+  if (options.match == Pairing::order) return build_plan_by_order(inputs, options);
   const Reader& first = *inputs.front();
   std::vector<Problem> problems;
   std::vector<NameIndex> indexes;
@@ -98,7 +103,12 @@ Plan build_plan(const std::vector<Reader*>& inputs, const PlanOptions& options) 
     }
   }
 
-  if (!problems.empty()) throw Error(ExitCode::incompatible, std::move(problems));
+  if (!problems.empty()) {
+    if (inputs.size() > 1 && pairs_by_order(inputs))
+      problems.push_back({"", "the inputs' model tensors pair up by position with equal shapes: --match order "
+                              "would pair them"});
+    throw Error(ExitCode::incompatible, std::move(problems));
+  }
   if (plan.entries.empty())
     throw Error(ExitCode::incompatible, first.path(), "no tensor is common to all inputs; nothing to merge");
   return plan;
