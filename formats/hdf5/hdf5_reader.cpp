@@ -29,6 +29,16 @@ bool looks_like_hdf5(const std::string& path) {
   return false;
 }
 
+// Tells whether the file has a Keras model_weights group with its layer_names; a model_weights group without them
+// (a Keras model converted from safetensors, say) is read as plain HDF5.
+static bool has_keras_model_weights(hid_t root) {
+  if (H5Lexists(root, "model_weights", H5P_DEFAULT) <= 0) return false;
+  const bool listed = H5Aexists_by_name(root, "model_weights", "layer_names", H5P_DEFAULT) > 0 ||
+                      H5Aexists_by_name(root, "model_weights", "layer_names0", H5P_DEFAULT) > 0;
+  H5Eclear2(H5E_DEFAULT);
+  return listed;
+}
+
 Hdf5Reader::Hdf5Reader(std::string path) : m_path(std::move(path)) {
   h5::init();
   m_fd = ::open(m_path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -49,11 +59,9 @@ Hdf5Reader::Hdf5Reader(std::string path) : m_path(std::move(path)) {
   if (auto layers = h5::read_keras_names(root, "layer_names", m_path)) {
     m_layout = "Keras 2 weights";
     add_keras_layers(root, "");
-  } else if (H5Lexists(root, "model_weights", H5P_DEFAULT) > 0) {
+  } else if (has_keras_model_weights(root)) {
     h5::Handle mw = h5::check(H5Gopen2(root, "model_weights", H5P_DEFAULT), H5Gclose, m_path,
                               "cannot open group model_weights");
-    if (!h5::read_keras_names(mw.get(), "layer_names", m_path))
-      fail(m_path, "model_weights has no layer_names attribute (not a Keras model file)");
     m_layout = "Keras 2 model";
     add_keras_layers(mw.get(), "model_weights/");
     if (H5Lexists(root, "optimizer_weights", H5P_DEFAULT) > 0) {
