@@ -9,6 +9,7 @@
 
 #include "hdf5/hdf5_reader.hpp"
 #include "hdf5/hdf5_writer.hpp"
+#include "safetensors/safetensors.hpp"
 #include "wavg/error.hpp"
 #include "wavg/format.hpp"
 
@@ -24,12 +25,17 @@ struct Codec {
   std::unique_ptr<Writer> (*create)(const std::string& tmp, const std::string& display, const OutputSpec& spec);
 };
 
-const std::array<Codec, 1> k_codecs{{
+const std::array<Codec, 2> k_codecs{{
     {"hdf5",
      {".h5", ".hdf5", ".he5", ".keras_h5"},
      looks_like_hdf5,
      [](const std::string& p) -> std::unique_ptr<Reader> { return std::make_unique<Hdf5Reader>(p); },
      create_hdf5_writer},
+    {"safetensors",
+     {".safetensors", nullptr, nullptr, nullptr},
+     looks_like_safetensors,
+     [](const std::string& p) -> std::unique_ptr<Reader> { return std::make_unique<SafetensorsReader>(p); },
+     create_safetensors_writer},
 }};
 
 bool ends_with(const std::string& s, const std::string& suffix) {

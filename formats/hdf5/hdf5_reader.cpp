@@ -6,6 +6,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -115,6 +117,16 @@ void probe_structure(const std::string& path) {
   fail(path, "corrupt HDF5 file (the HDF5 library failed reading its structure)");
 }
 
+// Tells whether the file has a Keras model_weights group with its layer_names; a model_weights group without them
+// (a Keras model converted from safetensors, say) is read as plain HDF5.
+bool has_keras_model_weights(hid_t root) {
+  if (H5Lexists(root, "model_weights", H5P_DEFAULT) <= 0) return false;
+  const bool listed = H5Aexists_by_name(root, "model_weights", "layer_names", H5P_DEFAULT) > 0 ||
+                      H5Aexists_by_name(root, "model_weights", "layer_names0", H5P_DEFAULT) > 0;
+  H5Eclear2(H5E_DEFAULT);
+  return listed;
+}
+
 }  // namespace
 
 Hdf5Reader::Hdf5Reader(std::string path, Probe probe) : m_path(std::move(path)) {
@@ -154,11 +166,9 @@ void Hdf5Reader::open_tree() {
   if (auto layers = h5::read_keras_names(root, "layer_names", m_path)) {
     m_layout = "Keras 2 weights";
     add_keras_layers(root, "");
-  } else if (H5Lexists(root, "model_weights", H5P_DEFAULT) > 0) {
+  } else if (has_keras_model_weights(root)) {
     h5::Handle mw = h5::check(H5Gopen2(root, "model_weights", H5P_DEFAULT), H5Gclose, m_path,
                               "cannot open group model_weights");
-    if (!h5::read_keras_names(mw.get(), "layer_names", m_path))
-      fail(m_path, "model_weights has no layer_names attribute (not a Keras model file)");
     m_layout = "Keras 2 model";
     add_keras_layers(mw.get(), "model_weights/");
     if (H5Lexists(root, "optimizer_weights", H5P_DEFAULT) > 0) {
@@ -167,6 +177,10 @@ void Hdf5Reader::open_tree() {
       if (auto names = h5::read_keras_names(ow.get(), "weight_names", m_path))
         add_named_weights(ow.get(), "optimizer_weights/", *names, "optimizer_weights");
     }
+  } else if (H5Lexists(root, "layers", H5P_DEFAULT) > 0 && H5Lexists(root, "vars", H5P_DEFAULT) > 0) {
+    // Keras 3 writes no root attributes, but wavg's provenance adds some: recognise the tree, not their absence.
+    m_layout = "Keras 3 weights";
+    add_keras3_tree(root, "");
   } else {
     m_layout = "plain HDF5";
     add_plain_tree();
@@ -213,6 +227,77 @@ void Hdf5Reader::add_named_weights(hid_t group, const std::string& prefix, const
     if (!found) fail(m_path, owner + " lists weight " + w + " but there is no dataset " + prefix + w);
     add_dataset(prefix + w, true);
   }
+}
+
+namespace {
+
+// Lists the links of a group in name order (HDF5's own order without creation-order tracking, which h5py leaves
+// off).
+std::vector<std::string> child_names(hid_t group, const std::string& file) {
+  std::vector<std::string> names;
+  auto cb = [](hid_t, const char* name, const H5L_info_t*, void* data) -> herr_t {
+    static_cast<std::vector<std::string>*>(data)->emplace_back(name);
+    return 0;
+  };
+  h5::check(H5Literate(group, H5_INDEX_NAME, H5_ITER_INC, nullptr, cb, &names), file, "cannot list a group");
+  return names;
+}
+
+// Compares names with digit runs taken as numbers: "2" < "10", "dense" < "dense_1" < "dense_2" < "dense_10".
+bool natural_less(const std::string& a, const std::string& b) {
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    const bool da = std::isdigit(static_cast<unsigned char>(a[i])), db = std::isdigit(static_cast<unsigned char>(b[j]));
+    if (da && db) {
+      std::size_t ei = i, ej = j;
+      while (ei < a.size() && std::isdigit(static_cast<unsigned char>(a[ei]))) ++ei;
+      while (ej < b.size() && std::isdigit(static_cast<unsigned char>(b[ej]))) ++ej;
+      const std::string na = a.substr(i, ei - i), nb = b.substr(j, ej - j);
+      const std::size_t za = na.find_first_not_of('0'), zb = nb.find_first_not_of('0');
+      const std::string ta = za == std::string::npos ? "" : na.substr(za), tb = zb == std::string::npos ? "" : nb.substr(zb);
+      if (ta.size() != tb.size()) return ta.size() < tb.size();
+      if (ta != tb) return ta < tb;
+      i = ei;
+      j = ej;
+    } else {
+      if (a[i] != b[j]) return a[i] < b[j];
+      ++i;
+      ++j;
+    }
+  }
+  return a.size() - i < b.size() - j;
+}
+
+std::vector<std::string> sorted_children(hid_t group, const std::string& file) {
+  auto names = child_names(group, file);
+  std::sort(names.begin(), names.end(), natural_less);
+  return names;
+}
+
+}  // namespace
+
+// Keras 3 (saving/saving_lib.py, H5IOStore): each object's variables are datasets vars/0, vars/1, ... and its
+// children are groups under layers/ (nested models), then optimizer/vars/..., then the model's own vars/. Indices
+// and auto layer names are sorted with numbers compared as numbers; HDF5 lists them as text (0, 1, 10, 2, ...).
+void Hdf5Reader::add_keras3_tree(hid_t group, const std::string& prefix) {
+  for (const char* part : {"layers", "optimizer", "vars"}) {
+    if (H5Lexists(group, part, H5P_DEFAULT) <= 0) continue;
+    h5::Handle g = h5::check(H5Gopen2(group, part, H5P_DEFAULT), H5Gclose, m_path,
+                             "cannot open group " + prefix + part);
+    const std::string here = prefix + part + "/";
+    if (std::string_view(part) == "vars") {
+      for (const std::string& v : sorted_children(g.get(), m_path)) add_dataset(here + v, true);
+    } else if (std::string_view(part) == "optimizer") {
+      add_keras3_tree(g.get(), here);
+    } else {
+      for (const std::string& layer : sorted_children(g.get(), m_path)) {
+        h5::Handle lg = h5::check(H5Gopen2(g.get(), layer.c_str(), H5P_DEFAULT), H5Gclose, m_path,
+                                  "cannot open group " + here + layer);
+        add_keras3_tree(lg.get(), here + layer + "/");
+      }
+    }
+  }
+  H5Eclear2(H5E_DEFAULT);
 }
 
 void Hdf5Reader::add_plain_tree() {

@@ -12,6 +12,11 @@
 //                                   top_level_model_weights/  not listed in layer_names: ignored
 //                                 optimizer_weights/        attr weight_names = [O...], datasets at O
 //   Keras 2 weights (save_weights): the model_weights layout at the root (root attr layer_names)
+//   Keras 3 weights (.weights.h5): no root attributes;
+//                                 layers/L/vars/0, 1, ...   a layer's variables, indices sorted numerically
+//                                 layers/L/layers/...       nested models, recursively
+//                                 optimizer/vars/0, 1, ...  iteration count, learning rate, then slots
+//                                 vars/...                  the model's own variables (usually empty)
 //   plain HDF5:                    every numeric dataset, named by its full path, in name order
 //
 // layer_names and weight_names are fixed- or variable-length strings depending on the h5py version that wrote
@@ -61,6 +66,7 @@ class Hdf5Reader final : public Reader {
   void add_keras_layers(hid_t parent, const std::string& prefix);
   void add_named_weights(hid_t group, const std::string& prefix, const std::vector<std::string>& names,
                          const std::string& owner);
+  void add_keras3_tree(hid_t group, const std::string& prefix);
   void add_plain_tree();
   void add_dataset(const std::string& name, bool listed);
 

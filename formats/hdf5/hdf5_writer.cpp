@@ -51,12 +51,14 @@ class Hdf5Writer final : public Writer {
     if (m_fd >= 0) ::close(m_fd);
   }
 
-  bool holds_template_values(std::size_t index) const override { return m_template && index < m_source.size(); }
+  bool holds_template_values(std::size_t index) const override {
+    return m_template && index < m_source.size() && !m_retyped[index];
+  }
 
   void write(std::size_t index, std::uint64_t offset, std::uint64_t count, const void* src) override {
     const TensorInfo& t = m_spec.tensors[index];
     const std::size_t elem = dtype_size(t.dtype);
-    if (m_template) {
+    if (m_template && !m_retyped[index]) {
       const std::int64_t at = m_template->direct_offset(m_source[index]);
       if (at >= 0) {
         pwrite_all(static_cast<const char*>(src), count * elem, static_cast<std::uint64_t>(at) + offset * elem, t);
@@ -84,6 +86,7 @@ class Hdf5Writer final : public Writer {
           h5::check(H5Ldelete(m_file.get(), name.c_str(), H5P_DEFAULT), m_display, "cannot remove " + name);
       H5Eclear2(H5E_DEFAULT);
     }
+    write_provenance();
     m_datasets.clear();
     if (m_file) {
       h5::check(H5Fflush(m_file.get(), H5F_SCOPE_GLOBAL), m_display, "cannot flush the output");
@@ -109,7 +112,53 @@ class Hdf5Writer final : public Writer {
       auto it = by_name.find(t.name);
       WAVG_ASSERT(it != by_name.end());
       m_source.push_back(it->second);
+      m_retyped.push_back(tt[it->second].dtype != t.dtype);
     }
+    // A tensor whose dtype changes (--out-dtype) gets a new dataset of the new type in place of the old one; the
+    // groups and attributes around it stay as in input 1.
+    for (std::size_t i = 0; i < m_spec.tensors.size(); ++i) {
+      if (!m_retyped[i]) continue;
+      open_file();
+      const TensorInfo& t = m_spec.tensors[i];
+      h5::check(H5Ldelete(m_file.get(), t.name.c_str(), H5P_DEFAULT), m_display, "cannot replace " + t.name);
+      m_datasets.emplace(i, create_dataset(t, H5P_DEFAULT));
+    }
+  }
+
+  std::pair<h5::Handle, h5::Handle> create_dataset(const TensorInfo& t, hid_t lcpl) {
+    const std::string what = "cannot create dataset " + t.name;
+    std::vector<hsize_t> dims(t.shape.begin(), t.shape.end());
+    h5::Handle space = h5::check(t.shape.empty() ? H5Screate(H5S_SCALAR)
+                                                 : H5Screate_simple(static_cast<int>(dims.size()), dims.data(),
+                                                                    nullptr),
+                                 H5Sclose, m_display, what);
+    h5::Handle mem = h5::memory_type(t.dtype, H5I_INVALID_HID);
+    const hid_t ftype = file_type_for(t.dtype) >= 0 ? file_type_for(t.dtype) : mem.get();
+    h5::Handle ds = h5::check(
+        H5Dcreate2(m_file.get(), t.name.c_str(), ftype, space.get(), lcpl, H5P_DEFAULT, H5P_DEFAULT), H5Dclose,
+        m_display, what);
+    return {std::move(ds), std::move(mem)};
+  }
+
+  // Records the provenance as scalar UTF-8 string attributes on the root group, replacing any left by an earlier
+  // wavg run on input 1.
+  void write_provenance() {
+    if (m_spec.provenance.empty()) return;
+    open_file();
+    const hid_t root = m_file.get();
+    h5::Handle type = h5::check(H5Tcopy(H5T_C_S1), H5Tclose, m_display, "cannot set up HDF5");
+    H5Tset_size(type.get(), H5T_VARIABLE);
+    H5Tset_cset(type.get(), H5T_CSET_UTF8);
+    h5::Handle space = h5::check(H5Screate(H5S_SCALAR), H5Sclose, m_display, "cannot set up HDF5");
+    for (const auto& [key, value] : m_spec.provenance) {
+      if (H5Aexists(root, key.c_str()) > 0)
+        h5::check(H5Adelete(root, key.c_str()), m_display, "cannot replace attribute " + key);
+      h5::Handle attr = h5::check(H5Acreate2(root, key.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT),
+                                  H5Aclose, m_display, "cannot write attribute " + key);
+      const char* text = value.c_str();
+      h5::check(H5Awrite(attr.get(), type.get(), &text), m_display, "cannot write attribute " + key);
+    }
+    H5Eclear2(H5E_DEFAULT);
   }
 
   void create_fresh() {
@@ -117,20 +166,7 @@ class Hdf5Writer final : public Writer {
                        "cannot create the output");
     h5::Handle lcpl = h5::check(H5Pcreate(H5P_LINK_CREATE), H5Pclose, m_display, "cannot set up HDF5");
     H5Pset_create_intermediate_group(lcpl.get(), 1);
-    for (const TensorInfo& t : m_spec.tensors) {
-      const std::string what = "cannot create dataset " + t.name;
-      std::vector<hsize_t> dims(t.shape.begin(), t.shape.end());
-      h5::Handle space = h5::check(t.shape.empty() ? H5Screate(H5S_SCALAR)
-                                                   : H5Screate_simple(static_cast<int>(dims.size()), dims.data(),
-                                                                      nullptr),
-                                   H5Sclose, m_display, what);
-      h5::Handle mem = h5::memory_type(t.dtype, H5I_INVALID_HID);
-      const hid_t ftype = file_type_for(t.dtype) >= 0 ? file_type_for(t.dtype) : mem.get();
-      h5::Handle ds = h5::check(
-          H5Dcreate2(m_file.get(), t.name.c_str(), ftype, space.get(), lcpl.get(), H5P_DEFAULT, H5P_DEFAULT),
-          H5Dclose, m_display, what);
-      m_datasets.emplace(m_datasets.size(), std::make_pair(std::move(ds), std::move(mem)));
-    }
+    for (std::size_t i = 0; i < m_spec.tensors.size(); ++i) m_datasets.emplace(i, create_dataset(m_spec.tensors[i], lcpl.get()));
   }
 
   void open_file() {
@@ -154,6 +190,7 @@ class Hdf5Writer final : public Writer {
   const OutputSpec& m_spec;
   Hdf5Reader* m_template = nullptr;
   std::vector<std::size_t> m_source;  // output index -> template tensor index
+  std::vector<bool> m_retyped;        // output index -> dtype differs from the template's (a new dataset)
   int m_fd = -1;
   h5::Handle m_file;
   std::unordered_map<std::size_t, std::pair<h5::Handle, h5::Handle>> m_datasets;  // dataset, memory type

@@ -63,9 +63,9 @@ class Backend {
                                   std::uint64_t stream, std::uint64_t offset);
   // Applies the server optimizer to `count` elements: reads the aggregated update delta[i] and the moments m[i],
   // v[i] (updated in place; unused ones may be null), and writes base[i] + step (or delta[i] + 0 when base is
-  // null) rounded once to `dtype` in `out`.
+  // null) rounded once to `out_dtype` in `out`; `base` holds `dtype` values.
   virtual void server_step(const ServerStepParams& params, std::uint64_t count, const double* delta,
-                           const void* base, DType dtype, double* m, double* v, void* out);
+                           const void* base, DType dtype, double* m, double* v, DType out_dtype, void* out);
 };
 
 std::unique_ptr<Backend> make_cpu_backend();

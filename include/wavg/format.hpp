@@ -36,6 +36,9 @@ struct OutputSpec {
   std::vector<TensorInfo> tensors;
   Reader* template_input = nullptr;  // input 1; the writer copies what it can of its structure and metadata
   std::vector<std::string> dropped;  // tensors of the template left out of the output (--tensors intersection)
+  // Provenance (wavg_version, wavg_command, wavg_method, wavg_inputs, ...): every writer records these entries in
+  // the format's file-level metadata (HDF5 root attributes, safetensors __metadata__, ...).
+  std::map<std::string, std::string> provenance;
 };
 
 class Writer {

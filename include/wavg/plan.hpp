@@ -14,10 +14,14 @@ namespace wavg {
 enum class IntPolicy { first, equal, error };
 // What happens to a tensor that some inputs lack.
 enum class TensorMatch { strict, intersection };
+// How tensors of different inputs are paired: by full name, or by position with shape checks (--match order), for
+// checkpoints of one architecture whose names differ (Keras 2 vs Keras 3, auto layer names dense_3 vs dense).
+enum class Pairing { name, order };
 
 struct PlanOptions {
   IntPolicy int_policy = IntPolicy::first;
   TensorMatch tensors = TensorMatch::strict;
+  Pairing match = Pairing::name;
 };
 
 enum class Action {
@@ -27,15 +31,21 @@ enum class Action {
 };
 
 struct PlanEntry {
+  // Makes an entry whose output keeps the tensor's own dtype.
+  PlanEntry(TensorInfo tensor, std::vector<std::size_t> sources, Action what)
+      : info(std::move(tensor)), source(std::move(sources)), action(what), out_dtype(info.dtype) {}
+
   TensorInfo info;                  // as in input 1
   std::vector<std::size_t> source;  // the tensor's index in each input's tensors()
   Action action = Action::average;
+  DType out_dtype;                  // the output's dtype: info.dtype, unless --out-dtype retypes an averaged tensor
 };
 
 struct Plan {
   std::vector<PlanEntry> entries;    // input 1's order
   std::vector<std::string> dropped;  // names left out under --tensors intersection (from any input)
   std::vector<std::string> dropped_from_first;  // the subset of `dropped` present in input 1
+  std::vector<std::string> warnings;            // for stderr: what --match order could not pair
 
   std::size_t count(Action action) const;
   std::uint64_t values(Action action) const;
@@ -48,5 +58,14 @@ Plan build_plan(const std::vector<Reader*>& inputs, const PlanOptions& options);
 // index in base.tensors() (unused for entries that are not averaged). Throws Error(incompatible) listing every
 // tensor that is missing or differs.
 std::vector<std::size_t> match_base(const Plan& plan, const Reader& base);
+
+// Tells whether a tensor is optimizer state (Keras optimizer_weights/ or optimizer/), which --match order pairs
+// separately from the model's weights.
+bool is_optimizer_state(const std::string& name);
+
+// Makes every averaged (floating-point) tensor come out as `dtype` (--out-dtype); values are rounded once.
+void set_out_dtype(Plan& plan, DType dtype);
+// Returns the output's tensors: the plan's names and shapes with each entry's output dtype.
+std::vector<TensorInfo> output_tensors(const Plan& plan);
 
 }  // namespace wavg

@@ -52,6 +52,8 @@ void add_plan_options(CLI::App& app, PlanOptions& options) {
   add_choice(app, "--tensors", options.tensors,
              {{"strict", TensorMatch::strict}, {"intersection", TensorMatch::intersection}},
              "A tensor missing from some inputs is an error (strict) or left out (intersection)");
+  add_choice(app, "--match", options.match, {{"name", Pairing::name}, {"order", Pairing::order}},
+             "Pair tensors across inputs by full name, or by position with shape and dtype checks");
 }
 
 void add_threads(CLI::App& app, int& threads) {
@@ -62,6 +64,12 @@ void add_threads(CLI::App& app, int& threads) {
 
 void apply_threads(int threads) {
   if (threads > 0) omp_set_num_threads(threads);
+}
+
+void add_out_dtype(CLI::App& app, std::string& out_dtype) {
+  app.add_option("--out-dtype", out_dtype,
+                 "Store floating-point tensors as this type, rounded once to nearest (default: as in input 1)")
+      ->check(CLI::IsMember({"float16", "bfloat16", "float32", "float64"}));
 }
 
 std::vector<std::unique_ptr<Reader>> open_inputs(const std::vector<std::string>& paths) {

@@ -28,6 +28,9 @@ void add_threads(CLI::App& app, int& threads);
 // Applies -j/--threads (0 leaves OpenMP's default: OMP_NUM_THREADS or all cores).
 void apply_threads(int threads);
 
+// Adds --out-dtype (float16, bfloat16, float32 or float64; empty when not given).
+void add_out_dtype(CLI::App& app, std::string& out_dtype);
+
 // Opens every input before any work starts; the first unreadable one is the error.
 std::vector<std::unique_ptr<Reader>> open_inputs(const std::vector<std::string>& paths);
 std::vector<Reader*> raw(const std::vector<std::unique_ptr<Reader>>& readers);
@@ -44,5 +47,6 @@ RunFn setup_check(CLI::App& app);
 RunFn setup_inspect(CLI::App& app);
 RunFn setup_local_sgd(CLI::App& app);
 RunFn setup_allreduce(CLI::App& app);
+RunFn setup_convert(CLI::App& app);
 
 }  // namespace wavg::cli

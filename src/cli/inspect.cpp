@@ -51,7 +51,9 @@ void print_json(const Reader& r, const Totals& t) {
 void print_table(const Reader& r, const Totals& t) {
   std::printf("%s: %s, %s\n", r.path().c_str(), r.format_name().c_str(), r.layout().c_str());
   for (const auto& [key, value] : r.metadata()) {
-    const std::string shown = value.size() > 60 ? "(" + std::to_string(value.size()) + " characters)" : value;
+    // Provenance is shown whole; other metadata (model configs of tens of kB) only by size.
+    const bool whole = key.rfind("wavg_", 0) == 0 || value.size() <= 60;
+    const std::string shown = whole ? value : "(" + std::to_string(value.size()) + " characters)";
     std::printf("  %s = %s\n", key.c_str(), shown.c_str());
   }
   std::size_t name_w = 4, dtype_w = 5, shape_w = 5;

@@ -22,6 +22,7 @@ constexpr Subcommand k_subcommands[] = {
     {"inspect", "List the tensors of a checkpoint", wavg::cli::setup_inspect},
     {"local-sgd", "Train replicas and average them every H steps (local SGD, FedAvg)", wavg::cli::setup_local_sgd},
     {"allreduce", "Under mpirun, average the checkpoint each rank holds", wavg::cli::setup_allreduce},
+    {"convert", "Convert a checkpoint to another format or dtype", wavg::cli::setup_convert},
 };
 
 void print_problem(const wavg::Problem& p) {

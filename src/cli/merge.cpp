@@ -8,6 +8,7 @@
 #include "wavg/engine.hpp"
 #include "wavg/error.hpp"
 #include "wavg/federated.hpp"
+#include "wavg/provenance.hpp"
 
 namespace wavg::cli {
 
@@ -18,6 +19,7 @@ struct MergeOptions {
   std::string output;
   std::string weights;
   std::string format;
+  std::string out_dtype;
   PlanOptions plan;
   bool force = false;
   int threads = 0;
@@ -31,6 +33,7 @@ void report(const MergeOptions& o, const Plan& plan, const Method& method, const
       note(o.verbosity, 1,
            "not averaged: " + e.info.name + " (" + std::string(dtype_name(e.info.dtype)) + ", " +
                (e.action == Action::check_equal ? "identical in every input" : "copied from input 1") + ")");
+  for (const auto& w : plan.warnings) note(o.verbosity, 0, "warning: " + w);
   if (!plan.dropped.empty()) {
     note(o.verbosity, 0,
          "dropped " + std::to_string(plan.dropped.size()) + " tensor(s) missing from some inputs (--tensors intersection)");
@@ -83,7 +86,8 @@ int run_merge(MergeOptions& o) {
   const auto readers = open_inputs(o.inputs);
   const std::vector<Reader*> inputs = raw(readers);
   const std::vector<double> weights = input_weights(o, inputs);
-  const Plan plan = build_plan(inputs, o.plan);
+  Plan plan = build_plan(inputs, o.plan);
+  if (!o.out_dtype.empty()) set_out_dtype(plan, *dtype_from_name(o.out_dtype));
   auto base = fed.has_base ? open_reader(o.fed.base) : nullptr;
   const std::vector<std::size_t> base_source = base ? match_base(plan, *base) : std::vector<std::size_t>{};
   auto state = fed.has_state ? std::make_unique<ServerState>(o.fed.state, plan, fed.server) : nullptr;
@@ -95,8 +99,8 @@ int run_merge(MergeOptions& o) {
   engine.verify();
 
   AtomicFile out(o.output, overwrite);
-  OutputSpec spec{{}, inputs.front(), plan.dropped_from_first};
-  for (const PlanEntry& e : plan.entries) spec.tensors.push_back(e.info);
+  const OutputSpec spec{output_tensors(plan), inputs.front(), plan.dropped_from_first,
+                        make_provenance("merge", method->describe(), o.inputs, o.out_dtype)};
   {
     auto writer = create_writer(format, out.tmp_path(), o.output, spec);
     if (state) state->begin_write();
@@ -116,6 +120,7 @@ RunFn setup_merge(CLI::App& app) {
   app.add_option("-o,--output", o->output, "Output checkpoint")->required();
   app.add_option("-w,--weights", o->weights, "Comma-separated weights, one per input, normalised by their sum");
   app.add_option("--format", o->format, "Output format (default: from the output's extension)");
+  add_out_dtype(app, o->out_dtype);
   app.add_flag("-f,--force", o->force, "Replace an existing output");
   add_plan_options(app, o->plan);
   add_federated_options(app, o->fed);

@@ -29,7 +29,7 @@ void Backend::add_gaussian_noise(double*, std::uint64_t, double, std::uint64_t, 
   missing(*this, "add_gaussian_noise");
 }
 void Backend::server_step(const ServerStepParams&, std::uint64_t, const double*, const void*, DType, double*,
-                          double*, void*) {
+                          double*, DType, void*) {
   missing(*this, "server_step");
 }
 

@@ -97,7 +97,8 @@ void Engine::run(Writer& writer) {
     const bool average = entry.action == Action::average;
     if (!average && writer.holds_template_values(index)) continue;
     const std::uint64_t n = entry.info.count(), step = block_elements(entry);
-    const std::size_t elem = dtype_size(entry.info.dtype);
+    const std::size_t elem = dtype_size(entry.out_dtype);
+    WAVG_ASSERT(average || entry.out_dtype == entry.info.dtype);
     for (std::uint64_t off = 0; off < n; off += step) {
       const std::uint64_t count = std::min(step, n - off);
       read_block(entry, off, count, average ? m_inputs.size() : 1);

@@ -157,8 +157,8 @@ class Federated final : public FederatedMethod {
         m = m_m.data();
         v = m_v.data();
       }
-      m_backend.server_step(m_o.server, count, m_agg.data(), base, in.dtype, m, v,
-                            static_cast<char*>(out) + sub * elem);
+      m_backend.server_step(m_o.server, count, m_agg.data(), base, in.dtype, m, v, entry.out_dtype,
+                            static_cast<char*>(out) + sub * dtype_size(entry.out_dtype));
       if (m_state) m_state->write(index, offset + sub, count, m, v);
     }
   }

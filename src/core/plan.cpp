@@ -38,10 +38,16 @@ Action action_for(const TensorInfo& t, const PlanOptions& options) {
 
 }  // namespace
 
+// In plan_order.cpp: pairing by position (--match order), and whether it would succeed.
+Plan build_plan_by_order(const std::vector<Reader*>& inputs, const PlanOptions& options);
+bool pairs_by_order(const std::vector<Reader*>& inputs);
+
 Plan build_plan(const std::vector<Reader*>& inputs, const PlanOptions& options) {
   WAVG_ASSERT(!inputs.empty());
+  if (options.match == Pairing::order) return build_plan_by_order(inputs, options);
   const Reader& first = *inputs.front();
   std::vector<Problem> problems;
+  bool names_differ = false;  // some tensor is missing or extra: --match order may be the cure
   std::vector<NameIndex> indexes;
   for (const Reader* r : inputs) indexes.push_back(index_by_name(*r));
 
@@ -64,8 +70,10 @@ Plan build_plan(const std::vector<Reader*>& inputs, const PlanOptions& options) 
       auto it = indexes[k].find(want.name);
       if (it == indexes[k].end()) {
         missing_somewhere = true;
-        if (options.tensors == TensorMatch::strict)
+        if (options.tensors == TensorMatch::strict) {
           problems.push_back({other.path(), want.name + ": missing (present in " + first.path() + ")"});
+          names_differ = true;
+        }
         continue;
       }
       const TensorInfo& found = other.tensors()[it->second];
@@ -90,14 +98,21 @@ Plan build_plan(const std::vector<Reader*>& inputs, const PlanOptions& options) 
   for (std::size_t k = 1; k < inputs.size(); ++k) {
     for (const TensorInfo& extra : inputs[k]->tensors()) {
       if (indexes[0].contains(extra.name)) continue;
-      if (options.tensors == TensorMatch::strict)
+      if (options.tensors == TensorMatch::strict) {
         problems.push_back({inputs[k]->path(), extra.name + ": not in " + first.path()});
-      else
+        names_differ = true;
+      } else {
         drop(extra.name, false);
+      }
     }
   }
 
-  if (!problems.empty()) throw Error(ExitCode::incompatible, std::move(problems));
+  if (!problems.empty()) {
+    if (names_differ && pairs_by_order(inputs))
+      problems.push_back({first.path(), "every input's model tensors pair up with these by position, with equal "
+                                        "shapes: --match order would pair them"});
+    throw Error(ExitCode::incompatible, std::move(problems));
+  }
   if (plan.entries.empty())
     throw Error(ExitCode::incompatible, first.path(), "no tensor is common to all inputs; nothing to merge");
   return plan;
@@ -126,6 +141,19 @@ std::vector<std::size_t> match_base(const Plan& plan, const Reader& base) {
   }
   if (!problems.empty()) throw Error(ExitCode::incompatible, std::move(problems));
   return source;
+}
+
+void set_out_dtype(Plan& plan, DType dtype) {
+  WAVG_ASSERT(is_float(dtype));
+  for (PlanEntry& e : plan.entries)
+    if (e.action == Action::average) e.out_dtype = dtype;
+}
+
+std::vector<TensorInfo> output_tensors(const Plan& plan) {
+  std::vector<TensorInfo> out;
+  out.reserve(plan.entries.size());
+  for (const PlanEntry& e : plan.entries) out.push_back({e.info.name, e.out_dtype, e.info.shape});
+  return out;
 }
 
 }  // namespace wavg

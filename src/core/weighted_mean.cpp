@@ -39,10 +39,10 @@ class WeightedMean final : public Method {
   void combine(const PlanEntry& entry, std::uint64_t, const BlockInputs& in, void* out) override {
     if (m_weights.empty()) {
       m_unit.assign(in.data.size(), 1.0);
-      m_backend.weighted_sum(in, m_unit, static_cast<double>(in.data.size()), entry.info.dtype, out);
+      m_backend.weighted_sum(in, m_unit, static_cast<double>(in.data.size()), entry.out_dtype, out);
     } else {
       WAVG_ASSERT(m_weights.size() == in.data.size());
-      m_backend.weighted_sum(in, m_weights, m_sum, entry.info.dtype, out);
+      m_backend.weighted_sum(in, m_weights, m_sum, entry.out_dtype, out);
     }
   }
 

@@ -18,6 +18,7 @@
 #include "train/driver.hpp"
 #include "train/model_io.hpp"
 #include "train/run_dir.hpp"
+#include "wavg/provenance.hpp"
 #include "wavg/atomic_file.hpp"
 #include "wavg/engine.hpp"
 #include "wavg/error.hpp"
@@ -130,8 +131,8 @@ void merge_outputs(const std::vector<std::string>& paths, const std::string& tar
   Engine engine(plan, inputs, *method, *backend);
   engine.verify();
   AtomicFile out(target, Overwrite::yes);
-  OutputSpec spec{{}, inputs.front(), plan.dropped_from_first};
-  for (const PlanEntry& e : plan.entries) spec.tensors.push_back(e.info);
+  const OutputSpec spec{output_tensors(plan), inputs.front(), plan.dropped_from_first,
+                        make_provenance("local-sgd", method->describe(), paths, "")};
   {
     auto writer = create_writer(format, out.tmp_path(), target, spec);
     engine.run(*writer);

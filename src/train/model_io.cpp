@@ -3,6 +3,7 @@
 #include <cstring>
 #include <map>
 
+#include "wavg/provenance.hpp"
 #include "wavg/atomic_file.hpp"
 #include "wavg/backend.hpp"
 #include "wavg/engine.hpp"
@@ -57,7 +58,8 @@ void average_models(const std::vector<Mlp*>& workers, const std::vector<double>&
 void save_model(Mlp& model, const std::string& path, const std::string& format) {
   ModelReader reader(model, path);
   AtomicFile file(path, Overwrite::yes);
-  OutputSpec spec{reader.tensors(), nullptr, {}};
+  // The model comes from training, not from files: the provenance names no inputs.
+  const OutputSpec spec{reader.tensors(), nullptr, {}, make_provenance("local-sgd", "train", {}, "")};
   {
     auto writer = create_writer(format, file.tmp_path(), path, spec);
     for (std::size_t i = 0; i < spec.tensors.size(); ++i) {

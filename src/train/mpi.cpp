@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "wavg/error.hpp"
+#include "wavg/provenance.hpp"
 
 #if WAVG_HAVE_MPI
 #include <mpi.h>
@@ -191,7 +192,7 @@ int allreduce_checkpoint(const std::string& local_pattern, const std::string& ou
   auto method = make_weighted_mean(*backend, {});
   std::unique_ptr<AtomicFile> out;
   std::unique_ptr<Writer> writer;
-  OutputSpec spec{reader->tensors(), reader.get(), {}};
+  const OutputSpec spec{reader->tensors(), reader.get(), {}, make_provenance("allreduce", "mean", {local}, "")};
   if (rank == 0) {
     out = std::make_unique<AtomicFile>(output, overwrite);
     writer = create_writer(format, out->tmp_path(), output, spec);

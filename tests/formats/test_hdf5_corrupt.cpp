@@ -16,11 +16,6 @@ using namespace wavg::test;
 
 namespace {
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 std::size_t lines(const std::string& s) {
   std::size_t n = 0;
   for (char c : s) n += c == '\n';
@@ -28,7 +23,7 @@ std::size_t lines(const std::string& s) {
 }
 
 void fuzz(const std::string& sample, const std::string& partner, int variants, std::uint64_t seed) {
-  const std::string original = slurp(sample);
+  const std::string original = read_all(sample);
   REQUIRE(!original.empty());
   TempDir dir;
   std::uint64_t state = seed;

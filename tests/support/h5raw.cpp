@@ -75,17 +75,6 @@ void write_floats(const std::string& file, const std::string& dataset, const std
   H5Fclose(f);
 }
 
-TempDir::TempDir() {
-  std::string pattern = (std::filesystem::temp_directory_path() / "wavg-test-XXXXXX").string();
-  if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-  m_path = pattern;
-}
-
-TempDir::~TempDir() {
-  std::error_code ec;
-  std::filesystem::remove_all(m_path, ec);
-}
-
 std::string shared_dir() {
   std::error_code ec;
   const std::string dir = WAVG_SHARED_DIR;

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "support/temp_dir.hpp"
+
 namespace wavg::test {
 
 // Reads a whole numeric dataset, converted to double by the HDF5 library.
@@ -17,18 +19,6 @@ std::vector<std::string> list_datasets(const std::string& file);
 // Writes a float32 dataset (creating the file, or adding to it) with the given 1-D or 2-D shape.
 void write_floats(const std::string& file, const std::string& dataset, const std::vector<std::uint64_t>& shape,
                   const std::vector<float>& values, bool create);
-// A directory made for one test, removed with everything in it when the object dies.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  const std::string& path() const { return m_path; }
-  std::string operator/(const std::string& name) const { return m_path + "/" + name; }
-
- private:
-  std::string m_path;
-};
-
 // The shared real-checkpoint folder, or "" when it is absent (tests then skip).
 std::string shared_dir();
 

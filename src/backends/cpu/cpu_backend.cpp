@@ -83,8 +83,8 @@ class CpuBackend final : public Backend {
     cpu::add_gaussian_noise(values, count, sigma, seed, stream, offset);
   }
   void server_step(const ServerStepParams& params, std::uint64_t count, const double* delta, const void* base,
-                   DType dtype, double* m, double* v, void* out) override {
-    cpu::server_step(params, count, delta, base, dtype, m, v, out);
+                   DType dtype, double* m, double* v, DType out_dtype, void* out) override {
+    cpu::server_step(params, count, delta, base, dtype, m, v, out_dtype, out);
   }
 };
 

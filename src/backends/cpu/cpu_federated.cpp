@@ -204,15 +204,17 @@ inline double step_element(const ServerStepParams& p, double d, double* m, doubl
 }  // namespace
 
 void server_step(const ServerStepParams& params, std::uint64_t count, const double* delta, const void* base,
-                 DType dtype, double* m, double* v, void* out) {
+                 DType dtype, double* m, double* v, DType out_dtype, void* out) {
   const auto n = static_cast<std::int64_t>(count);
   dispatch_float(dtype, [&]<DType T>() {
+    dispatch_float(out_dtype, [&]<DType O>() {
 #pragma omp parallel for schedule(static) if (count >= k_parallel_threshold)
-    for (std::int64_t s = 0; s < n; ++s) {
-      const auto i = static_cast<std::uint64_t>(s);
-      const double step = step_element(params, delta[i], m ? m + i : nullptr, v ? v + i : nullptr);
-      store<T>(out, i, base ? load<T>(base, i) + step : step);
-    }
+      for (std::int64_t s = 0; s < n; ++s) {
+        const auto i = static_cast<std::uint64_t>(s);
+        const double step = step_element(params, delta[i], m ? m + i : nullptr, v ? v + i : nullptr);
+        store<O>(out, i, base ? load<T>(base, i) + step : step);
+      }
+    });
   });
 }
 

@@ -13,6 +13,6 @@ void update_order_statistic(const BlockInputs& in, const double* scales, const d
 void add_gaussian_noise(double* values, std::uint64_t count, double sigma, std::uint64_t seed, std::uint64_t stream,
                         std::uint64_t offset);
 void server_step(const ServerStepParams& params, std::uint64_t count, const double* delta, const void* base,
-                 DType dtype, double* m, double* v, void* out);
+                 DType dtype, double* m, double* v, DType out_dtype, void* out);
 
 }  // namespace wavg::cpu

@@ -1,0 +1,232 @@
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "safetensors/safetensors.hpp"
+#include "wavg/error.hpp"
+
+namespace wavg {
+
+static_assert(std::endian::native == std::endian::little, "safetensors data is little-endian");
+
+namespace {
+
+// The reference implementation's limit (safetensors/src/tensor.rs, MAX_HEADER_SIZE).
+constexpr std::uint64_t k_max_header = 100'000'000;
+
+struct DTypeName {
+  const char* name;
+  std::optional<DType> dtype;  // nullopt: a known safetensors dtype wavg cannot average or copy
+};
+
+constexpr DTypeName k_dtypes[] = {
+    {"F16", DType::f16},  {"BF16", DType::bf16},  {"F32", DType::f32},     {"F64", DType::f64},
+    {"I8", DType::i8},    {"I16", DType::i16},    {"I32", DType::i32},     {"I64", DType::i64},
+    {"U8", DType::u8},    {"U16", DType::u16},    {"U32", DType::u32},     {"U64", DType::u64},
+    {"BOOL", DType::boolean}, {"F8_E5M2", {}},    {"F8_E4M3", {}},         {"F8_E8M0", {}},
+    {"F4", {}},           {"F6_E2M3", {}},        {"F6_E3M2", {}},         {"C64", {}},
+};
+
+std::uint64_t read_le64(const unsigned char* p) {
+  std::uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+
+// Checks UTF-8 well-formedness (RFC 3629: no overlongs, no surrogates, nothing above U+10FFFF).
+bool valid_utf8(const unsigned char* s, std::size_t n) {
+  std::size_t i = 0;
+  while (i < n) {
+    const unsigned char c = s[i];
+    std::size_t len = 0;
+    std::uint32_t cp = 0;
+    if (c < 0x80) { ++i; continue; }
+    if ((c & 0xe0) == 0xc0) { len = 2; cp = c & 0x1f; }
+    else if ((c & 0xf0) == 0xe0) { len = 3; cp = c & 0x0f; }
+    else if ((c & 0xf8) == 0xf0) { len = 4; cp = c & 0x07; }
+    else return false;
+    if (n - i < len) return false;
+    for (std::size_t k = 1; k < len; ++k) {
+      if ((s[i + k] & 0xc0) != 0x80) return false;
+      cp = (cp << 6) | (s[i + k] & 0x3f);
+    }
+    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10ffff ||
+        (cp >= 0xd800 && cp <= 0xdfff))
+      return false;
+    i += len;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string safetensors_dtype_name(DType t) {
+  for (const auto& d : k_dtypes)
+    if (d.dtype == t) return d.name;
+  WAVG_ASSERT(!"safetensors_dtype_name: no name");
+  return {};
+}
+
+bool looks_like_safetensors(const std::string& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return false;
+  const auto size = static_cast<std::uint64_t>(in.tellg());
+  unsigned char buf[9];
+  in.seekg(0);
+  if (size < 9 || !in.read(reinterpret_cast<char*>(buf), 9)) return false;
+  const std::uint64_t n = read_le64(buf);
+  // A header that lies about its length is still recognised, so that the reader can say what is wrong.
+  return n >= 2 && buf[8] == '{' && (n <= k_max_header || n > size);
+}
+
+SafetensorsReader::SafetensorsReader(std::string path) : m_path(std::move(path)) {
+  const int fd = ::open(m_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail(m_path, std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int e = errno;
+    ::close(fd);
+    fail(m_path, std::strerror(e));
+  }
+  m_size = static_cast<std::uint64_t>(st.st_size);
+  if (m_size < 8) {
+    ::close(fd);
+    fail(m_path, "truncated safetensors file (" + std::to_string(m_size) + " bytes, no header length)");
+  }
+  void* map = ::mmap(nullptr, m_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  const int map_errno = errno;
+  ::close(fd);
+  if (map == MAP_FAILED) fail(m_path, std::string("cannot map the file: ") + std::strerror(map_errno));
+  m_map = static_cast<const unsigned char*>(map);
+
+  const std::uint64_t n = read_le64(m_map);
+  if (n > k_max_header)
+    fail(m_path, "safetensors header length " + std::to_string(n) + " exceeds the limit of 100000000 bytes");
+  if (n > m_size - 8)
+    fail(m_path, "safetensors header length " + std::to_string(n) + " runs past the end of the file (" +
+                     std::to_string(m_size) + " bytes)");
+  m_data_start = 8 + n;
+  parse_header(reinterpret_cast<const char*>(m_map + 8), static_cast<std::size_t>(n));
+}
+
+SafetensorsReader::~SafetensorsReader() {
+  if (m_map) ::munmap(const_cast<unsigned char*>(m_map), m_size);
+}
+
+void SafetensorsReader::parse_header(const char* text, std::size_t size) {
+  if (!valid_utf8(reinterpret_cast<const unsigned char*>(text), size))
+    fail(m_path, "safetensors header is not valid UTF-8");
+  if (size == 0 || text[0] != '{') fail(m_path, "safetensors header does not start with '{'");
+
+  // nlohmann keeps the last of duplicate keys silently; the reference refuses them, so record them while parsing.
+  std::vector<std::set<std::string>> open_objects;
+  std::string duplicate;
+  auto on_event = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    if (event == E::object_start) open_objects.emplace_back();
+    else if (event == E::object_end && !open_objects.empty()) open_objects.pop_back();
+    else if (event == E::key && !open_objects.empty() && duplicate.empty() &&
+             !open_objects.back().insert(parsed.get<std::string>()).second)
+      duplicate = parsed.get<std::string>();
+    return true;
+  };
+  nlohmann::json header;
+  try {
+    header = nlohmann::json::parse(text, text + size, on_event);
+  } catch (const nlohmann::json::parse_error& e) {
+    fail(m_path, "safetensors header is not valid JSON (at byte " + std::to_string(8 + e.byte) + ")");
+  }
+  if (!duplicate.empty()) fail(m_path, "safetensors header has the key " + duplicate + " twice");
+  if (!header.is_object()) fail(m_path, "safetensors header is not a JSON object");
+
+  struct Raw {
+    std::string name;
+    DType dtype;
+    Shape shape;
+    std::uint64_t begin, end;
+  };
+  std::vector<Raw> raws;
+  for (auto it = header.begin(); it != header.end(); ++it) {
+    const std::string& name = it.key();
+    const nlohmann::json& v = it.value();
+    if (name == "__metadata__") {
+      if (!v.is_object()) fail(m_path, "safetensors __metadata__ is not an object");
+      for (auto m = v.begin(); m != v.end(); ++m) {
+        if (!m.value().is_string()) fail(m_path, "safetensors __metadata__ entry " + m.key() + " is not a string");
+        m_metadata[m.key()] = m.value().get<std::string>();
+      }
+      continue;
+    }
+    if (!v.is_object() || !v.contains("dtype") || !v.contains("shape") || !v.contains("data_offsets"))
+      fail(m_path, name + ": entry needs dtype, shape and data_offsets");
+    const auto& jd = v["dtype"];
+    const auto& js = v["shape"];
+    const auto& jo = v["data_offsets"];
+    if (!jd.is_string()) fail(m_path, name + ": dtype is not a string");
+    const std::string dname = jd.get<std::string>();
+    const DTypeName* known = nullptr;
+    for (const auto& d : k_dtypes)
+      if (dname == d.name) known = &d;
+    if (!known) fail(m_path, name + ": unknown safetensors dtype " + dname);
+    if (!known->dtype) fail(m_path, name + ": dtype " + dname + " is not supported (wavg averages F16, BF16, F32 and F64)");
+    if (!js.is_array()) fail(m_path, name + ": shape is not an array");
+    Shape shape;
+    for (const auto& d : js) {
+      if (!d.is_number_unsigned()) fail(m_path, name + ": shape holds something other than a non-negative integer");
+      shape.push_back(d.get<std::uint64_t>());
+    }
+    if (!jo.is_array() || jo.size() != 2 || !jo[0].is_number_unsigned() || !jo[1].is_number_unsigned())
+      fail(m_path, name + ": data_offsets is not a pair of non-negative integers");
+    const auto begin = jo[0].get<std::uint64_t>(), end = jo[1].get<std::uint64_t>();
+    raws.push_back({name, *known->dtype, std::move(shape), begin, end});
+  }
+
+  // The reference's validate(): sorted by offsets, each tensor exactly where the previous ended, sizes agreeing.
+  std::sort(raws.begin(), raws.end(), [](const Raw& a, const Raw& b) {
+    return std::tie(a.begin, a.end, a.name) < std::tie(b.begin, b.end, b.name);
+  });
+  const std::uint64_t data_size = m_size - m_data_start;
+  std::uint64_t at = 0;
+  for (Raw& r : raws) {
+    if (r.begin != at)
+      fail(m_path, r.name + ": data_offsets [" + std::to_string(r.begin) + ", " + std::to_string(r.end) + "] " +
+                       (r.begin < at ? "overlap the previous tensor" : "leave a gap after the previous tensor") +
+                       " (expected to start at " + std::to_string(at) + ")");
+    if (r.end < r.begin) fail(m_path, r.name + ": data_offsets end before they begin");
+    std::uint64_t count = 0;
+    if (!checked_count(r.shape, dtype_size(r.dtype), count))
+      fail(m_path, r.name + ": shape " + shape_string(r.shape) + " overflows");
+    if (r.end - r.begin != count * dtype_size(r.dtype))
+      fail(m_path, r.name + ": data_offsets span " + std::to_string(r.end - r.begin) + " bytes but shape " +
+                       shape_string(r.shape) + " of " + safetensors_dtype_name(r.dtype) + " needs " +
+                       std::to_string(count * dtype_size(r.dtype)));
+    if (r.end > data_size)
+      fail(m_path, r.name + ": data_offsets end at " + std::to_string(r.end) + ", past the end of the data (" +
+                       std::to_string(data_size) + " bytes)");
+    at = r.end;
+    m_tensors.push_back({std::move(r.name), r.dtype, std::move(r.shape)});
+    m_begin.push_back(r.begin);
+  }
+  if (at != data_size)
+    fail(m_path, "safetensors data section has " + std::to_string(data_size) + " bytes but the tensors use " +
+                     std::to_string(at));
+}
+
+void SafetensorsReader::read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) {
+  WAVG_ASSERT(index < m_tensors.size());
+  const TensorInfo& t = m_tensors[index];
+  WAVG_ASSERT(offset + count <= t.count());
+  const std::size_t elem = dtype_size(t.dtype);
+  std::memcpy(dst, m_map + m_data_start + m_begin[index] + offset * elem, count * elem);
+}
+
+}  // namespace wavg

@@ -1,0 +1,115 @@
+// The safetensors writer: the whole header is known from the OutputSpec before any value arrives, so the file is
+// sized once, the header written at offset 0, and every block written in place with pwrite().
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "safetensors/safetensors.hpp"
+#include "wavg/error.hpp"
+
+namespace wavg {
+
+namespace {
+
+class SafetensorsWriter final : public Writer {
+ public:
+  SafetensorsWriter(const std::string& tmp_path, const std::string& display_path, const OutputSpec& spec)
+      : m_display(display_path), m_spec(spec) {
+    // Larger elements first so that 8-byte dtypes stay aligned, then by name: the layout does not depend on the
+    // inputs' order of tensors.
+    std::vector<std::size_t> order(spec.tensors.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      const TensorInfo &x = spec.tensors[a], &y = spec.tensors[b];
+      const auto sx = dtype_size(x.dtype), sy = dtype_size(y.dtype);
+      return sx != sy ? sx > sy : x.name < y.name;
+    });
+
+    nlohmann::ordered_json header = nlohmann::ordered_json::object();
+    std::map<std::string, std::string> metadata;
+    if (spec.template_input && spec.template_input->format_name() == "safetensors")
+      metadata = spec.template_input->metadata();
+    for (const auto& [k, v] : spec.provenance) metadata[k] = v;
+    if (!metadata.empty()) header["__metadata__"] = metadata;
+
+    m_begin.resize(spec.tensors.size());
+    std::uint64_t at = 0;
+    for (std::size_t i : order) {
+      const TensorInfo& t = spec.tensors[i];
+      m_begin[i] = at;
+      header[t.name] = {{"dtype", safetensors_dtype_name(t.dtype)},
+                        {"shape", t.shape},
+                        {"data_offsets", {at, at + t.bytes()}}};
+      at += t.bytes();
+    }
+    std::string text;
+    try {
+      text = header.dump(-1, ' ', false, nlohmann::json::error_handler_t::strict);
+    } catch (const nlohmann::json::exception&) {
+      fail(m_display, "a tensor name or metadata entry is not valid UTF-8; safetensors cannot hold it");
+    }
+    text.append((8 - text.size() % 8) % 8, ' ');
+    m_data_start = 8 + text.size();
+
+    m_fd = ::open(tmp_path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+    if (m_fd < 0) fail(m_display, std::strerror(errno));
+    if (::ftruncate(m_fd, static_cast<off_t>(m_data_start + at)) != 0)
+      fail(m_display, std::string("cannot size the output: ") + std::strerror(errno));
+    unsigned char len[8];
+    for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>(text.size() >> (8 * i));
+    pwrite_all(len, 8, 0);
+    pwrite_all(text.data(), text.size(), 8);
+  }
+
+  ~SafetensorsWriter() override {
+    if (m_fd >= 0) ::close(m_fd);
+  }
+
+  bool holds_template_values(std::size_t) const override { return false; }
+
+  void write(std::size_t index, std::uint64_t offset, std::uint64_t count, const void* src) override {
+    const std::size_t elem = dtype_size(m_spec.tensors[index].dtype);
+    pwrite_all(src, count * elem, m_data_start + m_begin[index] + offset * elem);
+  }
+
+  void finish() override {
+    if (m_fd >= 0 && ::close(m_fd) != 0) {
+      m_fd = -1;
+      fail(m_display, std::string("cannot close the output: ") + std::strerror(errno));
+    }
+    m_fd = -1;
+  }
+
+ private:
+  void pwrite_all(const void* data, std::uint64_t bytes, std::uint64_t at) {
+    const char* p = static_cast<const char*>(data);
+    while (bytes > 0) {
+      const ssize_t n = ::pwrite(m_fd, p, bytes, static_cast<off_t>(at));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) fail(m_display, std::string("write failed: ") + std::strerror(errno));
+      p += n;
+      at += static_cast<std::uint64_t>(n);
+      bytes -= static_cast<std::uint64_t>(n);
+    }
+  }
+
+  std::string m_display;
+  const OutputSpec& m_spec;
+  std::vector<std::uint64_t> m_begin;
+  std::uint64_t m_data_start = 0;
+  int m_fd = -1;
+};
+
+}  // namespace
+
+std::unique_ptr<Writer> create_safetensors_writer(const std::string& tmp_path, const std::string& display_path,
+                                                  const OutputSpec& spec) {
+  return std::make_unique<SafetensorsWriter>(tmp_path, display_path, spec);
+}
+
+}  // namespace wavg

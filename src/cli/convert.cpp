@@ -1,0 +1,74 @@
+// wavg convert: one input through the same plan, engine and writers as merge. Tensors whose dtype is kept are
+// copied byte for byte; floating-point tensors changed by --out-dtype go through the mean of one input, which is
+// the value itself rounded once to the new type.
+
+#include <cstdio>
+#include <filesystem>
+
+#include "cli/common.hpp"
+#include "wavg/atomic_file.hpp"
+#include "wavg/engine.hpp"
+#include "wavg/error.hpp"
+#include "wavg/provenance.hpp"
+
+namespace wavg::cli {
+
+namespace {
+
+struct ConvertOptions {
+  std::string input;
+  std::string output;
+  std::string format;
+  std::string out_dtype;
+  bool force = false;
+  Verbosity verbosity;
+};
+
+int run_convert(const ConvertOptions& o) {
+  const std::string format = output_format(o.output, o.format);
+  check_output_not_input(o.output, {o.input});
+  const Overwrite overwrite = o.force ? Overwrite::yes : Overwrite::no;
+  if (overwrite == Overwrite::no && std::filesystem::exists(o.output))
+    throw Error(ExitCode::usage, o.output, "already exists (use --force to replace it)");
+
+  auto reader = open_reader(o.input);
+  const std::vector<Reader*> inputs{reader.get()};
+  Plan plan = build_plan(inputs, PlanOptions{});
+  const auto out_dtype = o.out_dtype.empty() ? std::nullopt : dtype_from_name(o.out_dtype);
+  for (PlanEntry& e : plan.entries)
+    e.action = is_float(e.info.dtype) && out_dtype && *out_dtype != e.info.dtype ? Action::average
+                                                                                 : Action::copy_first;
+  if (out_dtype) set_out_dtype(plan, *out_dtype);
+  auto backend = make_cpu_backend();
+  auto method = make_weighted_mean(*backend, {});
+  Engine engine(plan, inputs, *method, *backend);
+
+  AtomicFile out(o.output, overwrite);
+  const OutputSpec spec{output_tensors(plan), reader.get(), {},
+                        make_provenance("convert", "copy", {o.input}, o.out_dtype)};
+  {
+    auto writer = create_writer(format, out.tmp_path(), o.output, spec);
+    engine.run(*writer);
+  }
+  out.commit();
+  if (!o.verbosity.quiet)
+    std::printf("converted %s (%s) to %s (%s): %zu tensors, %zu retyped\n", o.input.c_str(),
+                reader->format_name().c_str(), o.output.c_str(), format.c_str(), plan.entries.size(),
+                plan.count(Action::average));
+  return 0;
+}
+
+}  // namespace
+
+RunFn setup_convert(CLI::App& app) {
+  auto o = std::make_shared<ConvertOptions>();
+  app.add_option("input", o->input, "Checkpoint to convert")->required();
+  app.add_option("-o,--output", o->output, "Output checkpoint")->required();
+  app.add_option("--format", o->format, "Output format (default: from the output's extension)");
+  add_out_dtype(app, o->out_dtype);
+  app.add_flag("-f,--force", o->force, "Replace an existing output");
+  add_verbosity(app, o->verbosity);
+  return [o] { return run_convert(*o); };
+}
+
+}  // namespace wavg::cli
