@@ -84,10 +84,19 @@ def write_torch(path, model, seed):
     torch.save({name: torch.from_numpy(a) for name, a in tensors(model, seed)}, path)
 
 
-def generate(directory, model, n, kinds):
-    """Writes inputs 1..n of `model` in every kind asked for, skipping files already there; returns their paths."""
+def generate(directory, model, n, kinds, torch_python=None):
+    """Writes inputs 1..n of `model` in every kind asked for, skipping files already there; returns their paths.
+    PyTorch files are written by `torch_python`, which may be another interpreter (a venv with torch)."""
+    import subprocess
+    import sys
     os.makedirs(directory, exist_ok=True)
-    writers = {"h5": write_hdf5, "safetensors": write_safetensors, "pt": write_torch}
+
+    def via_torch_python(path, model, seed):
+        code = (f"import sys; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r}); import bench_models;"
+                f" bench_models.write_torch({path!r}, {model!r}, {seed})")
+        subprocess.run([torch_python or sys.executable, "-c", code], check=True)
+
+    writers = {"h5": write_hdf5, "safetensors": write_safetensors, "pt": via_torch_python}
     paths = {}
     for kind in kinds:
         paths[kind] = []
