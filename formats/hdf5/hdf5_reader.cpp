@@ -207,8 +207,10 @@ void Hdf5Reader::release(std::size_t index, std::uint64_t offset, std::uint64_t 
   std::uint64_t begin = 0, end = 0;
   if (!m_map || !direct_range(index, offset, count, begin, end) || begin == end) return;
   // Dropping a read-only file mapping's pages loses nothing: a later touch maps them again from the page cache.
-  // A page shared with the next block is dropped too and simply faults back in.
-  const auto [from, to] = page_range(begin, std::min(end, m_file_size));
+  // A page fault maps the cached pages around the faulting one too (fault-around, up to a whole large folio), so
+  // pages outside [begin, end) become resident and would pile up block after block: drop a margin on both sides.
+  constexpr std::uint64_t margin = 2u << 20;
+  const auto [from, to] = page_range(begin > margin ? begin - margin : 0, std::min(end + margin, m_file_size));
   ::madvise(const_cast<char*>(m_map) + from, to - from, MADV_DONTNEED);
 }
 
