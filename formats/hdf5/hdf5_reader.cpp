@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,7 +13,10 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <algorithm>
 #include <fstream>
+#include <limits>
+#include <utility>
 
 #include "wavg/error.hpp"
 
@@ -187,6 +191,7 @@ void Hdf5Reader::open_tree() {
   }
   read_metadata();
   H5Eclear2(H5E_DEFAULT);
+  map_file();
 }
 
 Hdf5Reader::~Hdf5Reader() {
@@ -194,6 +199,7 @@ Hdf5Reader::~Hdf5Reader() {
     const h5::CrashGuard guard(m_path);
     close_handles();
   }
+  if (m_map) ::munmap(const_cast<char*>(m_map), m_file_size);
   if (m_fd >= 0) ::close(m_fd);
 }
 
@@ -352,6 +358,62 @@ void Hdf5Reader::add_dataset(const std::string& name, bool listed) {
   entry.dataset = std::move(ds);
   m_tensors.push_back(std::move(info));
   m_entries.push_back(std::move(entry));
+}
+
+void Hdf5Reader::map_file() {
+  bool any_direct = false;
+  for (const Entry& e : m_entries) any_direct = any_direct || e.direct_offset >= 0;
+  if (!any_direct || m_file_size == 0 || m_file_size > std::numeric_limits<std::size_t>::max()) return;
+  void* p = ::mmap(nullptr, m_file_size, PROT_READ, MAP_SHARED, m_fd, 0);
+  if (p == MAP_FAILED) return;  // e.g. no address space left: pread() serves every read
+  m_map = static_cast<const char*>(p);
+}
+
+bool Hdf5Reader::direct_range(std::size_t index, std::uint64_t offset, std::uint64_t count, std::uint64_t& begin,
+                              std::uint64_t& end) const {
+  WAVG_ASSERT(index < m_entries.size());
+  const TensorInfo& t = m_tensors[index];
+  WAVG_ASSERT(offset <= t.count() && count <= t.count() - offset);
+  const std::int64_t at = m_entries[index].direct_offset;
+  if (at < 0) return false;
+  const std::size_t elem = dtype_size(t.dtype);
+  begin = static_cast<std::uint64_t>(at) + offset * elem;
+  end = begin + count * elem;  // inside the file: add_dataset checked the whole extent
+  return true;
+}
+
+const void* Hdf5Reader::view(std::size_t index, std::uint64_t offset, std::uint64_t count) {
+  std::uint64_t begin = 0, end = 0;
+  if (!m_map || !direct_range(index, offset, count, begin, end)) return nullptr;
+  // Kernels load whole elements; a dataset at an odd offset is copied into an aligned buffer by read() instead.
+  if (begin % dtype_size(m_tensors[index].dtype) != 0) return nullptr;
+  return m_map + begin;
+}
+
+namespace {
+// Widens [begin, end) to whole pages, as madvise() wants.
+std::pair<std::uint64_t, std::uint64_t> page_range(std::uint64_t begin, std::uint64_t end) {
+  static const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+  return {begin / page * page, (end + page - 1) / page * page};
+}
+}  // namespace
+
+void Hdf5Reader::release(std::size_t index, std::uint64_t offset, std::uint64_t count) {
+  std::uint64_t begin = 0, end = 0;
+  if (!m_map || !direct_range(index, offset, count, begin, end) || begin == end) return;
+  // Dropping a read-only file mapping's pages loses nothing: a later touch maps them again from the page cache.
+  // A page fault maps the cached pages around the faulting one too (fault-around, up to a whole large folio), so
+  // pages outside [begin, end) become resident and would pile up block after block: drop a margin on both sides.
+  constexpr std::uint64_t margin = 2u << 20;
+  const auto [from, to] = page_range(begin > margin ? begin - margin : 0, std::min(end + margin, m_file_size));
+  ::madvise(const_cast<char*>(m_map) + from, to - from, MADV_DONTNEED);
+}
+
+void Hdf5Reader::prefetch(std::size_t index, std::uint64_t offset, std::uint64_t count) {
+  std::uint64_t begin = 0, end = 0;
+  if (!direct_range(index, offset, count, begin, end) || begin == end) return;
+  // Starts asynchronous read-ahead into the page cache; returns at once. Useless for files already cached, cheap.
+  ::posix_fadvise(m_fd, static_cast<off_t>(begin), static_cast<off_t>(end - begin), POSIX_FADV_WILLNEED);
 }
 
 void Hdf5Reader::read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) {

@@ -23,8 +23,11 @@
 // them, and may be split into layer_names0, layer_names1, ... when long. The datasets are the tensors; their
 // names are full paths without the leading slash.
 //
-// Contiguous, unfiltered datasets whose file type equals the native memory type are read with pread() at the
-// dataset's file offset (checked against the file's size); everything else goes through H5Dread.
+// Contiguous, unfiltered datasets whose file type equals the native memory type are read straight from the file
+// at the dataset's offset (checked against the file's size): view() hands out pointers into a read-only mapping of
+// the whole file, read() uses pread(); everything else goes through H5Dread. A mapping only reserves address space:
+// pages enter the process's resident memory when a block touches them and leave again on release(), so resident
+// memory stays at one block per input for any file size.
 
 #include <memory>
 #include <string>
@@ -47,6 +50,9 @@ class Hdf5Reader final : public Reader {
   std::string layout() const override { return m_layout; }
   const std::vector<TensorInfo>& tensors() const override { return m_tensors; }
   void read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) override;
+  const void* view(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
+  void release(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
+  void prefetch(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
   std::map<std::string, std::string> metadata() const override { return m_metadata; }
 
   // Returns the file offset of a contiguous, unfiltered, native-typed tensor's data, or -1 when it must go through
@@ -69,12 +75,17 @@ class Hdf5Reader final : public Reader {
   void add_keras3_tree(hid_t group, const std::string& prefix);
   void add_plain_tree();
   void add_dataset(const std::string& name, bool listed);
+  void map_file();
+  // Returns the file byte range [begin, end) of a direct tensor's elements, or false when it is not direct.
+  bool direct_range(std::size_t index, std::uint64_t offset, std::uint64_t count, std::uint64_t& begin,
+                    std::uint64_t& end) const;
 
   std::string m_path;
   std::string m_layout;
   h5::Handle m_file;
   int m_fd = -1;
   std::uint64_t m_file_size = 0;
+  const char* m_map = nullptr;  // the whole file, read-only, or nullptr when mmap() failed (read() still works)
   std::vector<TensorInfo> m_tensors;
   std::vector<Entry> m_entries;
   std::map<std::string, std::string> m_metadata;  // root attributes as text, read once with the structure

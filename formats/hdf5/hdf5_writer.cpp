@@ -5,11 +5,12 @@
 
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
+#include <optional>
 #include <unordered_map>
 
 #include "hdf5/h5.hpp"
 #include "hdf5/hdf5_reader.hpp"
+#include "hdf5/template_copy.hpp"
 #include "wavg/error.hpp"
 
 namespace wavg {
@@ -61,7 +62,12 @@ class Hdf5Writer final : public Writer {
     if (m_template && !m_retyped[index]) {
       const std::int64_t at = m_template->direct_offset(m_source[index]);
       if (at >= 0) {
-        pwrite_all(static_cast<const char*>(src), count * elem, static_cast<std::uint64_t>(at) + offset * elem, t);
+        const std::uint64_t begin = static_cast<std::uint64_t>(at) + offset * elem, bytes = count * elem;
+        pwrite_all(static_cast<const char*>(src), bytes, begin, t);
+        // The engine writes a tensor whole, block after block: once written it is no longer a hole to fill.
+        m_pending[index] = {0, 0};
+        // Start writing this block to disk now, so the flush before the rename finds little left to do.
+        ::sync_file_range(m_fd, static_cast<off_t>(begin), static_cast<off_t>(bytes), SYNC_FILE_RANGE_WRITE);
         return;
       }
     }
@@ -79,6 +85,7 @@ class Hdf5Writer final : public Writer {
 
   void finish() override {
     const h5::CrashGuard guard(m_template ? m_template->path() : m_display);
+    if (m_copy) fill_pending();
     if (m_template && !m_spec.dropped.empty()) {
       open_file();
       for (const std::string& name : m_spec.dropped)
@@ -100,20 +107,21 @@ class Hdf5Writer final : public Writer {
 
  private:
   void copy_template() {
-    std::error_code ec;
-    std::filesystem::copy_file(m_template->path(), m_tmp, std::filesystem::copy_options::overwrite_existing, ec);
-    if (ec) fail(m_display, "cannot copy " + m_template->path() + ": " + ec.message());
     m_fd = ::open(m_tmp.c_str(), O_WRONLY | O_CLOEXEC);
     if (m_fd < 0) fail(m_display, std::strerror(errno));
     std::unordered_map<std::string_view, std::size_t> by_name;
     const auto& tt = m_template->tensors();
     for (std::size_t i = 0; i < tt.size(); ++i) by_name.emplace(tt[i].name, i);
+    std::vector<ByteRange> holes;
     for (const TensorInfo& t : m_spec.tensors) {
       auto it = by_name.find(t.name);
       WAVG_ASSERT(it != by_name.end());
       m_source.push_back(it->second);
       m_retyped.push_back(tt[it->second].dtype != t.dtype);
+      m_pending.push_back(direct_range(m_source.size() - 1));
+      if (m_pending.back().second > m_pending.back().first) holes.push_back(m_pending.back());
     }
+    m_copy.emplace(m_template->path(), m_fd, std::move(holes), m_display);
     // A tensor whose dtype changes (--out-dtype) gets a new dataset of the new type in place of the old one; the
     // groups and attributes around it stay as in input 1.
     for (std::size_t i = 0; i < m_spec.tensors.size(); ++i) {
@@ -123,6 +131,22 @@ class Hdf5Writer final : public Writer {
       h5::check(H5Ldelete(m_file.get(), t.name.c_str(), H5P_DEFAULT), m_display, "cannot replace " + t.name);
       m_datasets.emplace(i, create_dataset(t, H5P_DEFAULT));
     }
+  }
+
+  // Returns the bytes of output tensor `index` in the copy when they are patched in place, else an empty range
+  // (written through HDF5, or retyped into a new dataset).
+  ByteRange direct_range(std::size_t index) const {
+    const std::int64_t at = m_template->direct_offset(m_source[index]);
+    if (at < 0 || m_retyped[index]) return {0, 0};
+    const auto begin = static_cast<std::uint64_t>(at);
+    return {begin, begin + m_spec.tensors[index].bytes()};
+  }
+
+  // Fills the holes of tensors that were never written (not averaged: input 1's values stay).
+  void fill_pending() {
+    for (const ByteRange& r : m_pending)
+      if (r.second > r.first) m_copy->fill(r);
+    m_pending.clear();
   }
 
   std::pair<h5::Handle, h5::Handle> create_dataset(const TensorInfo& t, hid_t lcpl) {
@@ -190,6 +214,8 @@ class Hdf5Writer final : public Writer {
   const OutputSpec& m_spec;
   Hdf5Reader* m_template = nullptr;
   std::vector<std::size_t> m_source;  // output index -> template tensor index
+  std::optional<TemplateCopy> m_copy;
+  std::vector<ByteRange> m_pending;  // output index -> its hole in the copy, until written ({0, 0} when none)
   std::vector<bool> m_retyped;        // output index -> dtype differs from the template's (a new dataset)
   int m_fd = -1;
   h5::Handle m_file;

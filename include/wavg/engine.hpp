@@ -41,6 +41,7 @@ class Engine {
   void read_block(const PlanEntry& entry, std::uint64_t offset, std::uint64_t count, std::size_t inputs);
   BlockInputs block_view(const PlanEntry& entry, std::uint64_t count, std::size_t inputs);
   const void* read_base(const PlanEntry& entry, std::uint64_t offset, std::uint64_t count);
+  void release_block();
 
   const Plan& m_plan;
   std::vector<Reader*> m_inputs;
@@ -53,6 +54,11 @@ class Engine {
   std::vector<std::vector<double>> m_buffers;  // one per input; double for alignment of any dtype
   std::vector<const void*> m_pointers;
   std::vector<double> m_out;
+  struct Held {  // the block whose views the readers have lent, given back before the next one
+    const PlanEntry* entry = nullptr;
+    std::uint64_t offset = 0, count = 0;
+    std::size_t inputs = 0;
+  } m_held;
   EngineStats m_stats;
 };
 

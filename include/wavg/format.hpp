@@ -27,6 +27,16 @@ class Reader {
   // Reads `count` elements of tensor `index` starting at flat (row-major) element `offset` into `dst`, in the
   // tensor's dtype and native byte order.
   virtual void read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) = 0;
+  // Returns a pointer to the same elements read() would copy, straight from a memory mapping of the file, or
+  // nullptr when they are not stored plainly (compressed, converted, misaligned): the caller then uses read().
+  // Saves one copy of every byte. The pointer stays valid until the reader is destroyed.
+  virtual const void* view(std::size_t /*index*/, std::uint64_t /*offset*/, std::uint64_t /*count*/) {
+    return nullptr;
+  }
+  // Says a range given by view() is no longer needed, so its pages can leave the process's resident memory.
+  virtual void release(std::size_t /*index*/, std::uint64_t /*offset*/, std::uint64_t /*count*/) {}
+  // Hints that this range is read next, so the kernel can fetch it from disk while the current block is computed.
+  virtual void prefetch(std::size_t /*index*/, std::uint64_t /*offset*/, std::uint64_t /*count*/) {}
   // Returns file-level metadata as text (HDF5 root attributes, safetensors __metadata__, ...).
   virtual std::map<std::string, std::string> metadata() const = 0;
 };

@@ -1,7 +1,9 @@
 // The streaming engine. For each tensor of the plan it reads the same range of elements from every input into one
 // buffer per input, hands the block to the method, and writes the result. Blocks are sized so that the buffers of
 // all inputs together stay within a fixed budget (64 MiB by default), whatever the size of the model or of any one
-// tensor. Parallelism lives inside the backend's kernels and runs over elements, never over inputs, so each element
+// tensor. Where a reader can, it lends a view of the block straight from its memory-mapped file instead of copying
+// it, and the engine gives the view back before the next block, so resident memory stays at one block either way;
+// the block after the current one is announced to the readers so a cold file is read from disk meanwhile. Parallelism lives inside the backend's kernels and runs over elements, never over inputs, so each element
 // is always summed in the same order.
 
 #include "wavg/engine.hpp"
@@ -27,14 +29,32 @@ std::uint64_t Engine::block_elements(const PlanEntry& entry) const {
 }
 
 void Engine::read_block(const PlanEntry& entry, std::uint64_t offset, std::uint64_t count, std::size_t inputs) {
+  release_block();
   const std::uint64_t bytes = count * dtype_size(entry.info.dtype);
   const std::size_t words = (bytes + 7) / 8;
+  // Ask for the next block first, so the kernel reads it from disk while this one is computed.
+  const std::uint64_t next = offset + count, n = entry.info.count();
+  if (next < n)
+    for (std::size_t k = 0; k < inputs; ++k)
+      m_inputs[k]->prefetch(entry.source[k], next, std::min(block_elements(entry), n - next));
   for (std::size_t k = 0; k < inputs; ++k) {
+    m_stats.bytes_read += bytes;
+    if (const void* view = m_inputs[k]->view(entry.source[k], offset, count)) {
+      m_pointers[k] = view;
+      continue;
+    }
     if (m_buffers[k].size() < words) m_buffers[k].resize(words);
     m_inputs[k]->read(entry.source[k], offset, count, m_buffers[k].data());
     m_pointers[k] = m_buffers[k].data();
-    m_stats.bytes_read += bytes;
   }
+  m_held = {&entry, offset, count, inputs};
+}
+
+void Engine::release_block() {
+  if (!m_held.entry) return;
+  for (std::size_t k = 0; k < m_held.inputs; ++k)
+    m_inputs[k]->release(m_held.entry->source[k], m_held.offset, m_held.count);
+  m_held = {};
 }
 
 void Engine::set_base(Reader* base, std::vector<std::size_t> source) {
@@ -73,6 +93,7 @@ void Engine::verify() {
       }
     }
   }
+  release_block();
   if (!differ.empty()) throw Error(ExitCode::incompatible, std::move(differ));
 
   for (int pass = 0; m_method.wants_pass(pass); ++pass) {
@@ -89,6 +110,7 @@ void Engine::verify() {
     }
     m_method.end_pass(pass);
   }
+  release_block();
 }
 
 void Engine::run(Writer& writer) {
@@ -114,6 +136,7 @@ void Engine::run(Writer& writer) {
       m_stats.bytes_written += count * elem;
     }
   }
+  release_block();
   writer.finish();
 }
 

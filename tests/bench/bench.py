@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""Benchmarks `wavg merge` against the cost of just moving the bytes and against the usual scripts.
+
+For every model size and input count asked for it generates the checkpoints deterministically (bench_models.py),
+reads them once so they sit in the page cache, then runs each command --repeat times, interleaved, keeping the
+fastest run. Peak memory is the maximum resident set size of the command and the children it waited for, as GNU
+`/usr/bin/time` reports it (Debian package `time`). Every command leaves its output on disk: wavg fsyncs before its
+rename, so the floor and the peers get a `sync OUT` inside their timing.
+
+Commands: the floor (cat every input to /dev/null, write one output of the same size, sync it); wavg merge on HDF5
+at each --threads count; wavg on safetensors when `wavg inspect` accepts them; an h5py + numpy script; numpy over
+memory-mapped safetensors; and PyTorch's load/stack/mean/save when --torch-python (or the python running this)
+can import torch. A peer that cannot run here prints n/a.
+"""
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+TIME = "/usr/bin/time"  # GNU time (Debian package `time`)
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import bench_models  # noqa: E402
+
+
+def timed(argv):
+    """Runs argv under /usr/bin/time; returns (seconds, peak RSS in MiB), or None when it fails. (wait4() from this
+    process would count the Python interpreter's own memory, which the forked child inherits until its exec.)"""
+    with tempfile.NamedTemporaryFile("r") as report:
+        start = time.perf_counter()
+        proc = subprocess.run([TIME, "-f", "%M", "-o", report.name, *argv], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE)
+        seconds = time.perf_counter() - start
+        if proc.returncode != 0:
+            err = proc.stderr.decode(errors="replace").strip()[-300:]
+            print(f"  failed ({proc.returncode}): {' '.join(argv[:3])} ...: {err}", file=sys.stderr)
+            return None
+        return seconds, int(report.read().split()[-1]) / 1024
+
+
+def can_import(python, module):
+    if not python or not shutil.which(python):
+        return False
+    return subprocess.run([python, "-c", f"import {module}"], capture_output=True).returncode == 0
+
+
+def wavg_reads(wavg, path):
+    return subprocess.run([wavg, "inspect", path], capture_output=True).returncode == 0
+
+
+def commands(args, model, n, paths, out_dir):
+    """Returns [(label, argv or None, output path)] for one case; argv None means n/a."""
+    h5, st, pt = paths.get("h5", []), paths.get("safetensors", []), paths.get("pt", [])
+    size = os.path.getsize(h5[0])
+    out = lambda ext: os.path.join(out_dir, f"bench-out.{ext}")  # noqa: E731
+    synced = lambda argv, o: ["sh", "-c", '"$@" && sync "$0"', o] + argv  # noqa: E731
+    cmds = [("floor: cat inputs + write output", ["sh", "-c", f'cat "$@" >/dev/null && head -c {size} /dev/zero'
+                                                f' >"$0" && sync "$0"', out("floor")] + h5, out("floor"))]
+    for t in args.threads:
+        cmds.append((f"wavg merge HDF5 -j{t}", [args.wavg, "merge", "-q", f"-j{t}", *h5, "-o", out("h5")], out("h5")))
+    if st:
+        ok = wavg_reads(args.wavg, st[0])
+        cmds.append((f"wavg merge safetensors -j{args.threads[-1]}",
+                     [args.wavg, "merge", "-q", f"-j{args.threads[-1]}", *st, "-o", out("safetensors")]
+                     if ok else None, out("safetensors")))
+    if not args.wavg_only:
+        py = sys.executable
+        cmds.append(("h5py + numpy script", synced([py, os.path.join(HERE, "peers", "h5py_numpy.py"),
+                                                    out("peer.h5"), *h5], out("peer.h5"))
+                     if can_import(py, "h5py") else None, out("peer.h5")))
+        cmds.append(("numpy over mmap safetensors",
+                     synced([py, os.path.join(HERE, "peers", "numpy_safetensors.py"), out("peer.st"), *st],
+                            out("peer.st")) if st else None, out("peer.st")))
+        cmds.append(("PyTorch load/stack/mean/save",
+                     synced([args.torch_python, os.path.join(HERE, "peers", "torch_mean.py"), out("pt"), *pt],
+                            out("pt")) if pt else None, out("pt")))
+    return cmds
+
+
+def check_output(path, model, inputs):
+    """Compares wavg's HDF5 output bit for bit with the float64 mean numpy computes from the inputs."""
+    import h5py
+    import numpy as np
+    files = [h5py.File(p, "r") for p in inputs]
+    bad = []
+    with h5py.File(path, "r") as o:
+        for layer, weight, _ in bench_models.layout(model):
+            name = f"model_weights/{layer}/{layer}/{weight}"
+            want = (sum(f[name][()].astype(np.float64) for f in files) / len(files)).astype(np.float32)
+            if want.tobytes() != o[name][()].tobytes():
+                bad.append(name)
+    return bad
+
+
+def run_case(args, model, n):
+    kinds = ["h5"] + (["safetensors"] if "safetensors" in args.formats else [])
+    if args.torch_python and not args.wavg_only:
+        kinds.append("pt")
+    paths = bench_models.generate(args.dir, model, n, kinds, args.torch_python)
+    out_dir = args.out_dir or args.dir
+    cmds = commands(args, model, n, paths, out_dir)
+    for p in sum(paths.values(), []):  # into the page cache
+        with open(p, "rb") as f:
+            while f.read(64 << 20):
+                pass
+    best = {}
+    for _ in range(args.repeat):
+        for label, argv, out in cmds:
+            if argv is None:
+                continue
+            if os.path.exists(out):
+                os.remove(out)
+            r = timed(argv)
+            if r and (label not in best or r[0] < best[label][0]):
+                best[label] = r
+    bad = check_output(os.path.join(out_dir, "bench-out.h5"), model, paths["h5"]) if args.check else []
+    for _, _, out in cmds:
+        if os.path.exists(out):
+            os.remove(out)
+    input_bytes = n * os.path.getsize(paths["h5"][0])
+    return cmds, best, input_bytes, bad
+
+
+def print_table(model, n, cmds, best, input_bytes):
+    floor = best.get(cmds[0][0], (None,))[0]
+    peer = best.get("h5py + numpy script", (None,))[0]
+    print(f"\n{model} parameters ({bench_models.parameters(model):,}), N = {n}, "
+          f"{input_bytes / 1e6:,.0f} MB of inputs")
+    print(f"| {'command':<34} | {'time s':>7} | {'peak RSS MiB':>12} | {'x floor':>7} | {'h5py script / this':>18} |")
+    print(f"|{'-' * 36}|{'-' * 8}:|{'-' * 13}:|{'-' * 8}:|{'-' * 19}:|")
+    for label, argv, _ in cmds:
+        if label not in best:
+            print(f"| {label:<34} | {'n/a':>7} | {'n/a':>12} | {'':>7} | {'':>18} |")
+            continue
+        s, rss = best[label]
+        xf = f"{s / floor:.2f}" if floor else ""
+        xp = f"{peer / s:.1f}" if peer else ""
+        print(f"| {label:<34} | {s:7.2f} | {rss:12.0f} | {xf:>7} | {xp:>18} |")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="tiny model, 2 inputs, one run: a smoke test in seconds")
+    ap.add_argument("--dir", default="/tmp/wavg-bench", help="where the checkpoints are generated (default %(default)s)")
+    ap.add_argument("--out-dir", help="where outputs go (default: --dir)")
+    ap.add_argument("--models", default="124M", help=f"comma list of {','.join(bench_models.MODELS)}")
+    ap.add_argument("--inputs", default="4", help="comma list of input counts N")
+    ap.add_argument("--threads", default="1,2", help="comma list of wavg thread counts")
+    ap.add_argument("--formats", default="h5,safetensors", help="h5 and/or safetensors")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per command; the fastest counts")
+    ap.add_argument("--wavg", default=shutil.which("wavg") or os.path.join(HERE, "..", "..", "build", "wavg"))
+    ap.add_argument("--torch-python", help="a python that can import torch (e.g. a venv's), for the PyTorch peer")
+    ap.add_argument("--wavg-only", action="store_true", help="run the floor and wavg only (scaling tables)")
+    ap.add_argument("--check", action="store_true", help="check wavg's output bit for bit against numpy's mean")
+    ap.add_argument("--keep", action="store_true", help="keep the generated checkpoints")
+    args = ap.parse_args()
+    if args.quick:
+        args.models, args.inputs, args.repeat = "tiny", "2", 1
+    args.models = args.models.split(",")
+    args.threads = [int(t) for t in args.threads.split(",")]
+    if not args.torch_python and can_import(sys.executable, "torch"):
+        args.torch_python = sys.executable
+    if args.torch_python and not can_import(args.torch_python, "torch"):
+        args.torch_python = None
+    if not os.access(TIME, os.X_OK):
+        print(f"bench: {TIME} is missing (apt-get install time)", file=sys.stderr)
+        return 77
+    os.makedirs(args.dir, exist_ok=True)
+    failed = False
+    try:
+        for model in args.models:
+            for n in (int(x) for x in args.inputs.split(",")):
+                cmds, best, input_bytes, bad = run_case(args, model, n)
+                print_table(model, n, cmds, best, input_bytes)
+                failed |= any(argv is not None and label not in best for label, argv, _ in cmds)
+                if bad:
+                    print(f"wavg's output differs from numpy's mean in {len(bad)} tensors: {bad[:3]}")
+                    failed = True
+                if not args.keep:
+                    for k in range(1, n + 1):
+                        for ext in ("h5", "safetensors", "pt"):
+                            p = os.path.join(args.dir, f"{model}-{k}.{ext}")
+                            if os.path.exists(p):
+                                os.remove(p)
+    finally:
+        sys.stdout.flush()
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,109 @@
+"""Deterministic GPT-2-like checkpoints for the benchmark, in Keras 2 HDF5 and safetensors (and PyTorch when torch
+is importable). Input k of a model is seeded with k, so every run writes the same bytes.
+
+A model of width d, L blocks and vocabulary V has 2 + 8 L tensors: the token and position embeddings (V x d and
+1024 x d), then per block the attention in-projection (d x 3d, 3d), out-projection (d x d, d) and the MLP (d x 4d,
+4d, 4d x d, d). GPT-2 small is d=768, L=12, V=50257: 98 tensors, 124M values, from 768 to 38.6M each.
+"""
+
+import json
+import os
+import struct
+
+import numpy as np
+
+# name -> (width, blocks, vocabulary)
+MODELS = {
+    "tiny": (32, 2, 1000),
+    "10M": (256, 6, 16384),
+    "124M": (768, 12, 50257),
+    "1B": (2048, 18, 50257),
+}
+
+
+def layout(model):
+    """Returns [(layer, weight, shape)] in file order."""
+    d, blocks, vocab = MODELS[model]
+    out = [("wte", "embeddings:0", (vocab, d)), ("wpe", "embeddings:0", (1024, d))]
+    for b in range(blocks):
+        h = f"h{b}"
+        out += [(f"{h}_attn", "kernel:0", (d, 3 * d)), (f"{h}_attn", "bias:0", (3 * d,)),
+                (f"{h}_proj", "kernel:0", (d, d)), (f"{h}_proj", "bias:0", (d,)),
+                (f"{h}_fc", "kernel:0", (d, 4 * d)), (f"{h}_fc", "bias:0", (4 * d,)),
+                (f"{h}_mlp_out", "kernel:0", (4 * d, d)), (f"{h}_mlp_out", "bias:0", (d,))]
+    return out
+
+
+def parameters(model):
+    return sum(int(np.prod(s)) for _, _, s in layout(model))
+
+
+def tensors(model, seed):
+    """Yields (name, float32 array) one tensor at a time, so generating a 4 GB file needs one tensor of memory."""
+    rng = np.random.default_rng(seed)
+    for layer, weight, shape in layout(model):
+        yield f"{layer}/{weight}", rng.standard_normal(shape, dtype=np.float32)
+
+
+def write_hdf5(path, model, seed):
+    import h5py
+    with h5py.File(path, "w") as f:
+        f.attrs["backend"] = "tensorflow"
+        f.attrs["keras_version"] = "2.13.1"
+        mw = f.create_group("model_weights")
+        layers = []
+        for layer, _, _ in layout(model):
+            if layer not in layers:
+                layers.append(layer)
+        mw.attrs["layer_names"] = [n.encode() for n in layers]
+        names = {}
+        for layer, weight, _ in layout(model):
+            names.setdefault(layer, []).append(f"{layer}/{weight}")
+        for layer in layers:
+            mw.create_group(layer).attrs["weight_names"] = [n.encode() for n in names[layer]]
+        for name, array in tensors(model, seed):
+            mw[name.split("/")[0]].create_dataset(name, data=array)
+
+
+def write_safetensors(path, model, seed):
+    header, at = {}, 0
+    for layer, weight, shape in layout(model):
+        size = int(np.prod(shape)) * 4
+        header[f"{layer}/{weight}"] = {"dtype": "F32", "shape": list(shape), "data_offsets": [at, at + size]}
+        at += size
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)  # data starts 8-byte aligned, as the safetensors writer does
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text)
+        for _, array in tensors(model, seed):
+            f.write(array.tobytes())
+
+
+def write_torch(path, model, seed):
+    import torch
+    torch.save({name: torch.from_numpy(a) for name, a in tensors(model, seed)}, path)
+
+
+def generate(directory, model, n, kinds, torch_python=None):
+    """Writes inputs 1..n of `model` in every kind asked for, skipping files already there; returns their paths.
+    PyTorch files are written by `torch_python`, which may be another interpreter (a venv with torch)."""
+    import subprocess
+    import sys
+    os.makedirs(directory, exist_ok=True)
+
+    def via_torch_python(path, model, seed):
+        code = (f"import sys; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r}); import bench_models;"
+                f" bench_models.write_torch({path!r}, {model!r}, {seed})")
+        subprocess.run([torch_python or sys.executable, "-c", code], check=True)
+
+    writers = {"h5": write_hdf5, "safetensors": write_safetensors, "pt": via_torch_python}
+    paths = {}
+    for kind in kinds:
+        paths[kind] = []
+        for k in range(1, n + 1):
+            p = os.path.join(directory, f"{model}-{k}.{kind}")
+            if not os.path.exists(p):
+                writers[kind](p + ".part", model, k)
+                os.replace(p + ".part", p)
+            paths[kind].append(p)
+    return paths
