@@ -10,6 +10,7 @@
 #include "hdf5/hdf5_reader.hpp"
 #include "hdf5/hdf5_writer.hpp"
 #include "json/json.hpp"
+#include "keras/keras_archive.hpp"
 #include "safetensors/safetensors.hpp"
 #include "wavg/error.hpp"
 #include "wavg/format.hpp"
@@ -26,7 +27,7 @@ struct Codec {
   std::unique_ptr<Writer> (*create)(const std::string& tmp, const std::string& display, const OutputSpec& spec);
 };
 
-const std::array<Codec, 4> k_codecs{{
+const std::array<Codec, 5> k_codecs{{
     {"hdf5",
      {".h5", ".hdf5", ".he5", ".keras_h5"},
      looks_like_hdf5,
@@ -37,6 +38,11 @@ const std::array<Codec, 4> k_codecs{{
      looks_like_safetensors,
      [](const std::string& p) -> std::unique_ptr<Reader> { return std::make_unique<SafetensorsReader>(p); },
      create_safetensors_writer},
+    {"keras",
+     {".keras", nullptr, nullptr, nullptr},
+     looks_like_zip,
+     [](const std::string& p) -> std::unique_ptr<Reader> { return std::make_unique<KerasArchiveReader>(p); },
+     create_keras_writer},
     {"json",
      {".json", nullptr, nullptr, nullptr},
      looks_like_wavg_json,
