@@ -9,6 +9,8 @@
 
 #include "hdf5/hdf5_reader.hpp"
 #include "hdf5/hdf5_writer.hpp"
+#include "json/json.hpp"
+#include "keras/keras_archive.hpp"
 #include "safetensors/safetensors.hpp"
 #include "wavg/error.hpp"
 #include "wavg/format.hpp"
@@ -25,7 +27,7 @@ struct Codec {
   std::unique_ptr<Writer> (*create)(const std::string& tmp, const std::string& display, const OutputSpec& spec);
 };
 
-const std::array<Codec, 2> k_codecs{{
+const std::array<Codec, 5> k_codecs{{
     {"hdf5",
      {".h5", ".hdf5", ".he5", ".keras_h5"},
      looks_like_hdf5,
@@ -36,6 +38,26 @@ const std::array<Codec, 2> k_codecs{{
      looks_like_safetensors,
      [](const std::string& p) -> std::unique_ptr<Reader> { return std::make_unique<SafetensorsReader>(p); },
      create_safetensors_writer},
+    {"keras",
+     {".keras", nullptr, nullptr, nullptr},
+     looks_like_zip,
+     [](const std::string& p) -> std::unique_ptr<Reader> { return std::make_unique<KerasArchiveReader>(p); },
+     create_keras_writer},
+    {"json",
+     {".json", nullptr, nullptr, nullptr},
+     looks_like_wavg_json,
+     [](const std::string& p) -> std::unique_ptr<Reader> { return std::make_unique<JsonReader>(p); },
+     [](const std::string& t, const std::string& d, const OutputSpec& s) {
+       return create_json_writer(t, d, s, JsonEncoding::values);
+     }},
+    // The same format with base64 data; chosen with --format only, and read by the "json" row.
+    {"json-base64",
+     {nullptr, nullptr, nullptr, nullptr},
+     [](const std::string&) { return false; },
+     nullptr,
+     [](const std::string& t, const std::string& d, const OutputSpec& s) {
+       return create_json_writer(t, d, s, JsonEncoding::base64);
+     }},
 }};
 
 bool ends_with(const std::string& s, const std::string& suffix) {

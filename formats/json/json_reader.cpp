@@ -1,0 +1,216 @@
+// The wavg JSON reader: one streaming pass over a memory mapping of the file (see json.hpp for the layout).
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <set>
+
+#include "json/json.hpp"
+#include "json/json_text.hpp"
+#include "wavg/error.hpp"
+
+namespace wavg {
+
+namespace {
+
+// A read-only mapping of a whole file, unmapped when parsing is done.
+class Mapping {
+ public:
+  explicit Mapping(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) fail(path, std::strerror(errno));
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+      const int e = errno;
+      ::close(fd);
+      fail(path, std::strerror(e));
+    }
+    m_size = static_cast<std::size_t>(st.st_size);
+    if (m_size > 0) {
+      void* map = ::mmap(nullptr, m_size, PROT_READ, MAP_PRIVATE, fd, 0);
+      const int e = errno;
+      ::close(fd);
+      if (map == MAP_FAILED) fail(path, std::string("cannot map the file: ") + std::strerror(e));
+      m_data = static_cast<const char*>(map);
+      ::madvise(map, m_size, MADV_SEQUENTIAL);
+    } else {
+      ::close(fd);
+    }
+  }
+  ~Mapping() {
+    if (m_data) ::munmap(const_cast<char*>(m_data), m_size);
+  }
+  Mapping(const Mapping&) = delete;
+  Mapping& operator=(const Mapping&) = delete;
+  const char* data() const { return m_data; }
+  std::size_t size() const { return m_size; }
+
+ private:
+  const char* m_data = nullptr;
+  std::size_t m_size = 0;
+};
+
+// Reads the "data" value of one tensor into `out`, which holds count x element size bytes.
+void read_values(json::Cursor& in, const TensorInfo& t, std::uint64_t count, bool base64,
+                 std::vector<unsigned char>& out) {
+  const std::size_t elem = dtype_size(t.dtype);
+  if (base64) {
+    const std::string text = in.string();
+    if (!json::decode_base64(text, out.data(), out.size()))
+      in.error(t.name + ": base64 data is not " + std::to_string(out.size()) + " bytes of standard base64");
+    if (t.dtype == DType::boolean)
+      for (unsigned char b : out)
+        if (b > 1) in.error(t.name + ": a bool byte is neither 0 nor 1");
+    return;
+  }
+  in.expect('[', "'[' to open the data");
+  std::uint64_t n = 0;
+  auto too_many = [&] {
+    in.error(t.name + ": data has more than the " + std::to_string(count) + " values shape " +
+             shape_string(t.shape) + " holds");
+  };
+  if (!in.consume(']')) {
+    do {
+      if (n == count) too_many();
+      unsigned char* e = out.data() + n * elem;
+      const char c = in.peek();
+      bool ok = false;
+      if (t.dtype == DType::boolean) {
+        e[0] = in.boolean() ? 1 : 0;
+        ok = true;
+      } else if (is_float(t.dtype)) {
+        ok = c == '"' ? json::parse_float_string(in.string(), t.dtype, e)
+                      : json::parse_float_number(in.number(), t.dtype, e);
+      } else {
+        ok = c != '"' && json::parse_integer(in.number(), t.dtype, e);
+      }
+      if (!ok) in.error(t.name + ": value " + std::to_string(n) + " is not a " + std::string(dtype_name(t.dtype)));
+      ++n;
+    } while (in.consume(','));
+    in.expect(']', "',' or ']' in the data");
+  }
+  if (n != count)
+    in.error(t.name + ": data has " + std::to_string(n) + " values but shape " + shape_string(t.shape) + " holds " +
+             std::to_string(count));
+}
+
+}  // namespace
+
+bool looks_like_wavg_json(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char buf[256] = {};
+  in.read(buf, sizeof buf - 1);
+  std::string s(buf, static_cast<std::size_t>(in.gcount()));
+  std::string compact;
+  for (char c : s)
+    if (c != ' ' && c != '\n' && c != '\r' && c != '\t') compact += c;
+  return compact.rfind("{\"format\":\"wavg-json\"", 0) == 0;
+}
+
+JsonReader::JsonReader(std::string path) : m_path(std::move(path)) {
+  Mapping map(m_path);
+  json::Cursor in(map.data(), map.data() + map.size(), m_path);
+  std::set<std::string> top_keys, names;
+  bool have_format = false, have_tensors = false;
+  in.expect('{', "'{' to open the document");
+  for (bool first_member = true; in.next_item('}', first_member);) {
+    const std::string key = in.string();
+    if (!top_keys.insert(key).second) in.error("the member " + key + " appears twice");
+    in.expect(':', "':'");
+    if (key == "format") {
+      if (in.peek() != '"' || in.string() != "wavg-json") in.error("format is not \"wavg-json\"");
+      have_format = true;
+    } else if (key == "version") {
+      if (in.peek() == '"' || in.number() != "1") in.error("unsupported version (wavg reads version 1)");
+    } else if (key == "metadata") {
+      in.expect('{', "metadata to be an object");
+      for (bool first_entry = true; in.next_item('}', first_entry);) {
+        std::string k = in.string();
+        in.expect(':', "':'");
+        if (in.peek() != '"') in.error("metadata entry " + k + " is not a string");
+        if (!m_metadata.emplace(k, in.string()).second) in.error("metadata has the key " + k + " twice");
+      }
+    } else if (key == "tensors") {
+      have_tensors = true;
+      in.expect('[', "tensors to be an array");
+      for (bool first_tensor = true; in.next_item(']', first_tensor);) {
+        TensorInfo t;
+        bool have_name = false, have_dtype = false, have_shape = false, have_data = false, base64 = false;
+        std::set<std::string> keys;
+        in.expect('{', "a tensor object");
+        for (bool first_field = true; in.next_item('}', first_field);) {
+          const std::string k = in.string();
+          if (!keys.insert(k).second) in.error("a tensor has the member " + k + " twice");
+          in.expect(':', "':'");
+          if (k == "name") {
+            if (in.peek() != '"') in.error("tensor name is not a string");
+            t.name = in.string();
+            if (!names.insert(t.name).second) in.error("the tensor " + t.name + " appears twice");
+            have_name = true;
+          } else if (k == "dtype") {
+            if (in.peek() != '"') in.error("dtype is not a string");
+            const std::string d = in.string();
+            const auto dt = dtype_from_name(d);
+            if (!dt || d != dtype_name(*dt)) in.error("unknown dtype " + d);
+            t.dtype = *dt;
+            have_dtype = true;
+          } else if (k == "shape") {
+            in.expect('[', "shape to be an array");
+            for (bool first_dim = true; in.next_item(']', first_dim);) {
+              const std::string_view n = in.number();
+              std::uint64_t d = 0;
+              if (!json::parse_integer(n, DType::u64, &d)) in.error("shape holds something other than a size");
+              t.shape.push_back(d);
+            }
+            have_shape = true;
+          } else if (k == "encoding") {
+            if (in.peek() != '"') in.error("encoding is not a string");
+            const std::string e = in.string();
+            if (e != "base64") in.error("unknown encoding " + e + " (wavg knows base64)");
+            base64 = true;
+          } else if (k == "data") {
+            if (!have_name || !have_dtype || !have_shape)
+              in.error("a tensor's data comes before its name, dtype and shape");
+            std::uint64_t count = 0;
+            if (!checked_count(t.shape, dtype_size(t.dtype), count))
+              in.error(t.name + ": shape " + shape_string(t.shape) + " overflows");
+            // Each value takes at least one byte of text (and base64 4 bytes per 3): a larger shape is a lie,
+            // refused before allocating for it.
+            if (count * dtype_size(t.dtype) / (base64 ? 1 : dtype_size(t.dtype)) > in.remaining())
+              in.error(t.name + ": shape " + shape_string(t.shape) + " needs more values than the file can hold");
+            m_data.emplace_back(count * dtype_size(t.dtype));
+            read_values(in, t, count, base64, m_data.back());
+            have_data = true;
+          } else {
+            in.skip_value();
+          }
+        }
+        if (!have_data) in.error("a tensor has no data (it needs name, dtype, shape and data)");
+        m_tensors.push_back(std::move(t));
+      }
+    } else {
+      in.skip_value();
+    }
+  }
+  in.expect_end();
+  if (!have_format) in.error("no \"format\": \"wavg-json\" member");
+  if (!have_tensors) in.error("no tensors member");
+}
+
+void JsonReader::read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) {
+  WAVG_ASSERT(index < m_tensors.size() && offset + count <= m_tensors[index].count());
+  const std::size_t elem = dtype_size(m_tensors[index].dtype);
+  if (count) std::memcpy(dst, m_data[index].data() + offset * elem, count * elem);
+}
+
+const void* JsonReader::view(std::size_t index, std::uint64_t offset, std::uint64_t count) {
+  WAVG_ASSERT(index < m_tensors.size() && offset + count <= m_tensors[index].count());
+  return m_data[index].data() + offset * dtype_size(m_tensors[index].dtype);
+}
+
+}  // namespace wavg

@@ -1,0 +1,99 @@
+// Writing .keras archives: the weights through the HDF5 writer into a private temporary file, then one zip with
+// input 1's config.json, its metadata.json plus provenance, and the new weights (layout in keras_archive.hpp).
+
+#include <unistd.h>
+#include <zip.h>
+
+#include <nlohmann/json.hpp>
+
+#include "hdf5/hdf5_writer.hpp"
+#include "keras/keras_archive.hpp"
+#include "wavg/error.hpp"
+
+namespace wavg {
+
+namespace {
+
+struct ZipDiscard {
+  void operator()(zip_t* z) const { zip_discard(z); }
+};
+
+class KerasWriter final : public Writer {
+ public:
+  KerasWriter(const std::string& tmp_path, const std::string& display_path, const OutputSpec& spec)
+      : m_tmp_path(tmp_path), m_display(display_path) {
+    m_template = dynamic_cast<KerasArchiveReader*>(spec.template_input);
+    if (!m_template)
+      fail(display_path, "a .keras output needs a .keras input 1 (its config.json describes the model); "
+                         "write .weights.h5 instead");
+    // The weights file keeps input 1's HDF5 tree; provenance goes to metadata.json, where Keras keeps its own.
+    m_inner_spec = spec;
+    m_inner_spec.template_input = &m_template->weights();
+    m_inner_spec.provenance.clear();
+    nlohmann::ordered_json meta = nlohmann::ordered_json::parse(m_template->metadata_json());
+    for (const auto& [k, v] : spec.provenance) meta[k] = v;
+    m_metadata = meta.dump();
+    m_weights_path = make_private_temp("keras-out", ".weights.h5", display_path);
+    m_inner = create_hdf5_writer(m_weights_path, display_path, m_inner_spec);
+  }
+
+  ~KerasWriter() override {
+    m_inner.reset();
+    ::unlink(m_weights_path.c_str());
+  }
+
+  bool holds_template_values(std::size_t index) const override { return m_inner->holds_template_values(index); }
+  void write(std::size_t index, std::uint64_t offset, std::uint64_t count, const void* src) override {
+    m_inner->write(index, offset, count, src);
+  }
+
+  void finish() override {
+    m_inner->finish();
+    m_inner.reset();
+    int code = 0;
+    std::unique_ptr<zip_t, ZipDiscard> z(zip_open(m_tmp_path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &code));
+    if (!z) fail(m_display, "cannot create the zip archive");
+    add_buffer(z.get(), "metadata.json", m_metadata);
+    add_buffer(z.get(), "config.json", m_template->config_json());
+    zip_source_t* src = zip_source_file(z.get(), m_weights_path.c_str(), 0, -1);
+    if (!src) fail(m_display, std::string("model.weights.h5: ") + zip_strerror(z.get()));
+    add_source(z.get(), "model.weights.h5", src);
+    if (zip_close(z.get()) != 0) fail(m_display, std::string("cannot write the zip archive: ") + zip_strerror(z.get()));
+    z.release();  // zip_close freed it
+  }
+
+ private:
+  void add_buffer(zip_t* z, const char* name, const std::string& text) {
+    zip_source_t* src = zip_source_buffer(z, text.data(), text.size(), 0);
+    if (!src) fail(m_display, std::string(name) + ": " + zip_strerror(z));
+    add_source(z, name, src);
+  }
+
+  // Adds an entry stored without compression, as Keras writes them.
+  void add_source(zip_t* z, const char* name, zip_source_t* src) {
+    const zip_int64_t i = zip_file_add(z, name, src, ZIP_FL_ENC_UTF_8);
+    if (i < 0) {
+      zip_source_free(src);
+      fail(m_display, std::string(name) + ": " + zip_strerror(z));
+    }
+    if (zip_set_file_compression(z, static_cast<zip_uint64_t>(i), ZIP_CM_STORE, 0) != 0)
+      fail(m_display, std::string(name) + ": " + zip_strerror(z));
+  }
+
+  std::string m_tmp_path;
+  std::string m_display;
+  KerasArchiveReader* m_template = nullptr;
+  OutputSpec m_inner_spec;
+  std::string m_metadata;
+  std::string m_weights_path;
+  std::unique_ptr<Writer> m_inner;
+};
+
+}  // namespace
+
+std::unique_ptr<Writer> create_keras_writer(const std::string& tmp_path, const std::string& display_path,
+                                            const OutputSpec& spec) {
+  return std::make_unique<KerasWriter>(tmp_path, display_path, spec);
+}
+
+}  // namespace wavg
