@@ -303,7 +303,7 @@ class CudaBackend final : public Backend {
 CudaProbe probe_cuda() {
   int count = 0;
   const cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess) return {false, std::string("no usable CUDA device (") + cudaGetErrorString(e) + ")"};
+  if (e != cudaSuccess) return {false, std::string("no usable CUDA device: ") + cudaGetErrorString(e)};
   if (count == 0) return {false, "no CUDA device"};
   cudaDeviceProp prop{};
   if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) return {false, "CUDA device 0 cannot be queried"};
