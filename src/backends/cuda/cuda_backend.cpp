@@ -252,7 +252,8 @@ class CudaBackend final : public Backend {
     for (const Array& a : arrays) per_element += a.dst && !a.src ? (a.elem + a.unit - 1) / a.unit : 0;
     std::uint64_t chunk = k_slot_bytes / std::max<std::uint64_t>(per_element, 1) / k_reduce_chunk * k_reduce_chunk;
     chunk = std::min(std::max(chunk, k_reduce_chunk), round_up(count, k_reduce_chunk));
-    m_stride = round_up(chunk, 64);
+    // A multiple of k_align elements, so every input of the slot starts k * m_stride elements in, aligned.
+    m_stride = round_up(chunk, k_align);
     // Offsets of each array in a slot: inputs take stride elements, outputs whole units.
     std::vector<std::uint64_t> offset(arrays.size());
     std::uint64_t bytes = 0;
