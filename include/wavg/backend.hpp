@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 
 #include "wavg/dtype.hpp"
 
@@ -69,5 +70,15 @@ class Backend {
 };
 
 std::unique_ptr<Backend> make_cpu_backend();
+
+// Whether the CUDA backend can run here: `detail` names device 0 when it can, and says why not otherwise (built
+// without CUDA, no driver, no device).
+struct CudaProbe {
+  bool usable = false;
+  std::string detail;
+};
+CudaProbe probe_cuda();
+// Returns the CUDA backend on device 0 (src/backends/cuda/); throws Error (exit 1) when probe_cuda() says no.
+std::unique_ptr<Backend> make_cuda_backend();
 
 }  // namespace wavg

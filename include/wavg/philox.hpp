@@ -9,6 +9,13 @@
 #include <cmath>
 #include <cstdint>
 
+// Compiled for host and device alike when a .cu file includes this header.
+#if defined(__CUDACC__)
+#define WAVG_PHILOX_HD __host__ __device__
+#else
+#define WAVG_PHILOX_HD
+#endif
+
 namespace wavg {
 
 struct Philox4x32 {
@@ -16,7 +23,7 @@ struct Philox4x32 {
 };
 
 // Returns Philox4x32-10 of `counter` under `key` (two 32-bit key words).
-inline Philox4x32 philox4x32_10(Philox4x32 counter, std::uint32_t k0, std::uint32_t k1) {
+WAVG_PHILOX_HD inline Philox4x32 philox4x32_10(Philox4x32 counter, std::uint32_t k0, std::uint32_t k1) {
   constexpr std::uint32_t m0 = 0xD2511F53u, m1 = 0xCD9E8D57u, w0 = 0x9E3779B9u, w1 = 0xBB67AE85u;
   for (int round = 0; round < 10; ++round) {
     if (round > 0) {
@@ -33,7 +40,7 @@ inline Philox4x32 philox4x32_10(Philox4x32 counter, std::uint32_t k0, std::uint3
 
 // Returns a standard normal deviate for element `index` of stream `stream` under `seed`: two 53-bit uniforms in
 // (0, 1) from one Philox block, then the Box-Muller transform's cosine branch.
-inline double philox_normal(std::uint64_t seed, std::uint64_t stream, std::uint64_t index) {
+WAVG_PHILOX_HD inline double philox_normal(std::uint64_t seed, std::uint64_t stream, std::uint64_t index) {
   const Philox4x32 r = philox4x32_10({{static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(index >> 32),
                                        static_cast<std::uint32_t>(stream), static_cast<std::uint32_t>(stream >> 32)}},
                                      static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32));

@@ -72,6 +72,31 @@ void add_out_dtype(CLI::App& app, std::string& out_dtype) {
       ->check(CLI::IsMember({"float16", "bfloat16", "float32", "float64"}));
 }
 
+void add_device(CLI::App& app, std::string& device) {
+  app.add_option("--device", device, "Where the arithmetic runs: the GPU when it pays (auto), cpu or cuda")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
+      ->default_str("auto");
+}
+
+std::unique_ptr<Backend> make_backend(const std::string& device, std::uint64_t job_bytes, const Verbosity& v) {
+  if (device == "cpu") {
+    note(v, 1, "device: cpu (--device cpu)");
+    return make_cpu_backend();
+  }
+  const CudaProbe probe = probe_cuda();
+  if (device == "cuda" || (probe.usable && job_bytes >= k_auto_cuda_bytes)) {
+    auto backend = make_cuda_backend();  // throws, naming the reason, when the probe said no
+    note(v, 1, "device: cuda (" + probe.detail + ")");
+    return backend;
+  }
+  note(v, 1, "device: cpu (" +
+                 (probe.usable ? "the job reads " + std::to_string(job_bytes >> 20) + " MiB, less than the " +
+                                     std::to_string(k_auto_cuda_bytes >> 20) + " MiB worth moving to the GPU"
+                               : probe.detail) +
+                 ")");
+  return make_cpu_backend();
+}
+
 std::vector<std::unique_ptr<Reader>> open_inputs(const std::vector<std::string>& paths) {
   std::vector<std::unique_ptr<Reader>> readers;
   readers.reserve(paths.size());

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "wavg/backend.hpp"
 #include "wavg/format.hpp"
 #include "wavg/plan.hpp"
 
@@ -30,6 +31,14 @@ void apply_threads(int threads);
 
 // Adds --out-dtype (float16, bfloat16, float32 or float64; empty when not given).
 void add_out_dtype(CLI::App& app, std::string& out_dtype);
+
+// Adds --device auto|cpu|cuda (default: auto).
+void add_device(CLI::App& app, std::string& device);
+// Returns the backend --device names: `auto` takes the GPU when one is usable and the job reads at least
+// k_auto_cuda_bytes, else the CPU; -v says which and why. `cuda` without a usable GPU is an error (exit 1).
+std::unique_ptr<Backend> make_backend(const std::string& device, std::uint64_t job_bytes, const Verbosity& v);
+// Below this many input bytes, copying to the GPU and back costs more than it saves (not yet measured).
+constexpr std::uint64_t k_auto_cuda_bytes = 256ull << 20;
 
 // Opens every input before any work starts; the first unreadable one is the error.
 std::vector<std::unique_ptr<Reader>> open_inputs(const std::vector<std::string>& paths);

@@ -20,6 +20,7 @@ struct ConvertOptions {
   std::string output;
   std::string format;
   std::string out_dtype;
+  std::string device = "auto";
   bool force = false;
   Verbosity verbosity;
 };
@@ -39,7 +40,10 @@ int run_convert(const ConvertOptions& o) {
     e.action = is_float(e.info.dtype) && out_dtype && *out_dtype != e.info.dtype ? Action::average
                                                                                  : Action::copy_first;
   if (out_dtype) set_out_dtype(plan, *out_dtype);
-  auto backend = make_cpu_backend();
+  std::uint64_t retyped = 0;
+  for (const PlanEntry& e : plan.entries)
+    if (e.action == Action::average) retyped += e.info.bytes();
+  auto backend = make_backend(o.device, retyped, o.verbosity);
   auto method = make_weighted_mean(*backend, {});
   Engine engine(plan, inputs, *method, *backend);
 
@@ -67,6 +71,7 @@ RunFn setup_convert(CLI::App& app) {
   app.add_option("--format", o->format, "Output format (default: from the output's extension)");
   add_out_dtype(app, o->out_dtype);
   app.add_flag("-f,--force", o->force, "Replace an existing output");
+  add_device(app, o->device);
   add_verbosity(app, o->verbosity);
   return [o] { return run_convert(*o); };
 }

@@ -20,6 +20,7 @@ struct MergeOptions {
   std::string weights;
   std::string format;
   std::string out_dtype;
+  std::string device = "auto";
   PlanOptions plan;
   bool force = false;
   int threads = 0;
@@ -47,6 +48,14 @@ void report(const MergeOptions& o, const Plan& plan, const Method& method, const
               static_cast<unsigned long long>(plan.values(Action::average)), method.describe().c_str(), other);
   if (const auto* fed = dynamic_cast<const FederatedMethod*>(&method))
     for (const std::string& line : fed->report()) std::printf("%s\n", line.c_str());
+}
+
+// The bytes of one input that go through the backend's kernels (what --device auto weighs).
+std::uint64_t averaged_bytes(const Plan& plan) {
+  std::uint64_t bytes = 0;
+  for (const PlanEntry& e : plan.entries)
+    if (e.action == Action::average) bytes += e.info.bytes();
+  return bytes;
 }
 
 // Every path the output must not replace: the inputs, the base and the server state.
@@ -91,7 +100,7 @@ int run_merge(MergeOptions& o) {
   auto base = fed.has_base ? open_reader(o.fed.base) : nullptr;
   const std::vector<std::size_t> base_source = base ? match_base(plan, *base) : std::vector<std::size_t>{};
   auto state = fed.has_state ? std::make_unique<ServerState>(o.fed.state, plan, fed.server) : nullptr;
-  auto backend = make_cpu_backend();
+  auto backend = make_backend(o.device, averaged_bytes(plan) * inputs.size(), o.verbosity);
   fed.weights = weights;
   auto method = federated ? make_federated(*backend, plan, fed, state.get()) : make_weighted_mean(*backend, weights);
   Engine engine(plan, inputs, *method, *backend);
@@ -125,6 +134,7 @@ RunFn setup_merge(CLI::App& app) {
   add_plan_options(app, o->plan);
   add_federated_options(app, o->fed);
   add_threads(app, o->threads);
+  add_device(app, o->device);
   add_verbosity(app, o->verbosity);
   return [o] { return run_merge(*o); };
 }

@@ -1,0 +1,238 @@
+#pragma once
+// The per-element arithmetic of the CUDA kernels, as __host__ __device__ functions so the same source runs on the
+// GPU and in a host test (tests/backends/test_cuda_elements.cpp) that compares it with the CPU backend bit for bit
+// on a machine without a GPU. Every function does the IEEE operations of its CPU counterpart in the same order;
+// the .cu files are compiled with -fmad=false so nvcc does not fuse a*b+c where g++ (-ffp-contract=off) does not.
+// Division and sqrt are correctly rounded on both (nvcc's default -prec-div=true -prec-sqrt=true).
+//
+// Device layout: the N inputs of a chunk lie one after another in one buffer, input k at element k * stride.
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "wavg/backend.hpp"
+
+#if defined(__CUDACC__)
+#define WAVG_HD __host__ __device__
+#else
+#define WAVG_HD
+#endif
+
+namespace wavg::cuda {
+
+// Elements per reduction chunk: the CPU backend's k_reduce_chunk, so partial sums cover the same elements.
+constexpr std::uint64_t k_reduce_chunk = 1 << 14;
+// Most inputs an order-statistic kernel sorts in registers; more go to the CPU backend.
+constexpr std::size_t k_max_sort_inputs = 64;
+
+WAVG_HD inline std::uint64_t double_bits(double v) {
+#if defined(__CUDA_ARCH__)
+  return static_cast<std::uint64_t>(__double_as_longlong(v));
+#else
+  std::uint64_t b;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
+#endif
+}
+
+WAVG_HD inline double bits_double(std::uint64_t b) {
+#if defined(__CUDA_ARCH__)
+  return __longlong_as_double(static_cast<long long>(b));
+#else
+  double v;
+  std::memcpy(&v, &b, sizeof v);
+  return v;
+#endif
+}
+
+// src/core/dtype.cpp's round_to_small_float, line for line: rounds once from the double's bits, ties to even.
+WAVG_HD inline std::uint32_t round_to_small_float(double value, int exp_bits, int mant_bits) {
+  const std::uint64_t bits = double_bits(value);
+  const std::uint32_t sign = static_cast<std::uint32_t>(bits >> 63) << (exp_bits + mant_bits);
+  const std::uint64_t magnitude = bits & 0x7fff'ffff'ffff'ffffull;
+  const std::uint32_t exp_all_ones = (1u << exp_bits) - 1;
+  const std::uint32_t infinity = exp_all_ones << mant_bits;
+  if (magnitude >= 0x7ff0'0000'0000'0000ull) {
+    if (magnitude == 0x7ff0'0000'0000'0000ull) return sign | infinity;
+    const auto payload = static_cast<std::uint32_t>((magnitude & 0x000f'ffff'ffff'ffffull) >> (52 - mant_bits));
+    return sign | infinity | (1u << (mant_bits - 1)) | payload;
+  }
+  const int bias = (1 << (exp_bits - 1)) - 1;
+  const int exponent = static_cast<int>(magnitude >> 52) - 1023;
+  const std::uint64_t significand = (magnitude & 0x000f'ffff'ffff'ffffull) | (1ull << 52);
+  if (exponent > bias) return sign | infinity;
+  const int min_normal = 1 - bias;
+  int shift = 52 - mant_bits;
+  std::uint64_t base = 0;
+  if (exponent >= min_normal) {
+    base = static_cast<std::uint64_t>(exponent + bias) << mant_bits;
+  } else {
+    shift += min_normal - exponent;
+    if (shift >= 64) return sign;
+  }
+  const std::uint64_t kept = exponent >= min_normal ? (significand & 0x000f'ffff'ffff'ffffull) >> shift
+                                                    : significand >> shift;
+  const std::uint64_t rest = significand & ((1ull << shift) - 1);
+  const std::uint64_t half = 1ull << (shift - 1);
+  std::uint64_t result = base + kept;
+  if (rest > half || (rest == half && (result & 1u))) ++result;
+  return sign | static_cast<std::uint32_t>(result);
+}
+
+// Widens a binary16/bfloat16 pattern exactly, building the double's bits (every such value is a normal double).
+// NaN becomes the quiet NaN with the pattern's sign, as dtype.cpp's -quiet_NaN() does.
+WAVG_HD inline double small_float_to_double(std::uint32_t bits, int exp_bits, int mant_bits) {
+  const std::uint64_t sign = static_cast<std::uint64_t>((bits >> (exp_bits + mant_bits)) & 1u) << 63;
+  const std::uint32_t exp_field = (bits >> mant_bits) & ((1u << exp_bits) - 1);
+  std::uint64_t mant = bits & ((1u << mant_bits) - 1);
+  const int bias = (1 << (exp_bits - 1)) - 1;
+  if (exp_field == (1u << exp_bits) - 1)
+    return bits_double(sign | (mant ? 0x7ff8'0000'0000'0000ull : 0x7ff0'0000'0000'0000ull));
+  int exponent = static_cast<int>(exp_field) - bias;
+  if (exp_field == 0) {
+    if (mant == 0) return bits_double(sign);
+    exponent = 1 - bias;  // subnormal: normalise the mantissa, which a double has room for
+    while (!(mant & (1ull << mant_bits))) {
+      mant <<= 1;
+      --exponent;
+    }
+    mant &= (1ull << mant_bits) - 1;
+  }
+  return bits_double(sign | (static_cast<std::uint64_t>(exponent + 1023) << 52) | (mant << (52 - mant_bits)));
+}
+
+template <DType T> struct Storage;
+template <> struct Storage<DType::f16> { using type = std::uint16_t; };
+template <> struct Storage<DType::bf16> { using type = std::uint16_t; };
+template <> struct Storage<DType::f32> { using type = float; };
+template <> struct Storage<DType::f64> { using type = double; };
+
+template <DType T> WAVG_HD inline double load(const void* p, std::uint64_t i) {
+  const auto v = static_cast<const typename Storage<T>::type*>(p)[i];
+  if constexpr (T == DType::f16) return small_float_to_double(v, 5, 10);
+  else if constexpr (T == DType::bf16) return small_float_to_double(v, 8, 7);
+  else return static_cast<double>(v);
+}
+
+template <DType T> WAVG_HD inline void store(void* p, std::uint64_t i, double v) {
+  auto* out = static_cast<typename Storage<T>::type*>(p);
+  if constexpr (T == DType::f16) out[i] = static_cast<std::uint16_t>(round_to_small_float(v, 5, 10));
+  else if constexpr (T == DType::bf16) out[i] = static_cast<std::uint16_t>(round_to_small_float(v, 8, 7));
+  else out[i] = static_cast<typename Storage<T>::type>(v);
+}
+
+// A chunk of N inputs on the device: input k's element i is at data + (k * stride + i) elements.
+struct Inputs {
+  const void* data;
+  std::uint64_t stride;
+  std::uint32_t n;
+  const void* base;  // same layout as one input, or null
+};
+
+template <DType T> WAVG_HD inline const void* input_at(const Inputs& in, std::uint32_t k) {
+  return static_cast<const typename Storage<T>::type*>(in.data) + k * in.stride;
+}
+
+template <DType T> WAVG_HD inline double update_at(const Inputs& in, std::uint32_t k, std::uint64_t i) {
+  const double v = load<T>(input_at<T>(in, k), i);
+  return in.base ? v - load<T>(in.base, i) : v;
+}
+
+// Backend::weighted_sum for one element: 0 + w_1 x_1 + w_2 x_2 + ..., divided once, rounded once.
+template <DType In, DType Out>
+WAVG_HD inline void weighted_sum_element(const Inputs& in, const double* weights, double divisor, void* out,
+                                         std::uint64_t i) {
+  double acc = 0.0;
+  for (std::uint32_t k = 0; k < in.n; ++k) acc += weights[k] * load<In>(input_at<In>(in, k), i);
+  store<Out>(out, i, acc / divisor);
+}
+
+// The sum of u_k^2 over elements [begin, end), in element order: one CPU reduction chunk.
+template <DType T>
+WAVG_HD inline double sum_squares_chunk(const Inputs& in, std::uint32_t k, std::uint64_t begin, std::uint64_t end) {
+  double acc = 0;
+  for (std::uint64_t i = begin; i < end; ++i) {
+    const double u = update_at<T>(in, k, i);
+    acc += u * u;
+  }
+  return acc;
+}
+
+// The sum of (y_j - y_l)^2 over elements [begin, end), in element order.
+template <DType T>
+WAVG_HD inline double sq_distance_chunk(const Inputs& in, const double* scales, std::uint32_t j, std::uint32_t l,
+                                        std::uint64_t begin, std::uint64_t end) {
+  double acc = 0;
+  for (std::uint64_t i = begin; i < end; ++i) {
+    const double diff = scales[j] * update_at<T>(in, j, i) - scales[l] * update_at<T>(in, l, i);
+    acc += diff * diff;
+  }
+  return acc;
+}
+
+template <DType T>
+WAVG_HD inline double combine_element(const Inputs& in, const double* coeffs, double divisor, std::uint64_t i) {
+  double acc = 0;
+  for (std::uint32_t k = 0; k < in.n; ++k) acc += coeffs[k] * update_at<T>(in, k, i);
+  return acc / divisor;
+}
+
+struct Valued {
+  double value, weight;
+  std::uint32_t input;
+};
+
+// The CPU backend's order statistic for one element; `v` has room for N values.
+template <DType T>
+WAVG_HD inline double order_statistic_element(const Inputs& in, const double* scales, const double* weights,
+                                              OrderStat stat, std::uint32_t trim, std::uint64_t i, Valued* v) {
+  std::uint32_t m = 0;
+  for (std::uint32_t k = 0; k < in.n; ++k) {
+    if (stat == OrderStat::median && !(weights[k] > 0)) continue;
+    v[m++] = {scales[k] * update_at<T>(in, k, i), weights[k], k};
+  }
+  for (std::uint32_t a = 1; a < m; ++a) {  // insertion sort by value, ties by input index
+    const Valued x = v[a];
+    std::uint32_t b = a;
+    while (b > 0 && (v[b - 1].value > x.value || (v[b - 1].value == x.value && v[b - 1].input > x.input))) {
+      v[b] = v[b - 1];
+      --b;
+    }
+    v[b] = x;
+  }
+  if (stat == OrderStat::trimmed_mean) {
+    double acc = 0;
+    for (std::uint32_t k = trim; k < in.n - trim; ++k) acc += v[k].value;
+    return acc / static_cast<double>(in.n - 2 * trim);
+  }
+  double total = 0;
+  for (std::uint32_t k = 0; k < m; ++k) total += v[k].weight;
+  double cum = 0;
+  for (std::uint32_t k = 0; k < m; ++k) {
+    cum += v[k].weight;
+    if (2 * cum == total && k + 1 < m) return (v[k].value + v[k + 1].value) / 2;
+    if (2 * cum >= total) return v[k].value;
+  }
+  return v[m - 1].value;
+}
+
+WAVG_HD inline double sign_of(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0); }
+
+// The server optimizer for one element (wavg-merge(1), SERVER OPTIMIZERS), as cpu_federated.cpp's step_element.
+WAVG_HD inline double step_element(const ServerStepParams& p, double d, double* m, double* v) {
+  switch (p.kind) {
+    case ServerOptKind::none: return d;
+    case ServerOptKind::sgd: return p.lr * d;
+    case ServerOptKind::momentum: *m = p.beta1 * *m + d; return p.lr * *m;
+    default: break;
+  }
+  *m = p.beta1 * *m + (1 - p.beta1) * d;
+  const double d2 = d * d;
+  if (p.kind == ServerOptKind::adam) *v = p.beta2 * *v + (1 - p.beta2) * d2;
+  else if (p.kind == ServerOptKind::yogi) *v = *v - (1 - p.beta2) * d2 * sign_of(*v - d2);
+  else *v = *v + d2;
+  return p.lr * *m / (std::sqrt(*v) + p.tau);
+}
+
+}  // namespace wavg::cuda

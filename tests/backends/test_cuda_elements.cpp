@@ -1,0 +1,174 @@
+// The CUDA kernels' per-element arithmetic (src/backends/cuda/cuda_elements.hpp), run on the host, against the CPU
+// backend: same bytes for every dtype, so what the GPU computes differs from the CPU only if nvcc compiles the
+// same source differently (which tests/gpu/test_cuda_backend.cpp checks where a GPU exists). The conversions are
+// checked over every 16-bit pattern and every tie between neighbouring patterns.
+
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "backends/cuda/cuda_elements.hpp"
+#include "wavg/backend.hpp"
+
+using namespace wavg;
+
+namespace {
+
+std::uint64_t bits(double v) { return cuda::double_bits(v); }
+
+// N inputs of `count` random values of `dtype` in the kernels' layout, plus a base, as raw bytes.
+struct Block {
+  DType dtype;
+  std::uint32_t n;
+  std::uint64_t count;
+  std::vector<unsigned char> data, base;
+  std::vector<const void*> pointers;
+
+  Block(DType t, std::uint32_t inputs, std::uint64_t c, unsigned seed) : dtype(t), n(inputs), count(c) {
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<double> normal(0.0, 1.0);
+    const std::size_t e = dtype_size(t);
+    data.resize(n * count * e);
+    base.resize(count * e);
+    auto fill = [&](unsigned char* p, std::uint64_t i, double v) {
+      if (t == DType::f16) { const std::uint16_t h = double_to_half(v); std::memcpy(p + i * 2, &h, 2); }
+      else if (t == DType::bf16) { const std::uint16_t h = double_to_bf16(v); std::memcpy(p + i * 2, &h, 2); }
+      else if (t == DType::f32) { const float f = static_cast<float>(v); std::memcpy(p + i * 4, &f, 4); }
+      else std::memcpy(p + i * 8, &v, 8);
+    };
+    for (std::uint64_t i = 0; i < n * count; ++i) fill(data.data(), i, normal(rng) * 3);
+    for (std::uint64_t i = 0; i < count; ++i) fill(base.data(), i, normal(rng));
+    for (std::uint32_t k = 0; k < n; ++k) pointers.push_back(data.data() + k * count * e);
+  }
+  BlockInputs cpu(bool with_base) const { return {dtype, count, pointers, with_base ? base.data() : nullptr}; }
+  cuda::Inputs gpu(bool with_base) const { return {data.data(), count, n, with_base ? base.data() : nullptr}; }
+};
+
+constexpr DType k_floats[] = {DType::f16, DType::bf16, DType::f32, DType::f64};
+
+template <class F> void dispatch(DType t, F&& f) {
+  switch (t) {
+    case DType::f16: return f.template operator()<DType::f16>();
+    case DType::bf16: return f.template operator()<DType::bf16>();
+    case DType::f32: return f.template operator()<DType::f32>();
+    default: return f.template operator()<DType::f64>();
+  }
+}
+
+}  // namespace
+
+TEST_CASE("cuda elements: widening every float16 and bfloat16 pattern matches dtype.cpp bit for bit") {
+  for (std::uint32_t p = 0; p < 65536; ++p) {
+    const auto h = static_cast<std::uint16_t>(p);
+    REQUIRE(bits(cuda::small_float_to_double(h, 5, 10)) == bits(half_to_double(h)));
+    REQUIRE(bits(cuda::small_float_to_double(h, 8, 7)) == bits(bf16_to_double(h)));
+  }
+}
+
+TEST_CASE("cuda elements: rounding to float16 and bfloat16 matches dtype.cpp at every tie and at random") {
+  for (std::uint32_t p = 0; p + 1 < 65536; ++p) {
+    for (const auto& [e, m] : {std::pair{5, 10}, std::pair{8, 7}}) {
+      const double a = cuda::small_float_to_double(p, e, m), b = cuda::small_float_to_double(p + 1, e, m);
+      const double mid = (a + b) / 2;  // exact in double: the tie between two neighbours
+      const std::uint16_t want = e == 5 ? double_to_half(mid) : double_to_bf16(mid);
+      REQUIRE(cuda::round_to_small_float(mid, e, m) == want);
+    }
+  }
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 200000; ++i) {
+    const double v = cuda::bits_double(rng());  // any double: subnormal, huge, NaN, infinite
+    REQUIRE(cuda::round_to_small_float(v, 5, 10) == double_to_half(v));
+    REQUIRE(cuda::round_to_small_float(v, 8, 7) == double_to_bf16(v));
+  }
+}
+
+TEST_CASE("cuda elements: weighted sum gives the CPU backend's bytes for every input and output dtype") {
+  auto cpu = make_cpu_backend();
+  const std::vector<double> w{0.25, 1.5, 3.0, 0.125};
+  for (DType in : k_floats)
+    for (DType out : k_floats) {
+      const Block b(in, 4, 5000, 11);
+      std::vector<unsigned char> want(b.count * dtype_size(out)), got(want.size());
+      cpu->weighted_sum(b.cpu(false), w, 4.875, out, want.data());
+      dispatch(in, [&]<DType I>() {
+        dispatch(out, [&]<DType O>() {
+          for (std::uint64_t i = 0; i < b.count; ++i)
+            cuda::weighted_sum_element<I, O>(b.gpu(false), w.data(), 4.875, got.data(), i);
+        });
+      });
+      CHECK_MESSAGE(want == got, dtype_name(in), " -> ", dtype_name(out));
+    }
+}
+
+TEST_CASE("cuda elements: norms, distances, combinations and order statistics match the CPU backend") {
+  auto cpu = make_cpu_backend();
+  const std::vector<double> scales{1.0, 0.5, 0.75, 1.0, 0.25}, weights{1, 2, 0, 1, 3}, coeffs{0.2, 0.1, 0.3, 0.3, 0.1};
+  for (DType t : k_floats) {
+    const Block b(t, 5, 40000, 13);  // three reduction chunks, the last one short
+    const BlockInputs c = b.cpu(true);
+    const cuda::Inputs g = b.gpu(true);
+    const std::uint64_t chunks = (b.count + cuda::k_reduce_chunk - 1) / cuda::k_reduce_chunk;
+    std::vector<double> want(5, 0.0), got(5, 0.0);
+    cpu->update_sum_squares(c, want.data());
+    std::vector<double> dwant(25, 0.0), dgot(25, 0.0);
+    cpu->update_sq_distances(c, scales.data(), dwant.data());
+    dispatch(t, [&]<DType T>() {
+      for (std::uint64_t r = 0; r < chunks; ++r) {
+        const std::uint64_t begin = r * cuda::k_reduce_chunk, end = std::min(b.count, begin + cuda::k_reduce_chunk);
+        for (std::uint32_t k = 0; k < 5; ++k) got[k] += cuda::sum_squares_chunk<T>(g, k, begin, end);
+        for (std::uint32_t j = 0; j < 5; ++j)
+          for (std::uint32_t l = j + 1; l < 5; ++l)
+            dgot[j * 5 + l] += cuda::sq_distance_chunk<T>(g, scales.data(), j, l, begin, end);
+      }
+    });
+    for (std::uint32_t j = 0; j < 5; ++j)
+      for (std::uint32_t l = 0; l < j; ++l) dgot[j * 5 + l] = dgot[l * 5 + j];
+    CHECK(std::memcmp(want.data(), got.data(), 5 * sizeof(double)) == 0);
+    CHECK(std::memcmp(dwant.data(), dgot.data(), 25 * sizeof(double)) == 0);
+
+    std::vector<double> ewant(b.count), egot(b.count);
+    cpu->update_combine(c, coeffs.data(), 1.0, ewant.data());
+    dispatch(t, [&]<DType T>() {
+      for (std::uint64_t i = 0; i < b.count; ++i) egot[i] = cuda::combine_element<T>(g, coeffs.data(), 1.0, i);
+    });
+    CHECK(std::memcmp(ewant.data(), egot.data(), b.count * sizeof(double)) == 0);
+
+    for (const auto& [stat, trim] : {std::pair{OrderStat::median, 0u}, std::pair{OrderStat::trimmed_mean, 1u}}) {
+      cpu->update_order_statistic(c, scales.data(), weights.data(), stat, trim, ewant.data());
+      cuda::Valued v[5];
+      dispatch(t, [&]<DType T>() {
+        for (std::uint64_t i = 0; i < b.count; ++i)
+          egot[i] = cuda::order_statistic_element<T>(g, scales.data(), weights.data(), stat, trim, i, v);
+      });
+      CHECK(std::memcmp(ewant.data(), egot.data(), b.count * sizeof(double)) == 0);
+    }
+  }
+}
+
+TEST_CASE("cuda elements: every server optimizer step gives the CPU backend's bytes") {
+  auto cpu = make_cpu_backend();
+  const Block b(DType::f32, 1, 3000, 17);
+  std::vector<double> delta(b.count);
+  std::mt19937_64 rng(19);
+  std::normal_distribution<double> normal;
+  for (double& d : delta) d = normal(rng) * 1e-2;
+  for (ServerOptKind kind : {ServerOptKind::none, ServerOptKind::sgd, ServerOptKind::momentum, ServerOptKind::adam,
+                             ServerOptKind::yogi, ServerOptKind::adagrad})
+    for (DType out : k_floats) {
+      const ServerStepParams p{kind, 0.5, 0.9, 0.99, 1e-3};
+      std::vector<double> m1(b.count, 0.01), v1(b.count, 1e-6), m2 = m1, v2 = v1;
+      std::vector<unsigned char> want(b.count * dtype_size(out)), got(want.size());
+      cpu->server_step(p, b.count, delta.data(), b.base.data(), DType::f32, m1.data(), v1.data(), out, want.data());
+      dispatch(out, [&]<DType O>() {
+        for (std::uint64_t i = 0; i < b.count; ++i) {
+          const double step = cuda::step_element(p, delta[i], &m2[i], &v2[i]);
+          cuda::store<O>(got.data(), i, cuda::load<DType::f32>(b.base.data(), i) + step);
+        }
+      });
+      CHECK(want == got);
+      CHECK(m1 == m2);
+      CHECK(v1 == v2);
+    }
+}

@@ -1,0 +1,136 @@
+// The CUDA backend against the CPU backend on the device (ctest gpu.cuda_backend; exits 77, a skip, without a
+// usable GPU). The mean and weighted mean must be the same bytes for every input and output dtype, on blocks large
+// enough to run through both staging slots several times. The other kernels must agree within k_tolerance
+// (relative); they are expected to be exact too, apart from the noise, whose log and cos come from CUDA's math
+// library (within 2 ulp) instead of glibc's. The number of elements that are not bit-identical is printed.
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "wavg/backend.hpp"
+#include "wavg/error.hpp"
+
+using namespace wavg;
+
+namespace {
+
+constexpr double k_tolerance = 1e-12;
+int g_failures = 0;
+
+void expect(bool ok, const char* what) {
+  if (!ok) ++g_failures;
+  std::printf("%s: %s\n", ok ? "ok" : "FAILED", what);
+}
+
+void store(DType t, unsigned char* p, std::uint64_t i, double v) {
+  if (t == DType::f16) { const std::uint16_t h = double_to_half(v); std::memcpy(p + i * 2, &h, 2); }
+  else if (t == DType::bf16) { const std::uint16_t h = double_to_bf16(v); std::memcpy(p + i * 2, &h, 2); }
+  else if (t == DType::f32) { const float f = static_cast<float>(v); std::memcpy(p + i * 4, &f, 4); }
+  else std::memcpy(p + i * 8, &v, 8);
+}
+
+struct Block {
+  std::vector<std::vector<unsigned char>> inputs;
+  std::vector<unsigned char> base;
+  std::vector<const void*> pointers;
+  BlockInputs view(DType t, std::uint64_t count, bool with_base) const {
+    return {t, count, pointers, with_base ? base.data() : nullptr};
+  }
+};
+
+Block random_block(DType t, std::size_t n, std::uint64_t count, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal(0.0, 2.0);
+  Block b;
+  b.inputs.resize(n, std::vector<unsigned char>(count * dtype_size(t)));
+  b.base.resize(count * dtype_size(t));
+  for (auto& in : b.inputs)
+    for (std::uint64_t i = 0; i < count; ++i) store(t, in.data(), i, normal(rng));
+  for (std::uint64_t i = 0; i < count; ++i) store(t, b.base.data(), i, normal(rng));
+  for (auto& in : b.inputs) b.pointers.push_back(in.data());
+  return b;
+}
+
+// Checks a against b within k_tolerance and prints how many differ at all.
+void expect_close(const std::vector<double>& a, const std::vector<double>& b, const char* what) {
+  std::size_t inexact = 0;
+  bool ok = a.size() == b.size();
+  for (std::size_t i = 0; ok && i < a.size(); ++i) {
+    if (std::memcmp(&a[i], &b[i], sizeof(double)) != 0) ++inexact;
+    if (!(std::fabs(a[i] - b[i]) <= k_tolerance * std::max(1.0, std::fabs(b[i])))) ok = false;
+  }
+  std::printf("   %s: %zu of %zu values not bit-identical\n", what, inexact, a.size());
+  expect(ok, what);
+}
+
+}  // namespace
+
+int main() {
+  const CudaProbe probe = probe_cuda();
+  if (!probe.usable) {
+    std::printf("skipped: %s\n", probe.detail.c_str());
+    return 77;
+  }
+  std::printf("device: %s\n", probe.detail.c_str());
+  try {
+    auto gpu = make_cuda_backend();
+    auto cpu = make_cpu_backend();
+    const DType floats[] = {DType::f16, DType::bf16, DType::f32, DType::f64};
+    const std::uint64_t count = 3'000'017;  // several staging chunks, and a short last one
+    for (DType in : floats) {
+      const Block b = random_block(in, 4, count, 1 + static_cast<unsigned>(in));
+      for (DType out : floats) {
+        for (const bool weighted : {false, true}) {
+          const std::vector<double> w = weighted ? std::vector<double>{0.1, 2.5, 0.7, 1.3} : std::vector<double>(4, 1);
+          const double divisor = weighted ? 4.6 : 4;
+          std::vector<unsigned char> want(count * dtype_size(out)), got(want.size());
+          cpu->weighted_sum(b.view(in, count, false), w, divisor, out, want.data());
+          gpu->weighted_sum(b.view(in, count, false), w, divisor, out, got.data());
+          const std::string what = std::string(weighted ? "weighted mean " : "mean ") +
+                                   std::string(dtype_name(in)) + " -> " + std::string(dtype_name(out)) +
+                                   " bit-identical";
+          expect(want == got, what.c_str());
+        }
+      }
+      const BlockInputs view = b.view(in, count, true);
+      const std::vector<double> scales{1, 0.5, 0.25, 1}, weights{1, 2, 1, 0}, coeffs{0.1, 0.2, 0.3, 0.4};
+      std::vector<double> s1(4, 0.0), s2(4, 0.0), d1(16, 0.0), d2(16, 0.0), e1(count), e2(count);
+      cpu->update_sum_squares(view, s1.data());
+      gpu->update_sum_squares(view, s2.data());
+      expect_close(s2, s1, "sum of squares (clipping norms)");
+      cpu->update_sq_distances(view, scales.data(), d1.data());
+      gpu->update_sq_distances(view, scales.data(), d2.data());
+      expect_close(d2, d1, "squared distances (Krum, geometric median)");
+      cpu->update_combine(view, coeffs.data(), 1.0, e1.data());
+      gpu->update_combine(view, coeffs.data(), 1.0, e2.data());
+      expect_close(e2, e1, "combination of updates");
+      cpu->update_order_statistic(view, scales.data(), weights.data(), OrderStat::median, 0, e1.data());
+      gpu->update_order_statistic(view, scales.data(), weights.data(), OrderStat::median, 0, e2.data());
+      expect_close(e2, e1, "weighted median");
+      cpu->update_order_statistic(view, scales.data(), weights.data(), OrderStat::trimmed_mean, 1, e1.data());
+      gpu->update_order_statistic(view, scales.data(), weights.data(), OrderStat::trimmed_mean, 1, e2.data());
+      expect_close(e2, e1, "trimmed mean");
+      std::vector<double> n1(count, 0.0), n2(count, 0.0);
+      cpu->add_gaussian_noise(n1.data(), count, 1.0, 42, 3, 1000);
+      gpu->add_gaussian_noise(n2.data(), count, 1.0, 42, 3, 1000);
+      expect_close(n2, n1, "Gaussian noise");
+      for (ServerOptKind kind : {ServerOptKind::sgd, ServerOptKind::momentum, ServerOptKind::adam,
+                                 ServerOptKind::yogi, ServerOptKind::adagrad}) {
+        const ServerStepParams p{kind, 0.5, 0.9, 0.99, 1e-3};
+        std::vector<double> m1(count, 0.01), v1(count, 1e-6), m2 = m1, v2 = v1;
+        std::vector<unsigned char> o1(count * dtype_size(in)), o2(o1.size());
+        cpu->server_step(p, count, e1.data(), b.base.data(), in, m1.data(), v1.data(), in, o1.data());
+        gpu->server_step(p, count, e1.data(), b.base.data(), in, m2.data(), v2.data(), in, o2.data());
+        expect(o1 == o2 && m1 == m2 && v1 == v2, "server optimizer step");
+      }
+    }
+  } catch (const Error& e) {
+    for (const auto& p : e.problems()) std::printf("FAILED: %s\n", p.what.c_str());
+    return 1;
+  }
+  std::printf("%d failure(s)\n", g_failures);
+  return g_failures ? 1 : 0;
+}
