@@ -15,36 +15,6 @@ void add_verbosity(CLI::App& app, Verbosity& v) {
   app.add_flag("-q,--quiet", v.quiet, "Print nothing but errors");
 }
 
-namespace {
-
-// Binds an enum option to its names, with a plain "must be one of" message for anything else.
-template <typename Enum>
-void add_choice(CLI::App& app, const std::string& name, Enum& target, std::vector<std::pair<std::string, Enum>> choices,
-                std::string help) {
-  std::string names;
-  for (const auto& [n, value] : choices) {
-    names += names.empty() ? n : "|" + n;
-    if (value == target) help += " (default: " + n + ")";
-  }
-  app.add_option_function<std::string>(
-         name,
-         [&target, choices](const std::string& text) {
-           for (const auto& [n, value] : choices)
-             if (n == text) target = value;
-         },
-         help)
-      ->type_name(names)
-      ->check(
-          [choices, names](const std::string& text) -> std::string {
-            for (const auto& c : choices)
-              if (c.first == text) return "";
-            return "'" + text + "' is not one of " + names;
-          },
-          "");
-}
-
-}  // namespace
-
 void add_plan_options(CLI::App& app, PlanOptions& options) {
   add_choice(app, "--int-policy", options.int_policy,
              {{"first", IntPolicy::first}, {"equal", IntPolicy::equal}, {"error", IntPolicy::error}},

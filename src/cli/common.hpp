@@ -22,6 +22,34 @@ struct Verbosity {
 
 // Adds -v/--verbose (repeatable) and -q/--quiet.
 void add_verbosity(CLI::App& app, Verbosity& v);
+// Binds an enum option to its names: help shows them as a|b|c with the default, and anything else is refused with
+// a plain "'x' is not one of a|b|c" message.
+template <typename Enum>
+CLI::Option* add_choice(CLI::App& app, const std::string& name, Enum& target,
+                        std::vector<std::pair<std::string, Enum>> choices, std::string help) {
+  std::string names;
+  for (const auto& [n, value] : choices) {
+    names += names.empty() ? n : "|" + n;
+    if (value == target) help += " (default: " + n + ")";
+  }
+  return app
+      .add_option_function<std::string>(
+          name,
+          [&target, choices](const std::string& text) {
+            for (const auto& [n, value] : choices)
+              if (n == text) target = value;
+          },
+          help)
+      ->type_name(names)
+      ->check(
+          [choices, names](const std::string& text) -> std::string {
+            for (const auto& c : choices)
+              if (c.first == text) return "";
+            return "'" + text + "' is not one of " + names;
+          },
+          "");
+}
+
 // Adds --int-policy and --tensors.
 void add_plan_options(CLI::App& app, PlanOptions& options);
 // Adds -j/--threads.

@@ -21,6 +21,7 @@ struct ConvertOptions {
   std::string format;
   std::string out_dtype;
   std::string device = "auto";
+  int threads = 0;
   bool force = false;
   Verbosity verbosity;
 };
@@ -32,6 +33,7 @@ int run_convert(const ConvertOptions& o) {
   if (overwrite == Overwrite::no && std::filesystem::exists(o.output))
     throw Error(ExitCode::usage, o.output, "already exists (use --force to replace it)");
 
+  apply_threads(o.threads);
   auto reader = open_reader(o.input);
   const std::vector<Reader*> inputs{reader.get()};
   Plan plan = build_plan(inputs, PlanOptions{});
@@ -71,6 +73,7 @@ RunFn setup_convert(CLI::App& app) {
   app.add_option("--format", o->format, "Output format (default: from the output's extension)");
   add_out_dtype(app, o->out_dtype);
   app.add_flag("-f,--force", o->force, "Replace an existing output");
+  add_threads(app, o->threads);
   add_device(app, o->device);
   add_verbosity(app, o->verbosity);
   return [o] { return run_convert(*o); };

@@ -1,6 +1,6 @@
 #include "cli/federated_options.hpp"
 
-#include <map>
+#include "cli/common.hpp"
 
 namespace wavg::cli {
 
@@ -32,29 +32,22 @@ void add_federated_options(CLI::App& app, FederatedCli& f) {
   for (const char* name : {"--weights", "--int-policy", "--tensors"})
     if (CLI::Option* opt = app.get_option_no_throw(name)) opt->group(k_averaging);
   FederatedOptions& o = f.options;
-  const std::map<std::string, Aggregator> methods{{"mean", Aggregator::mean},
-                                                  {"median", Aggregator::median},
-                                                  {"trimmed-mean", Aggregator::trimmed_mean},
-                                                  {"krum", Aggregator::krum},
-                                                  {"multi-krum", Aggregator::multi_krum},
-                                                  {"geometric-median", Aggregator::geometric_median}};
-  const std::map<std::string, InputKind> kinds{{"models", InputKind::models}, {"deltas", InputKind::deltas}};
-  const std::map<std::string, ServerOptKind> optimizers{
-      {"sgd", ServerOptKind::sgd},   {"momentum", ServerOptKind::momentum}, {"adam", ServerOptKind::adam},
-      {"yogi", ServerOptKind::yogi}, {"adagrad", ServerOptKind::adagrad}};
-
   app.add_option("--weight-by", f.weight_by,
                  "Weight each input by this numeric metadata entry (FedAvg: --weight-by num_examples)")
       ->group(k_averaging);
   app.add_option("--base", f.base, "The current global model; the inputs' updates are taken against it")
       ->group(k_averaging);
-  app.add_option("--inputs-are", o.inputs, "The inputs are full models or updates (client - global)")
-      ->transform(CLI::CheckedTransformer(kinds))
-      ->default_str("models")
+  add_choice(app, "--inputs-are", o.inputs, {{"models", InputKind::models}, {"deltas", InputKind::deltas}},
+             "The inputs are full models or updates (client - global)")
       ->group(k_averaging);
-  app.add_option("--method", o.robust.method, "mean, median, trimmed-mean, krum, multi-krum, geometric-median")
-      ->transform(CLI::CheckedTransformer(methods))
-      ->default_str("mean")
+  add_choice(app, "--method", o.robust.method,
+             {{"mean", Aggregator::mean},
+              {"median", Aggregator::median},
+              {"trimmed-mean", Aggregator::trimmed_mean},
+              {"krum", Aggregator::krum},
+              {"multi-krum", Aggregator::multi_krum},
+              {"geometric-median", Aggregator::geometric_median}},
+             "How the inputs are combined")
       ->group(k_averaging);
 
   f.trim_opt = app.add_option("--trim", f.trim, "trimmed-mean: fraction of inputs cut at each end, in [0, 0.5)")
@@ -73,8 +66,13 @@ void add_federated_options(CLI::App& app, FederatedCli& f) {
       ->default_str("1e-8")
       ->group(k_robust);
 
-  app.add_option("--server-opt", o.server.kind, "sgd, momentum, adam, yogi, adagrad (default: add the update)")
-      ->transform(CLI::CheckedTransformer(optimizers))
+  add_choice(app, "--server-opt", o.server.kind,
+             {{"sgd", ServerOptKind::sgd},
+              {"momentum", ServerOptKind::momentum},
+              {"adam", ServerOptKind::adam},
+              {"yogi", ServerOptKind::yogi},
+              {"adagrad", ServerOptKind::adagrad}},
+             "Server optimizer (default: add the update)")
       ->group(k_server);
   f.lr_opt = app.add_option("--server-lr", f.server_lr, "Server learning rate (default 1 for sgd and momentum, "
                                                         "0.01 for adam, yogi, adagrad)")

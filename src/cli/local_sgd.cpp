@@ -86,10 +86,6 @@ int run_local_sgd(LocalSgdCli& c) {
 RunFn setup_local_sgd(CLI::App& app) {
   auto c = std::make_shared<LocalSgdCli>();
   LocalSgdOptions& o = c->o;
-  const std::map<std::string, Shard> shards{{"iid", Shard::iid}, {"label-sorted", Shard::label_sorted}};
-  const std::map<std::string, Mode> modes{{"local", Mode::local}, {"sync", Mode::sync}};
-  const std::map<std::string, InitMode> inits{{"shared", InitMode::shared}, {"independent", InitMode::independent}};
-  const std::map<std::string, Transport> transports{{"local", Transport::local}, {"mpi", Transport::mpi}};
   app.add_option("--out-dir", o.out_dir, "Directory for round-NNNN checkpoints, final, log.csv and state.json")
       ->required();
   app.add_option("--data", o.data, "Built-in trainer: CSV or CSV.gz of features and an integer label per row");
@@ -106,15 +102,12 @@ RunFn setup_local_sgd(CLI::App& app) {
   app.add_option("--momentum", o.momentum, "Momentum (reset every round)")->default_str("0");
   app.add_option("--seed", o.seed, "Seed for initialisation, shards and minibatches")->default_str("1");
   app.add_option("--warmup-steps", o.warmup_steps, "Average after every step for the first steps")->default_str("0");
-  app.add_option("--shard", o.shard, "How the training rows are divided: iid or label-sorted")
-      ->transform(CLI::CheckedTransformer(shards))
-      ->default_str("iid");
-  app.add_option("--init-mode", o.init_mode, "Workers start from shared or independent initial weights")
-      ->transform(CLI::CheckedTransformer(inits))
-      ->default_str("shared");
-  app.add_option("--mode", o.mode, "local (average models) or sync (average gradients every step)")
-      ->transform(CLI::CheckedTransformer(modes))
-      ->default_str("local");
+  add_choice(app, "--shard", o.shard, {{"iid", Shard::iid}, {"label-sorted", Shard::label_sorted}},
+             "How the training rows are divided");
+  add_choice(app, "--init-mode", o.init_mode, {{"shared", InitMode::shared}, {"independent", InitMode::independent}},
+             "Workers start from shared or independent initial weights");
+  add_choice(app, "--mode", o.mode, {{"local", Mode::local}, {"sync", Mode::sync}},
+             "local (average models) or sync (average gradients every step)");
   app.add_option("--target-accuracy", o.target_accuracy, "Stop after the first round reaching this test accuracy");
   app.add_option("--train-cmd", o.train_cmd, "External trainer command with {init} {out} {rank} {round}");
   app.add_option("--init", o.init_file, "Initial checkpoint for --train-cmd");
@@ -122,9 +115,8 @@ RunFn setup_local_sgd(CLI::App& app) {
   app.add_option("--retries", o.retries, "Retries of a failing worker before it is left out")->default_str("1");
   app.add_option("--min-workers", o.min_workers, "Fewest successful workers for a round")->default_str("1");
   app.add_option("--format", o.format, "Checkpoint format")->default_str("hdf5");
-  app.add_option("--backend", o.transport, "local (one process) or mpi (one worker per rank, under mpirun)")
-      ->transform(CLI::CheckedTransformer(transports))
-      ->default_str("local");
+  add_choice(app, "--backend", o.transport, {{"local", Transport::local}, {"mpi", Transport::mpi}},
+             "local (one process) or mpi (one worker per rank, under mpirun)");
   app.add_flag("--resume", o.resume, "Continue the run in --out-dir from its last completed round");
   app.add_flag("-f,--force", o.force, "Start a new run in an --out-dir that holds one");
   add_threads(app, c->threads);
