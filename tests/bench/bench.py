@@ -11,6 +11,10 @@ Commands: the floor (cat every input to /dev/null, write one output of the same 
 at each --threads count; wavg on safetensors when `wavg inspect` accepts them; an h5py + numpy script; numpy over
 memory-mapped safetensors; and PyTorch's load/stack/mean/save when --torch-python (or the python running this)
 can import torch. A peer that cannot run here prints n/a.
+
+--methods adds rows for the other averaging methods on the HDF5 inputs (weighted, FedAvg by a metadata entry with
+a server optimizer, median, trimmed mean, krum, geometric median, clipping with noise); --convert adds `wavg
+convert` between HDF5 and safetensors with its own floor (cat one input, write one output).
 """
 
 import argparse
@@ -62,11 +66,23 @@ def commands(args, model, n, paths, out_dir):
                                                 f' >"$0" && sync "$0"', out("floor")] + h5, out("floor"))]
     for t in args.threads:
         cmds.append((f"wavg merge HDF5 -j{t}", [args.wavg, "merge", "-q", f"-j{t}", *h5, "-o", out("h5")], out("h5")))
+    j = f"-j{args.threads[-1]}"
+    for label, extra in method_rows(args, n, out_dir):
+        cmds.append((f"wavg {label} {j}", [args.wavg, "merge", "-q", j, *extra, *h5, "-o", out("h5")], out("h5")))
     if st:
         ok = wavg_reads(args.wavg, st[0])
         cmds.append((f"wavg merge safetensors -j{args.threads[-1]}",
                      [args.wavg, "merge", "-q", f"-j{args.threads[-1]}", *st, "-o", out("safetensors")]
                      if ok else None, out("safetensors")))
+    if args.convert and st:
+        one = os.path.getsize(st[0])
+        cmds.append(("floor: cat 1 input + write output", ["sh", "-c", f'cat "$1" >/dev/null && head -c {one}'
+                                                         f' /dev/zero >"$0" && sync "$0"', out("floor"), st[0]],
+                     out("floor")))
+        cmds.append((f"wavg convert HDF5 -> safetensors {j}",
+                     [args.wavg, "convert", "-q", j, h5[0], "-o", out("safetensors")], out("safetensors")))
+        cmds.append((f"wavg convert safetensors -> HDF5 {j}",
+                     [args.wavg, "convert", "-q", j, st[0], "-o", out("h5")], out("h5")))
     if not args.wavg_only:
         py = sys.executable
         cmds.append(("h5py + numpy script", synced([py, os.path.join(HERE, "peers", "h5py_numpy.py"),
@@ -79,6 +95,33 @@ def commands(args, model, n, paths, out_dir):
                      synced([args.torch_python, os.path.join(HERE, "peers", "torch_mean.py"), out("pt"), *pt],
                             out("pt")) if pt else None, out("pt")))
     return cmds
+
+
+def method_rows(args, n, out_dir):
+    """Returns [(label, extra merge arguments)] for --methods: each method at its usual settings for N inputs."""
+    if not args.methods:
+        return []
+    state = os.path.join(out_dir, "bench-adam-state.safetensors")
+    rows = {
+        "weighted": ("merge --weights", ["--weights", ",".join(str(k) for k in range(1, n + 1))]),
+        "fedavg-adam": ("merge --base --weight-by --server-opt adam",
+                        ["--weight-by", "num_examples", "--server-opt", "adam", "--state", state]),
+        "median": ("merge --method median", ["--method", "median"]),
+        "trimmed-mean": ("merge --method trimmed-mean", ["--method", "trimmed-mean", "--trim", "0.25"]),
+        "krum": ("merge --method krum", ["--method", "krum", "--byzantine", str(max(0, (n - 3) // 2))]),
+        "geometric-median": ("merge --method geometric-median", ["--method", "geometric-median"]),
+        "dp": ("merge --base --clip --noise-multiplier",
+               ["--clip", "1000", "--noise-multiplier", "0.1", "--seed", "1"]),
+    }
+    names = list(rows) if args.methods == "all" else args.methods.split(",")
+    out = []
+    for name in names:
+        label, extra = rows[name]
+        if name in ("fedavg-adam", "dp"):
+            # The round's global model is a file of its own (a copy of input 1); the clients are the inputs.
+            extra = ["--base", os.path.join(args.dir, "bench-base.h5"), *extra]
+        out.append((label, extra))
+    return out
 
 
 def check_output(path, model, inputs):
@@ -102,6 +145,8 @@ def run_case(args, model, n):
         kinds.append("pt")
     paths = bench_models.generate(args.dir, model, n, kinds, args.torch_python)
     out_dir = args.out_dir or args.dir
+    if args.methods:
+        shutil.copyfile(paths["h5"][0], os.path.join(args.dir, "bench-base.h5"))
     cmds = commands(args, model, n, paths, out_dir)
     for p in sum(paths.values(), []):  # into the page cache
         with open(p, "rb") as f:
@@ -112,13 +157,16 @@ def run_case(args, model, n):
         for label, argv, out in cmds:
             if argv is None:
                 continue
-            if os.path.exists(out):
-                os.remove(out)
+            for stale in (out, os.path.join(out_dir, "bench-adam-state.safetensors")):
+                if os.path.exists(stale):
+                    os.remove(stale)
             r = timed(argv)
             if r and (label not in best or r[0] < best[label][0]):
                 best[label] = r
+    if args.check:  # the last command writing bench-out.h5 must be the plain mean
+        timed([args.wavg, "merge", "-q", "-f", *paths["h5"], "-o", os.path.join(out_dir, "bench-out.h5")])
     bad = check_output(os.path.join(out_dir, "bench-out.h5"), model, paths["h5"]) if args.check else []
-    for _, _, out in cmds:
+    for out in [c[2] for c in cmds] + [os.path.join(args.dir, "bench-base.h5")]:
         if os.path.exists(out):
             os.remove(out)
     input_bytes = n * os.path.getsize(paths["h5"][0])
@@ -126,20 +174,24 @@ def run_case(args, model, n):
 
 
 def print_table(model, n, cmds, best, input_bytes):
-    floor = best.get(cmds[0][0], (None,))[0]
+    floor = None  # each row is set against the floor row above it (merge, then convert)
     peer = best.get("h5py + numpy script", (None,))[0]
     print(f"\n{model} parameters ({bench_models.parameters(model):,}), N = {n}, "
           f"{input_bytes / 1e6:,.0f} MB of inputs")
-    print(f"| {'command':<34} | {'time s':>7} | {'peak RSS MiB':>12} | {'x floor':>7} | {'h5py script / this':>18} |")
-    print(f"|{'-' * 36}|{'-' * 8}:|{'-' * 13}:|{'-' * 8}:|{'-' * 19}:|")
+    print(f"| {'command':<44} | {'time s':>7} | {'peak RSS MiB':>12} | {'x floor':>7} | {'h5py script / this':>18} |")
+    print(f"|{'-' * 46}|{'-' * 8}:|{'-' * 13}:|{'-' * 8}:|{'-' * 19}:|")
     for label, argv, _ in cmds:
+        if label.startswith("floor"):
+            floor = best.get(label, (None,))[0]
+            if label != cmds[0][0]:
+                peer = None  # the h5py script merges; it is no yardstick for convert
         if label not in best:
-            print(f"| {label:<34} | {'n/a':>7} | {'n/a':>12} | {'':>7} | {'':>18} |")
+            print(f"| {label:<44} | {'n/a':>7} | {'n/a':>12} | {'':>7} | {'':>18} |")
             continue
         s, rss = best[label]
         xf = f"{s / floor:.2f}" if floor else ""
         xp = f"{peer / s:.1f}" if peer else ""
-        print(f"| {label:<34} | {s:7.2f} | {rss:12.0f} | {xf:>7} | {xp:>18} |")
+        print(f"| {label:<44} | {s:7.2f} | {rss:12.0f} | {xf:>7} | {xp:>18} |")
 
 
 def main():
@@ -155,6 +207,9 @@ def main():
     ap.add_argument("--wavg", default=shutil.which("wavg") or os.path.join(HERE, "..", "..", "build", "wavg"))
     ap.add_argument("--torch-python", help="a python that can import torch (e.g. a venv's), for the PyTorch peer")
     ap.add_argument("--wavg-only", action="store_true", help="run the floor and wavg only (scaling tables)")
+    ap.add_argument("--methods", help="comma list of weighted,fedavg-adam,median,trimmed-mean,krum,"
+                    "geometric-median,dp, or all")
+    ap.add_argument("--convert", action="store_true", help="also time wavg convert HDF5 <-> safetensors")
     ap.add_argument("--check", action="store_true", help="check wavg's output bit for bit against numpy's mean")
     ap.add_argument("--keep", action="store_true", help="keep the generated checkpoints")
     args = ap.parse_args()

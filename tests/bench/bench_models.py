@@ -50,6 +50,7 @@ def write_hdf5(path, model, seed):
     with h5py.File(path, "w") as f:
         f.attrs["backend"] = "tensorflow"
         f.attrs["keras_version"] = "2.13.1"
+        f.attrs["num_examples"] = 100 * seed  # what a federated client records, for --weight-by
         mw = f.create_group("model_weights")
         layers = []
         for layer, _, _ in layout(model):
