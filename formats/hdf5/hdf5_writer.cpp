@@ -174,7 +174,7 @@ class Hdf5Writer final : public Writer {
     H5Tset_size(type.get(), H5T_VARIABLE);
     H5Tset_cset(type.get(), H5T_CSET_UTF8);
     h5::Handle space = h5::check(H5Screate(H5S_SCALAR), H5Sclose, m_display, "cannot set up HDF5");
-    for (const auto& [key, value] : m_spec.provenance) {
+    for (const auto& [key, value] : m_spec.provenance.entries()) {
       if (H5Aexists(root, key.c_str()) > 0)
         h5::check(H5Adelete(root, key.c_str()), m_display, "cannot replace attribute " + key);
       h5::Handle attr = h5::check(H5Acreate2(root, key.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT),

@@ -25,7 +25,7 @@ class JsonWriter final : public Writer {
       : m_display(display_path), m_spec(spec), m_encoding(encoding) {
     if (spec.template_input && spec.template_input->format_name() == "wavg JSON")
       m_metadata = spec.template_input->metadata();
-    for (const auto& [k, v] : spec.provenance) m_metadata[k] = v;
+
     for (const TensorInfo& t : spec.tensors) m_data.emplace_back(t.bytes());
     m_fd = ::open(tmp_path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
     if (m_fd < 0) fail(m_display, std::strerror(errno));
@@ -43,6 +43,7 @@ class JsonWriter final : public Writer {
   }
 
   void finish() override {
+    for (const auto& [k, v] : m_spec.provenance.entries()) m_metadata[k] = v;
     m_out = "{\"format\": \"wavg-json\", \"version\": 1,\n \"metadata\": {";
     bool first = true;
     for (const auto& [k, v] : m_metadata) {

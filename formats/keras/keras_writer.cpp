@@ -29,10 +29,8 @@ class KerasWriter final : public Writer {
     // The weights file keeps input 1's HDF5 tree; provenance goes to metadata.json, where Keras keeps its own.
     m_inner_spec = spec;
     m_inner_spec.template_input = &m_template->weights();
-    m_inner_spec.provenance.clear();
-    nlohmann::ordered_json meta = nlohmann::ordered_json::parse(m_template->metadata_json());
-    for (const auto& [k, v] : spec.provenance) meta[k] = v;
-    m_metadata = meta.dump();
+    m_inner_spec.provenance = {};
+    m_provenance = spec.provenance;
     m_weights_path = make_private_temp("keras-out", ".weights.h5", display_path);
     m_inner = create_hdf5_writer(m_weights_path, display_path, m_inner_spec);
   }
@@ -53,6 +51,9 @@ class KerasWriter final : public Writer {
     int code = 0;
     std::unique_ptr<zip_t, ZipDiscard> z(zip_open(m_tmp_path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &code));
     if (!z) fail(m_display, "cannot create the zip archive");
+    nlohmann::ordered_json meta = nlohmann::ordered_json::parse(m_template->metadata_json());
+    for (const auto& [k, v] : m_provenance.entries()) meta[k] = v;
+    m_metadata = meta.dump();
     add_buffer(z.get(), "metadata.json", m_metadata);
     add_buffer(z.get(), "config.json", m_template->config_json());
     zip_source_t* src = zip_source_file(z.get(), m_weights_path.c_str(), 0, -1);
@@ -84,7 +85,8 @@ class KerasWriter final : public Writer {
   std::string m_display;
   KerasArchiveReader* m_template = nullptr;
   OutputSpec m_inner_spec;
-  std::string m_metadata;
+  Provenance m_provenance;
+  std::string m_metadata;  // metadata.json; libzip reads it at zip_close
   std::string m_weights_path;
   std::unique_ptr<Writer> m_inner;
 };

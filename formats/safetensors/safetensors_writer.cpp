@@ -30,30 +30,15 @@ class SafetensorsWriter final : public Writer {
       return sx != sy ? sx > sy : x.name < y.name;
     });
 
-    nlohmann::ordered_json header = nlohmann::ordered_json::object();
-    std::map<std::string, std::string> metadata;
-    if (spec.template_input && spec.template_input->format_name() == "safetensors")
-      metadata = spec.template_input->metadata();
-    for (const auto& [k, v] : spec.provenance) metadata[k] = v;
-    if (!metadata.empty()) header["__metadata__"] = metadata;
-
+    m_order = std::move(order);
     m_begin.resize(spec.tensors.size());
     std::uint64_t at = 0;
-    for (std::size_t i : order) {
-      const TensorInfo& t = spec.tensors[i];
+    for (std::size_t i : m_order) {
       m_begin[i] = at;
-      header[t.name] = {{"dtype", safetensors_dtype_name(t.dtype)},
-                        {"shape", t.shape},
-                        {"data_offsets", {at, at + t.bytes()}}};
-      at += t.bytes();
+      at += spec.tensors[i].bytes();
     }
-    std::string text;
-    try {
-      text = header.dump(-1, ' ', false, nlohmann::json::error_handler_t::strict);
-    } catch (const nlohmann::json::exception&) {
-      fail(m_display, "a tensor name or metadata entry is not valid UTF-8; safetensors cannot hold it");
-    }
-    text.append((8 - text.size() % 8) % 8, ' ');
+    // Laid out now with placeholder digests of the final length; finish() writes the real ones over them.
+    const std::string text = header(spec.provenance.layout_entries());
     m_data_start = 8 + text.size();
 
     m_fd = ::open(tmp_path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
@@ -78,6 +63,9 @@ class SafetensorsWriter final : public Writer {
   }
 
   void finish() override {
+    const std::string text = header(m_spec.provenance.entries());
+    if (8 + text.size() != m_data_start) fail(m_display, "the header changed length after the data was written");
+    pwrite_all(text.data(), text.size(), 8);
     if (m_fd >= 0 && ::close(m_fd) != 0) {
       m_fd = -1;
       fail(m_display, std::string("cannot close the output: ") + std::strerror(errno));
@@ -86,6 +74,30 @@ class SafetensorsWriter final : public Writer {
   }
 
  private:
+  // The JSON header padded with spaces to a multiple of 8 bytes, so the data that follows stays aligned.
+  std::string header(const std::map<std::string, std::string>& provenance) const {
+    nlohmann::ordered_json header = nlohmann::ordered_json::object();
+    std::map<std::string, std::string> metadata;
+    if (m_spec.template_input && m_spec.template_input->format_name() == "safetensors")
+      metadata = m_spec.template_input->metadata();
+    for (const auto& [k, v] : provenance) metadata[k] = v;
+    if (!metadata.empty()) header["__metadata__"] = metadata;
+    for (std::size_t i : m_order) {
+      const TensorInfo& t = m_spec.tensors[i];
+      header[t.name] = {{"dtype", safetensors_dtype_name(t.dtype)},
+                        {"shape", t.shape},
+                        {"data_offsets", {m_begin[i], m_begin[i] + t.bytes()}}};
+    }
+    std::string text;
+    try {
+      text = header.dump(-1, ' ', false, nlohmann::json::error_handler_t::strict);
+    } catch (const nlohmann::json::exception&) {
+      fail(m_display, "a tensor name or metadata entry is not valid UTF-8; safetensors cannot hold it");
+    }
+    text.append((8 - text.size() % 8) % 8, ' ');
+    return text;
+  }
+
   void pwrite_all(const void* data, std::uint64_t bytes, std::uint64_t at) {
     const char* p = static_cast<const char*>(data);
     while (bytes > 0) {
@@ -100,6 +112,7 @@ class SafetensorsWriter final : public Writer {
 
   std::string m_display;
   const OutputSpec& m_spec;
+  std::vector<std::size_t> m_order;  // tensors in file order
   std::vector<std::uint64_t> m_begin;
   std::uint64_t m_data_start = 0;
   int m_fd = -1;

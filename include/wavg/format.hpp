@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "wavg/provenance.hpp"
 #include "wavg/tensor.hpp"
 
 namespace wavg {
@@ -47,8 +48,9 @@ struct OutputSpec {
   Reader* template_input = nullptr;  // input 1; the writer copies what it can of its structure and metadata
   std::vector<std::string> dropped;  // tensors of the template left out of the output (--tensors intersection)
   // Provenance (wavg_version, wavg_command, wavg_method, wavg_inputs, ...): every writer records these entries in
-  // the format's file-level metadata (HDF5 root attributes, safetensors __metadata__, ...).
-  std::map<std::string, std::string> provenance;
+  // the format's file-level metadata (HDF5 root attributes, safetensors __metadata__, ...). Its entries() wait for
+  // the inputs' hashes: ask for them in finish(), not before (see provenance.hpp).
+  Provenance provenance;
 };
 
 class Writer {

@@ -6,8 +6,14 @@
 //   wavg_method   "mean", "weighted mean (weights 1,3)", "copy"
 //   wavg_inputs   JSON array [{"file": "a.h5", "sha256": "..."}, ...], file names without their directories
 //   wavg_out_dtype  only when --out-dtype was given
+//
+// Hashing every input costs as much CPU as the merge itself (SHA-256 runs at about 1.5 GB/s a core), so it runs
+// on threads of its own while the merge runs, and writers ask for the entries only in finish(). A writer that lays
+// out its header before the data (safetensors) uses layout_entries(), whose values have exactly the final lengths,
+// and rewrites the header in place at the end.
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -18,9 +24,29 @@ std::string sha256_file(const std::string& path);
 // Returns the lower-case hex SHA-256 of a byte string.
 std::string sha256_bytes(const void* data, std::size_t size);
 
-// Builds the provenance entries for an output made by `command` with `method` from `inputs`.
-std::map<std::string, std::string> make_provenance(const std::string& command, const std::string& method,
-                                                   const std::vector<std::string>& inputs,
-                                                   const std::string& out_dtype);
+class Provenance {
+ public:
+  // No provenance: writers record nothing.
+  Provenance() = default;
+  // Fixed entries, nothing to hash.
+  Provenance(std::map<std::string, std::string> entries);  // NOLINT: a map converts, as in tests
+  // Starts hashing `inputs` in the background at once.
+  Provenance(const std::string& command, const std::string& method, const std::vector<std::string>& inputs,
+             const std::string& out_dtype);
+
+  bool empty() const { return !m_state; }
+  // The entries, waiting for the hashes; rethrows a hashing error (naming the file).
+  std::map<std::string, std::string> entries() const;
+  // The entries with every digest written as 64 zeros: the same keys and value lengths as entries(), at once.
+  std::map<std::string, std::string> layout_entries() const;
+
+ private:
+  struct State;
+  std::shared_ptr<State> m_state;
+};
+
+// Builds the provenance of an output made by `command` with `method` from `inputs`, and starts hashing them.
+Provenance make_provenance(const std::string& command, const std::string& method,
+                           const std::vector<std::string>& inputs, const std::string& out_dtype);
 
 }  // namespace wavg

@@ -82,7 +82,7 @@ TEST_CASE("safetensors writer pads the header to 8 bytes and orders tensors by e
   TempDir dir;
   OutputSpec spec;
   spec.tensors = {{"w", DType::f32, {2}}, {"n", DType::i64, {}}, {"h", DType::f16, {1}}};
-  spec.provenance = {{"wavg_version", "9"}};
+  spec.provenance = Provenance(std::map<std::string, std::string>{{"wavg_version", "9"}});
   const std::string path = dir.file("out.safetensors");
   { std::ofstream(path, std::ios::binary); }
   {
