@@ -13,11 +13,11 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
-#include <algorithm>
 #include <fstream>
 #include <limits>
 #include <utility>
 
+#include "mapped_ranges.hpp"
 #include "wavg/error.hpp"
 
 namespace wavg {
@@ -390,23 +390,10 @@ const void* Hdf5Reader::view(std::size_t index, std::uint64_t offset, std::uint6
   return m_map + begin;
 }
 
-namespace {
-// Widens [begin, end) to whole pages, as madvise() wants.
-std::pair<std::uint64_t, std::uint64_t> page_range(std::uint64_t begin, std::uint64_t end) {
-  static const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
-  return {begin / page * page, (end + page - 1) / page * page};
-}
-}  // namespace
-
 void Hdf5Reader::release(std::size_t index, std::uint64_t offset, std::uint64_t count) {
   std::uint64_t begin = 0, end = 0;
   if (!m_map || !direct_range(index, offset, count, begin, end) || begin == end) return;
-  // Dropping a read-only file mapping's pages loses nothing: a later touch maps them again from the page cache.
-  // A page fault maps the cached pages around the faulting one too (fault-around, up to a whole large folio), so
-  // pages outside [begin, end) become resident and would pile up block after block: drop a margin on both sides.
-  constexpr std::uint64_t margin = 2u << 20;
-  const auto [from, to] = page_range(begin > margin ? begin - margin : 0, std::min(end + margin, m_file_size));
-  ::madvise(const_cast<char*>(m_map) + from, to - from, MADV_DONTNEED);
+  release_mapped(m_map, m_file_size, begin, end);
 }
 
 void Hdf5Reader::prefetch(std::size_t index, std::uint64_t offset, std::uint64_t count) {

@@ -38,10 +38,15 @@ class SafetensorsReader final : public Reader {
   std::string layout() const override { return "safetensors"; }
   const std::vector<TensorInfo>& tensors() const override { return m_tensors; }
   void read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) override;
+  const void* view(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
+  void release(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
+  void prefetch(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
   std::map<std::string, std::string> metadata() const override { return m_metadata; }
 
  private:
   void parse_header(const char* text, std::size_t size);
+  // The file offset of element `offset` of tensor `index`.
+  std::uint64_t file_offset(std::size_t index, std::uint64_t offset) const;
 
   std::string m_path;
   const unsigned char* m_map = nullptr;

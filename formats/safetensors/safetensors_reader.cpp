@@ -12,6 +12,7 @@
 #include <set>
 
 #include "safetensors/safetensors.hpp"
+#include "mapped_ranges.hpp"
 #include "wavg/error.hpp"
 
 namespace wavg {
@@ -221,12 +222,30 @@ void SafetensorsReader::parse_header(const char* text, std::size_t size) {
                      std::to_string(at));
 }
 
+std::uint64_t SafetensorsReader::file_offset(std::size_t index, std::uint64_t offset) const {
+  WAVG_ASSERT(index < m_tensors.size() && offset <= m_tensors[index].count());
+  return m_data_start + m_begin[index] + offset * dtype_size(m_tensors[index].dtype);
+}
+
 void SafetensorsReader::read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) {
-  WAVG_ASSERT(index < m_tensors.size());
-  const TensorInfo& t = m_tensors[index];
-  WAVG_ASSERT(offset + count <= t.count());
-  const std::size_t elem = dtype_size(t.dtype);
-  std::memcpy(dst, m_map + m_data_start + m_begin[index] + offset * elem, count * elem);
+  WAVG_ASSERT(offset + count <= m_tensors[index].count());
+  std::memcpy(dst, m_map + file_offset(index, offset), count * dtype_size(m_tensors[index].dtype));
+}
+
+const void* SafetensorsReader::view(std::size_t index, std::uint64_t offset, std::uint64_t count) {
+  WAVG_ASSERT(offset + count <= m_tensors[index].count());
+  const std::uint64_t at = file_offset(index, offset);
+  // Kernels load whole elements: a tensor at an offset that is not a multiple of its element size (the format
+  // allows any header length) is copied into an aligned buffer by read() instead.
+  return at % dtype_size(m_tensors[index].dtype) == 0 ? m_map + at : nullptr;
+}
+
+void SafetensorsReader::release(std::size_t index, std::uint64_t offset, std::uint64_t count) {
+  release_mapped(m_map, m_size, file_offset(index, offset), file_offset(index, offset + count));
+}
+
+void SafetensorsReader::prefetch(std::size_t index, std::uint64_t offset, std::uint64_t count) {
+  prefetch_mapped(m_map, m_size, file_offset(index, offset), file_offset(index, offset + count));
 }
 
 }  // namespace wavg
