@@ -1,6 +1,7 @@
 #include "hdf5/h5.hpp"
 
 #include <cstring>
+#include <iterator>
 #include <memory>
 
 #include <signal.h>
@@ -18,6 +19,7 @@ namespace {
 // A corrupt file can make HDF5 fault on a bad address, abort on a heap it damaged (malloc's checks), or divide by
 // a zero it read.
 constexpr int k_crash_signals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE};
+struct sigaction g_outside[std::size(k_crash_signals)];  // the handlers outside the outermost guard
 char g_guarded_file[4096];
 const char* g_guarded = nullptr;
 
@@ -63,14 +65,15 @@ CrashGuard::CrashGuard(const std::string& file) : m_previous(g_guarded) {
     sa.sa_handler = on_hdf5_crash;
     sa.sa_flags = SA_ONSTACK;
     sigemptyset(&sa.sa_mask);
-    for (int sig : k_crash_signals) sigaction(sig, &sa, nullptr);
+    for (std::size_t i = 0; i < std::size(k_crash_signals); ++i) sigaction(k_crash_signals[i], &sa, &g_outside[i]);
   }
 }
 
 CrashGuard::~CrashGuard() {
   if (!m_previous) {
     g_guarded = nullptr;
-    for (int sig : k_crash_signals) signal(sig, SIG_DFL);
+    // Back to what was there (the mapped-file SIGBUS handler, say), not to the default.
+    for (std::size_t i = 0; i < std::size(k_crash_signals); ++i) sigaction(k_crash_signals[i], &g_outside[i], nullptr);
   }
 }
 

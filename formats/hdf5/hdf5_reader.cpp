@@ -199,7 +199,10 @@ Hdf5Reader::~Hdf5Reader() {
     const h5::CrashGuard guard(m_path);
     close_handles();
   }
-  if (m_map) ::munmap(const_cast<char*>(m_map), m_file_size);
+  if (m_map) {
+    unregister_mapping(m_map);
+    ::munmap(const_cast<char*>(m_map), m_file_size);
+  }
   if (m_fd >= 0) ::close(m_fd);
 }
 
@@ -367,6 +370,7 @@ void Hdf5Reader::map_file() {
   void* p = ::mmap(nullptr, m_file_size, PROT_READ, MAP_SHARED, m_fd, 0);
   if (p == MAP_FAILED) return;  // e.g. no address space left: pread() serves every read
   m_map = static_cast<const char*>(p);
+  register_mapping(m_map, m_file_size, m_path.c_str());
 }
 
 bool Hdf5Reader::direct_range(std::size_t index, std::uint64_t offset, std::uint64_t count, std::uint64_t& begin,

@@ -108,6 +108,7 @@ SafetensorsReader::SafetensorsReader(std::string path) : m_path(std::move(path))
   ::close(fd);
   if (map == MAP_FAILED) fail(m_path, std::string("cannot map the file: ") + std::strerror(map_errno));
   m_map = static_cast<const unsigned char*>(map);
+  register_mapping(m_map, m_size, m_path.c_str());
 
   const std::uint64_t n = read_le64(m_map);
   if (n > k_max_header)
@@ -120,7 +121,10 @@ SafetensorsReader::SafetensorsReader(std::string path) : m_path(std::move(path))
 }
 
 SafetensorsReader::~SafetensorsReader() {
-  if (m_map) ::munmap(const_cast<unsigned char*>(m_map), m_size);
+  if (m_map) {
+    unregister_mapping(m_map);
+    ::munmap(const_cast<unsigned char*>(m_map), m_size);
+  }
 }
 
 void SafetensorsReader::parse_header(const char* text, std::size_t size) {

@@ -1,0 +1,94 @@
+// An input truncated by another program while wavg reads it through its memory mapping: the access raises SIGBUS,
+// which must become the usual one-line error naming the file, exit 1, and no temporary output left behind. Run in
+// a forked child, whose stderr comes back through a pipe.
+
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "hdf5/hdf5_reader.hpp"
+#include "safetensors/safetensors.hpp"
+#include "support/h5raw.hpp"
+#include "support/temp_dir.hpp"
+#include "wavg/atomic_file.hpp"
+
+using namespace wavg;
+
+namespace {
+
+struct ChildResult {
+  int exit_code = -1;
+  std::string stderr_text;
+};
+
+// Opens `input` with `open`, starts an output in `dir`, truncates the input to `keep` bytes, then reads the last
+// element of tensor 0 through view(): what the engine does, after another program shrank the file.
+template <typename Open>
+ChildResult truncate_while_mapped(const std::string& input, const std::string& dir, off_t keep, Open open) {
+  int pipe_fd[2];
+  REQUIRE(::pipe(pipe_fd) == 0);
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::dup2(pipe_fd[1], STDERR_FILENO);
+    ::close(pipe_fd[0]);
+    AtomicFile out(dir + "/out.bin", Overwrite::no);
+    auto reader = open(input);
+    const std::uint64_t n = reader->tensors()[0].count();
+    const void* p = reader->view(0, n - 1, 1);
+    if (!p) ::_exit(10);
+    if (::truncate(input.c_str(), keep) != 0) ::_exit(11);
+    volatile float v = *static_cast<const float*>(p);
+    (void)v;
+    ::_exit(12);  // not reached: the read above faults
+  }
+  ::close(pipe_fd[1]);
+  ChildResult r;
+  char buf[512];
+  for (ssize_t n; (n = ::read(pipe_fd[0], buf, sizeof buf)) > 0;) r.stderr_text.append(buf, static_cast<std::size_t>(n));
+  ::close(pipe_fd[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+std::size_t files_in(const std::string& dir) {
+  std::size_t n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("a safetensors input truncated while mapped gives an error naming it, and no output is left") {
+  test::TempDir in_dir, out_dir;
+  const std::uint64_t count = 1 << 18;  // 1 MiB of float32: the last element is far past the kept page
+  std::string header = R"({"w":{"dtype":"F32","shape":[262144],"data_offsets":[0,1048576]}})";
+  header.append((8 - header.size() % 8) % 8, ' ');  // aligned data, so view() serves it from the mapping
+  std::string bytes(8, '\0');
+  bytes[0] = static_cast<char>(header.size());
+  bytes += header + std::string(count * 4, '\0');
+  const std::string path = in_dir.write("in.safetensors", bytes);
+  const auto r = truncate_while_mapped(path, out_dir.path(), 4096,
+                                       [](const std::string& p) { return std::make_unique<SafetensorsReader>(p); });
+  CHECK(r.exit_code == 1);
+  CHECK(r.stderr_text == "wavg: error: " + path + ": the file shrank while wavg was reading it (changed by another "
+                                                  "program?)\n");
+  CHECK(files_in(out_dir.path()) == 0);
+}
+
+TEST_CASE("an HDF5 input truncated while mapped gives an error naming it, and no output is left") {
+  test::TempDir in_dir, out_dir;
+  const std::string path = in_dir / "in.h5";
+  test::write_floats(path, "w", {1 << 18}, std::vector<float>(1 << 18, 1.0f), true);
+  const auto r = truncate_while_mapped(path, out_dir.path(), 4096,
+                                       [](const std::string& p) { return std::make_unique<Hdf5Reader>(p); });
+  CHECK(r.exit_code == 1);
+  CHECK(r.stderr_text.find(path + ": the file shrank while wavg was reading it") != std::string::npos);
+  CHECK(files_in(out_dir.path()) == 0);
+}
