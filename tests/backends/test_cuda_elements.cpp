@@ -163,7 +163,7 @@ TEST_CASE("cuda elements: every server optimizer step gives the CPU backend's by
       cpu->server_step(p, b.count, delta.data(), b.base.data(), DType::f32, m1.data(), v1.data(), out, want.data());
       dispatch(out, [&]<DType O>() {
         for (std::uint64_t i = 0; i < b.count; ++i) {
-          const double step = cuda::step_element(p, delta[i], &m2[i], &v2[i]);
+          const double step = server_step_element(p, delta[i], &m2[i], &v2[i]);
           cuda::store<O>(got.data(), i, cuda::load<DType::f32>(b.base.data(), i) + step);
         }
       });

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backends/cpu/cpu_elements.hpp"
+#include "wavg/element_math.hpp"
 #include "wavg/philox.hpp"
 
 namespace wavg::cpu {
@@ -181,28 +182,6 @@ void add_gaussian_noise(double* values, std::uint64_t count, double sigma, std::
   }
 }
 
-namespace {
-
-inline double sign(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0); }
-
-// One element of the server optimizer; the rules are those of wavg-merge(1), SERVER OPTIMIZERS.
-inline double step_element(const ServerStepParams& p, double d, double* m, double* v) {
-  switch (p.kind) {
-    case ServerOptKind::none: return d;
-    case ServerOptKind::sgd: return p.lr * d;
-    case ServerOptKind::momentum: *m = p.beta1 * *m + d; return p.lr * *m;
-    default: break;
-  }
-  *m = p.beta1 * *m + (1 - p.beta1) * d;
-  const double d2 = d * d;
-  if (p.kind == ServerOptKind::adam) *v = p.beta2 * *v + (1 - p.beta2) * d2;
-  else if (p.kind == ServerOptKind::yogi) *v = *v - (1 - p.beta2) * d2 * sign(*v - d2);
-  else *v = *v + d2;  // adagrad
-  return p.lr * *m / (std::sqrt(*v) + p.tau);
-}
-
-}  // namespace
-
 void server_step(const ServerStepParams& params, std::uint64_t count, const double* delta, const void* base,
                  DType dtype, double* m, double* v, DType out_dtype, void* out) {
   const auto n = static_cast<std::int64_t>(count);
@@ -211,7 +190,7 @@ void server_step(const ServerStepParams& params, std::uint64_t count, const doub
 #pragma omp parallel for schedule(static) if (count >= k_parallel_threshold)
       for (std::int64_t s = 0; s < n; ++s) {
         const auto i = static_cast<std::uint64_t>(s);
-        const double step = step_element(params, delta[i], m ? m + i : nullptr, v ? v + i : nullptr);
+        const double step = server_step_element(params, delta[i], m ? m + i : nullptr, v ? v + i : nullptr);
         store<O>(out, i, base ? load<T>(base, i) + step : step);
       }
     });

@@ -12,95 +12,20 @@
 #include <cstring>
 
 #include "wavg/backend.hpp"
-
-#if defined(__CUDACC__)
-#define WAVG_HD __host__ __device__
-#else
-#define WAVG_HD
-#endif
+#include "wavg/element_math.hpp"
 
 namespace wavg::cuda {
+
+// Shared with the CPU backend (element_math.hpp).
+using wavg::bits_double;
+using wavg::double_bits;
+using wavg::round_to_small_float;
+using wavg::small_float_to_double;
 
 // Elements per reduction chunk: the CPU backend's k_reduce_chunk, so partial sums cover the same elements.
 constexpr std::uint64_t k_reduce_chunk = 1 << 14;
 // Most inputs an order-statistic kernel sorts in registers; more go to the CPU backend.
 constexpr std::size_t k_max_sort_inputs = 64;
-
-WAVG_HD inline std::uint64_t double_bits(double v) {
-#if defined(__CUDA_ARCH__)
-  return static_cast<std::uint64_t>(__double_as_longlong(v));
-#else
-  std::uint64_t b;
-  std::memcpy(&b, &v, sizeof b);
-  return b;
-#endif
-}
-
-WAVG_HD inline double bits_double(std::uint64_t b) {
-#if defined(__CUDA_ARCH__)
-  return __longlong_as_double(static_cast<long long>(b));
-#else
-  double v;
-  std::memcpy(&v, &b, sizeof v);
-  return v;
-#endif
-}
-
-// src/core/dtype.cpp's round_to_small_float, line for line: rounds once from the double's bits, ties to even.
-WAVG_HD inline std::uint32_t round_to_small_float(double value, int exp_bits, int mant_bits) {
-  const std::uint64_t bits = double_bits(value);
-  const std::uint32_t sign = static_cast<std::uint32_t>(bits >> 63) << (exp_bits + mant_bits);
-  const std::uint64_t magnitude = bits & 0x7fff'ffff'ffff'ffffull;
-  const std::uint32_t exp_all_ones = (1u << exp_bits) - 1;
-  const std::uint32_t infinity = exp_all_ones << mant_bits;
-  if (magnitude >= 0x7ff0'0000'0000'0000ull) {
-    if (magnitude == 0x7ff0'0000'0000'0000ull) return sign | infinity;
-    const auto payload = static_cast<std::uint32_t>((magnitude & 0x000f'ffff'ffff'ffffull) >> (52 - mant_bits));
-    return sign | infinity | (1u << (mant_bits - 1)) | payload;
-  }
-  const int bias = (1 << (exp_bits - 1)) - 1;
-  const int exponent = static_cast<int>(magnitude >> 52) - 1023;
-  const std::uint64_t significand = (magnitude & 0x000f'ffff'ffff'ffffull) | (1ull << 52);
-  if (exponent > bias) return sign | infinity;
-  const int min_normal = 1 - bias;
-  int shift = 52 - mant_bits;
-  std::uint64_t base = 0;
-  if (exponent >= min_normal) {
-    base = static_cast<std::uint64_t>(exponent + bias) << mant_bits;
-  } else {
-    shift += min_normal - exponent;
-    if (shift >= 64) return sign;
-  }
-  const std::uint64_t kept = exponent >= min_normal ? (significand & 0x000f'ffff'ffff'ffffull) >> shift
-                                                    : significand >> shift;
-  const std::uint64_t rest = significand & ((1ull << shift) - 1);
-  const std::uint64_t half = 1ull << (shift - 1);
-  std::uint64_t result = base + kept;
-  if (rest > half || (rest == half && (result & 1u))) ++result;
-  return sign | static_cast<std::uint32_t>(result);
-}
-
-// Widens a binary16/bfloat16 pattern exactly, building the double's bits (every such value is a normal double).
-// NaN becomes the quiet NaN with the pattern's sign, as dtype.cpp's -quiet_NaN() does.
-WAVG_HD inline double small_float_to_double(std::uint32_t bits, int exp_bits, int mant_bits) {
-  const std::uint64_t sign = static_cast<std::uint64_t>((bits >> (exp_bits + mant_bits)) & 1u) << 63;
-  const std::uint32_t exp_field = (bits >> mant_bits) & ((1u << exp_bits) - 1);
-  std::uint64_t mant = bits & ((1u << mant_bits) - 1);
-  const int bias = (1 << (exp_bits - 1)) - 1;
-  if (exp_field == (1u << exp_bits) - 1)
-    return bits_double(sign | (mant ? 0x7ff8'0000'0000'0000ull : 0x7ff0'0000'0000'0000ull));
-  int exponent = static_cast<int>(exp_field) - bias;
-  if (exp_field == 0) {
-    if (mant == 0) return bits_double(sign);
-    exponent = 1 - bias;  // subnormal: normalise the mantissa, which a double has room for
-    while (!(mant & (1ull << mant_bits))) {
-      mant <<= 1;
-      --exponent;
-    }
-    mant &= (1ull << mant_bits) - 1;
-  }
-  return bits_double(sign | (static_cast<std::uint64_t>(exponent + 1023) << 52) | (mant << (52 - mant_bits)));
-}
 
 template <DType T> struct Storage;
 template <> struct Storage<DType::f16> { using type = std::uint16_t; };
@@ -215,24 +140,6 @@ WAVG_HD inline double order_statistic_element(const Inputs& in, const double* sc
     if (2 * cum >= total) return v[k].value;
   }
   return v[m - 1].value;
-}
-
-WAVG_HD inline double sign_of(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0); }
-
-// The server optimizer for one element (wavg-merge(1), SERVER OPTIMIZERS), as cpu_federated.cpp's step_element.
-WAVG_HD inline double step_element(const ServerStepParams& p, double d, double* m, double* v) {
-  switch (p.kind) {
-    case ServerOptKind::none: return d;
-    case ServerOptKind::sgd: return p.lr * d;
-    case ServerOptKind::momentum: *m = p.beta1 * *m + d; return p.lr * *m;
-    default: break;
-  }
-  *m = p.beta1 * *m + (1 - p.beta1) * d;
-  const double d2 = d * d;
-  if (p.kind == ServerOptKind::adam) *v = p.beta2 * *v + (1 - p.beta2) * d2;
-  else if (p.kind == ServerOptKind::yogi) *v = *v - (1 - p.beta2) * d2 * sign_of(*v - d2);
-  else *v = *v + d2;
-  return p.lr * *m / (std::sqrt(*v) + p.tau);
 }
 
 }  // namespace wavg::cuda

@@ -89,7 +89,7 @@ template <DType T, DType O>
 __global__ void server_step_kernel(ServerStepParams p, std::uint64_t count, const double* delta, const void* base,
                                    double* m, double* v, void* out) {
   for (std::uint64_t i = first_index(); i < count; i += grid_step()) {
-    const double step = step_element(p, delta[i], m ? m + i : nullptr, v ? v + i : nullptr);
+    const double step = server_step_element(p, delta[i], m ? m + i : nullptr, v ? v + i : nullptr);
     store<O>(out, i, base ? load<T>(base, i) + step : step);
   }
 }
