@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "json/json.hpp"
+#include "support/open_error.hpp"
 #include "support/temp_dir.hpp"
 #include "wavg/error.hpp"
 
@@ -17,20 +18,7 @@ using wavg::test::TempDir;
 namespace {
 
 // Opens `text` as wavg JSON and returns the one-line error message (empty when it opened).
-std::string open_error(const std::string& text) {
-  TempDir dir;
-  const std::string path = dir.write("x.json", text);
-  try {
-    JsonReader r(path);
-  } catch (const Error& e) {
-    REQUIRE(e.code() == ExitCode::runtime);
-    REQUIRE(e.problems().size() == 1);
-    const std::string what = e.problems()[0].what;
-    CHECK(what.find('\n') == std::string::npos);
-    return what;
-  }
-  return {};
-}
+std::string open_error(const std::string& text) { return test::open_error<JsonReader>("x.json", text); }
 
 std::string doc(const std::string& tensors) {
   return R"({"format": "wavg-json", "version": 1, "tensors": [)" + tensors + "]}";

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "safetensors/safetensors.hpp"
+#include "support/open_error.hpp"
 #include "support/temp_dir.hpp"
 #include "wavg/error.hpp"
 
@@ -36,18 +37,7 @@ std::string f32_bytes(std::initializer_list<float> values) {
 
 // Opens `bytes` as a safetensors file and returns the one-line error message (empty when it opened).
 std::string open_error(const std::string& bytes) {
-  TempDir dir;
-  const std::string path = dir.write("x.safetensors", bytes);
-  try {
-    SafetensorsReader r(path);
-  } catch (const Error& e) {
-    REQUIRE(e.code() == ExitCode::runtime);
-    REQUIRE(e.problems().size() == 1);
-    const std::string what = e.problems()[0].what;
-    CHECK(what.find('\n') == std::string::npos);
-    return what;
-  }
-  return {};
+  return test::open_error<SafetensorsReader>("x.safetensors", bytes);
 }
 
 }  // namespace
