@@ -13,10 +13,8 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
-#include <limits>
-#include <nlohmann/json.hpp>
-#include <set>
 
+#include "json/json.hpp"
 #include "tfjs/tfjs.hpp"
 #include "wavg/atomic_file.hpp"
 #include "wavg/error.hpp"
@@ -29,7 +27,6 @@ namespace {
 
 constexpr std::uint64_t k_max_model_json = 256ull << 20;
 
-using Json = nlohmann::json;
 
 // Reads a whole file of at most `limit` bytes; fails naming it when it is not a regular file or is larger.
 std::string read_small_file(const std::string& path, std::uint64_t limit) {
@@ -63,6 +60,7 @@ std::string read_small_file(const std::string& path, std::uint64_t limit) {
 }  // namespace
 
 bool looks_like_tfjs(const std::string& path) {
+  if (looks_like_wavg_json(path)) return false;
   std::ifstream in(path, std::ios::binary);
   if (!in) return false;
   static constexpr char k_key[] = "\"weightsManifest\"";
@@ -78,10 +76,6 @@ bool looks_like_tfjs(const std::string& path) {
     if (first) {
       const std::size_t start = chunk.find_first_not_of(" \t\r\n");
       if (start == std::string::npos || chunk[start] != '{') return false;
-      std::string compact;
-      for (char c : chunk.substr(start, 64))
-        if (c != ' ' && c != '\n' && c != '\r' && c != '\t') compact += c;
-      if (compact.rfind("{\"format\":\"wavg-json\"", 0) == 0) return false;
       first = false;
     }
     if (chunk.find(k_key) != std::string::npos) return true;
