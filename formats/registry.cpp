@@ -12,6 +12,7 @@
 #include "json/json.hpp"
 #include "keras/keras_archive.hpp"
 #include "safetensors/safetensors.hpp"
+#include "tfjs/tfjs.hpp"
 #include "wavg/error.hpp"
 #include "wavg/format.hpp"
 
@@ -27,7 +28,7 @@ struct Codec {
   std::unique_ptr<Writer> (*create)(const std::string& tmp, const std::string& display, const OutputSpec& spec);
 };
 
-const std::array<Codec, 5> k_codecs{{
+const std::array<Codec, 6> k_codecs{{
     {"hdf5",
      {".h5", ".hdf5", ".he5", ".keras_h5"},
      looks_like_hdf5,
@@ -43,6 +44,12 @@ const std::array<Codec, 5> k_codecs{{
      looks_like_zip,
      [](const std::string& p) -> std::unique_ptr<Reader> { return std::make_unique<KerasArchiveReader>(p); },
      create_keras_writer},
+    // Before "json": both claim .json; a TF.js model.json is told by its weightsManifest member.
+    {"tfjs",
+     {nullptr, nullptr, nullptr, nullptr},
+     looks_like_tfjs,
+     [](const std::string& p) -> std::unique_ptr<Reader> { return std::make_unique<TfjsReader>(p); },
+     create_tfjs_writer},
     {"json",
      {".json", nullptr, nullptr, nullptr},
      looks_like_wavg_json,

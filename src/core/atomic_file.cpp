@@ -2,6 +2,11 @@
 // atomic and never crosses a file system). Its path is kept in a fixed table that a signal handler can read without
 // allocating: on SIGINT, SIGTERM or SIGHUP the handler unlinks every pending temporary file, restores the default
 // action and re-raises, so the shell sees the usual "killed by signal" status (130 for Ctrl-C).
+//
+// An output of several files (TF.js: model.json and its shards) adds companions to its AtomicFile: temporary files
+// named after the main temporary file plus ".N", so the handler needs only a count per slot to remove them. On
+// commit the companions are placed first and the main file last, so a reader never finds a model.json whose shards
+// are missing; a failure while placing them removes those already placed.
 
 #include "wavg/atomic_file.hpp"
 
@@ -16,6 +21,9 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <set>
+#include <utility>
 
 #include "wavg/error.hpp"
 
@@ -28,9 +36,50 @@ constexpr std::size_t k_max_path = 4096;
 
 struct PendingSlot {
   std::atomic<bool> used{false};
+  std::atomic<unsigned> companions{0};
   char path[k_max_path];
 };
 std::array<PendingSlot, k_max_pending> g_pending;
+
+// Per pending output (keyed by its temporary path): its overwrite policy and its companions' targets.
+struct Companions {
+  Overwrite overwrite;
+  std::vector<std::string> targets;
+};
+std::map<std::string, Companions>& companions_of() {
+  static std::map<std::string, Companions> m;
+  return m;
+}
+
+// Inputs' files that no output may replace, by identity and by canonical path.
+struct Protected {
+  std::multiset<std::pair<dev_t, ino_t>> inodes;
+  std::multiset<std::string> paths;
+};
+Protected& protected_inputs() {
+  static Protected p;
+  return p;
+}
+
+std::string canonical_text(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::weakly_canonical(std::filesystem::absolute(path), ec).string();
+}
+
+std::string companion_path(const std::string& main_tmp, std::size_t n) { return main_tmp + "." + std::to_string(n); }
+
+// Writes `main` + "." + n into `buf` without allocating (for the signal handler).
+void companion_path_into(char* buf, std::size_t size, const char* main, unsigned n) {
+  std::size_t len = std::strlen(main);
+  char digits[12];
+  std::size_t d = 0;
+  do digits[d++] = static_cast<char>('0' + n % 10); while ((n /= 10) != 0);
+  if (len + 1 + d + 1 > size) { buf[0] = 0; return; }
+  std::memcpy(buf, main, len);
+  buf[len++] = '.';
+  while (d) buf[len++] = digits[--d];
+  buf[len] = 0;
+}
 
 extern "C" void remove_pending_and_reraise(int sig) {
   remove_pending_outputs();
@@ -60,9 +109,18 @@ PendingSlot* register_pending(const std::string& path) {
   return nullptr;
 }
 
-void unregister_pending(const std::string& path) {
+PendingSlot* find_pending(const std::string& path) {
   for (auto& slot : g_pending)
-    if (slot.used.load() && path == slot.path) slot.used.store(false);
+    if (slot.used.load() && path == slot.path) return &slot;
+  return nullptr;
+}
+
+void unregister_pending(const std::string& path) {
+  if (PendingSlot* slot = find_pending(path)) {
+    slot->used.store(false);
+    slot->companions.store(0);
+  }
+  companions_of().erase(path);
 }
 
 std::string errno_text() { return std::strerror(errno); }
@@ -70,8 +128,15 @@ std::string errno_text() { return std::strerror(errno); }
 }  // namespace
 
 void remove_pending_outputs() noexcept {
-  for (auto& slot : g_pending)
-    if (slot.used.load()) ::unlink(slot.path);
+  for (auto& slot : g_pending) {
+    if (!slot.used.load()) continue;
+    ::unlink(slot.path);
+    char buf[k_max_path + 16];
+    for (unsigned n = 1; n <= slot.companions.load(); ++n) {
+      companion_path_into(buf, sizeof buf, slot.path, n);
+      if (buf[0]) ::unlink(buf);
+    }
+  }
 }
 
 AtomicFile::AtomicFile(std::string target, Overwrite overwrite)
@@ -94,7 +159,10 @@ AtomicFile::AtomicFile(std::string target, Overwrite overwrite)
   sigprocmask(SIG_BLOCK, &block, &old);
   int fd = ::mkstemp(pattern.data());
   const int saved = errno;
-  if (fd >= 0) register_pending(pattern);
+  if (fd >= 0) {
+    register_pending(pattern);
+    companions_of()[pattern] = Companions{overwrite, {}};
+  }
   sigprocmask(SIG_SETMASK, &old, nullptr);
   if (fd < 0) {
     errno = saved;
@@ -111,31 +179,98 @@ AtomicFile::AtomicFile(std::string target, Overwrite overwrite)
 AtomicFile::~AtomicFile() {
   if (!m_committed && !m_tmp.empty()) {
     ::unlink(m_tmp.c_str());
+    const auto it = companions_of().find(m_tmp);
+    if (it != companions_of().end())
+      for (std::size_t n = 1; n <= it->second.targets.size(); ++n) ::unlink(companion_path(m_tmp, n).c_str());
     unregister_pending(m_tmp);
   }
 }
 
-void AtomicFile::commit() {
-  int fd = ::open(m_tmp.c_str(), O_RDONLY);
+namespace {
+
+void flush_file(const std::string& path, const std::string& target) {
+  int fd = ::open(path.c_str(), O_RDONLY);
   if (fd < 0 || ::fsync(fd) != 0) {
     const std::string why = errno_text();
     if (fd >= 0) ::close(fd);
-    fail(m_target, "cannot flush the output: " + why);
+    fail(target, "cannot flush the output: " + why);
   }
   ::close(fd);
-  if (m_overwrite == Overwrite::no) {
+}
+
+// Moves a flushed temporary file to its target.
+void place(const std::string& tmp, const std::string& target, Overwrite overwrite) {
+  if (overwrite == Overwrite::no) {
     // link() fails if the target appeared meanwhile, so a file created by someone else is never replaced.
-    if (::link(m_tmp.c_str(), m_target.c_str()) != 0) {
-      if (errno == EEXIST) fail(m_target, "already exists (use --force to replace it)");
-      if (::rename(m_tmp.c_str(), m_target.c_str()) != 0) fail(m_target, "cannot rename the output: " + errno_text());
+    if (::link(tmp.c_str(), target.c_str()) != 0) {
+      if (errno == EEXIST) fail(target, "already exists (use --force to replace it)");
+      if (::rename(tmp.c_str(), target.c_str()) != 0) fail(target, "cannot rename the output: " + errno_text());
     } else {
-      ::unlink(m_tmp.c_str());
+      ::unlink(tmp.c_str());
     }
-  } else if (::rename(m_tmp.c_str(), m_target.c_str()) != 0) {
-    fail(m_target, "cannot rename the output: " + errno_text());
+  } else if (::rename(tmp.c_str(), target.c_str()) != 0) {
+    fail(target, "cannot rename the output: " + errno_text());
+  }
+}
+
+}  // namespace
+
+void AtomicFile::commit() {
+  flush_file(m_tmp, m_target);
+  const std::vector<std::string> targets = companions_of()[m_tmp].targets;
+  std::size_t placed = 0;
+  try {
+    for (; placed < targets.size(); ++placed) {
+      flush_file(companion_path(m_tmp, placed + 1), targets[placed]);
+      place(companion_path(m_tmp, placed + 1), targets[placed], m_overwrite);
+    }
+    place(m_tmp, m_target, m_overwrite);
+  } catch (const Error&) {
+    for (std::size_t i = 0; i < placed; ++i) ::unlink(targets[i].c_str());
+    throw;
   }
   unregister_pending(m_tmp);
   m_committed = true;
+}
+
+std::string add_companion(const std::string& main_tmp, const std::string& target) {
+  const auto it = companions_of().find(main_tmp);
+  PendingSlot* slot = find_pending(main_tmp);
+  WAVG_ASSERT(it != companions_of().end() && slot);
+  std::error_code ec;
+  if (it->second.overwrite == Overwrite::no && std::filesystem::exists(std::filesystem::symlink_status(target, ec)))
+    throw Error(ExitCode::usage, target, "already exists (use --force to replace it)");
+  const std::string path = companion_path(main_tmp, it->second.targets.size() + 1);
+  if (path.size() + 1 >= k_max_path) fail(target, "output path is too long");
+  // Counted before it exists, so that a signal between the two steps still finds it.
+  slot->companions.store(static_cast<unsigned>(it->second.targets.size() + 1));
+  it->second.targets.push_back(target);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) fail(target, "cannot create a temporary file " + path + ": " + errno_text());
+  ::close(fd);
+  return path;
+}
+
+void protect_input(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) protected_inputs().inodes.insert({st.st_dev, st.st_ino});
+  protected_inputs().paths.insert(canonical_text(path));
+}
+
+void unprotect_input(const std::string& path) {
+  struct stat st {};
+  auto& p = protected_inputs();
+  if (::stat(path.c_str(), &st) == 0)
+    if (auto it = p.inodes.find({st.st_dev, st.st_ino}); it != p.inodes.end()) p.inodes.erase(it);
+  if (auto it = p.paths.find(canonical_text(path)); it != p.paths.end()) p.paths.erase(it);
+}
+
+void check_not_protected(const std::string& output) {
+  struct stat st {};
+  const auto& p = protected_inputs();
+  if ((::stat(output.c_str(), &st) == 0 && p.inodes.count({st.st_dev, st.st_ino})) ||
+      p.paths.count(canonical_text(output)))
+    fail(output, "this output file is also an input file; choose another output name");
 }
 
 void check_output_not_input(const std::string& output, const std::vector<std::string>& inputs) {
@@ -145,6 +280,7 @@ void check_output_not_input(const std::string& output, const std::vector<std::st
   const bool out_exists = ::stat(output.c_str(), &out_st) == 0;
   const fs::path out_abs = fs::weakly_canonical(fs::absolute(output), ec);
   for (const auto& in : inputs) {
+    protect_input(in);
     struct stat in_st {};
     const bool same_inode = out_exists && ::stat(in.c_str(), &in_st) == 0 && in_st.st_dev == out_st.st_dev &&
                             in_st.st_ino == out_st.st_ino;

@@ -1,0 +1,104 @@
+#pragma once
+// TensorFlow.js models (tensorflowjs 4.x: write_weights.py, read_weights.py, quantization.py; tfjs-core io).
+//
+// A model is a JSON file (model.json) and binary shard files beside it:
+//
+//   { "format": "layers-model" | "graph-model",    optional; absent in a bare weights manifest
+//     "generatedBy": "...", "convertedBy": "...",
+//     "modelTopology": {...},                        Keras config (layers) or GraphDef JSON (graph), kept verbatim
+//     "signature": {...}, "userDefinedMetadata": {...}, ...   other members, kept verbatim
+//     "weightsManifest": [                           groups
+//       { "paths": ["group1-shard1of2.bin", "group1-shard2of2.bin"],   relative to model.json's directory
+//         "weights": [ { "name": "dense/kernel", "shape": [3, 4], "dtype": "float32",
+//                        "quantization": {"dtype": "uint8", "scale": S, "min": M} }, ... ] }, ... ] }
+//
+// A group's weights lie back to back, in manifest order, in the concatenation of its shard files (a weight may
+// span shards), little-endian and row-major, with no padding and nothing after the last weight. Stored element
+// types: float32, int32, bool (1 byte); a quantised weight stores uint8 or uint16 q, read as q * scale + min
+// (computed in double, rounded once to float32, or to int32 half-to-even as numpy's round), or IEEE half for
+// "float16". string and complex64 weights are refused.
+//
+// The reader distrusts model.json: at most 256 MiB, valid UTF-8 JSON, unique weight names, shapes of non-negative
+// integers whose byte size does not overflow, finite scale and min, relative shard paths without ".." components,
+// shards that are regular files, and each group's shard bytes equal to its weights' bytes exactly. It maps the
+// shards and copies from the mappings. Its metadata() holds format, generatedBy, convertedBy and the string
+// members of userDefinedMetadata, with userDefinedMetadata.wavg (wavg's provenance) flattened in.
+//
+// The writer writes OUT.json and OUT-shardIofN.bin (4 MiB each, the converter's default) beside it, as one output:
+// the shards are companions of the AtomicFile (atomic_file.hpp), so no shard is left without model.json or the
+// other way round. model.json keeps every member of input 1's model.json (when input 1 is TF.js), replaces
+// weightsManifest by one group holding the output's weights in order (float32 unquantised, int32, bool), and sets
+// userDefinedMetadata.wavg to the provenance entries. A shard that would be the same file as an input (or one of
+// an input's shards) is refused before anything is written.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "wavg/format.hpp"
+
+namespace wavg {
+
+// How a weight is stored in its shards.
+enum class TfjsStored : std::uint8_t { plain, uint8_affine, uint16_affine, float16 };
+
+class TfjsReader final : public Reader {
+ public:
+  explicit TfjsReader(std::string path);
+  ~TfjsReader() override;
+  TfjsReader(const TfjsReader&) = delete;
+  TfjsReader& operator=(const TfjsReader&) = delete;
+
+  const std::string& path() const override { return m_path; }
+  std::string format_name() const override { return "TensorFlow.js"; }
+  std::string layout() const override { return m_layout; }
+  const std::vector<TensorInfo>& tensors() const override { return m_tensors; }
+  void read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) override;
+  const void* view(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
+  std::map<std::string, std::string> metadata() const override { return m_metadata; }
+
+  // Returns model.json's text, as read.
+  const std::string& model_json() const { return m_text; }
+
+ private:
+  struct Shard {
+    std::string path;
+    const unsigned char* map = nullptr;
+    std::uint64_t size = 0;
+    std::uint64_t start = 0;  // offset of its first byte in the group's concatenation
+  };
+  struct Group {
+    std::vector<Shard> shards;
+    std::uint64_t bytes = 0;
+  };
+  struct Weight {
+    std::size_t group = 0;
+    std::uint64_t start = 0;  // offset in the group's concatenation
+    TfjsStored stored = TfjsStored::plain;
+    double scale = 1, min = 0;
+  };
+
+  void parse(const std::string& text);
+  void open_group(std::size_t g, const void* group_json);
+  void add_weight(std::size_t g, const void* weight_json, std::uint64_t& at);
+  void close_all() noexcept;
+  void copy_bytes(const Group& g, std::uint64_t at, std::uint64_t n, unsigned char* dst) const;
+
+  std::string m_path;
+  std::string m_dir;
+  std::string m_text;
+  std::string m_layout;
+  std::vector<TensorInfo> m_tensors;
+  std::vector<Weight> m_weights;
+  std::vector<Group> m_groups;
+  std::map<std::string, std::string> m_metadata;
+  bool m_protected = false;
+};
+
+// Tells whether a file is a JSON object with a "weightsManifest" member (and not wavg JSON).
+bool looks_like_tfjs(const std::string& path);
+
+std::unique_ptr<Writer> create_tfjs_writer(const std::string& tmp_path, const std::string& display_path,
+                                           const OutputSpec& spec);
+
+}  // namespace wavg

@@ -1,0 +1,192 @@
+// Reading TensorFlow.js models: model.json parsed whole (it is capped at 256 MiB) and checked member by member
+// before any shard byte is read; shards memory-mapped and read through a group-wide byte offset, so a weight that
+// spans shards is copied piece by piece (layout in tfjs.hpp).
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+
+#include "json/json.hpp"
+#include "tfjs/tfjs.hpp"
+#include "wavg/atomic_file.hpp"
+#include "wavg/error.hpp"
+
+namespace wavg {
+
+static_assert(std::endian::native == std::endian::little, "TF.js weights are little-endian");
+
+namespace {
+
+constexpr std::uint64_t k_max_model_json = 256ull << 20;
+
+
+// Reads a whole file of at most `limit` bytes; fails naming it when it is not a regular file or is larger.
+std::string read_small_file(const std::string& path, std::uint64_t limit) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail(path, std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    fail(path, "is not a regular file");
+  }
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  if (size > limit) {
+    ::close(fd);
+    fail(path, "model.json is " + std::to_string(size) + " bytes, over the limit of " + std::to_string(limit));
+  }
+  std::string text(size, '\0');
+  std::uint64_t got = 0;
+  while (got < size) {
+    const ssize_t n = ::read(fd, text.data() + got, size - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ::close(fd);
+      fail(path, n == 0 ? "file shrank while being read" : std::strerror(errno));
+    }
+    got += static_cast<std::uint64_t>(n);
+  }
+  ::close(fd);
+  return text;
+}
+
+}  // namespace
+
+bool looks_like_tfjs(const std::string& path) {
+  if (looks_like_wavg_json(path)) return false;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  static constexpr char k_key[] = "\"weightsManifest\"";
+  constexpr std::size_t key_len = sizeof k_key - 1;
+  std::string buf(1 << 20, '\0');
+  std::string carry;
+  bool first = true;
+  for (std::uint64_t seen = 0; seen <= k_max_model_json;) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    const auto n = static_cast<std::size_t>(in.gcount());
+    if (n == 0) return false;
+    std::string chunk = carry + buf.substr(0, n);
+    if (first) {
+      const std::size_t start = chunk.find_first_not_of(" \t\r\n");
+      if (start == std::string::npos || chunk[start] != '{') return false;
+      first = false;
+    }
+    if (chunk.find(k_key) != std::string::npos) return true;
+    carry = chunk.substr(chunk.size() - std::min(chunk.size(), key_len - 1));
+    seen += n;
+  }
+  return false;
+}
+
+TfjsReader::TfjsReader(std::string path) : m_path(std::move(path)) {
+  const std::size_t slash = m_path.rfind('/');
+  m_dir = slash == std::string::npos ? "" : m_path.substr(0, slash + 1);
+  m_text = read_small_file(m_path, k_max_model_json);
+  protect_input(m_path);
+  m_protected = true;
+  try {
+    parse(m_text);
+  } catch (...) {
+    close_all();  // the destructor does not run when the constructor throws
+    throw;
+  }
+}
+
+TfjsReader::~TfjsReader() { close_all(); }
+
+void TfjsReader::close_all() noexcept {
+  for (Group& g : m_groups)
+    for (Shard& s : g.shards) {
+      if (s.map) ::munmap(const_cast<unsigned char*>(s.map), s.size);
+      unprotect_input(s.path);
+    }
+  m_groups.clear();
+  if (m_protected) unprotect_input(m_path);
+  m_protected = false;
+}
+
+void TfjsReader::copy_bytes(const Group& g, std::uint64_t at, std::uint64_t n, unsigned char* dst) const {
+  // The last shard starting at or before `at`; empty shards are skipped by the size check.
+  auto it = std::upper_bound(g.shards.begin(), g.shards.end(), at,
+                             [](std::uint64_t v, const Shard& s) { return v < s.start; });
+  WAVG_ASSERT(it != g.shards.begin());
+  for (--it; n > 0; ++it) {
+    WAVG_ASSERT(it != g.shards.end());
+    if (at >= it->start + it->size) continue;
+    const std::uint64_t take = std::min(n, it->start + it->size - at);
+    std::memcpy(dst, it->map + (at - it->start), take);
+    dst += take;
+    at += take;
+    n -= take;
+  }
+}
+
+namespace {
+
+// Dequantises q * scale + min in double, rounded once to the weight's type (numpy: astype, or round for int32).
+template <typename Q>
+void dequantise(const unsigned char* src, std::uint64_t n, double scale, double min, DType to, void* dst) {
+  for (std::uint64_t i = 0; i < n; ++i) {
+    Q q;
+    std::memcpy(&q, src + i * sizeof(Q), sizeof(Q));
+    const double v = static_cast<double>(q) * scale + min;
+    if (to == DType::i32) static_cast<std::int32_t*>(dst)[i] = static_cast<std::int32_t>(std::nearbyint(v));
+    else static_cast<float*>(dst)[i] = static_cast<float>(v);
+  }
+}
+
+}  // namespace
+
+void TfjsReader::read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) {
+  WAVG_ASSERT(index < m_tensors.size());
+  const TensorInfo& t = m_tensors[index];
+  const Weight& w = m_weights[index];
+  WAVG_ASSERT(offset + count <= t.count());
+  const Group& g = m_groups[w.group];
+  if (w.stored == TfjsStored::plain) {
+    const std::size_t elem = dtype_size(t.dtype);
+    copy_bytes(g, w.start + offset * elem, count * elem, static_cast<unsigned char*>(dst));
+    return;
+  }
+  const std::size_t stored = w.stored == TfjsStored::uint8_affine ? 1 : 2;
+  constexpr std::uint64_t k_chunk = 16384;
+  unsigned char buf[k_chunk * 2];
+  auto* out = static_cast<unsigned char*>(dst);
+  for (std::uint64_t done = 0; done < count;) {
+    const std::uint64_t n = std::min(k_chunk, count - done);
+    copy_bytes(g, w.start + (offset + done) * stored, n * stored, buf);
+    void* to = out + done * 4;  // float32 and int32 alike
+    if (w.stored == TfjsStored::uint8_affine) dequantise<std::uint8_t>(buf, n, w.scale, w.min, t.dtype, to);
+    else if (w.stored == TfjsStored::uint16_affine) dequantise<std::uint16_t>(buf, n, w.scale, w.min, t.dtype, to);
+    else
+      for (std::uint64_t i = 0; i < n; ++i) {
+        std::uint16_t h;
+        std::memcpy(&h, buf + i * 2, 2);
+        static_cast<float*>(to)[i] = static_cast<float>(half_to_double(h));
+      }
+    done += n;
+  }
+}
+
+const void* TfjsReader::view(std::size_t index, std::uint64_t offset, std::uint64_t count) {
+  WAVG_ASSERT(index < m_tensors.size());
+  const Weight& w = m_weights[index];
+  if (w.stored != TfjsStored::plain || count == 0) return nullptr;
+  const std::size_t elem = dtype_size(m_tensors[index].dtype);
+  const std::uint64_t at = w.start + offset * elem, n = count * elem;
+  for (const Shard& s : m_groups[w.group].shards)
+    if (at >= s.start && at + n <= s.start + s.size) {
+      const unsigned char* p = s.map + (at - s.start);
+      return reinterpret_cast<std::uintptr_t>(p) % elem == 0 ? p : nullptr;
+    }
+  return nullptr;
+}
+
+}  // namespace wavg
