@@ -101,12 +101,13 @@ std::unique_ptr<Reader> open_reader(const std::string& path) {
   fail(path, "not a checkpoint wavg can read (looked like " + describe_content(path) + ")");
 }
 
-std::string output_format(const std::string& path, const std::string& forced) {
+std::string output_format(const std::string& path, const std::string& forced, const Reader* template_input) {
   if (!forced.empty()) {
     for (const Codec& c : k_codecs)
       if (forced == c.name) return forced;
     fail_usage("--format " + forced + ": unknown format");
   }
+  if (template_input && dynamic_cast<const TfjsReader*>(template_input) && ends_with(path, ".json")) return "tfjs";
   for (const Codec& c : k_codecs)
     for (const char* ext : c.extensions)
       if (ext && ends_with(path, ext)) return c.name;

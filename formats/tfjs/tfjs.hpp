@@ -55,6 +55,8 @@ class TfjsReader final : public Reader {
   const std::vector<TensorInfo>& tensors() const override { return m_tensors; }
   void read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) override;
   const void* view(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
+  void release(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
+  void prefetch(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
   std::map<std::string, std::string> metadata() const override { return m_metadata; }
 
   // Returns model.json's text, as read.
@@ -83,6 +85,9 @@ class TfjsReader final : public Reader {
   void add_weight(std::size_t g, const void* weight_json, std::uint64_t& at);
   void close_all() noexcept;
   void copy_bytes(const Group& g, std::uint64_t at, std::uint64_t n, unsigned char* dst) const;
+  // Calls f(map, map size, begin, end) for the piece of each shard that holds elements [offset, offset + count).
+  void for_mapped_ranges(std::size_t index, std::uint64_t offset, std::uint64_t count,
+                         void (*f)(const void*, std::uint64_t, std::uint64_t, std::uint64_t)) const;
 
   std::string m_path;
   std::string m_dir;

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "mapped_ranges.hpp"
 #include "tfjs/tfjs.hpp"
 #include "wavg/atomic_file.hpp"
 #include "wavg/error.hpp"
@@ -121,6 +122,7 @@ void TfjsReader::open_group(std::size_t g, const void* group_json) {
         fail(m_path, "shard " + rel + ": cannot map it: " + std::strerror(e));
       }
       s.map = static_cast<const unsigned char*>(map);
+      register_mapping(s.map, s.size, s.path.c_str());
     }
     ::close(fd);
     out.bytes += s.size;

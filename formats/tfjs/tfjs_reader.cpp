@@ -15,6 +15,7 @@
 #include <fstream>
 
 #include "json/json.hpp"
+#include "mapped_ranges.hpp"
 #include "tfjs/tfjs.hpp"
 #include "wavg/atomic_file.hpp"
 #include "wavg/error.hpp"
@@ -104,7 +105,10 @@ TfjsReader::~TfjsReader() { close_all(); }
 void TfjsReader::close_all() noexcept {
   for (Group& g : m_groups)
     for (Shard& s : g.shards) {
-      if (s.map) ::munmap(const_cast<unsigned char*>(s.map), s.size);
+      if (s.map) {
+        unregister_mapping(s.map);
+        ::munmap(const_cast<unsigned char*>(s.map), s.size);
+      }
       unprotect_input(s.path);
     }
   m_groups.clear();
@@ -187,6 +191,27 @@ const void* TfjsReader::view(std::size_t index, std::uint64_t offset, std::uint6
       return reinterpret_cast<std::uintptr_t>(p) % elem == 0 ? p : nullptr;
     }
   return nullptr;
+}
+
+void TfjsReader::for_mapped_ranges(std::size_t index, std::uint64_t offset, std::uint64_t count,
+                                   void (*f)(const void*, std::uint64_t, std::uint64_t, std::uint64_t)) const {
+  const Weight& w = m_weights[index];
+  const std::uint64_t elem = w.stored == TfjsStored::plain          ? dtype_size(m_tensors[index].dtype)
+                             : w.stored == TfjsStored::uint8_affine ? 1
+                                                                    : 2;
+  const std::uint64_t at = w.start + offset * elem, end = at + count * elem;
+  for (const Shard& s : m_groups[w.group].shards) {
+    const std::uint64_t b = std::max(at, s.start), e = std::min(end, s.start + s.size);
+    if (b < e) f(s.map, s.size, b - s.start, e - s.start);
+  }
+}
+
+void TfjsReader::release(std::size_t index, std::uint64_t offset, std::uint64_t count) {
+  for_mapped_ranges(index, offset, count, release_mapped);
+}
+
+void TfjsReader::prefetch(std::size_t index, std::uint64_t offset, std::uint64_t count) {
+  for_mapped_ranges(index, offset, count, prefetch_mapped);
 }
 
 }  // namespace wavg

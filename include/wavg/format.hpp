@@ -67,8 +67,11 @@ class Writer {
 // Opens an input, choosing the codec by the file's content. Throws Error (exit 1) naming the file.
 std::unique_ptr<Reader> open_reader(const std::string& path);
 
-// Returns the output format for `path`: `forced` if not empty, else from the extension.
-std::string output_format(const std::string& path, const std::string& forced);
+// Returns the output format for `path`: `forced` if not empty, else from the extension. Two formats share .json:
+// the output is TensorFlow.js when input 1 (`template_input`, when known) is, so that merging model.json files
+// gives a model.json, and wavg JSON otherwise.
+std::string output_format(const std::string& path, const std::string& forced,
+                          const Reader* template_input = nullptr);
 
 // Creates a writer of `format` at `tmp_path` (a temporary file beside the target, already created empty).
 std::unique_ptr<Writer> create_writer(const std::string& format, const std::string& tmp_path,

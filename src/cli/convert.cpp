@@ -27,7 +27,7 @@ struct ConvertOptions {
 };
 
 int run_convert(const ConvertOptions& o) {
-  const std::string format = output_format(o.output, o.format);
+  std::string format = output_format(o.output, o.format);
   check_output_not_input(o.output, {o.input});
   const Overwrite overwrite = o.force ? Overwrite::yes : Overwrite::no;
   if (overwrite == Overwrite::no && std::filesystem::exists(o.output))
@@ -35,6 +35,7 @@ int run_convert(const ConvertOptions& o) {
 
   apply_threads(o.threads);
   auto reader = open_reader(o.input);
+  format = output_format(o.output, o.format, reader.get());
   const std::vector<Reader*> inputs{reader.get()};
   Plan plan = build_plan(inputs, PlanOptions{});
   const auto out_dtype = o.out_dtype.empty() ? std::nullopt : dtype_from_name(o.out_dtype);

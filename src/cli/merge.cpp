@@ -85,7 +85,7 @@ int run_merge(MergeOptions& o) {
   if (federated) validate_federated(fed, o.inputs.size());
   if (fed.server.kind != ServerOptKind::none && fed.server.kind != ServerOptKind::sgd && !fed.has_state)
     note(o.verbosity, 0, "no --state: the server optimizer's moments start from zero and are not saved");
-  const std::string format = output_format(o.output, o.format);
+  std::string format = output_format(o.output, o.format);
   check_output_not_input(o.output, protected_paths(o));
   const Overwrite overwrite = o.force ? Overwrite::yes : Overwrite::no;
   if (overwrite == Overwrite::no && std::filesystem::exists(o.output))
@@ -94,6 +94,7 @@ int run_merge(MergeOptions& o) {
 
   const auto readers = open_inputs(o.inputs);
   const std::vector<Reader*> inputs = raw(readers);
+  format = output_format(o.output, o.format, inputs[0]);
   const std::vector<double> weights = input_weights(o, inputs);
   Plan plan = build_plan(inputs, o.plan);
   if (!o.out_dtype.empty()) set_out_dtype(plan, *dtype_from_name(o.out_dtype));

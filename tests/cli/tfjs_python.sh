@@ -1,14 +1,15 @@
 # TF.js against numpy: two layers models written by tensorflowjs 4.22.0 (samples/tfjs, closed-form values) are
-# merged into a TF.js model; Python reads its manifest the way read_weights.py does (each group's shards
-# concatenated, weights back to back) and compares with the mean computed here. model.json keeps input 1's members.
+# merged into a TF.js model (a .json output of TF.js inputs is TF.js); Python reads its manifest the way
+# read_weights.py does (each group's shards concatenated, weights back to back) and compares with the mean
+# computed here. model.json keeps input 1's members.
 # Then conversions: TF.js (quantised too) to safetensors, HDF5 and wavg JSON, and safetensors written by numpy to TF.js.
 /usr/bin/python3 -c 'import numpy, h5py' 2>/dev/null || { echo "no numpy/h5py"; exit 77; }
 T=$SAMPLES/tfjs
 mkdir avg
-"$WAVG" merge -q "$T/a/model.json" "$T/b/model.json" --format tfjs -o avg/model.json
+"$WAVG" merge -q "$T/a/model.json" "$T/b/model.json" -o avg/model.json   # .json from TF.js inputs: TF.js
 "$WAVG" convert -q "$T/q8/model.json" -o q8.safetensors
 "$WAVG" convert -q "$T/q16/model.json" -o q16.h5
-"$WAVG" convert -q "$T/graph/model.json" -o graph.json
+"$WAVG" convert -q "$T/graph/model.json" --format json -o graph.json
 /usr/bin/python3 - "$T" <<'PY'
 import json, os, struct, sys, numpy as np, h5py
 T = sys.argv[1]
