@@ -224,7 +224,15 @@ Handle memory_type(DType dtype, hid_t file_type) {
     case DType::u64: return copy(H5T_NATIVE_UINT64);
     case DType::boolean:
       if (file_type >= 0) return Handle(H5Tget_native_type(file_type, H5T_DIR_ASCEND), H5Tclose);
-      return copy(H5T_NATIVE_UINT8);
+      {
+        // A new dataset gets h5py's bool type, an int8 enum {FALSE = 0, TRUE = 1}, so h5py reads numpy bools and
+        // wavg reads it back as bool (a plain uint8 would come back as uint8).
+        Handle t(H5Tenum_create(H5T_NATIVE_INT8), H5Tclose);
+        const signed char no = 0, yes = 1;
+        H5Tenum_insert(t.get(), "FALSE", &no);
+        H5Tenum_insert(t.get(), "TRUE", &yes);
+        return t;
+      }
   }
   return {};
 }
