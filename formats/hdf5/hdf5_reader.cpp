@@ -17,7 +17,7 @@
 #include <limits>
 #include <utility>
 
-#include "mapped_ranges.hpp"
+#include "wavg/mapped_ranges.hpp"
 #include "wavg/error.hpp"
 
 namespace wavg {

@@ -12,7 +12,7 @@
 #include <set>
 
 #include "safetensors/safetensors.hpp"
-#include "mapped_ranges.hpp"
+#include "wavg/mapped_ranges.hpp"
 #include "wavg/error.hpp"
 
 namespace wavg {

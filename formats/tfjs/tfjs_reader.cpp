@@ -15,7 +15,7 @@
 #include <fstream>
 
 #include "json/json.hpp"
-#include "mapped_ranges.hpp"
+#include "wavg/mapped_ranges.hpp"
 #include "tfjs/tfjs.hpp"
 #include "wavg/atomic_file.hpp"
 #include "wavg/error.hpp"

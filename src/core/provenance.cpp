@@ -54,7 +54,8 @@ class Sha256 {
   std::unique_ptr<EVP_MD_CTX, MdCtxFree> m_ctx;
 };
 
-// Hashes `path`; returns an empty string when `stop` was raised before the end.
+// Hashes `path` in 1 MiB preads (faster here than through a mapping, whose page faults cost more than the copy
+// they save); returns an empty string when `stop` was raised before the end.
 std::string hash_file(const std::string& path, const std::atomic<bool>* stop) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) fail(path, std::string("cannot read: ") + std::strerror(errno));

@@ -1,4 +1,4 @@
-#include "mapped_ranges.hpp"
+#include "wavg/mapped_ranges.hpp"
 
 #include <signal.h>
 #include <sys/mman.h>
