@@ -54,6 +54,8 @@ class Engine {
   std::vector<std::vector<double>> m_buffers;  // one per input; double for alignment of any dtype
   std::vector<const void*> m_pointers;
   std::vector<double> m_out;
+  std::vector<std::uint64_t> m_bytes_before;  // per plan entry, the bytes of the entries before it
+  std::uint64_t m_total_bytes = 0;
   struct Held {  // the block whose views the readers have lent, given back before the next one
     const PlanEntry* entry = nullptr;
     std::uint64_t offset = 0, count = 0;

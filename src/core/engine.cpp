@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "wavg/error.hpp"
+#include "wavg/provenance.hpp"
 
 namespace wavg {
 
@@ -21,6 +22,11 @@ Engine::Engine(const Plan& plan, std::vector<Reader*> inputs, Method& method, Ba
   WAVG_ASSERT(!m_inputs.empty());
   m_buffers.resize(m_inputs.size());
   m_pointers.resize(m_inputs.size());
+  m_bytes_before.reserve(m_plan.entries.size());
+  for (const PlanEntry& e : m_plan.entries) {
+    m_bytes_before.push_back(m_total_bytes);
+    m_total_bytes += e.info.bytes();
+  }
 }
 
 std::uint64_t Engine::block_elements(const PlanEntry& entry) const {
@@ -48,6 +54,12 @@ void Engine::read_block(const PlanEntry& entry, std::uint64_t offset, std::uint6
     m_pointers[k] = m_buffers[k].data();
   }
   m_held = {&entry, offset, count, inputs};
+  // Where the inputs' hash threads may read up to (provenance.hpp): tensors lie in the files in about plan order.
+  if (m_total_bytes > 0) {
+    const auto index = static_cast<std::size_t>(&entry - m_plan.entries.data());
+    note_read_progress(static_cast<double>(m_bytes_before[index] + (offset + count) * dtype_size(entry.info.dtype)) /
+                       static_cast<double>(m_total_bytes));
+  }
 }
 
 void Engine::release_block() {

@@ -4,10 +4,12 @@
 #include "wavg/provenance.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <openssl/evp.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -54,9 +56,16 @@ class Sha256 {
   std::unique_ptr<EVP_MD_CTX, MdCtxFree> m_ctx;
 };
 
+// The engine's furthest read, in units of 2^-32 of the plan's bytes.
+std::atomic<std::uint64_t> g_progress{0};
+constexpr double k_progress_one = 4294967296.0;
+constexpr std::uint64_t k_hash_lead = 64u << 20;  // how far a paced hash may run ahead of the engine
+
 // Hashes `path` in 1 MiB preads (faster here than through a mapping, whose page faults cost more than the copy
-// they save); returns an empty string when `stop` was raised before the end.
-std::string hash_file(const std::string& path, const std::atomic<bool>* stop) {
+// they save); returns an empty string when `stop` was raised before the end. While `paced` holds, stays within
+// k_hash_lead bytes of the engine's progress through the file.
+std::string hash_file(const std::string& path, const std::atomic<bool>* stop,
+                      const std::atomic<bool>* paced = nullptr) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) fail(path, std::string("cannot read: ") + std::strerror(errno));
   struct Close {
@@ -65,8 +74,17 @@ std::string hash_file(const std::string& path, const std::atomic<bool>* stop) {
   } close_fd{fd};
   Sha256 h;
   std::vector<char> buf(1 << 20);
+  struct stat st {};
+  const double size = ::fstat(fd, &st) == 0 ? static_cast<double>(st.st_size) : 0;
   for (off_t at = 0;;) {
     if (stop && stop->load(std::memory_order_relaxed)) return {};
+    if (paced && paced->load(std::memory_order_relaxed)) {
+      const double engine_at = static_cast<double>(g_progress.load(std::memory_order_relaxed)) / k_progress_one * size;
+      if (static_cast<double>(at) > engine_at + static_cast<double>(k_hash_lead)) {
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+        continue;
+      }
+    }
     const ssize_t n = ::pread(fd, buf.data(), buf.size(), at);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) fail(path, std::string("read failed while hashing: ") + std::strerror(errno));
@@ -90,18 +108,20 @@ struct Provenance::State {
   std::vector<std::thread> workers;
   std::atomic<std::size_t> next{0};
   std::atomic<bool> stop{false};
+  std::atomic<bool> paced{true};
   std::once_flag joined;
 
   void work() {
     for (std::size_t i; (i = next.fetch_add(1)) < inputs.size();) {
       try {
-        digests[i] = hash_file(inputs[i], &stop);
+        digests[i] = hash_file(inputs[i], &stop, &paced);
       } catch (...) {
         errors[i] = std::current_exception();
       }
     }
   }
   void join() {
+    paced = false;
     std::call_once(joined, [this] {
       for (auto& t : workers) t.join();
     });
@@ -131,10 +151,13 @@ Provenance::Provenance(const std::string& command, const std::string& method,
   s.fixed = {{"wavg_version", k_version}, {"wavg_command", command}, {"wavg_method", method}};
   if (!out_dtype.empty()) s.fixed["wavg_out_dtype"] = out_dtype;
   s.record_inputs = true;
+  g_progress.store(0, std::memory_order_relaxed);
   s.inputs = inputs;
   s.digests.resize(inputs.size());
   s.errors.resize(inputs.size());
-  const std::size_t threads = std::min<std::size_t>(inputs.size(), std::max(1u, std::thread::hardware_concurrency()));
+  // One thread per input, so that every file is hashed alongside the engine's reads of it (a thread mostly waits
+  // for the engine); a very long input list shares 64 threads, and its later files are hashed after the merge.
+  const std::size_t threads = std::min<std::size_t>(inputs.size(), 64);
   for (std::size_t t = 0; t < threads; ++t) s.workers.emplace_back([&s] { s.work(); });
 }
 
@@ -153,6 +176,13 @@ std::map<std::string, std::string> Provenance::layout_entries() const {
   auto out = m_state->fixed;
   if (m_state->record_inputs) out["wavg_inputs"] = m_state->inputs_entry(false);
   return out;
+}
+
+void note_read_progress(double fraction) {
+  const auto v = static_cast<std::uint64_t>(std::clamp(fraction, 0.0, 1.0) * k_progress_one);
+  std::uint64_t seen = g_progress.load(std::memory_order_relaxed);
+  while (v > seen && !g_progress.compare_exchange_weak(seen, v, std::memory_order_relaxed)) {
+  }
 }
 
 std::string sha256_bytes(const void* data, std::size_t size) {
