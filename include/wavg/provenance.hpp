@@ -4,7 +4,8 @@
 //   wavg_version  "0.1.0"
 //   wavg_command  "merge" / "convert"
 //   wavg_method   "mean", "weighted mean (weights 1,3)", "copy"
-//   wavg_inputs   JSON array [{"file": "a.h5", "sha256": "..."}, ...], file names without their directories
+//   wavg_inputs   JSON array [{"file": "a.h5", "sha256": "..."}, ...], file names without their directories;
+//                 "sha256": null when hashing was turned off (--no-hash)
 //   wavg_out_dtype  only when --out-dtype was given
 //
 // Hashing every input costs as much CPU as the merge itself (SHA-256 runs at about 1.5 GB/s a core), so it runs
@@ -34,9 +35,9 @@ class Provenance {
   Provenance() = default;
   // Fixed entries, nothing to hash.
   Provenance(std::map<std::string, std::string> entries);  // NOLINT: a map converts, as in tests
-  // Starts hashing `inputs` in the background at once.
+  // Starts hashing `inputs` in the background at once, unless `hash` is false.
   Provenance(const std::string& command, const std::string& method, const std::vector<std::string>& inputs,
-             const std::string& out_dtype);
+             const std::string& out_dtype, bool hash = true);
 
   bool empty() const { return !m_state; }
   // The entries, waiting for the hashes; rethrows a hashing error (naming the file).
@@ -55,6 +56,6 @@ void note_read_progress(double fraction);
 
 // Builds the provenance of an output made by `command` with `method` from `inputs`, and starts hashing them.
 Provenance make_provenance(const std::string& command, const std::string& method,
-                           const std::vector<std::string>& inputs, const std::string& out_dtype);
+                           const std::vector<std::string>& inputs, const std::string& out_dtype, bool hash = true);
 
 }  // namespace wavg

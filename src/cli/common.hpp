@@ -60,6 +60,9 @@ void apply_threads(int threads);
 // Adds --out-dtype (float16, bfloat16, float32 or float64; empty when not given).
 void add_out_dtype(CLI::App& app, std::string& out_dtype);
 
+// Adds --no-hash: the provenance names the inputs without their SHA-256.
+void add_no_hash(CLI::App& app, bool& no_hash);
+
 // Adds --device auto|cpu|cuda (default: auto).
 void add_device(CLI::App& app, std::string& device);
 // Returns the backend --device names: `auto` takes the GPU when one is usable and the job reads at least

@@ -23,6 +23,7 @@ struct ConvertOptions {
   std::string device = "auto";
   int threads = 0;
   bool force = false;
+  bool no_hash = false;
   Verbosity verbosity;
 };
 
@@ -52,7 +53,7 @@ int run_convert(const ConvertOptions& o) {
 
   AtomicFile out(o.output, overwrite);
   const OutputSpec spec{output_tensors(plan), reader.get(), {},
-                        make_provenance("convert", "copy", {o.input}, o.out_dtype)};
+                        make_provenance("convert", "copy", {o.input}, o.out_dtype, !o.no_hash)};
   {
     auto writer = create_writer(format, out.tmp_path(), o.output, spec);
     engine.run(*writer);
@@ -73,6 +74,7 @@ RunFn setup_convert(CLI::App& app) {
   app.add_option("-o,--output", o->output, "Output checkpoint")->required();
   app.add_option("--format", o->format, "Output format (default: from the output's extension)");
   add_out_dtype(app, o->out_dtype);
+  add_no_hash(app, o->no_hash);
   app.add_flag("-f,--force", o->force, "Replace an existing output");
   add_threads(app, o->threads);
   add_device(app, o->device);

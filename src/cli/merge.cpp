@@ -23,6 +23,7 @@ struct MergeOptions {
   std::string device = "auto";
   PlanOptions plan;
   bool force = false;
+  bool no_hash = false;
   int threads = 0;
   Verbosity verbosity;
   FederatedCli fed;
@@ -110,7 +111,7 @@ int run_merge(MergeOptions& o) {
 
   AtomicFile out(o.output, overwrite);
   const OutputSpec spec{output_tensors(plan), inputs.front(), plan.dropped_from_first,
-                        make_provenance("merge", method->describe(), o.inputs, o.out_dtype)};
+                        make_provenance("merge", method->describe(), o.inputs, o.out_dtype, !o.no_hash)};
   {
     auto writer = create_writer(format, out.tmp_path(), o.output, spec);
     if (state) state->begin_write();
@@ -131,6 +132,7 @@ RunFn setup_merge(CLI::App& app) {
   app.add_option("-w,--weights", o->weights, "Comma-separated weights, one per input, normalised by their sum");
   app.add_option("--format", o->format, "Output format (default: from the output's extension)");
   add_out_dtype(app, o->out_dtype);
+  add_no_hash(app, o->no_hash);
   app.add_flag("-f,--force", o->force, "Replace an existing output");
   add_plan_options(app, o->plan);
   add_federated_options(app, o->fed);

@@ -102,6 +102,7 @@ constexpr std::size_t k_digest_chars = 64;
 struct Provenance::State {
   std::map<std::string, std::string> fixed;  // every entry but wavg_inputs
   bool record_inputs = false;  // wavg_inputs is written, even as an empty list (a model made by training)
+  bool hashed = false;         // false: "sha256": null (--no-hash)
   std::vector<std::string> inputs;
   std::vector<std::string> digests;
   std::vector<std::exception_ptr> errors;
@@ -135,7 +136,9 @@ struct Provenance::State {
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
     for (std::size_t i = 0; i < inputs.size(); ++i)
       list.push_back({{"file", std::filesystem::path(inputs[i]).filename().string()},
-                      {"sha256", final ? digests[i] : std::string(k_digest_chars, '0')}});
+                      {"sha256", !hashed ? nlohmann::ordered_json(nullptr)
+                                 : final ? nlohmann::ordered_json(digests[i])
+                                         : nlohmann::ordered_json(std::string(k_digest_chars, '0'))}});
     return list.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   }
 };
@@ -145,19 +148,20 @@ Provenance::Provenance(std::map<std::string, std::string> entries) : m_state(std
 }
 
 Provenance::Provenance(const std::string& command, const std::string& method,
-                       const std::vector<std::string>& inputs, const std::string& out_dtype)
+                       const std::vector<std::string>& inputs, const std::string& out_dtype, bool hash)
     : m_state(std::make_shared<State>()) {
   State& s = *m_state;
   s.fixed = {{"wavg_version", k_version}, {"wavg_command", command}, {"wavg_method", method}};
   if (!out_dtype.empty()) s.fixed["wavg_out_dtype"] = out_dtype;
   s.record_inputs = true;
+  s.hashed = hash;
   g_progress.store(0, std::memory_order_relaxed);
   s.inputs = inputs;
   s.digests.resize(inputs.size());
   s.errors.resize(inputs.size());
   // One thread per input, so that every file is hashed alongside the engine's reads of it (a thread mostly waits
   // for the engine); a very long input list shares 64 threads, and its later files are hashed after the merge.
-  const std::size_t threads = std::min<std::size_t>(inputs.size(), 64);
+  const std::size_t threads = hash ? std::min<std::size_t>(inputs.size(), 64) : 0;
   for (std::size_t t = 0; t < threads; ++t) s.workers.emplace_back([&s] { s.work(); });
 }
 
@@ -194,8 +198,8 @@ std::string sha256_bytes(const void* data, std::size_t size) {
 std::string sha256_file(const std::string& path) { return hash_file(path, nullptr); }
 
 Provenance make_provenance(const std::string& command, const std::string& method,
-                           const std::vector<std::string>& inputs, const std::string& out_dtype) {
-  return Provenance(command, method, inputs, out_dtype);
+                           const std::vector<std::string>& inputs, const std::string& out_dtype, bool hash) {
+  return Provenance(command, method, inputs, out_dtype, hash);
 }
 
 }  // namespace wavg

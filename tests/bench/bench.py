@@ -67,6 +67,12 @@ def commands(args, model, n, paths, out_dir):
     for t in args.threads:
         cmds.append((f"wavg merge HDF5 -j{t}", [args.wavg, "merge", "-q", f"-j{t}", *h5, "-o", out("h5")], out("h5")))
     j = f"-j{args.threads[-1]}"
+    # The same merge without SHA-256 fingerprints of the inputs, whose hashing is CPU work of its own.
+    no_hash = "--no-hash" in subprocess.run([args.wavg, "merge", "--help"], capture_output=True, text=True).stdout
+    if no_hash:
+        t = f"-j{args.threads[0]}"
+        cmds.append((f"wavg merge HDF5 --no-hash {t}",
+                     [args.wavg, "merge", "-q", t, "--no-hash", *h5, "-o", out("h5")], out("h5")))
     for label, extra in method_rows(args, n, out_dir):
         cmds.append((f"wavg {label} {j}", [args.wavg, "merge", "-q", j, *extra, *h5, "-o", out("h5")], out("h5")))
     if st:
@@ -74,6 +80,10 @@ def commands(args, model, n, paths, out_dir):
         cmds.append((f"wavg merge safetensors -j{args.threads[-1]}",
                      [args.wavg, "merge", "-q", f"-j{args.threads[-1]}", *st, "-o", out("safetensors")]
                      if ok else None, out("safetensors")))
+        if no_hash:
+            cmds.append((f"wavg merge safetensors --no-hash {t}",
+                         [args.wavg, "merge", "-q", t, "--no-hash", *st, "-o", out("safetensors")]
+                         if ok else None, out("safetensors")))
     if args.convert and st:
         one = os.path.getsize(st[0])
         cmds.append(("floor: cat 1 input + write output", ["sh", "-c", f'cat "$1" >/dev/null && head -c {one}'

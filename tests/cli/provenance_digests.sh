@@ -36,3 +36,10 @@ got = np.frombuffer(raw[8 + n + lo:8 + n + hi], dtype=np.float64)
 assert got.tobytes() == (np.arange(1000, dtype=np.float64) * 2).tobytes(), "mean of unaligned inputs"
 print("digests match hashlib in HDF5, wavg JSON and safetensors; unaligned safetensors mean exact")
 PY
+# --no-hash: the inputs are named, their digests are null.
+"$WAVG" merge -q --no-hash node1.h5 node2.h5 -o nohash.json || exit 1
+/usr/bin/python3 -c '
+import json
+got = json.loads(json.load(open("nohash.json"))["metadata"]["wavg_inputs"])
+assert got == [{"file": "node1.h5", "sha256": None}, {"file": "node2.h5", "sha256": None}], got
+print("--no-hash: names without digests")'
