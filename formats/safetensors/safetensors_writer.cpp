@@ -37,18 +37,13 @@ class SafetensorsWriter final : public Writer {
       m_begin[i] = at;
       at += spec.tensors[i].bytes();
     }
-    // Laid out now with placeholder digests of the final length; finish() writes the real ones over them.
-    const std::string text = header(spec.provenance.layout_entries());
-    m_data_start = 8 + text.size();
+    // Laid out now with placeholder digests of the final length; finish() writes the header with the real ones.
+    m_data_start = 8 + header(spec.provenance.layout_entries()).size();
 
     m_fd = ::open(tmp_path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
     if (m_fd < 0) fail(m_display, std::strerror(errno));
     if (::ftruncate(m_fd, static_cast<off_t>(m_data_start + at)) != 0)
       fail(m_display, std::string("cannot size the output: ") + std::strerror(errno));
-    unsigned char len[8];
-    for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>(text.size() >> (8 * i));
-    pwrite_all(len, 8, 0);
-    pwrite_all(text.data(), text.size(), 8);
   }
 
   ~SafetensorsWriter() override {
@@ -65,6 +60,9 @@ class SafetensorsWriter final : public Writer {
   void finish() override {
     const std::string text = header(m_spec.provenance.entries());
     if (8 + text.size() != m_data_start) fail(m_display, "the header changed length after the data was written");
+    unsigned char len[8];
+    for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>(text.size() >> (8 * i));
+    pwrite_all(len, 8, 0);
     pwrite_all(text.data(), text.size(), 8);
     if (m_fd >= 0 && ::close(m_fd) != 0) {
       m_fd = -1;

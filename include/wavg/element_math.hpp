@@ -1,7 +1,8 @@
 #pragma once
 // Per-element arithmetic that the CPU backend and the CUDA kernels must do identically, written once as
-// __host__ __device__ functions: float16/bfloat16 rounding and widening from the bits, and the server optimizers'
-// step. The CPU build compiles them as plain inline functions; nvcc (with -fmad=false, like g++'s
+// __host__ __device__ functions: float16/bfloat16 rounding and widening from the bits, loading and storing one
+// element of any float dtype, the reduction chunk, the order statistics' sort and weighted median, and the server
+// optimizers' step. The CPU build compiles them as plain inline functions; nvcc (with -fmad=false, like g++'s
 // -ffp-contract=off) compiles the same source for the GPU, so results agree bit for bit by construction.
 
 #include <cmath>
@@ -96,6 +97,68 @@ WAVG_HD inline double small_float_to_double(std::uint32_t bits, int exp_bits, in
     mant &= (1ull << mant_bits) - 1;
   }
   return bits_double(sign | (static_cast<std::uint64_t>(exponent + 1023) << 52) | (mant << (52 - mant_bits)));
+}
+
+// Elements per reduction chunk: fixed, so the summation tree depends neither on the thread count nor on the device.
+constexpr std::uint64_t k_reduce_chunk = 1 << 14;
+WAVG_HD constexpr std::uint64_t reduce_chunks(std::uint64_t count) {
+  return (count + k_reduce_chunk - 1) / k_reduce_chunk;
+}
+
+template <DType T> struct Storage;
+template <> struct Storage<DType::f16> { using type = std::uint16_t; };
+template <> struct Storage<DType::bf16> { using type = std::uint16_t; };
+template <> struct Storage<DType::f32> { using type = float; };
+template <> struct Storage<DType::f64> { using type = double; };
+
+// Element i of a float array of dtype T, as double (exact: every such value is a double).
+template <DType T> WAVG_HD inline double load(const void* p, std::uint64_t i) {
+  const auto v = static_cast<const typename Storage<T>::type*>(p)[i];
+  if constexpr (T == DType::f16) return small_float_to_double(v, 5, 10);
+  else if constexpr (T == DType::bf16) return small_float_to_double(v, 8, 7);
+  else return static_cast<double>(v);
+}
+
+// Stores v as element i, rounded once to nearest (ties to even).
+template <DType T> WAVG_HD inline void store(void* p, std::uint64_t i, double v) {
+  auto* out = static_cast<typename Storage<T>::type*>(p);
+  if constexpr (T == DType::f16) out[i] = static_cast<std::uint16_t>(round_to_small_float(v, 5, 10));
+  else if constexpr (T == DType::bf16) out[i] = static_cast<std::uint16_t>(round_to_small_float(v, 8, 7));
+  else out[i] = static_cast<typename Storage<T>::type>(v);
+}
+
+// One input's value in an order statistic.
+struct Valued {
+  double value, weight;
+  std::uint32_t input;
+};
+
+// Sorts by value, ties by input index: insertion sort, as N is small and the order must be total.
+WAVG_HD inline void sort_values(Valued* v, std::uint32_t n) {
+  for (std::uint32_t a = 1; a < n; ++a) {
+    const Valued x = v[a];
+    std::uint32_t b = a;
+    while (b > 0 && (v[b - 1].value > x.value || (v[b - 1].value == x.value && v[b - 1].input > x.input))) {
+      v[b] = v[b - 1];
+      --b;
+    }
+    v[b] = x;
+  }
+}
+
+// The weighted median of sorted values with positive weights: the first value whose cumulative weight reaches half
+// the total; when it reaches exactly half, the mean of that value and the next (so equal weights give the usual
+// median, the mean of the two middle values for even N).
+WAVG_HD inline double weighted_median(const Valued* v, std::uint32_t n) {
+  double total = 0;
+  for (std::uint32_t k = 0; k < n; ++k) total += v[k].weight;
+  double cum = 0;
+  for (std::uint32_t k = 0; k < n; ++k) {
+    cum += v[k].weight;
+    if (2 * cum == total && k + 1 < n) return (v[k].value + v[k + 1].value) / 2;
+    if (2 * cum >= total) return v[k].value;
+  }
+  return v[n - 1].value;
 }
 
 WAVG_HD inline double sign_of(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0); }

@@ -26,8 +26,6 @@ namespace wavg {
 
 // Returns the lower-case hex SHA-256 of a file's bytes. Throws Error (exit 1) naming the file if it cannot be read.
 std::string sha256_file(const std::string& path);
-// Returns the lower-case hex SHA-256 of a byte string.
-std::string sha256_bytes(const void* data, std::size_t size);
 
 class Provenance {
  public:

@@ -189,12 +189,6 @@ void note_read_progress(double fraction) {
   }
 }
 
-std::string sha256_bytes(const void* data, std::size_t size) {
-  Sha256 h;
-  h.update(data, size);
-  return h.hex();
-}
-
 std::string sha256_file(const std::string& path) { return hash_file(path, nullptr); }
 
 Provenance make_provenance(const std::string& command, const std::string& method,

@@ -1,7 +1,8 @@
 // The CUDA kernels' per-element arithmetic (src/backends/cuda/cuda_elements.hpp), run on the host, against the CPU
 // backend: same bytes for every dtype, so what the GPU computes differs from the CPU only if nvcc compiles the
-// same source differently (which tests/gpu/test_cuda_backend.cpp checks where a GPU exists). The conversions are
-// checked over every 16-bit pattern and every tie between neighbouring patterns.
+// same source differently (which tests/gpu/test_cuda_backend.cpp checks where a GPU exists). The float16/bfloat16
+// conversions and the server step are one shared source (element_math.hpp), checked in tests/core/test_dtype.cpp
+// and tests/core/test_server_opt.cpp; the server-step case here checks the kernels' load/store around it.
 
 #include <doctest/doctest.h>
 
@@ -15,8 +16,6 @@
 using namespace wavg;
 
 namespace {
-
-std::uint64_t bits(double v) { return cuda::double_bits(v); }
 
 // N inputs of `count` random values of `dtype` in the kernels' layout, plus a base, as raw bytes.
 struct Block {
@@ -58,31 +57,6 @@ template <class F> void dispatch(DType t, F&& f) {
 }
 
 }  // namespace
-
-TEST_CASE("cuda elements: widening every float16 and bfloat16 pattern matches dtype.cpp bit for bit") {
-  for (std::uint32_t p = 0; p < 65536; ++p) {
-    const auto h = static_cast<std::uint16_t>(p);
-    REQUIRE(bits(cuda::small_float_to_double(h, 5, 10)) == bits(half_to_double(h)));
-    REQUIRE(bits(cuda::small_float_to_double(h, 8, 7)) == bits(bf16_to_double(h)));
-  }
-}
-
-TEST_CASE("cuda elements: rounding to float16 and bfloat16 matches dtype.cpp at every tie and at random") {
-  for (std::uint32_t p = 0; p + 1 < 65536; ++p) {
-    for (const auto& [e, m] : {std::pair{5, 10}, std::pair{8, 7}}) {
-      const double a = cuda::small_float_to_double(p, e, m), b = cuda::small_float_to_double(p + 1, e, m);
-      const double mid = (a + b) / 2;  // exact in double: the tie between two neighbours
-      const std::uint16_t want = e == 5 ? double_to_half(mid) : double_to_bf16(mid);
-      REQUIRE(cuda::round_to_small_float(mid, e, m) == want);
-    }
-  }
-  std::mt19937_64 rng(7);
-  for (int i = 0; i < 200000; ++i) {
-    const double v = cuda::bits_double(rng());  // any double: subnormal, huge, NaN, infinite
-    REQUIRE(cuda::round_to_small_float(v, 5, 10) == double_to_half(v));
-    REQUIRE(cuda::round_to_small_float(v, 8, 7) == double_to_bf16(v));
-  }
-}
 
 TEST_CASE("cuda elements: weighted sum gives the CPU backend's bytes for every input and output dtype") {
   auto cpu = make_cpu_backend();

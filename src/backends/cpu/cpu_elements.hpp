@@ -1,10 +1,11 @@
 #pragma once
-// Loading and storing one element of any floating-point dtype as double, for the CPU kernels. Templated on the
-// dtype so the conversion is inlined into each kernel's loop.
+// The CPU kernels' element access (element_math.hpp's load and store, inlined into each kernel's loop, shared with
+// the CUDA kernels) and the dispatch from a run-time dtype to them.
 
 #include <cstdint>
 
 #include "wavg/dtype.hpp"
+#include "wavg/element_math.hpp"
 #include "wavg/error.hpp"
 
 namespace wavg::cpu {
@@ -12,25 +13,10 @@ namespace wavg::cpu {
 // Below this many elements a parallel region costs more than it saves.
 constexpr std::uint64_t k_parallel_threshold = 1 << 15;
 
-template <DType T> struct Storage;
-template <> struct Storage<DType::f16> { using type = std::uint16_t; };
-template <> struct Storage<DType::bf16> { using type = std::uint16_t; };
-template <> struct Storage<DType::f32> { using type = float; };
-template <> struct Storage<DType::f64> { using type = double; };
-
-template <DType T> inline double load(const void* p, std::uint64_t i) {
-  const auto v = static_cast<const typename Storage<T>::type*>(p)[i];
-  if constexpr (T == DType::f16) return half_to_double(v);
-  else if constexpr (T == DType::bf16) return bf16_to_double(v);
-  else return static_cast<double>(v);
-}
-
-template <DType T> inline void store(void* p, std::uint64_t i, double v) {
-  auto* out = static_cast<typename Storage<T>::type*>(p);
-  if constexpr (T == DType::f16) out[i] = double_to_half(v);
-  else if constexpr (T == DType::bf16) out[i] = double_to_bf16(v);
-  else out[i] = static_cast<typename Storage<T>::type>(v);
-}
+// Shared with the CUDA kernels (element_math.hpp).
+using wavg::load;
+using wavg::Storage;
+using wavg::store;
 
 // Calls f.template operator()<T>() for the floating-point dtype t.
 template <class F> void dispatch_float(DType t, F&& f) {

@@ -17,17 +17,12 @@ namespace wavg::cpu {
 
 namespace {
 
-// Elements per reduction chunk: fixed, so the summation tree does not depend on the thread count.
-constexpr std::uint64_t k_reduce_chunk = 1 << 14;
-
 template <DType T> inline double update_at(const void* x, const void* base, std::uint64_t i) {
   const double v = load<T>(x, i);
   return base ? v - load<T>(base, i) : v;
 }
 
-std::int64_t chunk_count(std::uint64_t count) {
-  return static_cast<std::int64_t>((count + k_reduce_chunk - 1) / k_reduce_chunk);
-}
+std::int64_t chunk_count(std::uint64_t count) { return static_cast<std::int64_t>(reduce_chunks(count)); }
 
 }  // namespace
 
@@ -106,39 +101,6 @@ void update_combine(const BlockInputs& in, const double* coeffs, double divisor,
 
 namespace {
 
-struct Valued {
-  double value, weight;
-  std::size_t input;
-};
-
-// Sorts by value, ties by input index: insertion sort, as N is small and the order must be total.
-void sort_values(Valued* v, std::size_t n) {
-  for (std::size_t a = 1; a < n; ++a) {
-    const Valued x = v[a];
-    std::size_t b = a;
-    while (b > 0 && (v[b - 1].value > x.value || (v[b - 1].value == x.value && v[b - 1].input > x.input))) {
-      v[b] = v[b - 1];
-      --b;
-    }
-    v[b] = x;
-  }
-}
-
-// The weighted median of sorted values with positive weights: the first value whose cumulative weight reaches half
-// the total; when it reaches exactly half, the mean of that value and the next (so equal weights give the usual
-// median, the mean of the two middle values for even N).
-double weighted_median(const Valued* v, std::size_t n) {
-  double total = 0;
-  for (std::size_t k = 0; k < n; ++k) total += v[k].weight;
-  double cum = 0;
-  for (std::size_t k = 0; k < n; ++k) {
-    cum += v[k].weight;
-    if (2 * cum == total && k + 1 < n) return (v[k].value + v[k + 1].value) / 2;
-    if (2 * cum >= total) return v[k].value;
-  }
-  return v[n - 1].value;
-}
-
 // Equal weights that are a power of two (1, the default, among them) make every partial sum in weighted_median
 // exact, so it picks the middle value (odd N) or the mean of the two middle ones (even N) by index; the trimmed
 // mean ignores weights. Then the elements are sorted as bare doubles (124M x4 median: 4.1 instead of 5.2 CPU-s).
@@ -207,8 +169,8 @@ void update_order_statistic(const BlockInputs& in, const double* scales, const d
 #pragma omp for schedule(static)
       for (std::int64_t s = 0; s < count; ++s) {
         const auto i = static_cast<std::uint64_t>(s);
-        std::size_t m = 0;
-        for (std::size_t k = 0; k < n; ++k) {
+        std::uint32_t m = 0;
+        for (std::uint32_t k = 0; k < n; ++k) {
           if (stat == OrderStat::median && !(weights[k] > 0)) continue;  // a zero weight takes no part
           v[m++] = {scales[k] * update_at<T>(data[k], in.base, i), weights[k], k};
         }

@@ -53,10 +53,6 @@ struct Array {
 };
 
 // Where one array of the current chunk lies in the slot's buffers.
-struct Placed {
-  std::uint64_t offset = 0;
-};
-
 class Slot {
  public:
   Slot() { check(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking), "creating a stream"); }
@@ -213,7 +209,6 @@ class CudaBackend final : public Backend {
  private:
   static constexpr std::size_t k_params_bytes = 64 << 10;
 
-  static std::uint64_t reduce_chunks(std::uint64_t count) { return (count + k_reduce_chunk - 1) / k_reduce_chunk; }
 
   static int push(std::vector<Array>& arrays, Array a) {
     arrays.push_back(a);

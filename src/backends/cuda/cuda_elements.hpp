@@ -17,35 +17,14 @@
 namespace wavg::cuda {
 
 // Shared with the CPU backend (element_math.hpp).
-using wavg::bits_double;
-using wavg::double_bits;
-using wavg::round_to_small_float;
-using wavg::small_float_to_double;
+using wavg::k_reduce_chunk;
+using wavg::load;
+using wavg::Storage;
+using wavg::store;
+using wavg::Valued;
 
-// Elements per reduction chunk: the CPU backend's k_reduce_chunk, so partial sums cover the same elements.
-constexpr std::uint64_t k_reduce_chunk = 1 << 14;
 // Most inputs an order-statistic kernel sorts in registers; more go to the CPU backend.
 constexpr std::size_t k_max_sort_inputs = 64;
-
-template <DType T> struct Storage;
-template <> struct Storage<DType::f16> { using type = std::uint16_t; };
-template <> struct Storage<DType::bf16> { using type = std::uint16_t; };
-template <> struct Storage<DType::f32> { using type = float; };
-template <> struct Storage<DType::f64> { using type = double; };
-
-template <DType T> WAVG_HD inline double load(const void* p, std::uint64_t i) {
-  const auto v = static_cast<const typename Storage<T>::type*>(p)[i];
-  if constexpr (T == DType::f16) return small_float_to_double(v, 5, 10);
-  else if constexpr (T == DType::bf16) return small_float_to_double(v, 8, 7);
-  else return static_cast<double>(v);
-}
-
-template <DType T> WAVG_HD inline void store(void* p, std::uint64_t i, double v) {
-  auto* out = static_cast<typename Storage<T>::type*>(p);
-  if constexpr (T == DType::f16) out[i] = static_cast<std::uint16_t>(round_to_small_float(v, 5, 10));
-  else if constexpr (T == DType::bf16) out[i] = static_cast<std::uint16_t>(round_to_small_float(v, 8, 7));
-  else out[i] = static_cast<typename Storage<T>::type>(v);
-}
 
 // A chunk of N inputs on the device: input k's element i is at data + (k * stride + i) elements.
 struct Inputs {
@@ -103,11 +82,6 @@ WAVG_HD inline double combine_element(const Inputs& in, const double* coeffs, do
   return acc / divisor;
 }
 
-struct Valued {
-  double value, weight;
-  std::uint32_t input;
-};
-
 // The CPU backend's order statistic for one element; `v` has room for N values.
 template <DType T>
 WAVG_HD inline double order_statistic_element(const Inputs& in, const double* scales, const double* weights,
@@ -117,29 +91,13 @@ WAVG_HD inline double order_statistic_element(const Inputs& in, const double* sc
     if (stat == OrderStat::median && !(weights[k] > 0)) continue;
     v[m++] = {scales[k] * update_at<T>(in, k, i), weights[k], k};
   }
-  for (std::uint32_t a = 1; a < m; ++a) {  // insertion sort by value, ties by input index
-    const Valued x = v[a];
-    std::uint32_t b = a;
-    while (b > 0 && (v[b - 1].value > x.value || (v[b - 1].value == x.value && v[b - 1].input > x.input))) {
-      v[b] = v[b - 1];
-      --b;
-    }
-    v[b] = x;
-  }
+  sort_values(v, m);
   if (stat == OrderStat::trimmed_mean) {
     double acc = 0;
     for (std::uint32_t k = trim; k < in.n - trim; ++k) acc += v[k].value;
     return acc / static_cast<double>(in.n - 2 * trim);
   }
-  double total = 0;
-  for (std::uint32_t k = 0; k < m; ++k) total += v[k].weight;
-  double cum = 0;
-  for (std::uint32_t k = 0; k < m; ++k) {
-    cum += v[k].weight;
-    if (2 * cum == total && k + 1 < m) return (v[k].value + v[k + 1].value) / 2;
-    if (2 * cum >= total) return v[k].value;
-  }
-  return v[m - 1].value;
+  return weighted_median(v, m);
 }
 
 }  // namespace wavg::cuda

@@ -31,8 +31,6 @@ template <class F> void dispatch(DType t, F&& f) {
   }
 }
 
-__host__ __device__ inline std::uint64_t reduce_chunks(std::uint64_t count) { return (count + k_reduce_chunk - 1) / k_reduce_chunk; }
-
 template <DType In, DType Out>
 __global__ void weighted_sum_kernel(Inputs in, std::uint64_t count, const double* weights, double divisor,
                                     void* out) {
