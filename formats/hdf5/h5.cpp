@@ -1,13 +1,12 @@
 #include "hdf5/h5.hpp"
 
+#include <cstdio>
 #include <cstring>
 #include <iterator>
 #include <memory>
 
 #include <signal.h>
 #include <unistd.h>
-
-#include <cstdlib>
 
 #include "wavg/atomic_file.hpp"
 #include "wavg/error.hpp"

@@ -1,5 +1,5 @@
 // Input fingerprints with OpenSSL's SHA-256 (SHA-NI / AVX2 code paths picked at run time), computed on background
-// threads: one per input up to the number of cores, each reading its file in 1 MiB preads from the page cache.
+// threads: one per input (at most 64), each reading its file in 1 MiB preads just behind the engine's reads.
 
 #include "wavg/provenance.hpp"
 

@@ -7,6 +7,7 @@
 
 #include "hdf5/hdf5_reader.hpp"
 #include "support/memory_checkpoint.hpp"
+#include "support/temp_dir.hpp"
 #include "wavg/error.hpp"
 
 using namespace wavg;
@@ -15,11 +16,7 @@ using wavg::test::Values;
 
 namespace {
 
-struct TempDir {
-  std::filesystem::path path = std::filesystem::temp_directory_path() / ("wavg-test-" + std::to_string(::getpid()));
-  TempDir() { std::filesystem::create_directories(path); }
-  ~TempDir() { std::filesystem::remove_all(path); }
-};
+using wavg::test::TempDir;
 
 // Three rounds with pseudo-gradients 1, -2 and 0.5: two clients send deltas d - 1 and d + 1 (their mean is d).
 std::vector<double> three_rounds(ServerOptKind kind, const std::string& state) {
@@ -53,7 +50,7 @@ TEST_CASE("adam, yogi and adagrad over three rounds with the state reloaded") {
   TempDir dir;
   const double eta = 0.01, b1 = 0.9, b2 = 0.99, tau = 1e-3, d[] = {1, -2, 0.5};
   for (ServerOptKind kind : {ServerOptKind::adam, ServerOptKind::yogi, ServerOptKind::adagrad}) {
-    const std::string state = (dir.path / ("state" + std::to_string(static_cast<int>(kind)) + ".h5")).string();
+    const std::string state = (std::filesystem::path(dir.path()) / ("state" + std::to_string(static_cast<int>(kind)) + ".h5")).string();
     const auto got = three_rounds(kind, state);
     double m = 0, v = tau * tau, x = 3;
     for (int t = 0; t < 3; ++t) {
@@ -70,15 +67,15 @@ TEST_CASE("adam, yogi and adagrad over three rounds with the state reloaded") {
     CHECK(saved_round(state) == 3);
   }
   // Round 1 of adam by hand: m = 0.1, v = 0.99e-6 + 0.01, x = 3 + 0.01 * 0.1 / (sqrt(0.01000099) + 0.001).
-  const auto adam = three_rounds(ServerOptKind::adam, (dir.path / "again.h5").string());
+  const auto adam = three_rounds(ServerOptKind::adam, (std::filesystem::path(dir.path()) / "again.h5").string());
   CHECK(adam[0] == doctest::Approx(3 + 0.001 / (std::sqrt(0.01000099) + 0.001)).epsilon(1e-14));
 }
 
 TEST_CASE("sgd and momentum over three rounds") {
   TempDir dir;
-  const auto sgd = three_rounds(ServerOptKind::sgd, (dir.path / "sgd.h5").string());
+  const auto sgd = three_rounds(ServerOptKind::sgd, (std::filesystem::path(dir.path()) / "sgd.h5").string());
   CHECK(sgd == std::vector<double>{4, 2, 2.5});  // lr 1: x + d
-  const auto mom = three_rounds(ServerOptKind::momentum, (dir.path / "mom.h5").string());
+  const auto mom = three_rounds(ServerOptKind::momentum, (std::filesystem::path(dir.path()) / "mom.h5").string());
   // m = 0.9 m + d: 1, -1.1, -0.49; x: 4, 2.9, 2.41
   CHECK(mom[0] == 4);
   CHECK(mom[1] == doctest::Approx(2.9).epsilon(1e-15));
@@ -87,7 +84,7 @@ TEST_CASE("sgd and momentum over three rounds") {
 
 TEST_CASE("a server state that does not match the model or the optimizer is refused") {
   TempDir dir;
-  const std::string state = (dir.path / "s.h5").string();
+  const std::string state = (std::filesystem::path(dir.path()) / "s.h5").string();
   three_rounds(ServerOptKind::momentum, state);
   FederatedOptions o;
   o.inputs = InputKind::deltas;

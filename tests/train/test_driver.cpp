@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "support/temp_dir.hpp"
 #include "train/dataset.hpp"
 #include "train/driver.hpp"
 #include "train/mlp.hpp"
@@ -19,8 +20,8 @@ namespace fs = std::filesystem;
 namespace {
 
 fs::path temp_dir(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() / ("wavg-test-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(p);
+  static const wavg::test::TempDir root;  // removed, with every run's directory, when the tests end
+  const fs::path p = fs::path(root.path()) / name;
   fs::create_directories(p);
   return p;
 }
