@@ -1,0 +1,85 @@
+#include "wavg/mapped_file.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <limits>
+#include <utility>
+
+#include "wavg/error.hpp"
+#include "wavg/mapped_ranges.hpp"
+
+namespace wavg {
+
+int open_regular_file(const std::string& path, FollowLinks follow) {
+  int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK;
+  if (follow == FollowLinks::no) flags |= O_NOFOLLOW;
+  const int fd = ::open(path.c_str(), flags);
+  if (fd < 0) {
+    if (errno == ELOOP && follow == FollowLinks::no) fail(path, "is a symbolic link (refused)");
+    fail(path, std::strerror(errno));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int e = errno;
+    ::close(fd);
+    fail(path, std::strerror(e));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    fail(path, S_ISDIR(st.st_mode)    ? "is a directory"
+               : S_ISFIFO(st.st_mode) ? "is a FIFO, not a regular file"
+               : S_ISSOCK(st.st_mode) ? "is a socket, not a regular file"
+                                      : "is a device, not a regular file");
+  }
+  // O_NONBLOCK only mattered for the open itself; reads of a regular file ignore it, but say what we mean.
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return fd;
+}
+
+MappedFile::MappedFile(std::string path, FollowLinks follow) : m_path(std::move(path)) {
+  const int fd = open_regular_file(m_path, follow);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int e = errno;
+    ::close(fd);
+    fail(m_path, std::strerror(e));
+  }
+  m_size = static_cast<std::uint64_t>(st.st_size);
+  if (m_size > std::numeric_limits<std::size_t>::max()) {
+    ::close(fd);
+    fail(m_path, "too large to map on this machine");
+  }
+  if (m_size == 0) {
+    ::close(fd);
+    return;
+  }
+  void* map = ::mmap(nullptr, static_cast<std::size_t>(m_size), PROT_READ, MAP_SHARED, fd, 0);
+  const int map_errno = errno;
+  ::close(fd);  // the mapping keeps the file open
+  if (map == MAP_FAILED) fail(m_path, std::string("cannot map the file: ") + std::strerror(map_errno));
+  m_data = static_cast<const unsigned char*>(map);
+  register_mapping(m_data, m_size, m_path.c_str());
+}
+
+MappedFile::MappedFile(MappedFile&& other) noexcept
+    : m_path(std::move(other.m_path)), m_data(std::exchange(other.m_data, nullptr)),
+      m_size(std::exchange(other.m_size, 0)) {}
+
+MappedFile::~MappedFile() {
+  if (!m_data) return;
+  unregister_mapping(m_data);
+  ::munmap(const_cast<unsigned char*>(m_data), static_cast<std::size_t>(m_size));
+}
+
+void MappedFile::release(std::uint64_t begin, std::uint64_t end) const { release_mapped(m_data, m_size, begin, end); }
+
+void MappedFile::prefetch(std::uint64_t begin, std::uint64_t end) const {
+  prefetch_mapped(m_data, m_size, begin, end);
+}
+
+}  // namespace wavg
