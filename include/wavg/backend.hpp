@@ -75,7 +75,8 @@ std::unique_ptr<Backend> make_cpu_backend();
 // without CUDA, no driver, no device).
 struct CudaProbe {
   bool usable = false;
-  std::string detail;
+  std::string detail;  // the GPU's name and memory, or in a few words why there is none ("no CUDA device")
+  std::string cause;   // the driver's or runtime's own words, when it gave any: for -vv and --device cuda's error
 };
 CudaProbe probe_cuda();
 // Returns the CUDA backend on device 0 (src/backends/cuda/); throws Error (exit 1) when probe_cuda() says no.

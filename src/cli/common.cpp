@@ -70,6 +70,7 @@ std::unique_ptr<Backend> make_backend(const std::string& device, std::uint64_t j
                                      std::to_string(k_auto_cuda_bytes >> 20) + " MiB worth moving to the GPU"
                                : probe.detail) +
                  ")");
+  if (!probe.cause.empty()) note(v, 2, "device: " + probe.cause);
   return make_cpu_backend();
 }
 

@@ -88,5 +88,7 @@ RunFn setup_inspect(CLI::App& app);
 RunFn setup_local_sgd(CLI::App& app);
 RunFn setup_allreduce(CLI::App& app);
 RunFn setup_convert(CLI::App& app);
+RunFn setup_diff(CLI::App& app);
+RunFn setup_completion(CLI::App& app);
 
 }  // namespace wavg::cli

@@ -34,6 +34,7 @@ void add_federated_options(CLI::App& app, FederatedCli& f) {
   FederatedOptions& o = f.options;
   app.add_option("--weight-by", f.weight_by,
                  "Weight each input by this numeric metadata entry (FedAvg: --weight-by num_examples)")
+      ->type_name("KEY")
       ->group(k_averaging);
   app.add_option("--base", f.base, "The current global model; the inputs' updates are taken against it")
       ->group(k_averaging);

@@ -5,6 +5,7 @@
 #include <new>
 
 #include "cli/common.hpp"
+#include "wavg/build_info.hpp"
 #include "wavg/error.hpp"
 #include "wavg/version.hpp"
 
@@ -23,7 +24,20 @@ constexpr Subcommand k_subcommands[] = {
     {"local-sgd", "Train replicas and average them every H steps (local SGD, FedAvg)", wavg::cli::setup_local_sgd},
     {"allreduce", "Under mpirun, average the checkpoint each rank holds", wavg::cli::setup_allreduce},
     {"convert", "Convert a checkpoint to another format or dtype", wavg::cli::setup_convert},
+    {"diff", "Show how far one checkpoint is from another, tensor by tensor", wavg::cli::setup_diff},
+    {"completion", "Print a shell completion script (bash, zsh or fish)", wavg::cli::setup_completion},
 };
+
+// `wavg --version`: the version, then what the build has, one `name: value` line each, so that scripts can grep a
+// feature and a bug report says which code paths the binary has (as ccache --version and ffmpeg -buildconf do).
+std::string version_text() {
+  std::string text = std::string("wavg ") + wavg::k_version;
+  for (const auto& [name, value] : wavg::build_features()) text += "\n" + name + ": " + value;
+  std::string libraries;
+  for (const auto& [name, version] : wavg::format_libraries())
+    libraries += (libraries.empty() ? "" : ", ") + name + " " + version;
+  return text + "\nlibraries: " + libraries + "\nCLI11: " + CLI11_VERSION;
+}
 
 void print_problem(const wavg::Problem& p) {
   if (p.file.empty()) std::fprintf(stderr, "wavg: error: %s\n", p.what.c_str());
@@ -34,7 +48,7 @@ void print_problem(const wavg::Problem& p) {
 
 int main(int argc, char** argv) {
   CLI::App app{"wavg averages and merges neural-network checkpoints.", "wavg"};
-  app.set_version_flag("--version", std::string("wavg ") + wavg::k_version);
+  app.set_version_flag("--version", version_text);
   app.require_subcommand(1);
   app.footer("Exit codes: 0 success, 1 runtime error, 2 usage error, 3 incompatible inputs. See wavg(1).");
 

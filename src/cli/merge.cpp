@@ -129,7 +129,8 @@ RunFn setup_merge(CLI::App& app) {
   auto o = std::make_shared<MergeOptions>();
   app.add_option("inputs", o->inputs, "Checkpoints to merge (two or more; one or more with --base)")->required();
   app.add_option("-o,--output", o->output, "Output checkpoint")->required();
-  app.add_option("-w,--weights", o->weights, "Comma-separated weights, one per input, normalised by their sum");
+  app.add_option("-w,--weights", o->weights, "Comma-separated weights, one per input, normalised by their sum")
+      ->type_name("LIST");
   app.add_option("--format", o->format, "Output format (default: from the output's extension)");
   add_out_dtype(app, o->out_dtype);
   add_no_hash(app, o->no_hash);

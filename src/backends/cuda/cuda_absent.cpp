@@ -5,7 +5,7 @@
 
 namespace wavg {
 
-CudaProbe probe_cuda() { return {false, "this wavg was built without CUDA (WAVG_CUDA=OFF)"}; }
+CudaProbe probe_cuda() { return {false, "this wavg was built without CUDA (WAVG_CUDA=OFF)", ""}; }
 
 std::unique_ptr<Backend> make_cuda_backend() { fail("", "--device cuda: " + probe_cuda().detail); }
 

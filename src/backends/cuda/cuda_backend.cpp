@@ -299,16 +299,19 @@ class CudaBackend final : public Backend {
 CudaProbe probe_cuda() {
   int count = 0;
   const cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess) return {false, std::string("no usable CUDA device: ") + cudaGetErrorString(e)};
-  if (count == 0) return {false, "no CUDA device"};
+  // A machine without a GPU (or its driver) answers with an error code: that is "no CUDA device" to the user, with
+  // the runtime's words kept as the cause rather than shown as if something were broken.
+  if (e != cudaSuccess) return {false, "no CUDA device", std::string("CUDA runtime: ") + cudaGetErrorString(e)};
+  if (count == 0) return {false, "no CUDA device", ""};
   cudaDeviceProp prop{};
-  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) return {false, "CUDA device 0 cannot be queried"};
-  return {true, std::string(prop.name) + ", " + std::to_string(prop.totalGlobalMem >> 20) + " MiB"};
+  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) return {false, "CUDA device 0 cannot be queried", ""};
+  return {true, std::string(prop.name) + ", " + std::to_string(prop.totalGlobalMem >> 20) + " MiB", ""};
 }
 
 std::unique_ptr<Backend> make_cuda_backend() {
   const CudaProbe probe = probe_cuda();
-  if (!probe.usable) fail("", "--device cuda: " + probe.detail);
+  if (!probe.usable)
+    fail("", "--device cuda: " + probe.detail + (probe.cause.empty() ? "" : " (" + probe.cause + ")"));
   return std::make_unique<CudaBackend>();
 }
 

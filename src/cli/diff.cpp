@@ -1,0 +1,110 @@
+// wavg diff: how far checkpoint B is from checkpoint A, per tensor and in total (L2 distance, relative distance,
+// cosine similarity, largest absolute difference), as a table or as JSON.
+
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "cli/common.hpp"
+#include "wavg/diff.hpp"
+#include "wavg/error.hpp"
+
+namespace wavg::cli {
+
+namespace {
+
+struct DiffOptions {
+  std::vector<std::string> inputs;
+  PlanOptions plan;
+  bool json = false;
+  int threads = 0;
+  Verbosity verbosity;
+};
+
+// NaN and infinity have no JSON spelling: they become null.
+nlohmann::json number(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+nlohmann::json sums_json(const DistanceSums& s) {
+  return {{"values", s.values},         {"l2", number(s.l2())},         {"relative", number(s.relative())},
+          {"cosine", number(s.cosine())}, {"max_abs", number(s.max_abs)}};
+}
+
+void print_json(const DiffOptions& o, const ModelDiff& d) {
+  nlohmann::json tensors = nlohmann::json::array();
+  for (const TensorDiff& t : d.tensors) {
+    nlohmann::json j = {{"name", t.entry.info.name},
+                        {"dtype", std::string(dtype_name(t.entry.info.dtype))},
+                        {"shape", t.entry.info.shape}};
+    if (t.is_float) j.update(sums_json(t.sums));
+    else j.update({{"values", t.entry.info.count()}, {"differing", t.differing}});
+    tensors.push_back(std::move(j));
+  }
+  const nlohmann::json out = {{"a", o.inputs[0]}, {"b", o.inputs[1]}, {"tensors", tensors},
+                              {"total", sums_json(d.total)}};
+  std::printf("%s\n", out.dump(2).c_str());
+}
+
+std::string fmt(double v) {
+  if (std::isnan(v)) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+void print_table(const ModelDiff& d) {
+  std::size_t width = 4;
+  for (const TensorDiff& t : d.tensors) width = std::max(width, t.entry.info.name.size());
+  const int w = static_cast<int>(width);
+  std::printf("%-*s  %-8s  %12s  %12s  %12s  %12s  %12s\n", w, "name", "dtype", "values", "l2", "relative", "cosine",
+              "max_abs");
+  std::size_t floats = 0;
+  for (const TensorDiff& t : d.tensors) {
+    const auto& info = t.entry.info;
+    if (t.is_float) {
+      ++floats;
+      std::printf("%-*s  %-8s  %12llu  %12s  %12s  %12s  %12s\n", w, info.name.c_str(),
+                  std::string(dtype_name(info.dtype)).c_str(), static_cast<unsigned long long>(info.count()),
+                  fmt(t.sums.l2()).c_str(), fmt(t.sums.relative()).c_str(), fmt(t.sums.cosine()).c_str(),
+                  fmt(t.sums.max_abs).c_str());
+    } else {
+      const std::string what = t.differing == 0 ? "equal"
+                                                : std::to_string(t.differing) + " of " +
+                                                      std::to_string(info.count()) + " values differ";
+      std::printf("%-*s  %-8s  %12llu  %s\n", w, info.name.c_str(), std::string(dtype_name(info.dtype)).c_str(),
+                  static_cast<unsigned long long>(info.count()), what.c_str());
+    }
+  }
+  std::printf("total: %zu float tensors, %llu values: l2 %s, relative %s, cosine %s, max_abs %s\n", floats,
+              static_cast<unsigned long long>(d.total.values), fmt(d.total.l2()).c_str(),
+              fmt(d.total.relative()).c_str(), fmt(d.total.cosine()).c_str(), fmt(d.total.max_abs).c_str());
+}
+
+int run_diff(const DiffOptions& o) {
+  if (o.inputs.size() != 2) fail_usage("diff compares exactly two checkpoints (A B)");
+  apply_threads(o.threads);
+  const auto readers = open_inputs(o.inputs);
+  const std::vector<Reader*> inputs = raw(readers);
+  const Plan plan = build_plan(inputs, o.plan);
+  const ModelDiff d = diff_models(plan, *inputs[0], *inputs[1]);
+  if (o.json) print_json(o, d);
+  else print_table(d);
+  return 0;
+}
+
+}  // namespace
+
+RunFn setup_diff(CLI::App& app) {
+  auto o = std::make_shared<DiffOptions>();
+  app.add_option("inputs", o->inputs, "The two checkpoints to compare: A, then B")->required();
+  add_choice(app, "--tensors", o->plan.tensors,
+             {{"strict", TensorMatch::strict}, {"intersection", TensorMatch::intersection}},
+             "A tensor missing from one input is an error (strict) or left out (intersection)");
+  add_choice(app, "--match", o->plan.match, {{"name", Pairing::name}, {"order", Pairing::order}},
+             "Pair tensors by full name, or by position with shape and dtype checks");
+  app.add_flag("--json", o->json, "Print JSON instead of a table");
+  add_threads(app, o->threads);
+  add_verbosity(app, o->verbosity);
+  return [o] { return run_diff(*o); };
+}
+
+}  // namespace wavg::cli
