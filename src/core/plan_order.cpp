@@ -160,8 +160,7 @@ void pair_model(const Reader& first, const Parts& p1, const Reader& other, const
     if (to[i] == npos) continue;
     const LayerInfo& a = p1.layers.layers[i];
     const LayerInfo& b = pk.layers.layers[to[i]];
-    const std::string both = describe(b) + " of " + other.path() + " would pair with " + describe(a) + " of " +
-                             first.path();
+    const std::string both = describe(b) + " would pair with " + describe(a) + " of " + first.path();
     if (!a.kind.empty() && !b.kind.empty() && a.kind != b.kind) {
       problems.push_back({other.path(), "layer " + both + ": different layer classes (--match order)"});
     } else if (a.sub_objects != b.sub_objects) {
