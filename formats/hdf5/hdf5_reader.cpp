@@ -250,8 +250,7 @@ void Hdf5Reader::add_uncovered() {
   std::vector<std::string> uncovered;
   for (const auto& name : visit.names)
     if (!listed.contains(name)) uncovered.push_back(name);
-  for (const auto& name : uncovered)
-    if (add_dataset(name, Listed::no) && m_layout != "plain HDF5") m_unlisted.push_back(name);
+  for (const auto& name : uncovered) add_dataset(name, Listed::no);
 }
 
 bool Hdf5Reader::add_dataset(const std::string& name, Listed listed) {

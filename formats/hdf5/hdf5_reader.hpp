@@ -13,7 +13,7 @@
 //
 // Coverage: after a Keras layout's own rules, every numeric dataset they did not list (top_level_model_weights,
 // a stray dataset, a sub-object of a kind no rule knew) is read as a tensor named by its full path, so that a
-// merge averages it rather than keep input 1's values for it unnoticed; `unlisted()` names them.
+// merge averages it rather than keep input 1's values for it unnoticed.
 //
 // layer_names and weight_names are fixed- or variable-length strings depending on the h5py version that wrote
 // them, and may be split into layer_names0, layer_names1, ... when long. The datasets are the tensors; their
@@ -53,9 +53,6 @@ class Hdf5Reader final : public Reader {
   std::map<std::string, std::string> metadata() const override { return m_metadata; }
   ModelLayers model_layers() const override { return m_layers; }
 
-  // Returns the numeric datasets a Keras layout does not list, read as tensors named by their paths.
-  const std::vector<std::string>& unlisted() const { return m_unlisted; }
-
   // Returns the file offset of a contiguous, unfiltered, native-typed tensor's data, or -1 when it must go through
   // H5Dread. Used by the HDF5 writer to patch a byte copy of this file in place.
   std::int64_t direct_offset(std::size_t index) const { return m_entries[index].direct_offset; }
@@ -91,7 +88,6 @@ class Hdf5Reader final : public Reader {
   std::vector<Entry> m_entries;
   std::map<std::string, std::string> m_metadata;  // root attributes as text, read once with the structure
   ModelLayers m_layers;
-  std::vector<std::string> m_unlisted;
 };
 
 // Tells whether the first bytes of a file carry the HDF5 signature (at 0 or after a user block).
