@@ -15,6 +15,8 @@ namespace wavg::keras {
 
 namespace {
 
+constexpr int k_max_depth = 64;
+
 // Compares names with digit runs taken as numbers: "2" < "10", "dense" < "dense_1" < "dense_2" < "dense_10".
 bool natural_less(const std::string& a, const std::string& b) {
   const auto digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
@@ -82,7 +84,11 @@ h5::Handle open_group(hid_t parent, const std::string& name, const std::string& 
 // Appends an object's variables (vars/0, 1, ...) and then those of its sub-objects, depth first, in Keras's order.
 // `path` is the object's group path with a trailing slash ("" for the root).
 void walk_object(hid_t group, const std::string& path, const std::string& file, FoundLayer& into,
-                 const std::vector<std::string>& skip = {}) {
+                 const std::vector<std::string>& skip = {}, int depth = 0) {
+  // Keras nests a few levels; a deeper tree is hostile or a hard-link cycle, which would recurse forever.
+  if (depth > k_max_depth)
+    fail(file, "groups nested deeper than " + std::to_string(k_max_depth) + " levels under " +
+                   (into.group.empty() ? std::string("the root") : into.group) + " (a link cycle?)");
   std::vector<Child> kids = children(group, file);
   for (const Child& c : kids) {
     if (c.name != "vars" || c.link != Link::group) continue;
@@ -99,7 +105,7 @@ void walk_object(hid_t group, const std::string& path, const std::string& file, 
     if (c.link != Link::group || c.name == "vars" || std::find(skip.begin(), skip.end(), c.name) != skip.end())
       continue;
     h5::Handle sub = open_group(group, c.name, path + c.name, file);
-    walk_object(sub.get(), path + c.name + "/", file, into);
+    walk_object(sub.get(), path + c.name + "/", file, into, {}, depth + 1);
   }
 }
 
