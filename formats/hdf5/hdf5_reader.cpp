@@ -224,9 +224,14 @@ Hdf5Reader::~Hdf5Reader() {
 void Hdf5Reader::add_found(keras::FoundModel model) {
   m_layers.order = model.order;
   for (const keras::FoundLayer& found : model.layers) {
-    LayerInfo layer{found.group, found.kind, {}, found.parts > 1};
-    for (const std::string& name : found.datasets)
-      if (add_dataset(name, Listed::yes)) layer.tensors.push_back(m_tensors.size() - 1);
+    LayerInfo layer{found.group, found.kind, {}, false};
+    std::set<std::size_t> float_parts;  // an integer seed state beside an RNN cell orders nothing that is paired
+    for (std::size_t i = 0; i < found.datasets.size(); ++i) {
+      if (!add_dataset(found.datasets[i], Listed::yes)) continue;
+      layer.tensors.push_back(m_tensors.size() - 1);
+      if (is_float(m_tensors.back().dtype)) float_parts.insert(found.part[i]);
+    }
+    layer.sub_objects = float_parts.size() > 1;
     m_layers.layers.push_back(std::move(layer));
   }
   for (const std::string& name : model.other) add_dataset(name, Listed::yes);

@@ -97,8 +97,11 @@ void walk_object(hid_t group, const std::string& path, const std::string& file, 
     for (const Child& v : children(vars.get(), file))
       if (v.link == Link::dataset) names.push_back(v.name);
     std::sort(names.begin(), names.end(), natural_less);
-    for (const std::string& v : names) into.datasets.push_back(path + "vars/" + v);
-    into.parts += !names.empty();
+    const std::size_t part = into.part.empty() ? 0 : into.part.back() + 1;
+    for (const std::string& v : names) {
+      into.datasets.push_back(path + "vars/" + v);
+      into.part.push_back(part);
+    }
   }
   std::sort(kids.begin(), kids.end(), [](const Child& a, const Child& b) { return attribute_less(a.name, b.name); });
   for (const Child& c : kids) {
@@ -161,7 +164,8 @@ FoundModel walk_keras2(hid_t group, const std::string& prefix, const std::string
     h5::Handle g = open_group(group, layer, prefix + layer, file);
     auto names = read_names(g.get(), "weight_names", file);
     if (!names) fail(file, "layer group " + prefix + layer + " has no weight_names attribute");
-    FoundLayer found{prefix + layer, "", listed_weights(g.get(), prefix + layer + "/", *names, prefix + layer, file), 1};
+    FoundLayer found{prefix + layer, "", listed_weights(g.get(), prefix + layer + "/", *names, prefix + layer, file), {}};
+    found.part.assign(found.datasets.size(), 0);  // Keras 2 lists a layer's weights in its own order
     model.layers.push_back(std::move(found));
   }
   return model;
@@ -176,7 +180,7 @@ FoundModel walk_keras3(hid_t root, const std::string& file) {
     std::sort(kids.begin(), kids.end(), [](const Child& a, const Child& b) { return natural_less(a.name, b.name); });
     for (const Child& c : kids) {
       if (c.link != Link::group) continue;
-      FoundLayer layer{"layers/" + c.name, kind_of_group(c.name), {}, 0};
+      FoundLayer layer{"layers/" + c.name, kind_of_group(c.name), {}, {}};
       h5::Handle g = open_group(layers.get(), c.name, layer.group, file);
       walk_object(g.get(), layer.group + "/", file, layer);
       model.layers.push_back(std::move(layer));

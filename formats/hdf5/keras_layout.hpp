@@ -40,7 +40,7 @@ struct FoundLayer {
   std::string group;                  // "model_weights/dense" (Keras 2), "layers/dense_1" (Keras 3)
   std::string kind;                   // class in snake case, or empty when the file does not say
   std::vector<std::string> datasets;  // full paths
-  std::size_t parts = 0;              // Keras 3: how many vars/ groups (objects) hold its variables
+  std::vector<std::size_t> part;      // per dataset, which vars/ group (object) holds it: Keras 3 sub-objects
 };
 
 struct FoundModel {
