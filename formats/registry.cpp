@@ -13,6 +13,7 @@
 #include "keras/keras_archive.hpp"
 #include "safetensors/safetensors.hpp"
 #include "tfjs/tfjs.hpp"
+#include "unknown_kind.hpp"
 #include "wavg/error.hpp"
 #include "wavg/format.hpp"
 
@@ -41,7 +42,7 @@ const std::array<Codec, 6> k_codecs{{
      create_safetensors_writer},
     {"keras",
      {".keras", nullptr, nullptr, nullptr},
-     looks_like_zip,
+     looks_like_keras,
      [](const std::string& p) -> std::unique_ptr<Reader> { return std::make_unique<KerasArchiveReader>(p); },
      create_keras_writer},
     // Before "json": both claim .json; a TF.js model.json is told by its weightsManifest member.
@@ -71,23 +72,6 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// Describes the first bytes of an unrecognised file for the error message.
-std::string describe_content(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char buf[16] = {};
-  in.read(buf, sizeof buf);
-  const auto n = in.gcount();
-  if (n == 0) return "an empty file";
-  std::string s;
-  for (std::streamsize i = 0; i < n && i < 8; ++i) {
-    char hex[4];
-    std::snprintf(hex, sizeof hex, "%02x", static_cast<unsigned char>(buf[i]));
-    if (i) s += ' ';
-    s += hex;
-  }
-  return "bytes " + s;
-}
-
 }  // namespace
 
 std::unique_ptr<Reader> open_reader(const std::string& path) {
@@ -98,7 +82,7 @@ std::unique_ptr<Reader> open_reader(const std::string& path) {
   if (std::filesystem::is_directory(path, ec)) fail(path, "is a directory");
   for (const Codec& c : k_codecs)
     if (c.sniff(path)) return c.open(path);
-  fail(path, "not a checkpoint wavg can read (looked like " + describe_content(path) + ")");
+  fail(path, describe_unknown(path));
 }
 
 std::string output_format(const std::string& path, const std::string& forced, const Reader* template_input) {

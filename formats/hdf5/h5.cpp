@@ -150,19 +150,6 @@ std::optional<std::vector<std::string>> read_string_list(hid_t object, const cha
   return out;
 }
 
-std::optional<std::vector<std::string>> read_keras_names(hid_t object, const std::string& name,
-                                                         const std::string& file) {
-  if (auto whole = read_string_list(object, name.c_str(), file)) return whole;
-  std::optional<std::vector<std::string>> joined;
-  for (int chunk = 0;; ++chunk) {
-    auto part = read_string_list(object, (name + std::to_string(chunk)).c_str(), file);
-    if (!part) break;
-    if (!joined) joined.emplace();
-    joined->insert(joined->end(), part->begin(), part->end());
-  }
-  return joined;
-}
-
 std::optional<DType> dtype_of(hid_t t) {
   const std::size_t size = H5Tget_size(t);
   switch (H5Tget_class(t)) {

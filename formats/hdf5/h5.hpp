@@ -75,11 +75,6 @@ void check(herr_t status, const std::string& file, const std::string& what);
 // Keras writes for layers without weights, reads as an empty list. Returns nullopt when the attribute is absent.
 std::optional<std::vector<std::string>> read_string_list(hid_t object, const char* name, const std::string& file);
 
-// Reads a Keras name list, joining the chunks (`layer_names0`, `layer_names1`, ...) Keras writes when one attribute
-// would exceed HDF5's 64 KiB header limit.
-std::optional<std::vector<std::string>> read_keras_names(hid_t object, const std::string& name,
-                                                         const std::string& file);
-
 // Maps an HDF5 file type to a wavg dtype, or nullopt for types that are not tensors (strings, compounds, ...).
 std::optional<DType> dtype_of(hid_t file_type);
 // Returns a memory type for `dtype` in native byte order, owned by the caller.

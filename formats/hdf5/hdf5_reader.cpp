@@ -17,8 +17,11 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <set>
+#include <string_view>
 #include <utility>
 
+#include "hdf5/keras_layout.hpp"
 #include "wavg/mapped_ranges.hpp"
 #include "wavg/error.hpp"
 
@@ -175,28 +178,32 @@ void Hdf5Reader::open_tree() {
                      "not a valid HDF5 file, or truncated");
   const hid_t root = m_file.get();
 
-  if (auto layers = h5::read_keras_names(root, "layer_names", m_path)) {
+  if (keras::read_names(root, "layer_names", m_path)) {
     m_layout = "Keras 2 weights";
-    add_keras_layers(root, "");
+    add_found(keras::walk_keras2(root, "", m_path));
   } else if (has_keras_model_weights(root)) {
     h5::Handle mw = h5::check(H5Gopen2(root, "model_weights", H5P_DEFAULT), H5Gclose, m_path,
                               "cannot open group model_weights");
     m_layout = "Keras 2 model";
-    add_keras_layers(mw.get(), "model_weights/");
+    keras::FoundModel model = keras::walk_keras2(mw.get(), "model_weights/", m_path);
     if (H5Lexists(root, "optimizer_weights", H5P_DEFAULT) > 0) {
       h5::Handle ow = h5::check(H5Gopen2(root, "optimizer_weights", H5P_DEFAULT), H5Gclose, m_path,
                                 "cannot open group optimizer_weights");
-      if (auto names = h5::read_keras_names(ow.get(), "weight_names", m_path))
-        add_named_weights(ow.get(), "optimizer_weights/", *names, "optimizer_weights");
+      if (auto names = keras::read_names(ow.get(), "weight_names", m_path))
+        model.other = keras::listed_weights(ow.get(), "optimizer_weights/", *names, "optimizer_weights", m_path);
     }
+    add_found(std::move(model));
+    if (H5Aexists(root, "model_config") > 0)
+      if (auto config = h5::attribute_text(root, "model_config", m_path))
+        if (auto layers = keras::config_layers(*config)) keras::set_keras2_kinds(m_layers, "model_weights/", *layers);
   } else if (H5Lexists(root, "layers", H5P_DEFAULT) > 0 && H5Lexists(root, "vars", H5P_DEFAULT) > 0) {
     // Keras 3 writes no root attributes, but wavg's provenance adds some: recognise the tree, not their absence.
     m_layout = "Keras 3 weights";
-    add_keras3_tree(root, "");
+    add_found(keras::walk_keras3(root, m_path));
   } else {
     m_layout = "plain HDF5";
-    add_plain_tree();
   }
+  add_uncovered();
   read_metadata();
   H5Eclear2(H5E_DEFAULT);
   map_file();
@@ -214,110 +221,25 @@ Hdf5Reader::~Hdf5Reader() {
   if (m_fd >= 0) ::close(m_fd);
 }
 
-void Hdf5Reader::add_keras_layers(hid_t parent, const std::string& prefix) {
-  const auto layers = *h5::read_keras_names(parent, "layer_names", m_path);
-  for (const std::string& layer : layers) {
-    if (H5Lexists(parent, layer.c_str(), H5P_DEFAULT) <= 0)
-      fail(m_path, "layer_names lists " + layer + " but there is no group " + prefix + layer);
-    h5::Handle g = h5::check(H5Gopen2(parent, layer.c_str(), H5P_DEFAULT), H5Gclose, m_path,
-                             "cannot open layer group " + prefix + layer);
-    auto names = h5::read_keras_names(g.get(), "weight_names", m_path);
-    if (!names) fail(m_path, "layer group " + prefix + layer + " has no weight_names attribute");
-    add_named_weights(g.get(), prefix + layer + "/", *names, prefix + layer);
-  }
-}
-
-void Hdf5Reader::add_named_weights(hid_t group, const std::string& prefix, const std::vector<std::string>& names,
-                                   const std::string& owner) {
-  for (const std::string& w : names) {
-    // H5Lexists checks one link at a time, so walk the intermediate groups of "dense/kernel:0".
-    std::string partial;
-    bool found = !w.empty();
-    for (std::size_t start = 0; found && start <= w.size();) {
-      std::size_t slash = w.find('/', start);
-      partial = w.substr(0, slash);
-      found = H5Lexists(group, partial.c_str(), H5P_DEFAULT) > 0;
-      if (slash == std::string::npos) break;
-      start = slash + 1;
+void Hdf5Reader::add_found(keras::FoundModel model) {
+  m_layers.order = model.order;
+  for (const keras::FoundLayer& found : model.layers) {
+    LayerInfo layer{found.group, found.kind, {}, false};
+    std::set<std::size_t> float_parts;  // an integer seed state beside an RNN cell orders nothing that is paired
+    for (std::size_t i = 0; i < found.datasets.size(); ++i) {
+      if (!add_dataset(found.datasets[i], Listed::yes)) continue;
+      layer.tensors.push_back(m_tensors.size() - 1);
+      if (is_float(m_tensors.back().dtype)) float_parts.insert(found.part[i]);
     }
-    H5Eclear2(H5E_DEFAULT);
-    if (!found) fail(m_path, owner + " lists weight " + w + " but there is no dataset " + prefix + w);
-    add_dataset(prefix + w, true);
+    layer.sub_objects = float_parts.size() > 1;
+    m_layers.layers.push_back(std::move(layer));
   }
+  for (const std::string& name : model.other) add_dataset(name, Listed::yes);
 }
 
-namespace {
-
-// Lists the links of a group in name order (HDF5's own order without creation-order tracking, which h5py leaves
-// off).
-std::vector<std::string> child_names(hid_t group, const std::string& file) {
-  std::vector<std::string> names;
-  auto cb = [](hid_t, const char* name, const H5L_info_t*, void* data) -> herr_t {
-    static_cast<std::vector<std::string>*>(data)->emplace_back(name);
-    return 0;
-  };
-  h5::check(H5Literate(group, H5_INDEX_NAME, H5_ITER_INC, nullptr, cb, &names), file, "cannot list a group");
-  return names;
-}
-
-// Compares names with digit runs taken as numbers: "2" < "10", "dense" < "dense_1" < "dense_2" < "dense_10".
-bool natural_less(const std::string& a, const std::string& b) {
-  std::size_t i = 0, j = 0;
-  while (i < a.size() && j < b.size()) {
-    const bool da = std::isdigit(static_cast<unsigned char>(a[i])), db = std::isdigit(static_cast<unsigned char>(b[j]));
-    if (da && db) {
-      std::size_t ei = i, ej = j;
-      while (ei < a.size() && std::isdigit(static_cast<unsigned char>(a[ei]))) ++ei;
-      while (ej < b.size() && std::isdigit(static_cast<unsigned char>(b[ej]))) ++ej;
-      const std::string na = a.substr(i, ei - i), nb = b.substr(j, ej - j);
-      const std::size_t za = na.find_first_not_of('0'), zb = nb.find_first_not_of('0');
-      const std::string ta = za == std::string::npos ? "" : na.substr(za), tb = zb == std::string::npos ? "" : nb.substr(zb);
-      if (ta.size() != tb.size()) return ta.size() < tb.size();
-      if (ta != tb) return ta < tb;
-      i = ei;
-      j = ej;
-    } else {
-      if (a[i] != b[j]) return a[i] < b[j];
-      ++i;
-      ++j;
-    }
-  }
-  return a.size() - i < b.size() - j;
-}
-
-std::vector<std::string> sorted_children(hid_t group, const std::string& file) {
-  auto names = child_names(group, file);
-  std::sort(names.begin(), names.end(), natural_less);
-  return names;
-}
-
-}  // namespace
-
-// Keras 3 (saving/saving_lib.py, H5IOStore): each object's variables are datasets vars/0, vars/1, ... and its
-// children are groups under layers/ (nested models), then optimizer/vars/..., then the model's own vars/. Indices
-// and auto layer names are sorted with numbers compared as numbers; HDF5 lists them as text (0, 1, 10, 2, ...).
-void Hdf5Reader::add_keras3_tree(hid_t group, const std::string& prefix) {
-  for (const char* part : {"layers", "optimizer", "vars"}) {
-    if (H5Lexists(group, part, H5P_DEFAULT) <= 0) continue;
-    h5::Handle g = h5::check(H5Gopen2(group, part, H5P_DEFAULT), H5Gclose, m_path,
-                             "cannot open group " + prefix + part);
-    const std::string here = prefix + part + "/";
-    if (std::string_view(part) == "vars") {
-      for (const std::string& v : sorted_children(g.get(), m_path)) add_dataset(here + v, true);
-    } else if (std::string_view(part) == "optimizer") {
-      add_keras3_tree(g.get(), here);
-    } else {
-      for (const std::string& layer : sorted_children(g.get(), m_path)) {
-        h5::Handle lg = h5::check(H5Gopen2(g.get(), layer.c_str(), H5P_DEFAULT), H5Gclose, m_path,
-                                  "cannot open group " + here + layer);
-        add_keras3_tree(lg.get(), here + layer + "/");
-      }
-    }
-  }
-  H5Eclear2(H5E_DEFAULT);
-}
-
-void Hdf5Reader::add_plain_tree() {
+// The coverage rule: every numeric dataset the layout did not list is a tensor too, named by its path, so a merge
+// averages it instead of keeping input 1's values unnoticed (a sub-object a layout rule missed, a stray dataset).
+void Hdf5Reader::add_uncovered() {
   struct Visit {
     std::vector<std::string> names;
   } visit;
@@ -328,22 +250,27 @@ void Hdf5Reader::add_plain_tree() {
     return 0;
   };
   h5::check(H5Lvisit(m_file.get(), H5_INDEX_NAME, H5_ITER_INC, cb, &visit), m_path, "cannot walk the HDF5 tree");
-  for (const auto& name : visit.names) add_dataset(name, false);
+  std::set<std::string_view> listed;
+  for (const TensorInfo& t : m_tensors) listed.insert(t.name);
+  std::vector<std::string> uncovered;
+  for (const auto& name : visit.names)
+    if (!listed.contains(name)) uncovered.push_back(name);
+  for (const auto& name : uncovered) add_dataset(name, Listed::no);
 }
 
-void Hdf5Reader::add_dataset(const std::string& name, bool listed) {
+bool Hdf5Reader::add_dataset(const std::string& name, Listed listed) {
   const std::string what = "cannot open dataset " + name;
   h5::Handle ds = h5::check(H5Dopen2(m_file.get(), name.c_str(), H5P_DEFAULT), H5Dclose, m_path, what);
   h5::Handle type = h5::check(H5Dget_type(ds.get()), H5Tclose, m_path, what);
   const auto dtype = h5::dtype_of(type.get());
   if (!dtype) {
-    if (listed) fail(m_path, name + ": unsupported element type (not a number)");
-    return;  // strings, compounds: kept in the output by the writer's copy, never averaged
+    if (listed == Listed::yes) fail(m_path, name + ": unsupported element type (not a number)");
+    return false;  // strings, compounds: kept in the output by the writer's copy, never averaged
   }
   h5::Handle space = h5::check(H5Dget_space(ds.get()), H5Sclose, m_path, what);
   const int rank = H5Sget_simple_extent_ndims(space.get());
   if (rank < 0 || rank > H5S_MAX_RANK) fail(m_path, name + ": unreadable dataspace");
-  if (H5Sget_simple_extent_type(space.get()) == H5S_NULL) return;  // no values at all
+  if (H5Sget_simple_extent_type(space.get()) == H5S_NULL) return false;  // no values at all
   std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
   if (rank > 0 && H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr) < 0)
     fail(m_path, name + ": unreadable dataspace");
@@ -369,6 +296,7 @@ void Hdf5Reader::add_dataset(const std::string& name, bool listed) {
   entry.dataset = std::move(ds);
   m_tensors.push_back(std::move(info));
   m_entries.push_back(std::move(entry));
+  return true;
 }
 
 void Hdf5Reader::map_file() {

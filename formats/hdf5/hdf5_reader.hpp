@@ -3,21 +3,17 @@
 //
 // On disk (HDF5 file format spec, superblock v0..v3): an 8-byte signature 89 48 44 46 0d 0a 1a 0a at offset 0 (or
 // 512, 1024, 2048, ... after a user block), then a tree of groups, datasets and attributes. wavg reads three
-// layouts of that tree:
+// layouts of that tree (keras_layout.hpp has the Keras ones byte for byte):
 //
-//   Keras 2 model (model.save):   root attrs backend, keras_version, model_config, training_config
-//                                 model_weights/            attr layer_names = [L...]
-//                                   L/                      attr weight_names = [W...] (empty float64 if none)
-//                                     W                     the dataset (W usually "L/kernel:0")
-//                                   top_level_model_weights/  not listed in layer_names: ignored
-//                                 optimizer_weights/        attr weight_names = [O...], datasets at O
+//   Keras 2 model (model.save):   model_weights/ with attr layer_names, each layer's weight_names; optimizer_weights/
 //   Keras 2 weights (save_weights): the model_weights layout at the root (root attr layer_names)
-//   Keras 3 weights (.weights.h5): no root attributes;
-//                                 layers/L/vars/0, 1, ...   a layer's variables, indices sorted numerically
-//                                 layers/L/layers/...       nested models, recursively
-//                                 optimizer/vars/0, 1, ...  iteration count, learning rate, then slots
-//                                 vars/...                  the model's own variables (usually empty)
+//   Keras 3 weights (.weights.h5): groups layers/, vars/, optimizer/, ...; each object's variables in vars/0, 1, ...
+//                                 and its sub-objects in attribute-named groups, to any depth
 //   plain HDF5:                    every numeric dataset, named by its full path, in name order
+//
+// Coverage: after a Keras layout's own rules, every numeric dataset they did not list (top_level_model_weights,
+// a stray dataset, a sub-object of a kind no rule knew) is read as a tensor named by its full path, so that a
+// merge averages it rather than keep input 1's values for it unnoticed.
 //
 // layer_names and weight_names are fixed- or variable-length strings depending on the h5py version that wrote
 // them, and may be split into layer_names0, layer_names1, ... when long. The datasets are the tensors; their
@@ -34,6 +30,7 @@
 #include <vector>
 
 #include "hdf5/h5.hpp"
+#include "hdf5/keras_layout.hpp"
 #include "wavg/format.hpp"
 
 namespace wavg {
@@ -54,6 +51,7 @@ class Hdf5Reader final : public Reader {
   void release(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
   void prefetch(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
   std::map<std::string, std::string> metadata() const override { return m_metadata; }
+  ModelLayers model_layers() const override { return m_layers; }
 
   // Returns the file offset of a contiguous, unfiltered, native-typed tensor's data, or -1 when it must go through
   // H5Dread. Used by the HDF5 writer to patch a byte copy of this file in place.
@@ -69,12 +67,12 @@ class Hdf5Reader final : public Reader {
   void open_tree();
   void read_metadata();
   void close_handles();
-  void add_keras_layers(hid_t parent, const std::string& prefix);
-  void add_named_weights(hid_t group, const std::string& prefix, const std::vector<std::string>& names,
-                         const std::string& owner);
-  void add_keras3_tree(hid_t group, const std::string& prefix);
-  void add_plain_tree();
-  void add_dataset(const std::string& name, bool listed);
+  void add_found(keras::FoundModel model);
+  void add_uncovered();
+  // Whether the layout names a dataset (so it must be numeric) or a walk of the whole file found it.
+  enum class Listed { no, yes };
+  // Adds a numeric dataset as a tensor; returns false for what is not one (strings, empty datasets).
+  bool add_dataset(const std::string& name, Listed listed);
   void map_file();
   // Returns the file byte range [begin, end) of a direct tensor's elements, or false when it is not direct.
   bool direct_range(std::size_t index, std::uint64_t offset, std::uint64_t count, std::uint64_t& begin,
@@ -89,6 +87,7 @@ class Hdf5Reader final : public Reader {
   std::vector<TensorInfo> m_tensors;
   std::vector<Entry> m_entries;
   std::map<std::string, std::string> m_metadata;  // root attributes as text, read once with the structure
+  ModelLayers m_layers;
 };
 
 // Tells whether the first bytes of a file carry the HDF5 signature (at 0 or after a user block).

@@ -187,14 +187,16 @@ JsonReader::JsonReader(std::string path) : m_path(std::move(path)) {
             read_values(in, t, count, base64, m_data.back());
             have_data = true;
           } else {
-            in.skip_value();
+            // Every value in the file is read or refused, never dropped unnoticed (wavg's coverage rule).
+            in.error("a tensor has the unexpected member " + k +
+                     " (a tensor has name, dtype, shape, encoding and data)");
           }
         }
         if (!have_data) in.error("a tensor has no data (it needs name, dtype, shape and data)");
         m_tensors.push_back(std::move(t));
       }
     } else {
-      in.skip_value();
+      in.error("unexpected member " + key + " (wavg JSON holds format, version, metadata and tensors)");
     }
   }
   in.expect_end();

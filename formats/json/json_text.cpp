@@ -12,7 +12,6 @@ namespace wavg::json {
 
 namespace {
 
-constexpr int k_max_depth = 64;
 
 bool is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
@@ -242,34 +241,6 @@ bool Cursor::boolean() {
   if (c == 't') { literal("true"); return true; }
   if (c == 'f') { literal("false"); return false; }
   error("expected true or false");
-}
-
-void Cursor::skip_value(int depth) {
-  if (depth > k_max_depth) error("nesting deeper than 64 levels");
-  const char c = peek();
-  if (c == '"') { string(); return; }
-  if (c == 't' || c == 'f') { boolean(); return; }
-  if (c == 'n') { literal("null"); return; }
-  if (c == '{') {
-    ++m_at;
-    if (consume('}')) return;
-    do {
-      string();
-      expect(':', "':'");
-      skip_value(depth + 1);
-    } while (consume(','));
-    expect('}', "',' or '}'");
-    return;
-  }
-  if (c == '[') {
-    ++m_at;
-    if (consume(']')) return;
-    do skip_value(depth + 1);
-    while (consume(','));
-    expect(']', "',' or ']'");
-    return;
-  }
-  number();
 }
 
 void append_float(std::string& out, DType t, const void* element) {

@@ -13,8 +13,8 @@
 namespace wavg::json {
 
 // Walks JSON text (RFC 8259) one token at a time. Every error names the file and the byte offset. Strings are
-// checked for well-formed UTF-8 and unpaired surrogates; nesting is limited so hostile input cannot exhaust the
-// stack.
+// checked for well-formed UTF-8 and unpaired surrogates. It never recurses: the reader accepts only the
+// format's own members, so hostile nesting is refused at its first unexpected member, never walked.
 class Cursor {
  public:
   Cursor(const char* begin, const char* end, const std::string& path) : m_begin(begin), m_at(begin), m_end(end),
@@ -35,8 +35,6 @@ class Cursor {
   std::string_view number();
   // Reads `true` or `false`.
   bool boolean();
-  // Skips one value of any kind.
-  void skip_value(int depth = 0);
   // Fails unless only whitespace is left.
   void expect_end();
 

@@ -47,6 +47,8 @@ class KerasArchiveReader final : public Reader {
   void prefetch(std::size_t index, std::uint64_t offset, std::uint64_t count) override {
     m_weights->prefetch(index, offset, count);
   }
+  // Returns the weights' layers in config.json's model order.
+  ModelLayers model_layers() const override { return m_layers; }
   // Returns metadata.json's string members (keras_version, date_saved, wavg_*).
   std::map<std::string, std::string> metadata() const override;
 
@@ -60,10 +62,13 @@ class KerasArchiveReader final : public Reader {
   std::string m_config;
   std::string m_metadata;
   std::unique_ptr<Hdf5Reader> m_weights;
+  ModelLayers m_layers;
 };
 
 // Tells whether a file starts with a zip local file header.
 bool looks_like_zip(const std::string& path);
+// Tells whether a file is a zip archive holding any of a .keras archive's entries (a PyTorch zip is not one).
+bool looks_like_keras(const std::string& path);
 
 std::unique_ptr<Writer> create_keras_writer(const std::string& tmp_path, const std::string& display_path,
                                             const OutputSpec& spec);

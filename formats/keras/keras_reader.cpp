@@ -11,6 +11,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "hdf5/keras_layout.hpp"
 #include "keras/keras_archive.hpp"
 #include "wavg/error.hpp"
 
@@ -74,6 +75,16 @@ bool looks_like_zip(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   char b[4] = {};
   return in.read(b, 4) && std::memcmp(b, "PK\x03\x04", 4) == 0;
+}
+
+bool looks_like_keras(const std::string& path) {
+  if (!looks_like_zip(path)) return false;
+  int code = 0;
+  std::unique_ptr<zip_t, ZipCloser> z(zip_open(path.c_str(), ZIP_RDONLY, &code));
+  if (!z) return true;  // a broken zip named .keras or not: the reader's own message says what is wrong
+  for (const char* entry : k_entries)
+    if (zip_name_locate(z.get(), entry, 0) >= 0) return true;
+  return false;
 }
 
 KerasArchiveReader::KerasArchiveReader(std::string path) : m_path(std::move(path)) {
@@ -143,6 +154,8 @@ KerasArchiveReader::KerasArchiveReader(std::string path) : m_path(std::move(path
     ::unlink(m_tmp.c_str());
     fail(m_path, "model.weights.h5: " + (e.problems().empty() ? std::string(e.what()) : e.problems()[0].what));
   }
+  m_layers = m_weights->model_layers();
+  if (auto layers = keras::config_layers(m_config)) keras::order_keras3_layers(m_layers, *layers);
 }
 
 KerasArchiveReader::~KerasArchiveReader() {

@@ -50,6 +50,8 @@ class TfjsReader final : public Reader {
   TfjsReader& operator=(const TfjsReader&) = delete;
 
   const std::string& path() const override { return m_path; }
+  // Returns model.json, then each group's shards in manifest order.
+  std::vector<std::string> files() const override;
   std::string format_name() const override { return "TensorFlow.js"; }
   std::string layout() const override { return m_layout; }
   const std::vector<TensorInfo>& tensors() const override { return m_tensors; }

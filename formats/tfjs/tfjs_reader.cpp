@@ -214,4 +214,11 @@ void TfjsReader::prefetch(std::size_t index, std::uint64_t offset, std::uint64_t
   for_mapped_ranges(index, offset, count, prefetch_mapped);
 }
 
+std::vector<std::string> TfjsReader::files() const {
+  std::vector<std::string> out{m_path};
+  for (const Group& g : m_groups)
+    for (const Shard& s : g.shards) out.push_back(s.path);
+  return out;
+}
+
 }  // namespace wavg

@@ -3,6 +3,7 @@
 // it can read in blocks) and creates a Writer for an output. The registry picks the codec by content for inputs
 // and by extension (or --format) for outputs. Nothing outside formats/ knows how a file is laid out.
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -14,11 +15,36 @@
 
 namespace wavg {
 
+// One layer of a model, as pairing by position (--match order) sees it.
+struct LayerInfo {
+  std::string name;  // where the layer lives in the file ("model_weights/dense_1", "layers/dense_1")
+  std::string kind;  // its class in snake case ("dense", "einsum_dense"), or empty when the file does not say
+  std::vector<std::size_t> tensors;  // its tensors, as indices into tensors(), in the layer's variable order
+  // Whether its variables come from several sub-objects (a Bidirectional's two RNNs, MultiHeadAttention's four
+  // projections): Keras 3 lists sub-objects by attribute name, Keras 2 in its own order, so such a layer pairs
+  // by position only with a layer whose file orders them the same way (sub_objects equal).
+  bool sub_objects = false;
+};
+
+// How much of the model's layer order a file tells.
+enum class LayerOrder {
+  model,     // the real order (Keras 2 layer_names, a .keras config.json)
+  per_kind,  // only among layers of one class (a Keras 3 .weights.h5 alone: dense, dense_1, ..., lstm, lstm_1)
+};
+
+struct ModelLayers {
+  LayerOrder order = LayerOrder::model;
+  std::vector<LayerInfo> layers;  // empty when the file has no layer structure: its tensors pair one by one
+};
+
 class Reader {
  public:
   virtual ~Reader() = default;
 
   virtual const std::string& path() const = 0;
+  // Lists every file the input consists of (a TF.js model.json and its shards), for fingerprints and for keeping
+  // an output from overwriting any of them. Most formats are one file: {path()}.
+  virtual std::vector<std::string> files() const { return {path()}; }
   // Returns the format's name ("HDF5").
   virtual std::string format_name() const = 0;
   // Returns the layout detected inside the format ("Keras 2 model", "Keras 2 weights", "plain HDF5").
@@ -38,6 +64,8 @@ class Reader {
   virtual void release(std::size_t /*index*/, std::uint64_t /*offset*/, std::uint64_t /*count*/) {}
   // Hints that this range is read next, so the kernel can fetch it from disk while the current block is computed.
   virtual void prefetch(std::size_t /*index*/, std::uint64_t /*offset*/, std::uint64_t /*count*/) {}
+  // Returns the model's layers when the layout has them (Keras), else an empty list.
+  virtual ModelLayers model_layers() const { return {}; }
   // Returns file-level metadata as text (HDF5 root attributes, safetensors __metadata__, ...).
   virtual std::map<std::string, std::string> metadata() const = 0;
 };

@@ -46,6 +46,7 @@ struct Plan {
   std::vector<std::string> dropped;  // names left out under --tensors intersection (from any input)
   std::vector<std::string> dropped_from_first;  // the subset of `dropped` present in input 1
   std::vector<std::string> warnings;            // for stderr: what --match order could not pair
+  std::vector<std::string> pairing;             // --match order: "A = B (FILE)", one line per paired tensor
 
   std::size_t count(Action action) const;
   std::uint64_t values(Action action) const;
@@ -62,6 +63,14 @@ std::vector<std::size_t> match_base(const Plan& plan, const Reader& base);
 // Tells whether a tensor is optimizer state (Keras optimizer_weights/ or optimizer/), which --match order pairs
 // separately from the model's weights.
 bool is_optimizer_state(const std::string& name);
+
+// Tells whether a tensor is an optimizer hyper-parameter (a float scalar in the optimizer state: Keras 3's
+// optimizer/vars/1 learning rate, Keras 2's .../learning_rate:0). Averaging a learning-rate sweep's rates gives a
+// rate no run used, so these follow --int-policy like the iteration counter beside them.
+bool is_optimizer_hyperparameter(const TensorInfo& t);
+
+// Returns what a tensor's action does to non-float tensors and optimizer hyper-parameters under `options`.
+Action action_for(const TensorInfo& t, const PlanOptions& options);
 
 // Makes every averaged (floating-point) tensor come out as `dtype` (--out-dtype); values are rounded once.
 void set_out_dtype(Plan& plan, DType dtype);

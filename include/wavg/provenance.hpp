@@ -4,8 +4,10 @@
 //   wavg_version  "0.1.0"
 //   wavg_command  "merge" / "convert"
 //   wavg_method   "mean", "weighted mean (weights 1,3)", "copy"
-//   wavg_inputs   JSON array [{"file": "a.h5", "sha256": "..."}, ...], file names without their directories;
-//                 "sha256": null when hashing was turned off (--no-hash)
+//   wavg_inputs   JSON array [{"file": "runs/a/best.keras", "sha256": "..."}, ...], each input as given on the
+//                 command line (two best_model.keras of different runs stay apart); the digest covers every file
+//                 the input consists of, concatenated in order (a TF.js model.json, then its shards in manifest
+//                 order); "sha256": null when hashing was turned off (--no-hash)
 //   wavg_out_dtype  only when --out-dtype was given
 //
 // Hashing every input costs as much CPU as the merge itself (SHA-256 runs at about 1.5 GB/s a core), so it runs
@@ -24,6 +26,9 @@
 
 namespace wavg {
 
+// Per input, the files it consists of, the first as given on the command line (Reader::files()).
+using InputFiles = std::vector<std::vector<std::string>>;
+
 // Returns the lower-case hex SHA-256 of a file's bytes. Throws Error (exit 1) naming the file if it cannot be read.
 std::string sha256_file(const std::string& path);
 
@@ -34,7 +39,7 @@ class Provenance {
   // Fixed entries, nothing to hash.
   Provenance(std::map<std::string, std::string> entries);  // NOLINT: a map converts, as in tests
   // Starts hashing `inputs` in the background at once, unless `hash` is false.
-  Provenance(const std::string& command, const std::string& method, const std::vector<std::string>& inputs,
+  Provenance(const std::string& command, const std::string& method, const InputFiles& inputs,
              const std::string& out_dtype, bool hash = true);
 
   bool empty() const { return !m_state; }
@@ -53,6 +58,9 @@ class Provenance {
 void note_read_progress(double fraction);
 
 // Builds the provenance of an output made by `command` with `method` from `inputs`, and starts hashing them.
+Provenance make_provenance(const std::string& command, const std::string& method, const InputFiles& inputs,
+                           const std::string& out_dtype, bool hash = true);
+// The same for inputs of one file each.
 Provenance make_provenance(const std::string& command, const std::string& method,
                            const std::vector<std::string>& inputs, const std::string& out_dtype, bool hash = true);
 

@@ -24,6 +24,8 @@ int run_check(const CheckOptions& o) {
   auto backend = make_cpu_backend();
   auto method = make_weighted_mean(*backend, {});
   Engine(plan, inputs, *method, *backend).verify();
+  for (const std::string& line : plan.pairing) note(o.verbosity, 1, line);
+  for (const auto& w : plan.warnings) note(o.verbosity, 0, "warning: " + w);
   if (!plan.dropped.empty())
     note(o.verbosity, 0,
          std::to_string(plan.dropped.size()) + " tensor(s) missing from some inputs would be dropped");

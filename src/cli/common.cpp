@@ -111,4 +111,10 @@ void note(const Verbosity& v, int level, const std::string& text) {
   std::fprintf(stderr, "wavg: %s\n", text.c_str());
 }
 
+InputFiles input_files(const std::vector<Reader*>& inputs) {
+  InputFiles out;
+  for (const Reader* r : inputs) out.push_back(r->files());
+  return out;
+}
+
 }  // namespace wavg::cli

@@ -74,6 +74,8 @@ constexpr std::uint64_t k_auto_cuda_bytes = 256ull << 20;
 // Opens every input before any work starts; the first unreadable one is the error.
 std::vector<std::unique_ptr<Reader>> open_inputs(const std::vector<std::string>& paths);
 std::vector<Reader*> raw(const std::vector<std::unique_ptr<Reader>>& readers);
+// Returns each input's files (Reader::files()), what its provenance fingerprint covers.
+InputFiles input_files(const std::vector<Reader*>& inputs);
 
 // Parses "1,3,2" into numbers; throws a usage error naming the bad item.
 std::vector<double> parse_weights(const std::string& text);

@@ -53,7 +53,7 @@ int run_convert(const ConvertOptions& o) {
 
   AtomicFile out(o.output, overwrite);
   const OutputSpec spec{output_tensors(plan), reader.get(), {},
-                        make_provenance("convert", "copy", {o.input}, o.out_dtype, !o.no_hash)};
+                        make_provenance("convert", "copy", input_files({reader.get()}), o.out_dtype, !o.no_hash)};
   {
     auto writer = create_writer(format, out.tmp_path(), o.output, spec);
     engine.run(*writer);

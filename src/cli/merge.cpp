@@ -33,7 +33,8 @@ void report(const MergeOptions& o, const Plan& plan, const Method& method, const
   for (const PlanEntry& e : plan.entries)
     if (e.action != Action::average)
       note(o.verbosity, 1,
-           "not averaged: " + e.info.name + " (" + std::string(dtype_name(e.info.dtype)) + ", " +
+           "not averaged: " + e.info.name + " (" + std::string(dtype_name(e.info.dtype)) +
+               (is_optimizer_hyperparameter(e.info) ? " optimizer hyper-parameter, " : ", ") +
                (e.action == Action::check_equal ? "identical in every input" : "copied from input 1") + ")");
   for (const auto& w : plan.warnings) note(o.verbosity, 0, "warning: " + w);
   if (!plan.dropped.empty()) {
@@ -111,7 +112,7 @@ int run_merge(MergeOptions& o) {
 
   AtomicFile out(o.output, overwrite);
   const OutputSpec spec{output_tensors(plan), inputs.front(), plan.dropped_from_first,
-                        make_provenance("merge", method->describe(), o.inputs, o.out_dtype, !o.no_hash)};
+                        make_provenance("merge", method->describe(), input_files(inputs), o.out_dtype, !o.no_hash)};
   {
     auto writer = create_writer(format, out.tmp_path(), o.output, spec);
     if (state) state->begin_write();

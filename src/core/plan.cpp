@@ -31,12 +31,16 @@ NameIndex index_by_name(const Reader& reader) {
   return index;
 }
 
-Action action_for(const TensorInfo& t, const PlanOptions& options) {
-  if (is_float(t.dtype)) return Action::average;
-  return options.int_policy == IntPolicy::equal ? Action::check_equal : Action::copy_first;
+}  // namespace
+
+bool is_optimizer_hyperparameter(const TensorInfo& t) {
+  return is_float(t.dtype) && t.shape.empty() && is_optimizer_state(t.name);
 }
 
-}  // namespace
+Action action_for(const TensorInfo& t, const PlanOptions& options) {
+  if (is_float(t.dtype) && !is_optimizer_hyperparameter(t)) return Action::average;
+  return options.int_policy == IntPolicy::equal ? Action::check_equal : Action::copy_first;
+}
 
 // In plan_order.cpp: pairing by position (--match order), and whether it would succeed.
 Plan build_plan_by_order(const std::vector<Reader*>& inputs, const PlanOptions& options);
@@ -89,7 +93,7 @@ Plan build_plan(const std::vector<Reader*>& inputs, const PlanOptions& options) 
       drop(want.name, true);
       continue;
     }
-    if (!is_float(want.dtype) && options.int_policy == IntPolicy::error)
+    if (entry.action != Action::average && options.int_policy == IntPolicy::error)
       problems.push_back({first.path(), want.name + ": " + std::string(dtype_name(want.dtype)) +
                                             " tensor cannot be averaged (--int-policy error)"});
     plan.entries.push_back(std::move(entry));
@@ -108,9 +112,12 @@ Plan build_plan(const std::vector<Reader*>& inputs, const PlanOptions& options) 
   }
 
   if (!problems.empty()) {
+    // The summary leads: a Keras 2 vs Keras 3 comparison lists every tensor of both files below it.
     if (names_differ && pairs_by_order(inputs))
-      problems.push_back({first.path(), "every input's model tensors pair up with these by position, with equal "
-                                        "shapes: --match order would pair them"});
+      problems.insert(problems.begin(),
+                      {first.path(), std::to_string(problems.size()) +
+                                         " tensor names differ (listed below), but every input's model tensors pair up with these by "
+                                         "position, with equal shapes: --match order would pair them"});
     throw Error(ExitCode::incompatible, std::move(problems));
   }
   if (plan.entries.empty())

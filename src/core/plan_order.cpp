@@ -1,10 +1,24 @@
 // Pairing by position (--match order). Keras auto-names layers per session (dense_3 in one run, dense in the next)
 // and Keras 2 and 3 name the same variable differently (model_weights/dense/dense/kernel:0 vs layers/dense/vars/0),
 // so checkpoints of one architecture often share no names at all. Their weights still come in the same order:
-// layers in model order, each layer's variables in creation order. So the model's tensors are paired by index, and
-// every pair must agree in shape and dtype. Optimizer state is paired the same way when it can be; Keras 2 and 3
-// keep different optimizer variables (Keras 3 adds the learning rate), and then input 1's is kept, with a warning.
+// layers in model order, each layer's variables in creation order.
+//
+// Position alone is not enough: a Keras 3 file lists its layers by name (dense before einsum_dense), a Keras 2 file
+// in model order (einsum_dense, dense), and when shapes agree a bare positional pairing averages two different
+// layers. So when readers know their files' layers (Reader::model_layers), pairing goes layer by layer:
+//   - both files know the model order (layer_names, config.json): the i-th layer with weights pairs with the i-th;
+//   - a file that knows the order only among layers of one class (a Keras 3 .weights.h5 alone: dense, dense_1, ...)
+//     pairs the n-th layer of each class with the other file's n-th layer of that class; that needs the other
+//     file to name its layers' classes, and is refused as ambiguous when it does not;
+//   - paired layers must be of the same class where both files say, and hold tensors of the same shapes;
+//   - a layer whose variables come from several sub-objects (Bidirectional, MultiHeadAttention) pairs only with
+//     a layer whose file orders sub-objects the same way (Keras 3 sorts them by attribute name, Keras 2 does not).
+// Every refusal is exit 3 with one line naming both layers. Files without layers pair tensor by tensor.
+// Tensors outside the layers (a model's own variables, integer seed states) pair by position among themselves;
+// optimizer state likewise, and Keras 2 and 3 keep different optimizer variables: then input 1's is kept, with a
+// warning.
 
+#include <map>
 #include <string>
 
 #include "wavg/error.hpp"
@@ -14,26 +28,165 @@ namespace wavg {
 
 namespace {
 
-struct Split {
-  std::vector<std::size_t> model, optimizer;  // tensor indices in the reader's order
-};
-
-Split split(const Reader& r) {
-  Split s;
-  const auto& t = r.tensors();
-  for (std::size_t i = 0; i < t.size(); ++i) (is_optimizer_state(t[i].name) ? s.optimizer : s.model).push_back(i);
-  return s;
-}
+constexpr std::size_t npos = static_cast<std::size_t>(-1);
 
 bool same_kind(const TensorInfo& a, const TensorInfo& b) { return a.shape == b.shape && a.dtype == b.dtype; }
 
-// Tells whether the tensors at `a` in input 1 and `b` in `other` pair up one to one.
+// A file's tensors as pairing sees them: layers with floating-point weights, and the rest in the file's order.
+struct Parts {
+  ModelLayers layers;                   // only layers with float tensors, each listing only those
+  std::vector<std::size_t> rest;        // model tensors outside them
+  std::vector<std::size_t> optimizer;
+};
+
+Parts parts_of(const Reader& r) {
+  Parts p;
+  const auto& t = r.tensors();
+  std::vector<bool> in_layer(t.size(), false);
+  const ModelLayers all = r.model_layers();
+  p.layers.order = all.order;
+  for (const LayerInfo& l : all.layers) {
+    LayerInfo kept = l;
+    kept.tensors.clear();
+    for (std::size_t i : l.tensors)
+      if (is_float(t[i].dtype)) {
+        kept.tensors.push_back(i);
+        in_layer[i] = true;
+      }
+    if (!kept.tensors.empty()) p.layers.layers.push_back(std::move(kept));
+  }
+  for (std::size_t i = 0; i < t.size(); ++i)
+    if (!in_layer[i]) (is_optimizer_state(t[i].name) ? p.optimizer : p.rest).push_back(i);
+  return p;
+}
+
 bool pairs(const Reader& first, const std::vector<std::size_t>& a, const Reader& other,
            const std::vector<std::size_t>& b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i)
     if (!same_kind(first.tensors()[a[i]], other.tensors()[b[i]])) return false;
   return true;
+}
+
+std::string describe(const LayerInfo& l) { return l.name + (l.kind.empty() ? "" : " (" + l.kind + ")"); }
+
+// Pairs input 1's layers with another input's: returns, per layer of input 1, the paired layer's index in `b`
+// (npos when unpaired), or adds problems.
+std::vector<std::size_t> pair_layers(const Reader& first, const ModelLayers& a, const Reader& other,
+                                     const ModelLayers& b, std::vector<Problem>& problems) {
+  std::vector<std::size_t> to(a.layers.size(), npos);
+  if (a.layers.size() != b.layers.size()) {
+    problems.push_back({other.path(), "has " + std::to_string(b.layers.size()) + " layers with weights, " +
+                                          first.path() + " has " + std::to_string(a.layers.size()) + " (--match order)"});
+    return to;
+  }
+  if (a.order == LayerOrder::model && b.order == LayerOrder::model) {
+    for (std::size_t i = 0; i < to.size(); ++i) to[i] = i;
+    return to;
+  }
+  const auto kinds_known = [](const ModelLayers& m) {
+    for (const LayerInfo& l : m.layers)
+      if (l.kind.empty()) return false;
+    return true;
+  };
+  if (!kinds_known(a) || !kinds_known(b)) {
+    const bool a_unordered = a.order == LayerOrder::per_kind;
+    problems.push_back({a_unordered ? first.path() : other.path(),
+                        "its layer order is unknown (a Keras 3 .weights.h5 holds no architecture; a .keras archive "
+                        "does) and " + (a_unordered ? other.path() : first.path()) +
+                            " does not name its layers' classes: pairing layers by position would be a guess "
+                            "(--match order)"});
+    return to;
+  }
+  // The n-th layer of each class pairs with the n-th of that class.
+  std::map<std::string, std::vector<std::size_t>> by_kind;
+  for (std::size_t j = 0; j < b.layers.size(); ++j) by_kind[b.layers[j].kind].push_back(j);
+  std::map<std::string, std::size_t> seen;
+  for (std::size_t i = 0; i < a.layers.size(); ++i) {
+    const std::string& kind = a.layers[i].kind;
+    const std::size_t n = seen[kind]++;
+    const auto& candidates = by_kind[kind];
+    if (n < candidates.size())
+      to[i] = candidates[n];
+    else
+      problems.push_back({other.path(), "has no layer of class " + kind + " to pair with " +
+                                            describe(a.layers[i]) + " of " + first.path() + " (--match order)"});
+  }
+  return to;
+}
+
+void note_pair(const Reader& first, std::size_t i, const Reader& other, std::size_t j, Plan& plan) {
+  plan.pairing.push_back("pair: " + first.tensors()[i].name + " = " + other.tensors()[j].name + " (" + other.path() +
+                         ")");
+}
+
+// Pairs tensors `a` of input 1 with `b` of another input one by one, checking each pair.
+void pair_tensors(const Reader& first, const std::vector<std::size_t>& a, const Reader& other,
+                  const std::vector<std::size_t>& b, std::vector<std::size_t>& source, std::vector<Problem>& problems,
+                  Plan& plan) {
+  for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    const TensorInfo& want = first.tensors()[a[i]];
+    const TensorInfo& found = other.tensors()[b[i]];
+    if (!same_kind(want, found))
+      problems.push_back({other.path(), found.name + " is " + std::string(dtype_name(found.dtype)) + " " +
+                                            shape_string(found.shape) + ", but " + want.name + " in " + first.path() +
+                                            " is " + std::string(dtype_name(want.dtype)) + " " +
+                                            shape_string(want.shape) + " (--match order)"});
+    source[a[i]] = b[i];
+    note_pair(first, a[i], other, b[i], plan);
+  }
+}
+
+// Pairs input 1's model tensors with another input's; fills source[i] for each tensor of input 1 it pairs.
+void pair_model(const Reader& first, const Parts& p1, const Reader& other, const Parts& pk,
+                std::vector<std::size_t>& source, std::vector<Problem>& problems, Plan& plan) {
+  std::vector<std::size_t> model1, modelk;  // when either file has no layers: all model tensors, one by one
+  if (p1.layers.layers.empty() || pk.layers.layers.empty()) {
+    for (const Parts* p : {&p1, &pk}) {
+      auto& out = p == &p1 ? model1 : modelk;
+      for (const LayerInfo& l : p->layers.layers) out.insert(out.end(), l.tensors.begin(), l.tensors.end());
+      out.insert(out.end(), p->rest.begin(), p->rest.end());
+    }
+    if (model1.size() != modelk.size()) {
+      problems.push_back({other.path(), "has " + std::to_string(modelk.size()) + " model tensors, " + first.path() +
+                                            " has " + std::to_string(model1.size()) + " (--match order)"});
+      return;
+    }
+    pair_tensors(first, model1, other, modelk, source, problems, plan);
+    return;
+  }
+  const auto to = pair_layers(first, p1.layers, other, pk.layers, problems);
+  for (std::size_t i = 0; i < to.size(); ++i) {
+    if (to[i] == npos) continue;
+    const LayerInfo& a = p1.layers.layers[i];
+    const LayerInfo& b = pk.layers.layers[to[i]];
+    const std::string both = describe(b) + " would pair with " + describe(a) + " of " + first.path();
+    if (!a.kind.empty() && !b.kind.empty() && a.kind != b.kind) {
+      problems.push_back({other.path(), "layer " + both + ": different layer classes (--match order)"});
+    } else if (a.sub_objects != b.sub_objects) {
+      problems.push_back({other.path(), "layer " + both + ": one file orders its sub-layers by attribute name "
+                                                        "(Keras 3), the other does not, so position cannot pair them "
+                                                        "(--match order)"});
+    } else if (a.tensors.size() != b.tensors.size()) {
+      problems.push_back({other.path(), "layer " + both + ": " + std::to_string(b.tensors.size()) + " weights, not " +
+                                            std::to_string(a.tensors.size()) + " (--match order)"});
+    } else {
+      pair_tensors(first, a.tensors, other, b.tensors, source, problems, plan);
+    }
+  }
+  if (pairs(first, p1.rest, other, pk.rest)) {
+    pair_tensors(first, p1.rest, other, pk.rest, source, problems, plan);
+    return;
+  }
+  for (std::size_t i : p1.rest) {
+    const TensorInfo& t = first.tensors()[i];
+    if (is_float(t.dtype))
+      problems.push_back({first.path(), t.name + ": outside the model's layers, and " + other.path() +
+                                            " has no tensor at the same position to pair it with (--match order)"});
+    else
+      plan.warnings.push_back(first.path() + ": " + t.name + " (" + std::string(dtype_name(t.dtype)) +
+                              ") has no partner in " + other.path() + "; the output keeps input 1's");
+  }
 }
 
 }  // namespace
@@ -43,65 +196,57 @@ bool is_optimizer_state(const std::string& name) {
 }
 
 bool pairs_by_order(const std::vector<Reader*>& inputs) {
-  const Split first = split(*inputs.front());
+  const Parts p1 = parts_of(*inputs.front());
+  if (p1.layers.layers.empty() && p1.rest.empty()) return false;
+  Plan scratch;
+  std::vector<Problem> problems;
+  std::vector<std::size_t> source(inputs.front()->tensors().size(), npos);
   for (std::size_t k = 1; k < inputs.size(); ++k)
-    if (!pairs(*inputs.front(), first.model, *inputs[k], split(*inputs[k]).model)) return false;
-  return !first.model.empty();
+    pair_model(*inputs.front(), p1, *inputs[k], parts_of(*inputs[k]), source, problems, scratch);
+  return problems.empty();
 }
 
 Plan build_plan_by_order(const std::vector<Reader*>& inputs, const PlanOptions& options) {
   const Reader& first = *inputs.front();
-  const Split s1 = split(first);
+  const Parts p1 = parts_of(first);
   std::vector<Problem> problems;
   Plan plan;
   // source[k][i]: the index in input k paired with input 1's tensor i, or npos when unpaired.
-  constexpr std::size_t npos = static_cast<std::size_t>(-1);
   std::vector<std::vector<std::size_t>> source(inputs.size(), std::vector<std::size_t>(first.tensors().size(), npos));
   for (std::size_t i = 0; i < first.tensors().size(); ++i) source[0][i] = i;
   bool optimizer_paired = true;
 
   for (std::size_t k = 1; k < inputs.size(); ++k) {
     const Reader& other = *inputs[k];
-    const Split sk = split(other);
-    if (sk.model.size() != s1.model.size()) {
-      problems.push_back({other.path(), "has " + std::to_string(sk.model.size()) + " model tensors, " + first.path() +
-                                            " has " + std::to_string(s1.model.size()) + " (--match order)"});
-      continue;
-    }
-    for (std::size_t i = 0; i < s1.model.size(); ++i) {
-      const TensorInfo& want = first.tensors()[s1.model[i]];
-      const TensorInfo& found = other.tensors()[sk.model[i]];
-      if (!same_kind(want, found))
-        problems.push_back({other.path(), "tensor " + std::to_string(i + 1) + " (" + found.name + ") is " +
-                                              std::string(dtype_name(found.dtype)) + " " + shape_string(found.shape) +
-                                              ", but " + want.name + " in " + first.path() + " is " +
-                                              std::string(dtype_name(want.dtype)) + " " + shape_string(want.shape)});
-      source[k][s1.model[i]] = sk.model[i];
-    }
-    if (pairs(first, s1.optimizer, other, sk.optimizer)) {
-      for (std::size_t i = 0; i < s1.optimizer.size(); ++i) source[k][s1.optimizer[i]] = sk.optimizer[i];
-    } else if (!s1.optimizer.empty() || !sk.optimizer.empty()) {
+    const Parts pk = parts_of(other);
+    pair_model(first, p1, other, pk, source[k], problems, plan);
+    if (pairs(first, p1.optimizer, other, pk.optimizer)) {
+      for (std::size_t i = 0; i < p1.optimizer.size(); ++i) {
+        source[k][p1.optimizer[i]] = pk.optimizer[i];
+        note_pair(first, p1.optimizer[i], other, pk.optimizer[i], plan);
+      }
+    } else if (!p1.optimizer.empty() || !pk.optimizer.empty()) {
       optimizer_paired = false;
-      plan.warnings.push_back(other.path() + ": its " + std::to_string(sk.optimizer.size()) +
-                              " optimizer tensors do not pair with the " + std::to_string(s1.optimizer.size()) +
+      plan.warnings.push_back(other.path() + ": its " + std::to_string(pk.optimizer.size()) +
+                              " optimizer tensors do not pair with the " + std::to_string(p1.optimizer.size()) +
                               " of " + first.path() + "; the output keeps input 1's optimizer state");
     }
   }
 
   for (std::size_t i = 0; i < first.tensors().size(); ++i) {
     const TensorInfo& t = first.tensors()[i];
-    PlanEntry entry{t, {i}, Action::average};
-    const bool optimizer = is_optimizer_state(t.name);
-    if (optimizer && !optimizer_paired) {
-      entry.action = Action::copy_first;  // only input 1's values exist for it
+    PlanEntry entry{t, {i}, action_for(t, options)};
+    bool unpaired = is_optimizer_state(t.name) && !optimizer_paired;
+    for (std::size_t k = 1; k < inputs.size(); ++k) unpaired = unpaired || source[k][i] == npos;
+    if (unpaired) {
+      // Only input 1's values exist for it: optimizer state Keras 2 and 3 keep differently, an integer seed state.
+      // A float model tensor without a partner was refused above.
+      entry.action = Action::copy_first;
     } else {
       for (std::size_t k = 1; k < inputs.size(); ++k) entry.source.push_back(source[k][i]);
-      if (!is_float(t.dtype)) {
-        entry.action = options.int_policy == IntPolicy::equal ? Action::check_equal : Action::copy_first;
-        if (options.int_policy == IntPolicy::error)
-          problems.push_back({first.path(), t.name + ": " + std::string(dtype_name(t.dtype)) +
-                                                " tensor cannot be averaged (--int-policy error)"});
-      }
+      if (entry.action != Action::average && options.int_policy == IntPolicy::error)
+        problems.push_back({first.path(), t.name + ": " + std::string(dtype_name(t.dtype)) +
+                                              " tensor cannot be averaged (--int-policy error)"});
     }
     plan.entries.push_back(std::move(entry));
   }

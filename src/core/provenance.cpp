@@ -61,36 +61,46 @@ std::atomic<std::uint64_t> g_progress{0};
 constexpr double k_progress_one = 4294967296.0;
 constexpr std::uint64_t k_hash_lead = 64u << 20;  // how far a paced hash may run ahead of the engine
 
-// Hashes `path` in 1 MiB preads (faster here than through a mapping, whose page faults cost more than the copy
-// they save); returns an empty string when `stop` was raised before the end. While `paced` holds, stays within
-// k_hash_lead bytes of the engine's progress through the file.
-std::string hash_file(const std::string& path, const std::atomic<bool>* stop,
-                      const std::atomic<bool>* paced = nullptr) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fail(path, std::string("cannot read: ") + std::strerror(errno));
-  struct Close {
-    int fd;
-    ~Close() { ::close(fd); }
-  } close_fd{fd};
+// Hashes the concatenation of `paths` (one input: a file, or a TF.js model.json and its shards) in 1 MiB preads
+// (faster here than through a mapping, whose page faults cost more than the copy they save); returns an empty
+// string when `stop` was raised before the end. While `paced` holds, stays within k_hash_lead bytes of the engine's
+// progress through the input.
+std::string hash_files(const std::vector<std::string>& paths, const std::atomic<bool>* stop,
+                       const std::atomic<bool>* paced = nullptr) {
+  double size = 0;
+  for (const std::string& path : paths) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0) size += static_cast<double>(st.st_size);
+  }
   Sha256 h;
   std::vector<char> buf(1 << 20);
-  struct stat st {};
-  const double size = ::fstat(fd, &st) == 0 ? static_cast<double>(st.st_size) : 0;
-  for (off_t at = 0;;) {
-    if (stop && stop->load(std::memory_order_relaxed)) return {};
-    if (paced && paced->load(std::memory_order_relaxed)) {
-      const double engine_at = static_cast<double>(g_progress.load(std::memory_order_relaxed)) / k_progress_one * size;
-      if (static_cast<double>(at) > engine_at + static_cast<double>(k_hash_lead)) {
-        std::this_thread::sleep_for(std::chrono::microseconds(200));
-        continue;
+  double before = 0;  // bytes of the earlier files
+  for (const std::string& path : paths) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) fail(path, std::string("cannot read: ") + std::strerror(errno));
+    struct Close {
+      int fd;
+      ~Close() { ::close(fd); }
+    } close_fd{fd};
+    off_t at = 0;
+    for (;;) {
+      if (stop && stop->load(std::memory_order_relaxed)) return {};
+      if (paced && paced->load(std::memory_order_relaxed)) {
+        const double engine_at =
+            static_cast<double>(g_progress.load(std::memory_order_relaxed)) / k_progress_one * size;
+        if (before + static_cast<double>(at) > engine_at + static_cast<double>(k_hash_lead)) {
+          std::this_thread::sleep_for(std::chrono::microseconds(200));
+          continue;
+        }
       }
+      const ssize_t n = ::pread(fd, buf.data(), buf.size(), at);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) fail(path, std::string("read failed while hashing: ") + std::strerror(errno));
+      if (n == 0) break;
+      h.update(buf.data(), static_cast<std::size_t>(n));
+      at += n;
     }
-    const ssize_t n = ::pread(fd, buf.data(), buf.size(), at);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) fail(path, std::string("read failed while hashing: ") + std::strerror(errno));
-    if (n == 0) break;
-    h.update(buf.data(), static_cast<std::size_t>(n));
-    at += n;
+    before += static_cast<double>(at);
   }
   return h.hex();
 }
@@ -103,7 +113,8 @@ struct Provenance::State {
   std::map<std::string, std::string> fixed;  // every entry but wavg_inputs
   bool record_inputs = false;  // wavg_inputs is written, even as an empty list (a model made by training)
   bool hashed = false;         // false: "sha256": null (--no-hash)
-  std::vector<std::string> inputs;
+  std::vector<std::string> inputs;               // as given on the command line
+  std::vector<std::vector<std::string>> files;   // what each input's digest covers
   std::vector<std::string> digests;
   std::vector<std::exception_ptr> errors;
   std::vector<std::thread> workers;
@@ -115,7 +126,7 @@ struct Provenance::State {
   void work() {
     for (std::size_t i; (i = next.fetch_add(1)) < inputs.size();) {
       try {
-        digests[i] = hash_file(inputs[i], &stop, &paced);
+        digests[i] = hash_files(files[i], &stop, &paced);
       } catch (...) {
         errors[i] = std::current_exception();
       }
@@ -135,7 +146,7 @@ struct Provenance::State {
   std::string inputs_entry(bool final) const {
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
     for (std::size_t i = 0; i < inputs.size(); ++i)
-      list.push_back({{"file", std::filesystem::path(inputs[i]).filename().string()},
+      list.push_back({{"file", inputs[i]},
                       {"sha256", !hashed ? nlohmann::ordered_json(nullptr)
                                  : final ? nlohmann::ordered_json(digests[i])
                                          : nlohmann::ordered_json(std::string(k_digest_chars, '0'))}});
@@ -147,8 +158,8 @@ Provenance::Provenance(std::map<std::string, std::string> entries) : m_state(std
   m_state->fixed = std::move(entries);
 }
 
-Provenance::Provenance(const std::string& command, const std::string& method,
-                       const std::vector<std::string>& inputs, const std::string& out_dtype, bool hash)
+Provenance::Provenance(const std::string& command, const std::string& method, const InputFiles& inputs,
+                       const std::string& out_dtype, bool hash)
     : m_state(std::make_shared<State>()) {
   State& s = *m_state;
   s.fixed = {{"wavg_version", k_version}, {"wavg_command", command}, {"wavg_method", method}};
@@ -156,7 +167,11 @@ Provenance::Provenance(const std::string& command, const std::string& method,
   s.record_inputs = true;
   s.hashed = hash;
   g_progress.store(0, std::memory_order_relaxed);
-  s.inputs = inputs;
+  for (const auto& files : inputs) {
+    WAVG_ASSERT(!files.empty());
+    s.inputs.push_back(files.front());
+  }
+  s.files = inputs;
   s.digests.resize(inputs.size());
   s.errors.resize(inputs.size());
   // One thread per input, so that every file is hashed alongside the engine's reads of it (a thread mostly waits
@@ -189,11 +204,18 @@ void note_read_progress(double fraction) {
   }
 }
 
-std::string sha256_file(const std::string& path) { return hash_file(path, nullptr); }
+std::string sha256_file(const std::string& path) { return hash_files({path}, nullptr); }
+
+Provenance make_provenance(const std::string& command, const std::string& method, const InputFiles& inputs,
+                           const std::string& out_dtype, bool hash) {
+  return Provenance(command, method, inputs, out_dtype, hash);
+}
 
 Provenance make_provenance(const std::string& command, const std::string& method,
                            const std::vector<std::string>& inputs, const std::string& out_dtype, bool hash) {
-  return Provenance(command, method, inputs, out_dtype, hash);
+  InputFiles files;
+  for (const std::string& path : inputs) files.push_back({path});
+  return Provenance(command, method, files, out_dtype, hash);
 }
 
 }  // namespace wavg

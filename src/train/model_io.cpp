@@ -59,7 +59,7 @@ void save_model(Mlp& model, const std::string& path, const std::string& format) 
   ModelReader reader(model, path);
   AtomicFile file(path, Overwrite::yes);
   // The model comes from training, not from files: the provenance names no inputs.
-  const OutputSpec spec{reader.tensors(), nullptr, {}, make_provenance("local-sgd", "train", {}, "")};
+  const OutputSpec spec{reader.tensors(), nullptr, {}, make_provenance("local-sgd", "train", std::vector<std::string>{}, "")};
   {
     auto writer = create_writer(format, file.tmp_path(), path, spec);
     for (std::size_t i = 0; i < spec.tensors.size(); ++i) {

@@ -12,7 +12,7 @@ set -- ebot64-pima-epochs/weights.best.hdf5 ebot64-pima-epochs/weights-improveme
 code=0
 "$WAVG" merge "$@" -o "$out/byname.h5" 2>"$out/err" || code=$?
 echo "by name: exit $code"
-tail -n 1 "$out/err"
+head -n 1 "$out/err"
 "$WAVG" merge "$@" --match order -o "$out/g1.h5" >/dev/null 2>"$out/warnings"
 grep -c "the output keeps input 1's optimizer state" "$out/warnings"
 /usr/bin/python3 - "$out/g1.h5" "$@" <<'PY'

@@ -20,7 +20,7 @@ for k in out:
 assert meta["wavg_command"] == "merge" and meta["wavg_method"] == "mean", meta
 listed = json.loads(meta["wavg_inputs"])
 for n, item in zip(names, listed):
-    assert item["file"] == f"{n}.safetensors"
+    assert item["file"] == f"{g6}/{n}.safetensors"  # as given on the command line
     assert item["sha256"] == hashlib.sha256(open(f"{g6}/{n}.safetensors", "rb").read()).hexdigest()
 print("ok", len(out), "tensors")
 PY
