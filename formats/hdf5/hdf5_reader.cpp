@@ -21,6 +21,7 @@
 
 #include "wavg/mapped_ranges.hpp"
 #include "wavg/error.hpp"
+#include "wavg/regular_file.hpp"
 
 namespace wavg {
 
@@ -42,6 +43,9 @@ bool looks_like_hdf5(const std::string& path) {
 namespace {
 
 constexpr int k_probe_seconds = 10;
+// The largest dataset read although (part of) its storage was never written: below it an unwritten optimizer slot
+// or buffer reads as its fill value; above it a file of a few KiB could declare a dense output of terabytes.
+constexpr std::uint64_t k_max_unwritten = 64ull << 20;
 constexpr std::uint64_t k_probe_memory = 1ull << 30;
 
 enum ProbeExit : int { probe_ok = 0, probe_error = 2, probe_out_of_memory = 3 };
@@ -160,8 +164,9 @@ void Hdf5Reader::close_handles() {
 }
 
 void Hdf5Reader::open_tree() {
-  m_fd = ::open(m_path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (m_fd < 0) fail(m_path, std::strerror(errno));
+  std::string why;
+  m_fd = open_regular(m_path, Follow::yes, why);
+  if (m_fd < 0) fail(m_path, why);
   struct stat st {};
   if (::fstat(m_fd, &st) != 0) fail(m_path, std::strerror(errno));
   m_file_size = static_cast<std::uint64_t>(st.st_size);
@@ -199,6 +204,7 @@ void Hdf5Reader::open_tree() {
   }
   read_metadata();
   H5Eclear2(H5E_DEFAULT);
+  check_data_ranges();
   map_file();
 }
 
@@ -219,6 +225,7 @@ void Hdf5Reader::add_keras_layers(hid_t parent, const std::string& prefix) {
   for (const std::string& layer : layers) {
     if (H5Lexists(parent, layer.c_str(), H5P_DEFAULT) <= 0)
       fail(m_path, "layer_names lists " + layer + " but there is no group " + prefix + layer);
+    h5::check_links(parent, layer, m_path, prefix);
     h5::Handle g = h5::check(H5Gopen2(parent, layer.c_str(), H5P_DEFAULT), H5Gclose, m_path,
                              "cannot open layer group " + prefix + layer);
     auto names = h5::read_keras_names(g.get(), "weight_names", m_path);
@@ -230,6 +237,7 @@ void Hdf5Reader::add_keras_layers(hid_t parent, const std::string& prefix) {
 void Hdf5Reader::add_named_weights(hid_t group, const std::string& prefix, const std::vector<std::string>& names,
                                    const std::string& owner) {
   for (const std::string& w : names) {
+    if (!w.empty()) h5::check_links(group, w, m_path, prefix);
     // H5Lexists checks one link at a time, so walk the intermediate groups of "dense/kernel:0".
     std::string partial;
     bool found = !w.empty();
@@ -333,13 +341,16 @@ void Hdf5Reader::add_plain_tree() {
 
 void Hdf5Reader::add_dataset(const std::string& name, bool listed) {
   const std::string what = "cannot open dataset " + name;
-  h5::Handle ds = h5::check(H5Dopen2(m_file.get(), name.c_str(), H5P_DEFAULT), H5Dclose, m_path, what);
+  h5::check_links(m_file.get(), name, m_path);
+  h5::Handle ds = h5::open_dataset(m_file.get(), name, m_path, what);
   h5::Handle type = h5::check(H5Dget_type(ds.get()), H5Tclose, m_path, what);
   const auto dtype = h5::dtype_of(type.get());
   if (!dtype) {
     if (listed) fail(m_path, name + ": unsupported element type (not a number)");
     return;  // strings, compounds: kept in the output by the writer's copy, never averaged
   }
+  h5::Handle dcpl = h5::check(H5Dget_create_plist(ds.get()), H5Pclose, m_path, what);
+  h5::check_storage(dcpl.get(), name, m_path);
   h5::Handle space = h5::check(H5Dget_space(ds.get()), H5Sclose, m_path, what);
   const int rank = H5Sget_simple_extent_ndims(space.get());
   if (rank < 0 || rank > H5S_MAX_RANK) fail(m_path, name + ": unreadable dataspace");
@@ -351,24 +362,76 @@ void Hdf5Reader::add_dataset(const std::string& name, bool listed) {
   std::uint64_t count = 0;
   if (!checked_count(info.shape, dtype_size(*dtype), count))
     fail(m_path, name + ": shape " + shape_string(info.shape) + " overflows");
+  const std::uint64_t bytes = count * dtype_size(*dtype);
+  check_allocated(ds.get(), name, bytes);
 
   Entry entry;
   entry.mem_type = h5::memory_type(*dtype, type.get());
-  // The direct path: contiguous storage, no filters or external files, file type equal to the memory type, and
-  // the whole extent inside the file.
-  h5::Handle dcpl = h5::check(H5Dget_create_plist(ds.get()), H5Pclose, m_path, what);
-  if (H5Pget_layout(dcpl.get()) == H5D_CONTIGUOUS && H5Pget_nfilters(dcpl.get()) == 0 &&
-      H5Pget_external_count(dcpl.get()) == 0 && H5Tequal(type.get(), entry.mem_type.get()) > 0) {
+  if (H5Pget_layout(dcpl.get()) == H5D_CONTIGUOUS) {
     const haddr_t addr = H5Dget_offset(ds.get());
-    const std::uint64_t bytes = count * dtype_size(*dtype);
-    if (addr != HADDR_UNDEF && addr <= m_file_size && bytes <= m_file_size - addr &&
-        H5Dget_storage_size(ds.get()) == bytes)
+    const hsize_t stored = H5Dget_storage_size(ds.get());
+    if (addr != HADDR_UNDEF && stored > 0 && addr <= m_file_size && stored <= m_file_size - addr)
+      m_data_ranges.push_back({{addr, addr + stored}, m_tensors.size()});
+    // The direct path: contiguous storage, no filters, file type equal to the memory type, and the whole extent
+    // inside the file (external storage was refused above, so the offset is one in this file).
+    if (H5Pget_nfilters(dcpl.get()) == 0 && H5Tequal(type.get(), entry.mem_type.get()) > 0 &&
+        addr != HADDR_UNDEF && addr <= m_file_size && bytes <= m_file_size - addr && stored == bytes)
       entry.direct_offset = static_cast<std::int64_t>(addr);
   }
   H5Eclear2(H5E_DEFAULT);
   entry.dataset = std::move(ds);
   m_tensors.push_back(std::move(info));
   m_entries.push_back(std::move(entry));
+}
+
+void Hdf5Reader::check_allocated(hid_t dataset, const std::string& name, std::uint64_t bytes) const {
+  H5D_space_status_t status{};
+  if (H5Dget_space_status(dataset, &status) < 0) fail(m_path, name + ": cannot tell whether its data was written");
+  if (status == H5D_SPACE_STATUS_ALLOCATED || bytes <= k_max_unwritten) return;
+  fail(m_path, name + ": declares " + std::to_string(bytes) + " bytes of which " +
+                   (status == H5D_SPACE_STATUS_NOT_ALLOCATED ? "none were" : "only some were") +
+                   " ever written (wavg reads unwritten datasets as their fill value only up to " +
+                   std::to_string(k_max_unwritten >> 20) + " MiB)");
+}
+
+void Hdf5Reader::check_data_ranges() {
+  // Object headers and the superblock, where a dataset's data must never be: writing the mean there (by pwrite()
+  // or H5Dwrite alike) would make the output unreadable. Other metadata (heaps, B-trees) is not enumerable through
+  // the API; the writer reads its output back instead (hdf5_writer.cpp).
+  struct Meta {
+    std::vector<std::pair<ByteSpan, std::string>> spans;
+    std::uint64_t base = 0;
+  } meta;
+  h5::Handle fcpl = h5::check(H5Fget_create_plist(m_file.get()), H5Pclose, m_path, "cannot read the file's layout");
+  hsize_t userblock = 0;
+  H5Pget_userblock(fcpl.get(), &userblock);
+  meta.base = userblock;
+  H5F_info2_t finfo{};
+  if (H5Fget_info2(m_file.get(), &finfo) >= 0)
+    meta.spans.push_back({{userblock, userblock + std::max<hsize_t>(finfo.super.super_size, 8)}, "the superblock"});
+  auto visit = [](hid_t, const char* name, const H5O_info_t* info, void* data) -> herr_t {
+    auto& m = *static_cast<Meta*>(data);
+    // A header in one chunk occupies exactly its total size; of a header in several only the first bytes are
+    // known to be at its address (the continuation chunks lie elsewhere).
+    const std::uint64_t size = info->hdr.nchunks == 1 ? info->hdr.space.total : 16;
+    m.spans.push_back({{m.base + info->addr, m.base + info->addr + size},
+                       std::string("the object header of ") + (std::strcmp(name, ".") == 0 ? "/" : name)});
+    return 0;
+  };
+  h5::check(H5Ovisit2(m_file.get(), H5_INDEX_NAME, H5_ITER_INC, visit, &meta, H5O_INFO_BASIC | H5O_INFO_HDR),
+            m_path, "cannot walk the HDF5 tree");
+  H5Eclear2(H5E_DEFAULT);
+  std::sort(m_data_ranges.begin(), m_data_ranges.end());
+  for (std::size_t i = 0; i < m_data_ranges.size(); ++i) {
+    const auto& [span, index] = m_data_ranges[i];
+    const auto where = "its data at bytes [" + std::to_string(span.first) + ", " + std::to_string(span.second) + ")";
+    if (i + 1 < m_data_ranges.size() && m_data_ranges[i + 1].first.first < span.second)
+      fail(m_path, m_tensors[index].name + ": " + where + " overlaps the data of " +
+                       m_tensors[m_data_ranges[i + 1].second].name + " (corrupt HDF5 file)");
+    for (const auto& [m, what] : meta.spans)
+      if (m.first < span.second && span.first < m.second)
+        fail(m_path, m_tensors[index].name + ": " + where + " overlaps " + what + " (corrupt HDF5 file)");
+  }
 }
 
 void Hdf5Reader::map_file() {
