@@ -15,6 +15,7 @@
 #include "tfjs/tfjs.hpp"
 #include "wavg/error.hpp"
 #include "wavg/format.hpp"
+#include "wavg/regular_file.hpp"
 
 namespace wavg {
 
@@ -88,16 +89,21 @@ std::string describe_content(const std::string& path) {
   return "bytes " + s;
 }
 
+// Refuses a tensor name holding U+0000: C APIs (HDF5's among them) would cut the name there, silently.
+std::unique_ptr<Reader> check_names(std::unique_ptr<Reader> reader) {
+  for (const TensorInfo& t : reader->tensors())
+    if (t.name.find('\0') != std::string::npos)
+      fail(reader->path(), "tensor " + t.name + ": its name holds a NUL character (U+0000)");
+  return reader;
+}
+
 }  // namespace
 
 std::unique_ptr<Reader> open_reader(const std::string& path) {
-  std::ifstream probe(path, std::ios::binary);
-  if (!probe) fail(path, std::strerror(errno ? errno : ENOENT));
-  probe.close();
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) fail(path, "is a directory");
+  // Before any sniffer opens it: a FIFO would block its open() for ever.
+  require_regular(path);
   for (const Codec& c : k_codecs)
-    if (c.sniff(path)) return c.open(path);
+    if (c.sniff(path)) return check_names(c.open(path));
   fail(path, "not a checkpoint wavg can read (looked like " + describe_content(path) + ")");
 }
 
