@@ -1,24 +1,19 @@
 #include "hdf5/hdf5_reader.hpp"
 
 #include <fcntl.h>
-#include <poll.h>
-#include <sys/resource.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
-#include <chrono>
 #include <cerrno>
-#include <csignal>
-#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <limits>
 #include <utility>
 
+#include "hdf5/structure_probe.hpp"
 #include "wavg/mapped_ranges.hpp"
 #include "wavg/error.hpp"
 #include "wavg/regular_file.hpp"
@@ -41,94 +36,6 @@ bool looks_like_hdf5(const std::string& path) {
 }
 
 namespace {
-
-constexpr int k_probe_seconds = 10;
-constexpr std::uint64_t k_probe_memory = 1ull << 30;
-
-enum ProbeExit : int { probe_ok = 0, probe_error = 2, probe_out_of_memory = 3 };
-
-// Reads the current virtual size, so the probe's memory limit is "what it has now plus k_probe_memory".
-std::uint64_t virtual_size() {
-  std::FILE* f = std::fopen("/proc/self/statm", "r");
-  unsigned long long pages = 0;
-  if (f) {
-    if (std::fscanf(f, "%llu", &pages) != 1) pages = 0;
-    std::fclose(f);
-  }
-  return pages * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
-}
-
-// Opens the file's structure (and its root metadata) once in a child process before this process trusts HDF5
-// with it. HDF5 1.10 can loop forever, fault, or allocate gigabytes on a corrupt global heap (where
-// variable-length strings such as layer_names live) or object header. The child runs under a time and memory
-// limit; its fate tells, and this process reports a corrupt file instead of hanging, crashing or swapping. A clean
-// error in the child is passed up through a pipe, so the parent never repeats what failed. Parsing the structure
-// takes milliseconds even for large models, so the probe costs a fork, not a re-read of the data.
-void probe_structure(const std::string& path) {
-  int fds[2];
-  // Close-on-exec: a program another thread starts must not hold the write end open, or no end-of-file comes.
-  if (::pipe2(fds, O_CLOEXEC) != 0) return;  // no probe possible: proceed unguarded rather than refuse the file
-  std::fflush(nullptr);
-  const std::uint64_t limit = virtual_size() + k_probe_memory;
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(fds[0]);
-    ::close(fds[1]);
-    return;
-  }
-  if (pid == 0) {
-    ::close(fds[0]);
-    const int devnull = ::open("/dev/null", O_WRONLY);
-    if (devnull >= 0) ::dup2(devnull, STDERR_FILENO);
-    const struct rlimit rl{limit, limit};
-    ::setrlimit(RLIMIT_AS, &rl);
-    int code = probe_ok;
-    try {
-      Hdf5Reader reader(path, Hdf5Reader::Probe::no);
-    } catch (const Error& e) {
-      const std::string what = e.problems().empty() ? "unreadable" : e.problems().front().what;
-      (void)!::write(fds[1], what.data(), what.size());  // a lost message still leaves probe_error
-      code = probe_error;
-    } catch (const std::bad_alloc&) {
-      code = probe_out_of_memory;
-    } catch (...) {
-      code = probe_error;
-    }
-    ::_exit(code);
-  }
-  ::close(fds[1]);
-  // The pipe reaches end-of-file when the child exits: waiting on it returns as soon as the probe is done (under a
-  // millisecond for a small file) rather than at the next tick of a polling loop, which cost 2.5 ms an input.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(k_probe_seconds);
-  const auto timed_out = [&] { return std::chrono::steady_clock::now() >= deadline; };
-  std::string message;
-  char buf[512];
-  for (bool eof = false; !eof;) {
-    if (timed_out()) {
-      ::kill(pid, SIGKILL);
-      break;
-    }
-    pollfd p{fds[0], POLLIN, 0};
-    const int ready = ::poll(&p, 1, 100);
-    if (ready < 0 && errno != EINTR) break;
-    if (ready <= 0) continue;
-    const ssize_t n = ::read(fds[0], buf, sizeof buf);
-    if (n > 0) message.append(buf, static_cast<std::size_t>(n));
-    else eof = n == 0 || errno != EINTR;
-  }
-  ::close(fds[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) return;
-  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && timed_out())
-    fail(path, "corrupt HDF5 file (the HDF5 library did not finish reading its structure in " +
-                   std::to_string(k_probe_seconds) + " s)");
-  if (WIFEXITED(status) && WEXITSTATUS(status) == probe_ok) return;
-  if (WIFEXITED(status) && WEXITSTATUS(status) == probe_error && !message.empty()) fail(path, message);
-  if (WIFEXITED(status) && WEXITSTATUS(status) == probe_out_of_memory)
-    fail(path, "corrupt HDF5 file (reading its structure needs more than 1 GiB)");
-  fail(path, "corrupt HDF5 file (the HDF5 library failed reading its structure)");
-}
 
 // Tells whether the file has a Keras model_weights group with its layer_names; a model_weights group without them
 // (a Keras model converted from safetensors, say) is read as plain HDF5.

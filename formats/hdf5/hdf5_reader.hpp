@@ -44,7 +44,7 @@ namespace wavg {
 
 class Hdf5Reader final : public Reader {
  public:
-  // Whether to open the file's structure in a child process first (see probe_structure in the .cpp).
+  // Whether to open the file's structure in a child process first (structure_probe.hpp).
   enum class Probe { no, yes };
   explicit Hdf5Reader(std::string path, Probe probe = Probe::yes);
   ~Hdf5Reader() override;
