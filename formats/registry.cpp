@@ -16,6 +16,7 @@
 #include "unknown_kind.hpp"
 #include "wavg/error.hpp"
 #include "wavg/format.hpp"
+#include "wavg/regular_file.hpp"
 
 namespace wavg {
 
@@ -72,16 +73,21 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// Refuses a tensor name holding U+0000: C APIs (HDF5's among them) would cut the name there, silently.
+std::unique_ptr<Reader> check_names(std::unique_ptr<Reader> reader) {
+  for (const TensorInfo& t : reader->tensors())
+    if (t.name.find('\0') != std::string::npos)
+      fail(reader->path(), "tensor " + t.name + ": its name holds a NUL character (U+0000)");
+  return reader;
+}
+
 }  // namespace
 
 std::unique_ptr<Reader> open_reader(const std::string& path) {
-  std::ifstream probe(path, std::ios::binary);
-  if (!probe) fail(path, std::strerror(errno ? errno : ENOENT));
-  probe.close();
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) fail(path, "is a directory");
+  // Before any sniffer opens it: a FIFO would block its open() for ever.
+  require_regular(path);
   for (const Codec& c : k_codecs)
-    if (c.sniff(path)) return c.open(path);
+    if (c.sniff(path)) return check_names(c.open(path));
   fail(path, describe_unknown(path));
 }
 

@@ -79,9 +79,46 @@ CrashGuard::~CrashGuard() {
 void init() {
   static const bool done = [] {
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+    // External links are a link class HDF5 registers for itself; without it, traversing one fails instead of
+    // opening the file it names (H5Lunregister, HDF5 1.8+). wavg never creates or follows one.
+    H5Lunregister(H5L_TYPE_EXTERNAL);
+    H5Eclear2(H5E_DEFAULT);
     return true;
   }();
   (void)done;
+}
+
+void check_links(hid_t base, const std::string& name, const std::string& file, const std::string& prefix) {
+  // Walks "a/b/c" as "a", "a/b", "a/b/c": H5Lget_info follows every component but the last, so each link is seen
+  // before anything behind it is opened. It reports an external link's class even while the class is unregistered.
+  for (std::size_t end = name.find('/');; end = name.find('/', end + 1)) {
+    const std::string part = name.substr(0, end);
+    H5L_info_t info{};
+    const bool known = !part.empty() && H5Lget_info(base, part.c_str(), &info, H5P_DEFAULT) >= 0;
+    H5Eclear2(H5E_DEFAULT);
+    if (known && info.type != H5L_TYPE_HARD && info.type != H5L_TYPE_SOFT)
+      fail(file, prefix + name + ": " + (part == name ? "is " : "is reached through ") +
+                     (info.type == H5L_TYPE_EXTERNAL ? "an external link" : "a user-defined link") +
+                     (part == name ? "" : " at " + prefix + part) + " (wavg reads no file but its inputs)");
+    if (end == std::string::npos || !known) return;
+  }
+}
+
+void check_storage(hid_t dcpl, const std::string& name, const std::string& file) {
+  if (H5Pget_layout(dcpl) == H5D_VIRTUAL)
+    fail(file, name + ": a virtual dataset (its elements live in other files; wavg reads no file but its inputs)");
+  if (H5Pget_external_count(dcpl) != 0)
+    fail(file, name + ": external storage (its elements live in other files; wavg reads no file but its inputs)");
+}
+
+Handle open_dataset(hid_t loc, const std::string& name, const std::string& file, const std::string& what) {
+  // A directory that cannot exist: the prefix is joined to relative names only, which is where an accident would
+  // otherwise resolve against the working directory (absolute names are refused by check_storage).
+  static constexpr char k_nowhere[] = "/nonexistent/wavg-resolves-no-external-file/";
+  Handle dapl = check(H5Pcreate(H5P_DATASET_ACCESS), H5Pclose, file, "cannot set up HDF5");
+  H5Pset_efile_prefix(dapl.get(), k_nowhere);
+  H5Pset_virtual_prefix(dapl.get(), k_nowhere);
+  return check(H5Dopen2(loc, name.c_str(), dapl.get()), H5Dclose, file, what);
 }
 
 std::string take_error_stack() {

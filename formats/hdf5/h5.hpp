@@ -14,7 +14,8 @@
 
 namespace wavg::h5 {
 
-// Silences HDF5's automatic error printing. Idempotent.
+// Silences HDF5's automatic error printing and unregisters HDF5's external-link class, so that no link in any
+// file can make the library open another file (a traversal through one fails). Idempotent.
 void init();
 
 // While alive, turns a crash inside the HDF5 library (SIGSEGV, SIGBUS, SIGABRT, SIGFPE) into the usual one-line error naming
@@ -70,6 +71,18 @@ std::string take_error_stack();
 Handle check(hid_t id, Handle::Closer closer, const std::string& file, const std::string& what);
 // Throws Error(runtime) naming `file` when `status` is negative.
 void check(herr_t status, const std::string& file, const std::string& what);
+
+// Refuses a path whose links leave the file: an external link, or a user-defined link, anywhere from `base` down
+// to the object `name` (named `prefix` + `name` in the message, `prefix` being the path of `base`). wavg reads
+// and writes no file but its inputs and its output.
+void check_links(hid_t base, const std::string& name, const std::string& file, const std::string& prefix = "");
+// Refuses (naming `name`) a dataset whose elements live outside the file: external raw-data storage
+// (H5Pset_external) or a virtual dataset. Writing the mean into a copy of such a file would write into the files
+// it names.
+void check_storage(hid_t dcpl, const std::string& name, const std::string& file);
+// Opens a dataset with an access property list whose external-file and virtual-source prefixes name a directory
+// that does not exist, so a relative name in a file is never resolved even where a check was missed.
+Handle open_dataset(hid_t loc, const std::string& name, const std::string& file, const std::string& what);
 
 // Reads a string or string-array attribute (fixed or variable length, any charset). An empty numeric array, which
 // Keras writes for layers without weights, reads as an empty list. Returns nullopt when the attribute is absent.

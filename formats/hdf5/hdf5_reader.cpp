@@ -1,19 +1,13 @@
 #include "hdf5/hdf5_reader.hpp"
 
 #include <fcntl.h>
-#include <poll.h>
-#include <sys/resource.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
-#include <chrono>
 #include <cerrno>
-#include <csignal>
-#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -22,8 +16,10 @@
 #include <utility>
 
 #include "hdf5/keras_layout.hpp"
+#include "hdf5/structure_probe.hpp"
 #include "wavg/mapped_ranges.hpp"
 #include "wavg/error.hpp"
+#include "wavg/regular_file.hpp"
 
 namespace wavg {
 
@@ -43,94 +39,6 @@ bool looks_like_hdf5(const std::string& path) {
 }
 
 namespace {
-
-constexpr int k_probe_seconds = 10;
-constexpr std::uint64_t k_probe_memory = 1ull << 30;
-
-enum ProbeExit : int { probe_ok = 0, probe_error = 2, probe_out_of_memory = 3 };
-
-// Reads the current virtual size, so the probe's memory limit is "what it has now plus k_probe_memory".
-std::uint64_t virtual_size() {
-  std::FILE* f = std::fopen("/proc/self/statm", "r");
-  unsigned long long pages = 0;
-  if (f) {
-    if (std::fscanf(f, "%llu", &pages) != 1) pages = 0;
-    std::fclose(f);
-  }
-  return pages * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
-}
-
-// Opens the file's structure (and its root metadata) once in a child process before this process trusts HDF5
-// with it. HDF5 1.10 can loop forever, fault, or allocate gigabytes on a corrupt global heap (where
-// variable-length strings such as layer_names live) or object header. The child runs under a time and memory
-// limit; its fate tells, and this process reports a corrupt file instead of hanging, crashing or swapping. A clean
-// error in the child is passed up through a pipe, so the parent never repeats what failed. Parsing the structure
-// takes milliseconds even for large models, so the probe costs a fork, not a re-read of the data.
-void probe_structure(const std::string& path) {
-  int fds[2];
-  // Close-on-exec: a program another thread starts must not hold the write end open, or no end-of-file comes.
-  if (::pipe2(fds, O_CLOEXEC) != 0) return;  // no probe possible: proceed unguarded rather than refuse the file
-  std::fflush(nullptr);
-  const std::uint64_t limit = virtual_size() + k_probe_memory;
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(fds[0]);
-    ::close(fds[1]);
-    return;
-  }
-  if (pid == 0) {
-    ::close(fds[0]);
-    const int devnull = ::open("/dev/null", O_WRONLY);
-    if (devnull >= 0) ::dup2(devnull, STDERR_FILENO);
-    const struct rlimit rl{limit, limit};
-    ::setrlimit(RLIMIT_AS, &rl);
-    int code = probe_ok;
-    try {
-      Hdf5Reader reader(path, Hdf5Reader::Probe::no);
-    } catch (const Error& e) {
-      const std::string what = e.problems().empty() ? "unreadable" : e.problems().front().what;
-      (void)!::write(fds[1], what.data(), what.size());  // a lost message still leaves probe_error
-      code = probe_error;
-    } catch (const std::bad_alloc&) {
-      code = probe_out_of_memory;
-    } catch (...) {
-      code = probe_error;
-    }
-    ::_exit(code);
-  }
-  ::close(fds[1]);
-  // The pipe reaches end-of-file when the child exits: waiting on it returns as soon as the probe is done (under a
-  // millisecond for a small file) rather than at the next tick of a polling loop, which cost 2.5 ms an input.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(k_probe_seconds);
-  const auto timed_out = [&] { return std::chrono::steady_clock::now() >= deadline; };
-  std::string message;
-  char buf[512];
-  for (bool eof = false; !eof;) {
-    if (timed_out()) {
-      ::kill(pid, SIGKILL);
-      break;
-    }
-    pollfd p{fds[0], POLLIN, 0};
-    const int ready = ::poll(&p, 1, 100);
-    if (ready < 0 && errno != EINTR) break;
-    if (ready <= 0) continue;
-    const ssize_t n = ::read(fds[0], buf, sizeof buf);
-    if (n > 0) message.append(buf, static_cast<std::size_t>(n));
-    else eof = n == 0 || errno != EINTR;
-  }
-  ::close(fds[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) return;
-  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && timed_out())
-    fail(path, "corrupt HDF5 file (the HDF5 library did not finish reading its structure in " +
-                   std::to_string(k_probe_seconds) + " s)");
-  if (WIFEXITED(status) && WEXITSTATUS(status) == probe_ok) return;
-  if (WIFEXITED(status) && WEXITSTATUS(status) == probe_error && !message.empty()) fail(path, message);
-  if (WIFEXITED(status) && WEXITSTATUS(status) == probe_out_of_memory)
-    fail(path, "corrupt HDF5 file (reading its structure needs more than 1 GiB)");
-  fail(path, "corrupt HDF5 file (the HDF5 library failed reading its structure)");
-}
 
 // Tells whether the file has a Keras model_weights group with its layer_names; a model_weights group without them
 // (a Keras model converted from safetensors, say) is read as plain HDF5.
@@ -163,8 +71,9 @@ void Hdf5Reader::close_handles() {
 }
 
 void Hdf5Reader::open_tree() {
-  m_fd = ::open(m_path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (m_fd < 0) fail(m_path, std::strerror(errno));
+  std::string why;
+  m_fd = open_regular(m_path, Follow::yes, why);
+  if (m_fd < 0) fail(m_path, why);
   struct stat st {};
   if (::fstat(m_fd, &st) != 0) fail(m_path, std::strerror(errno));
   m_file_size = static_cast<std::uint64_t>(st.st_size);
@@ -206,6 +115,7 @@ void Hdf5Reader::open_tree() {
   add_uncovered();
   read_metadata();
   H5Eclear2(H5E_DEFAULT);
+  check_data_ranges();
   map_file();
 }
 
@@ -260,13 +170,16 @@ void Hdf5Reader::add_uncovered() {
 
 bool Hdf5Reader::add_dataset(const std::string& name, Listed listed) {
   const std::string what = "cannot open dataset " + name;
-  h5::Handle ds = h5::check(H5Dopen2(m_file.get(), name.c_str(), H5P_DEFAULT), H5Dclose, m_path, what);
+  h5::check_links(m_file.get(), name, m_path);
+  h5::Handle ds = h5::open_dataset(m_file.get(), name, m_path, what);
   h5::Handle type = h5::check(H5Dget_type(ds.get()), H5Tclose, m_path, what);
   const auto dtype = h5::dtype_of(type.get());
   if (!dtype) {
     if (listed == Listed::yes) fail(m_path, name + ": unsupported element type (not a number)");
     return false;  // strings, compounds: kept in the output by the writer's copy, never averaged
   }
+  h5::Handle dcpl = h5::check(H5Dget_create_plist(ds.get()), H5Pclose, m_path, what);
+  h5::check_storage(dcpl.get(), name, m_path);
   h5::Handle space = h5::check(H5Dget_space(ds.get()), H5Sclose, m_path, what);
   const int rank = H5Sget_simple_extent_ndims(space.get());
   if (rank < 0 || rank > H5S_MAX_RANK) fail(m_path, name + ": unreadable dataspace");
@@ -278,18 +191,20 @@ bool Hdf5Reader::add_dataset(const std::string& name, Listed listed) {
   std::uint64_t count = 0;
   if (!checked_count(info.shape, dtype_size(*dtype), count))
     fail(m_path, name + ": shape " + shape_string(info.shape) + " overflows");
+  const std::uint64_t bytes = count * dtype_size(*dtype);
+  check_allocated(ds.get(), name, bytes);
 
   Entry entry;
   entry.mem_type = h5::memory_type(*dtype, type.get());
-  // The direct path: contiguous storage, no filters or external files, file type equal to the memory type, and
-  // the whole extent inside the file.
-  h5::Handle dcpl = h5::check(H5Dget_create_plist(ds.get()), H5Pclose, m_path, what);
-  if (H5Pget_layout(dcpl.get()) == H5D_CONTIGUOUS && H5Pget_nfilters(dcpl.get()) == 0 &&
-      H5Pget_external_count(dcpl.get()) == 0 && H5Tequal(type.get(), entry.mem_type.get()) > 0) {
+  if (H5Pget_layout(dcpl.get()) == H5D_CONTIGUOUS) {
     const haddr_t addr = H5Dget_offset(ds.get());
-    const std::uint64_t bytes = count * dtype_size(*dtype);
-    if (addr != HADDR_UNDEF && addr <= m_file_size && bytes <= m_file_size - addr &&
-        H5Dget_storage_size(ds.get()) == bytes)
+    const hsize_t stored = H5Dget_storage_size(ds.get());
+    if (addr != HADDR_UNDEF && stored > 0 && addr <= m_file_size && stored <= m_file_size - addr)
+      m_data_ranges.push_back({{addr, addr + stored}, m_tensors.size()});
+    // The direct path: contiguous storage, no filters, file type equal to the memory type, and the whole extent
+    // inside the file (external storage was refused above, so the offset is one in this file).
+    if (H5Pget_nfilters(dcpl.get()) == 0 && H5Tequal(type.get(), entry.mem_type.get()) > 0 &&
+        addr != HADDR_UNDEF && addr <= m_file_size && bytes <= m_file_size - addr && stored == bytes)
       entry.direct_offset = static_cast<std::int64_t>(addr);
   }
   H5Eclear2(H5E_DEFAULT);

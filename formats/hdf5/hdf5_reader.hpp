@@ -19,6 +19,10 @@
 // them, and may be split into layer_names0, layer_names1, ... when long. The datasets are the tensors; their
 // names are full paths without the leading slash.
 //
+// A tensor must live in this file: external storage, virtual datasets and external links on its path are refused
+// (h5.hpp), as are contiguous data overlapping the superblock, an object header or another dataset's data, and
+// datasets over 64 MiB that were never written (a few bytes of file can declare terabytes).
+//
 // Contiguous, unfiltered datasets whose file type equals the native memory type are read straight from the file
 // at the dataset's offset (checked against the file's size): view() hands out pointers into a read-only mapping of
 // the whole file, read() uses pread(); everything else goes through H5Dread. A mapping only reserves address space:
@@ -37,7 +41,7 @@ namespace wavg {
 
 class Hdf5Reader final : public Reader {
  public:
-  // Whether to open the file's structure in a child process first (see probe_structure in the .cpp).
+  // Whether to open the file's structure in a child process first (structure_probe.hpp).
   enum class Probe { no, yes };
   explicit Hdf5Reader(std::string path, Probe probe = Probe::yes);
   ~Hdf5Reader() override;
@@ -73,6 +77,10 @@ class Hdf5Reader final : public Reader {
   enum class Listed { no, yes };
   // Adds a numeric dataset as a tensor; returns false for what is not one (strings, empty datasets).
   bool add_dataset(const std::string& name, Listed listed);
+  // Refuses a dataset of more than k_max_unwritten bytes whose storage was never (or only partly) written.
+  void check_allocated(hid_t dataset, const std::string& name, std::uint64_t bytes) const;
+  // Refuses contiguous data that overlaps another dataset's data, an object header or the superblock.
+  void check_data_ranges();
   void map_file();
   // Returns the file byte range [begin, end) of a direct tensor's elements, or false when it is not direct.
   bool direct_range(std::size_t index, std::uint64_t offset, std::uint64_t count, std::uint64_t& begin,
@@ -86,6 +94,8 @@ class Hdf5Reader final : public Reader {
   const char* m_map = nullptr;  // the whole file, read-only, or nullptr when mmap() failed (read() still works)
   std::vector<TensorInfo> m_tensors;
   std::vector<Entry> m_entries;
+  using ByteSpan = std::pair<std::uint64_t, std::uint64_t>;        // [begin, end) in the file
+  std::vector<std::pair<ByteSpan, std::size_t>> m_data_ranges;     // contiguous data -> tensor index
   std::map<std::string, std::string> m_metadata;  // root attributes as text, read once with the structure
   ModelLayers m_layers;
 };

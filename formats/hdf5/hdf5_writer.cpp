@@ -75,8 +75,7 @@ class Hdf5Writer final : public Writer {
     open_file();
     auto& ds = m_datasets[index];
     if (!ds.first) {
-      ds.first = h5::check(H5Dopen2(m_file.get(), t.name.c_str(), H5P_DEFAULT), H5Dclose, m_display,
-                           "cannot open dataset " + t.name);
+      ds.first = h5::open_dataset(m_file.get(), t.name, m_display, "cannot open dataset " + t.name);
       h5::Handle ftype = h5::check(H5Dget_type(ds.first.get()), H5Tclose, m_display, "cannot open " + t.name);
       ds.second = h5::memory_type(t.dtype, ftype.get());
     }
@@ -103,6 +102,7 @@ class Hdf5Writer final : public Writer {
       if (::close(m_fd) != 0) fail(m_display, std::string("cannot close the output: ") + std::strerror(errno));
       m_fd = -1;
     }
+    if (m_template) verify_output();
   }
 
  private:
@@ -131,6 +131,35 @@ class Hdf5Writer final : public Writer {
       h5::check(H5Ldelete(m_file.get(), t.name.c_str(), H5P_DEFAULT), m_display, "cannot replace " + t.name);
       m_datasets.emplace(i, create_dataset(t, H5P_DEFAULT));
     }
+  }
+
+  // Reads the finished copy back (through the structure probe, as any input) and compares it with what was meant:
+  // the planned tensors with their dtypes and shapes, and input 1's root attributes. Data over metadata that the
+  // reader could not see at open time (a heap, a B-tree) shows here as an error, not as an unreadable output.
+  void verify_output() {
+    std::unique_ptr<Hdf5Reader> back;
+    const auto broken = [&](const std::string& what) {
+      fail(m_display, "the output does not read back as written (" + what +
+                          "): input 1's data overlaps its own metadata (corrupt HDF5 file)");
+    };
+    try {
+      back = std::make_unique<Hdf5Reader>(m_tmp);
+    } catch (const Error& e) {
+      broken(e.problems().empty() ? std::string(e.what()) : e.problems().front().what);
+    }
+    std::unordered_map<std::string_view, const TensorInfo*> found;
+    for (const TensorInfo& t : back->tensors()) found.emplace(t.name, &t);
+    if (found.size() != m_spec.tensors.size())
+      broken(std::to_string(found.size()) + " tensors instead of " + std::to_string(m_spec.tensors.size()));
+    for (const TensorInfo& t : m_spec.tensors) {
+      const auto it = found.find(t.name);
+      if (it == found.end()) broken(t.name + " is missing");
+      if (it->second->dtype != t.dtype || it->second->shape != t.shape) broken(t.name + " changed type or shape");
+    }
+    const auto provenance = m_spec.provenance.entries();
+    auto meta = back->metadata();
+    for (const auto& [key, value] : m_template->metadata())
+      if (!provenance.count(key) && meta[key] != value) broken("root attribute " + key + " changed");
   }
 
   // Returns the bytes of output tensor `index` in the copy when they are patched in place, else an empty range

@@ -13,6 +13,7 @@
 #include "json/json.hpp"
 #include "json/json_text.hpp"
 #include "wavg/error.hpp"
+#include "wavg/regular_file.hpp"
 
 namespace wavg {
 
@@ -22,8 +23,9 @@ namespace {
 class Mapping {
  public:
   explicit Mapping(const std::string& path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) fail(path, std::strerror(errno));
+    std::string why;
+    const int fd = open_regular(path, Follow::yes, why);
+    if (fd < 0) fail(path, why);
     struct stat st {};
     if (::fstat(fd, &st) != 0) {
       const int e = errno;

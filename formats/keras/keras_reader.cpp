@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -64,7 +65,15 @@ void extract(zip_t* z, zip_uint64_t index, const std::string& path, const std::s
 }  // namespace
 
 std::string make_private_temp(const std::string& prefix, const std::string& suffix, const std::string& for_file) {
-  std::string tmpl = (std::filesystem::temp_directory_path() / ("wavg-" + prefix + "-XXXXXX" + suffix)).string();
+  // temp_directory_path() throws a bare filesystem_error when $TMPDIR names no directory: say which file needed it.
+  std::error_code ec;
+  const std::filesystem::path dir = std::filesystem::temp_directory_path(ec);
+  if (ec) {
+    const char* env = std::getenv("TMPDIR");
+    fail(for_file, "cannot create a temporary file in $TMPDIR" + (env ? " (" + std::string(env) + ")" : std::string()) +
+                       ": " + ec.message());
+  }
+  std::string tmpl = (dir / ("wavg-" + prefix + "-XXXXXX" + suffix)).string();
   const int fd = ::mkstemps(tmpl.data(), static_cast<int>(suffix.size()));
   if (fd < 0) fail(for_file, "cannot create a temporary file in " + tmpl + ": " + std::strerror(errno));
   ::close(fd);

@@ -20,7 +20,9 @@
 //
 // The reader distrusts model.json: at most 256 MiB, valid UTF-8 JSON, unique weight names, shapes of non-negative
 // integers whose byte size does not overflow, finite scale and min, relative shard paths without ".." components,
-// shards that are regular files, and each group's shard bytes equal to its weights' bytes exactly. It maps the
+// shards that are regular files (checked on the open descriptor, so a FIFO never blocks), not symbolic links, and
+// resolve to a path inside model.json's directory (so no linked directory leads out of it), and each group's shard
+// bytes equal to its weights' bytes exactly. It maps the
 // shards and copies from the mappings. Its metadata() holds format, generatedBy, convertedBy and the string
 // members of userDefinedMetadata, with userDefinedMetadata.wavg (wavg's provenance) flattened in.
 //

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -16,6 +17,7 @@
 #include "tfjs/tfjs.hpp"
 #include "wavg/atomic_file.hpp"
 #include "wavg/error.hpp"
+#include "wavg/regular_file.hpp"
 
 namespace wavg {
 
@@ -98,6 +100,12 @@ void TfjsReader::open_group(std::size_t g, const void* group_json) {
   const auto paths = group.find("paths");
   if (paths == group.end() || !paths->is_array()) fail(m_path, group_name(g) + ": paths is not an array");
   Group& out = m_groups[g];
+  // Shards must lie in model.json's directory or below it. A shard that is a symbolic link, or sits in a
+  // directory that is one, is followed nowhere: the last component is opened with O_NOFOLLOW, and the file
+  // actually opened must resolve to a path inside the model's directory.
+  std::error_code ec;
+  const std::string model_dir = std::filesystem::canonical(m_dir.empty() ? "." : m_dir, ec).string();
+  if (ec) fail(m_path, "cannot resolve the model's directory: " + ec.message());
   for (const Json& p : *paths) {
     if (!p.is_string()) fail(m_path, group_name(g) + ": paths holds something other than a string");
     const std::string rel = p.get<std::string>();
@@ -106,12 +114,23 @@ void TfjsReader::open_group(std::size_t g, const void* group_json) {
     Shard s;
     s.path = m_dir + rel;
     s.start = out.bytes;
-    const int fd = ::open(s.path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) fail(m_path, "shard " + rel + ": " + std::strerror(errno));
-    struct stat st {};
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    std::string why;
+    const int fd = open_regular(s.path, Follow::no, why);
+    if (fd < 0)  // "is a FIFO, not a regular file", "is a symbolic link", or the system's reason
+      fail(m_path, "shard " + rel + ": " + why +
+                       (why.rfind("is ", 0) == 0 ? " (shards must be regular files beside model.json)" : ""));
+    const std::string real = resolved_path_of(fd);
+    if (real.size() <= model_dir.size() + 1 || real.compare(0, model_dir.size(), model_dir) != 0 ||
+        (model_dir != "/" && real[model_dir.size()] != '/')) {
       ::close(fd);
-      fail(m_path, "shard " + rel + " is not a regular file");
+      fail(m_path, "shard " + rel + " resolves to " + real + ", outside the model's directory " + model_dir +
+                       " (through a symbolic link)");
+    }
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+      const int e = errno;
+      ::close(fd);
+      fail(m_path, "shard " + rel + ": " + std::strerror(e));
     }
     s.size = static_cast<std::uint64_t>(st.st_size);
     if (s.size > 0) {

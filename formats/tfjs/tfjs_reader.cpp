@@ -19,6 +19,7 @@
 #include "tfjs/tfjs.hpp"
 #include "wavg/atomic_file.hpp"
 #include "wavg/error.hpp"
+#include "wavg/regular_file.hpp"
 
 namespace wavg {
 
@@ -31,12 +32,14 @@ constexpr std::uint64_t k_max_model_json = 256ull << 20;
 
 // Reads a whole file of at most `limit` bytes; fails naming it when it is not a regular file or is larger.
 std::string read_small_file(const std::string& path, std::uint64_t limit) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fail(path, std::strerror(errno));
+  std::string why;
+  const int fd = open_regular(path, Follow::yes, why);
+  if (fd < 0) fail(path, why);
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (::fstat(fd, &st) != 0) {
+    const int e = errno;
     ::close(fd);
-    fail(path, "is not a regular file");
+    fail(path, std::strerror(e));
   }
   const auto size = static_cast<std::uint64_t>(st.st_size);
   if (size > limit) {

@@ -5,6 +5,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace wavg {
@@ -35,6 +36,11 @@ class Error : public std::runtime_error {
 [[noreturn]] void fail(const std::string& file, const std::string& what);
 // Throws a usage error (exit 2).
 [[noreturn]] void fail_usage(const std::string& what);
+
+// Returns `text` fit for one line of a terminal: control characters (C0, DEL, C1), backslashes and bytes that are
+// not UTF-8 become escapes (\n, \t, \x1b, \\), so a name read from a file can neither end the line nor drive
+// the terminal. Every message is passed through it once, where it is printed (main's catch, note()).
+std::string printable(std::string_view text);
 
 [[noreturn]] void assertion_failed(const char* expr, const char* file, int line);
 

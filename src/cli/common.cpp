@@ -108,7 +108,7 @@ std::vector<double> parse_weights(const std::string& text) {
 
 void note(const Verbosity& v, int level, const std::string& text) {
   if (v.quiet || v.verbose < level) return;
-  std::fprintf(stderr, "wavg: %s\n", text.c_str());
+  std::fprintf(stderr, "wavg: %s\n", printable(text).c_str());
 }
 
 InputFiles input_files(const std::vector<Reader*>& inputs) {

@@ -9,6 +9,7 @@
 #include "wavg/atomic_file.hpp"
 #include "wavg/engine.hpp"
 #include "wavg/error.hpp"
+#include "wavg/free_space.hpp"
 #include "wavg/provenance.hpp"
 
 namespace wavg::cli {
@@ -51,8 +52,10 @@ int run_convert(const ConvertOptions& o) {
   auto method = make_weighted_mean(*backend, {});
   Engine engine(plan, inputs, *method, *backend);
 
+  const std::vector<TensorInfo> out_tensors = output_tensors(plan);
+  check_free_space(o.output, least_output_bytes(out_tensors));
   AtomicFile out(o.output, overwrite);
-  const OutputSpec spec{output_tensors(plan), reader.get(), {},
+  const OutputSpec spec{out_tensors, reader.get(), {},
                         make_provenance("convert", "copy", input_files({reader.get()}), o.out_dtype, !o.no_hash)};
   {
     auto writer = create_writer(format, out.tmp_path(), o.output, spec);

@@ -39,9 +39,11 @@ std::string version_text() {
   return text + "\nlibraries: " + libraries + "\nCLI11: " + CLI11_VERSION;
 }
 
+// Every error line is printed here (or by note()), with what came from files escaped: one line, printable.
 void print_problem(const wavg::Problem& p) {
-  if (p.file.empty()) std::fprintf(stderr, "wavg: error: %s\n", p.what.c_str());
-  else std::fprintf(stderr, "wavg: error: %s: %s\n", p.file.c_str(), p.what.c_str());
+  using wavg::printable;
+  if (p.file.empty()) std::fprintf(stderr, "wavg: error: %s\n", printable(p.what).c_str());
+  else std::fprintf(stderr, "wavg: error: %s: %s\n", printable(p.file).c_str(), printable(p.what).c_str());
 }
 
 }  // namespace
@@ -67,7 +69,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::Success& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "wavg: error: %s (see wavg --help)\n", e.what());
+    std::fprintf(stderr, "wavg: error: %s (see wavg --help)\n", wavg::printable(e.what()).c_str());
     return static_cast<int>(wavg::ExitCode::usage);
   }
 
@@ -82,7 +84,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "wavg: error: out of memory\n");
     return static_cast<int>(wavg::ExitCode::runtime);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "wavg: error: %s\n", e.what());
+    std::fprintf(stderr, "wavg: error: %s\n", wavg::printable(e.what()).c_str());
     return static_cast<int>(wavg::ExitCode::runtime);
   }
 }

@@ -7,6 +7,7 @@
 #include "wavg/atomic_file.hpp"
 #include "wavg/engine.hpp"
 #include "wavg/error.hpp"
+#include "wavg/free_space.hpp"
 #include "wavg/federated.hpp"
 #include "wavg/provenance.hpp"
 
@@ -110,8 +111,10 @@ int run_merge(MergeOptions& o) {
   if (base) engine.set_base(base.get(), base_source);
   engine.verify();
 
+  const std::vector<TensorInfo> out_tensors = output_tensors(plan);
+  check_free_space(o.output, least_output_bytes(out_tensors));
   AtomicFile out(o.output, overwrite);
-  const OutputSpec spec{output_tensors(plan), inputs.front(), plan.dropped_from_first,
+  const OutputSpec spec{out_tensors, inputs.front(), plan.dropped_from_first,
                         make_provenance("merge", method->describe(), input_files(inputs), o.out_dtype, !o.no_hash)};
   {
     auto writer = create_writer(format, out.tmp_path(), o.output, spec);

@@ -203,7 +203,8 @@ void place(const std::string& tmp, const std::string& target, Overwrite overwrit
   if (overwrite == Overwrite::no) {
     // link() fails if the target appeared meanwhile, so a file created by someone else is never replaced.
     if (::link(tmp.c_str(), target.c_str()) != 0) {
-      if (errno == EEXIST) fail(target, "already exists (use --force to replace it)");
+      // A usage error like the early check: another run created the target while this one worked.
+      if (errno == EEXIST) throw Error(ExitCode::usage, target, "already exists (use --force to replace it)");
       if (::rename(tmp.c_str(), target.c_str()) != 0) fail(target, "cannot rename the output: " + errno_text());
     } else {
       ::unlink(tmp.c_str());

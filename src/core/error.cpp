@@ -19,6 +19,35 @@ Error::Error(ExitCode code, std::string file, std::string what)
 Error::Error(ExitCode code, std::vector<Problem> problems)
     : std::runtime_error(first_line(problems)), m_code(code), m_problems(std::move(problems)) {}
 
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  const auto hex = [&](unsigned char c) {
+    static constexpr char k_digits[] = "0123456789abcdef";
+    out += "\\x";
+    out += k_digits[c >> 4];
+    out += k_digits[c & 15];
+  };
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c == '\\') { out += "\\\\"; ++i; continue; }
+    if (c == '\n') { out += "\\n"; ++i; continue; }
+    if (c == '\t') { out += "\\t"; ++i; continue; }
+    if (c == '\r') { out += "\\r"; ++i; continue; }
+    if (c < 0x20 || c == 0x7f) { hex(c); ++i; continue; }
+    if (c < 0x80) { out += static_cast<char>(c); ++i; continue; }
+    // A UTF-8 sequence is kept whole when it is well formed and not a C1 control (U+0080..U+009F).
+    const std::size_t len = (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+    bool ok = len > 0 && text.size() - i >= len && !(c == 0xc2 && i + 1 < text.size() &&
+                                                     static_cast<unsigned char>(text[i + 1]) < 0xa0);
+    for (std::size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
+    if (!ok) { hex(c); ++i; continue; }
+    out.append(text.substr(i, len));
+    i += len;
+  }
+  return out;
+}
+
 void fail(const std::string& file, const std::string& what) { throw Error(ExitCode::runtime, file, what); }
 
 void fail_usage(const std::string& what) { throw Error(ExitCode::usage, "", what); }

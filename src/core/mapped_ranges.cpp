@@ -41,6 +41,10 @@ extern "C" void on_mapped_sigbus(int sig, siginfo_t* info, void*) {
   for (const MappingSlot& m : g_mappings) {
     const char* b = m.begin.load(std::memory_order_acquire);
     if (b && addr >= b && static_cast<std::uint64_t>(addr - b) < m.size) {
+      // Several threads may read the shrunken file at once: one reports, the others wait for its _exit().
+      static std::atomic_flag reported = ATOMIC_FLAG_INIT;
+      if (reported.test_and_set())
+        for (;;) ::pause();
       remove_pending_outputs();
       write_stderr("wavg: error: ");
       write_stderr(m.path);
@@ -80,7 +84,8 @@ void register_mapping(const void* map, std::uint64_t size, const char* path) {
   for (MappingSlot& m : g_mappings)
     if (!m.begin.load(std::memory_order_relaxed)) {
       m.size = size;
-      std::snprintf(m.path, sizeof m.path, "%s", path);
+      // Escaped now: the handler cannot allocate, and a shard's name comes from a file.
+      std::snprintf(m.path, sizeof m.path, "%s", printable(path).c_str());
       m.begin.store(static_cast<const char*>(map), std::memory_order_release);
       return;
     }

@@ -61,6 +61,21 @@ TEST_CASE("an existing target is refused without Overwrite::yes, and replaced wi
   CHECK(s == "new");
 }
 
+TEST_CASE("of two runs racing for a new output, the one that commits second gets a usage error (exit 2)") {
+  test::TempDir dir;
+  AtomicFile out(dir / "x.h5", Overwrite::no);
+  std::ofstream(out.tmp_path()) << "mine";
+  std::ofstream(dir / "x.h5") << "the other run's";  // it committed first, while this one worked
+  try {
+    out.commit();
+    FAIL("commit replaced the other run's output");
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::usage);
+    CHECK(std::string(e.what()).find("already exists") != std::string::npos);
+  }
+  CHECK(test::read_all(dir / "x.h5") == "the other run's");
+}
+
 TEST_CASE("SIGINT removes the temporary file and the process dies of the signal") {
   test::TempDir dir;
   const pid_t pid = fork();

@@ -9,6 +9,8 @@
 #include <iterator>
 #include <sstream>
 
+#include <hdf5.h>
+
 #include "support/h5raw.hpp"
 #include "support/run.hpp"
 
@@ -61,4 +63,77 @@ TEST_CASE("damaged Keras 2 model files give an error line, never a crash") {
 
 TEST_CASE("damaged plain HDF5 files with chunked, compressed and float16 data give an error line, never a crash") {
   fuzz(std::string(WAVG_SAMPLES_DIR) + "/dtypes/a.h5", std::string(WAVG_SAMPLES_DIR) + "/dtypes/b.h5", 120, 11);
+}
+
+namespace {
+
+// Where the HDF5 library (not wavg) says a dataset's data and object header are.
+struct Addresses {
+  std::uint64_t data = 0, header = 0;
+};
+Addresses addresses_of(const std::string& file, const std::string& dataset) {
+  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  const hid_t d = H5Dopen2(f, dataset.c_str(), H5P_DEFAULT);
+  H5O_info_t info{};
+  H5Oget_info2(d, &info, H5O_INFO_BASIC);
+  const Addresses a{H5Dget_offset(d), info.addr};
+  H5Dclose(d);
+  H5Fclose(f);
+  return a;
+}
+
+// Rewrites the 8-byte little-endian address `from` in the dataset's layout message, the first occurrence after
+// its object header's start `header`, to `to`.
+void patch_address(const std::string& file, std::uint64_t header, std::uint64_t from, std::uint64_t to) {
+  std::string bytes = read_all(file);
+  std::string f(8, '\0'), t(8, '\0');
+  for (int i = 0; i < 8; ++i) {
+    f[static_cast<std::size_t>(i)] = static_cast<char>(from >> (8 * i));
+    t[static_cast<std::size_t>(i)] = static_cast<char>(to >> (8 * i));
+  }
+  const std::size_t at = bytes.find(f, header);
+  REQUIRE(at != std::string::npos);
+  REQUIRE(at < header + 512);
+  bytes.replace(at, 8, t);
+  std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+// Merges `bad` with a healthy partner and checks the refusal: exit 1, one line naming `bad` and saying `why`.
+void check_refused(const TempDir& dir, const std::string& bad, const std::string& why) {
+  write_floats(dir / "partner.h5", "a", {4}, {1, 2, 3, 4}, true);
+  write_floats(dir / "partner.h5", "b", {4}, {5, 6, 7, 8}, false);
+  for (const std::string& order : {bad + " " + (dir / "partner.h5"), (dir / "partner.h5") + " " + bad}) {
+    const auto r = run_wavg("merge -q " + order + " -o " + (dir / "out.h5"));
+    INFO(r.err);
+    CHECK(r.exit_code == 1);
+    CHECK(lines(r.err) == 1);
+    CHECK(r.err.rfind("wavg: error: " + bad + ": ", 0) == 0);
+    CHECK(r.err.find(why) != std::string::npos);
+    CHECK(!std::filesystem::exists(dir / "out.h5"));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a dataset whose data address points into its own object header is refused, not written over") {
+  TempDir dir;
+  const std::string bad = dir / "bad.h5";
+  write_floats(bad, "a", {4}, {1, 2, 3, 4}, true);
+  write_floats(bad, "b", {4}, {5, 6, 7, 8}, false);
+  const Addresses a = addresses_of(bad, "a");
+  patch_address(bad, a.header, a.data, a.header);
+  REQUIRE(addresses_of(bad, "a").data == a.header);  // HDF5 itself now reads a's values from its header
+  check_refused(dir, bad, "a: its data at bytes [" + std::to_string(a.header) + ", ");
+  check_refused(dir, bad, "overlaps the object header of a (corrupt HDF5 file)");
+}
+
+TEST_CASE("two datasets whose data share bytes are refused (writing one mean would change the other)") {
+  TempDir dir;
+  const std::string bad = dir / "bad.h5";
+  write_floats(bad, "a", {4}, {1, 2, 3, 4}, true);
+  write_floats(bad, "b", {4}, {5, 6, 7, 8}, false);
+  const Addresses a = addresses_of(bad, "a"), b = addresses_of(bad, "b");
+  patch_address(bad, b.header, b.data, a.data);
+  REQUIRE(addresses_of(bad, "b").data == a.data);
+  check_refused(dir, bad, "overlaps the data of");
 }

@@ -6,7 +6,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -26,9 +28,11 @@ struct ChildResult {
 };
 
 // Opens `input` with `open`, starts an output in `dir`, truncates the input to `keep` bytes, then reads the last
-// element of tensor 0 through view(): what the engine does, after another program shrank the file.
+// element of tensor 0 through view() on `threads` threads at once: what the engine does, after another program
+// shrank the file.
 template <typename Open>
-ChildResult truncate_while_mapped(const std::string& input, const std::string& dir, off_t keep, Open open) {
+ChildResult truncate_while_mapped(const std::string& input, const std::string& dir, off_t keep, Open open,
+                                  int threads = 1) {
   int pipe_fd[2];
   REQUIRE(::pipe(pipe_fd) == 0);
   const pid_t pid = ::fork();
@@ -42,8 +46,17 @@ ChildResult truncate_while_mapped(const std::string& input, const std::string& d
     const void* p = reader->view(0, n - 1, 1);
     if (!p) ::_exit(10);
     if (::truncate(input.c_str(), keep) != 0) ::_exit(11);
-    volatile float v = *static_cast<const float*>(p);
-    (void)v;
+    std::atomic<int> ready{0};
+    const auto touch = [&] {
+      ++ready;
+      while (ready.load() < threads) {
+      }
+      volatile float v = *static_cast<const float*>(p);
+      (void)v;
+    };
+    std::vector<std::thread> pool;
+    for (int t = 1; t < threads; ++t) pool.emplace_back(touch);
+    touch();
     ::_exit(12);  // not reached: the read above faults
   }
   ::close(pipe_fd[1]);
@@ -90,5 +103,24 @@ TEST_CASE("an HDF5 input truncated while mapped gives an error naming it, and no
                                        [](const std::string& p) { return std::make_unique<Hdf5Reader>(p); });
   CHECK(r.exit_code == 1);
   CHECK(r.stderr_text.find(path + ": the file shrank while wavg was reading it") != std::string::npos);
+  CHECK(files_in(out_dir.path()) == 0);
+}
+
+TEST_CASE("a file that shrinks under several reading threads is reported once") {
+  test::TempDir in_dir, out_dir;
+  std::string header = R"({"w":{"dtype":"F32","shape":[262144],"data_offsets":[0,1048576]}})";
+  header.append((8 - header.size() % 8) % 8, ' ');
+  std::string bytes(8, '\0');
+  bytes[0] = static_cast<char>(header.size());
+  bytes += header + std::string(1 << 20, '\0');
+  const std::string path = in_dir.write("in.safetensors", bytes);
+  for (int run = 0; run < 5; ++run) {
+    in_dir.write("in.safetensors", bytes);
+    const auto r = truncate_while_mapped(
+        path, out_dir.path(), 4096, [](const std::string& p) { return std::make_unique<SafetensorsReader>(p); }, 8);
+    CHECK(r.exit_code == 1);
+    CHECK(r.stderr_text == "wavg: error: " + path + ": the file shrank while wavg was reading it (changed by another "
+                                                    "program?)\n");
+  }
   CHECK(files_in(out_dir.path()) == 0);
 }
