@@ -57,8 +57,9 @@ struct Child {
   Link link;
 };
 
-// Lists a group's hard links with what they point to.
-std::vector<Child> children(hid_t group, const std::string& file) {
+// Lists a group's hard links with what they point to. `path` is the group's path with a trailing slash, for the
+// message that refuses an external or user-defined link among them: wavg reads no file but its inputs.
+std::vector<Child> children(hid_t group, const std::string& path, const std::string& file) {
   struct Visit {
     std::vector<Child> out;
   } visit;
@@ -74,6 +75,7 @@ std::vector<Child> children(hid_t group, const std::string& file) {
   };
   h5::check(H5Literate(group, H5_INDEX_NAME, H5_ITER_INC, nullptr, cb, &visit), file, "cannot list a group");
   H5Eclear2(H5E_DEFAULT);
+  for (const Child& c : visit.out) h5::check_links(group, c.name, file, path);
   return visit.out;
 }
 
@@ -89,12 +91,12 @@ void walk_object(hid_t group, const std::string& path, const std::string& file, 
   if (depth > k_max_depth)
     fail(file, "groups nested deeper than " + std::to_string(k_max_depth) + " levels under " +
                    (into.group.empty() ? std::string("the root") : into.group) + " (a link cycle?)");
-  std::vector<Child> kids = children(group, file);
+  std::vector<Child> kids = children(group, path, file);
   for (const Child& c : kids) {
     if (c.name != "vars" || c.link != Link::group) continue;
     h5::Handle vars = open_group(group, c.name, path + c.name, file);
     std::vector<std::string> names;
-    for (const Child& v : children(vars.get(), file))
+    for (const Child& v : children(vars.get(), path + c.name + "/", file))
       if (v.link == Link::dataset) names.push_back(v.name);
     std::sort(names.begin(), names.end(), natural_less);
     const std::size_t part = into.part.empty() ? 0 : into.part.back() + 1;
@@ -139,6 +141,7 @@ std::vector<std::string> listed_weights(hid_t group, const std::string& prefix, 
                                         const std::string& owner, const std::string& file) {
   std::vector<std::string> out;
   for (const std::string& w : names) {
+    if (!w.empty()) h5::check_links(group, w, file, prefix);
     // H5Lexists checks one link at a time, so walk the intermediate groups of "dense/kernel:0".
     bool found = !w.empty();
     for (std::size_t start = 0; found && start <= w.size();) {
@@ -159,6 +162,7 @@ FoundModel walk_keras2(hid_t group, const std::string& prefix, const std::string
   const auto layers = read_names(group, "layer_names", file);
   WAVG_ASSERT(layers);  // the caller found the attribute
   for (const std::string& layer : *layers) {
+    h5::check_links(group, layer, file, prefix);
     if (H5Lexists(group, layer.c_str(), H5P_DEFAULT) <= 0)
       fail(file, "layer_names lists " + layer + " but there is no group " + prefix + layer);
     h5::Handle g = open_group(group, layer, prefix + layer, file);
@@ -176,7 +180,7 @@ FoundModel walk_keras3(hid_t root, const std::string& file) {
   model.order = LayerOrder::per_kind;
   if (H5Lexists(root, "layers", H5P_DEFAULT) > 0) {
     h5::Handle layers = open_group(root, "layers", "layers", file);
-    std::vector<Child> kids = children(layers.get(), file);
+    std::vector<Child> kids = children(layers.get(), "layers/", file);
     std::sort(kids.begin(), kids.end(), [](const Child& a, const Child& b) { return natural_less(a.name, b.name); });
     for (const Child& c : kids) {
       if (c.link != Link::group) continue;
