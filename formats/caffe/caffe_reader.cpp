@@ -46,6 +46,7 @@ const void* CaffeReader::view(std::size_t index, std::uint64_t offset, std::uint
 }
 
 void CaffeReader::read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) {
+  if (count == 0) return;  // an empty blob's array has no storage: its data() is null
   std::memcpy(dst, view(index, offset, count), count * dtype_size(m_tensors[index].dtype));
 }
 

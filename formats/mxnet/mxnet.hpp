@@ -28,7 +28,9 @@
 // it refuses an array that holds nothing (ndim 0 outside V3), sparse storage, unknown dtypes, duplicate names and
 // trailing bytes, each by name. Arrays are served by view() straight from the mapping when their data are aligned.
 // The writer writes the V2 encoding (dense, cpu context 1/0) with the output's names in order, which mx.nd.load and
-// Gluon's load_parameters read; when input 1 was a plain list and the names are its indices, it writes no names.
+// Gluon's load_parameters read; when input 1 holds only V3 arrays (saved in numpy semantics, loaded by npx.load,
+// which refuses V2) it writes V3, which can also hold scalars. When input 1 was a plain list and the names are its
+// indices, it writes no names.
 // The format has no place for metadata: MXNet outputs carry no provenance.
 
 #include <memory>
@@ -56,6 +58,8 @@ class MxnetReader final : public Reader {
 
   // Tells whether the file lists names (false: a plain list, its arrays named by index).
   bool has_names() const { return m_has_names; }
+  // Tells whether every array is in the V3 encoding (saved in numpy semantics).
+  bool numpy_semantics() const { return m_numpy_semantics; }
 
  private:
   std::uint64_t file_offset(std::size_t index, std::uint64_t offset) const;
@@ -63,6 +67,7 @@ class MxnetReader final : public Reader {
   MappedFile m_file;
   std::string m_layout;
   bool m_has_names = false;
+  bool m_numpy_semantics = false;
   std::vector<TensorInfo> m_tensors;
   std::vector<std::uint64_t> m_data;  // per array, the file offset of its first element
 };

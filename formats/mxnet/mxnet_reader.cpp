@@ -205,6 +205,7 @@ MxnetReader::MxnetReader(std::string path) : m_file(std::move(path)) {
     fail(file, std::to_string(c.left()) + " unexpected bytes after the names (at byte " + std::to_string(c.at()) +
                    ")");
 
+  m_numpy_semantics = used.size() == 1 && *used.begin() == Encoding::v3;
   std::string names = "unnamed";
   if (m_has_names) {
     bool prefixed = n > 0;

@@ -16,6 +16,7 @@ namespace wavg {
 namespace {
 
 constexpr std::uint32_t k_v2_magic = 0xF993FAC9;
+constexpr std::uint32_t k_v3_magic = 0xF993FACA;
 
 // mshadow's TypeFlag of a wavg dtype.
 std::int32_t dtype_flag(DType t) {
@@ -45,10 +46,10 @@ void put(std::string& out, T v) {
   out.append(b, sizeof v);
 }
 
-// The V2 header of one dense array on the CPU: magic, storage type, shape, context, dtype.
-std::string v2_header(const TensorInfo& t) {
+// The V2 or V3 header of one dense array on the CPU: magic, storage type, shape, context, dtype.
+std::string array_header(const TensorInfo& t, std::uint32_t magic) {
   std::string h;
-  put<std::uint32_t>(h, k_v2_magic);
+  put<std::uint32_t>(h, magic);
   put<std::int32_t>(h, 0);
   put<std::int32_t>(h, static_cast<std::int32_t>(t.shape.size()));
   for (std::uint64_t d : t.shape) put<std::int64_t>(h, static_cast<std::int64_t>(d));
@@ -56,6 +57,12 @@ std::string v2_header(const TensorInfo& t) {
   put<std::int32_t>(h, 0);
   put<std::int32_t>(h, dtype_flag(t.dtype));
   return h;
+}
+
+// Tells whether input 1 was saved in numpy semantics, so that the output is V3 as well.
+bool numpy_semantics(const OutputSpec& spec) {
+  const auto* in = dynamic_cast<const MxnetReader*>(spec.template_input);
+  return in && in->numpy_semantics();
 }
 
 // Tells whether the output's names are input 1's indices and input 1 was a plain list, to be written as one again.
@@ -78,11 +85,12 @@ class MxnetWriter final : public Writer {
     // Each array's header is written now, in the gap before its data; the data follow from the engine.
     std::vector<std::pair<std::uint64_t, std::string>> headers;
     std::uint64_t at = head.size();
+    const bool v3 = numpy_semantics(spec);
     for (const TensorInfo& t : spec.tensors) {
       // V2 (and V1, and legacy) read ndim 0 as "no array"; only V3, which needs numpy semantics to load, has scalars.
-      if (t.shape.empty())
+      if (t.shape.empty() && !v3)
         fail(display_path, t.name + ": a scalar cannot be stored in MXNet's V2 encoding (ndim 0 means no array)");
-      std::string h = v2_header(t);
+      std::string h = array_header(t, v3 ? k_v3_magic : k_v2_magic);
       headers.emplace_back(at, h);
       at += h.size();
       m_begin.push_back(at);

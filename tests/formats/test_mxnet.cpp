@@ -197,3 +197,21 @@ TEST_CASE("MXNet corrupt files are one-line errors naming what is wrong") {
   CHECK(open_error(one + k_v2_array + tail + "x") == "1 unexpected bytes after the names (at byte 81)");
   CHECK(open_error("").find("truncated: list magic") == 0);
 }
+
+TEST_CASE("MXNet writer writes V3 arrays, scalars included, when input 1 was saved in numpy semantics") {
+  TempDir dir;
+  const std::string v3_scalar = u32(0xF993FACA) + i32(0) + i32(0) + k_cpu + i32(0) + f32_bytes({0.5f});
+  MxnetReader in(dir.write("v3.params", k_list + u64(1) + v3_scalar + names({"s"})));
+  CHECK(in.numpy_semantics());
+  OutputSpec spec;
+  spec.tensors = in.tensors();
+  spec.template_input = &in;
+  const std::string path = dir.write("out.params", "");
+  {
+    auto w = create_mxnet_writer(path, "out.params", spec);
+    const float v = 0.5f;
+    w->write(0, 0, 1, &v);
+    w->finish();
+  }
+  CHECK(wavg::test::read_all(path) == k_list + u64(1) + v3_scalar + names({"s"}));
+}
