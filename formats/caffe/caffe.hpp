@@ -37,6 +37,10 @@
 
 #include "wavg/format.hpp"
 
+namespace wavg_caffe {
+class NetParameter;  // generated from caffe_subset.proto
+}
+
 namespace wavg {
 
 class CaffeReader final : public Reader {
@@ -54,8 +58,8 @@ class CaffeReader final : public Reader {
   const void* view(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
   std::map<std::string, std::string> metadata() const override;
 
-  // Returns the serialised NetParameter as parsed (the writer's template).
-  std::string serialized() const;
+  // Returns the NetParameter as parsed (the writer's template).
+  const wavg_caffe::NetParameter& message() const;
 
  private:
   struct Net;

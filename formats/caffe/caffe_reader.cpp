@@ -36,7 +36,7 @@ std::map<std::string, std::string> CaffeReader::metadata() const {
   return {{"name", m_net->message.name()}};
 }
 
-std::string CaffeReader::serialized() const { return m_net->message.SerializeAsString(); }
+const wavg_caffe::NetParameter& CaffeReader::message() const { return m_net->message; }
 
 const void* CaffeReader::view(std::size_t index, std::uint64_t offset, std::uint64_t count) {
   WAVG_ASSERT(index < m_tensors.size() && offset + count <= m_tensors[index].count());

@@ -85,7 +85,7 @@ class CaffeWriter final : public Writer {
     if (!m_spec.dropped.empty())
       fail(m_display, "blob " + m_spec.dropped.front() +
                           " of input 1 would be left out, and a Caffe layer cannot lose one of its blobs");
-    if (!m_net.ParseFromString(in.serialized())) fail(m_display, "cannot reparse input 1's NetParameter");
+    m_net.CopyFrom(in.message());
     const CaffeBlobs index = index_blobs(m_net, in.path());
     std::map<std::string, std::size_t> by_name;
     for (std::size_t i = 0; i < index.tensors.size(); ++i) by_name[index.tensors[i].name] = i;
@@ -100,6 +100,7 @@ class CaffeWriter final : public Writer {
   // Writes the current layout: one layer per LAYER/ prefix, in order of first appearance, with its blobs.
   void build_current_layout() {
     std::map<std::string, wavg_caffe::LayerParameter*> layers;
+    std::map<wavg_caffe::LayerParameter*, int> blob_counts;
     std::vector<std::pair<wavg_caffe::LayerParameter*, std::size_t>> places;
     for (const TensorInfo& t : m_spec.tensors) {
       std::string layer;
@@ -112,12 +113,10 @@ class CaffeWriter final : public Writer {
         l->set_name(layer);
       }
       places.emplace_back(l, index);
+      ++blob_counts[l];
     }
-    for (auto& [name, l] : layers) {
-      std::size_t n = 0;
-      for (const auto& [pl, index] : places) n += pl == l;
-      for (std::size_t i = 0; i < n; ++i) l->add_blobs();
-    }
+    for (auto& [l, n] : blob_counts)
+      for (int i = 0; i < n; ++i) l->add_blobs();
     for (std::size_t i = 0; i < places.size(); ++i) {
       auto [l, index] = places[i];
       if (index >= static_cast<std::size_t>(l->blobs_size()))

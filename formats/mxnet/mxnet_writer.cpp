@@ -97,8 +97,9 @@ class MxnetWriter final : public Writer {
       at += t.bytes();
     }
     std::string names;
-    put<std::uint64_t>(names, plain_list(spec) ? 0 : spec.tensors.size());
-    if (!plain_list(spec))
+    const bool plain = plain_list(spec);
+    put<std::uint64_t>(names, plain ? 0 : spec.tensors.size());
+    if (!plain)
       for (const TensorInfo& t : spec.tensors) {
         put<std::uint64_t>(names, t.name.size());
         names += t.name;
