@@ -7,10 +7,12 @@
 #include <fstream>
 #include <filesystem>
 
+#include "caffe/caffe.hpp"
 #include "hdf5/hdf5_reader.hpp"
 #include "hdf5/hdf5_writer.hpp"
 #include "json/json.hpp"
 #include "keras/keras_archive.hpp"
+#include "mxnet/mxnet.hpp"
 #include "safetensors/safetensors.hpp"
 #include "tfjs/tfjs.hpp"
 #include "unknown_kind.hpp"
@@ -30,7 +32,7 @@ struct Codec {
   std::unique_ptr<Writer> (*create)(const std::string& tmp, const std::string& display, const OutputSpec& spec);
 };
 
-const std::array<Codec, 6> k_codecs{{
+const std::array<Codec, 8> k_codecs{{
     {"hdf5",
      {".h5", ".hdf5", ".he5", ".keras_h5"},
      looks_like_hdf5,
@@ -46,6 +48,16 @@ const std::array<Codec, 6> k_codecs{{
      looks_like_keras,
      [](const std::string& p) -> std::unique_ptr<Reader> { return std::make_unique<KerasArchiveReader>(p); },
      create_keras_writer},
+    {"mxnet",
+     {".params", nullptr, nullptr, nullptr},
+     looks_like_mxnet,
+     [](const std::string& p) -> std::unique_ptr<Reader> { return std::make_unique<MxnetReader>(p); },
+     create_mxnet_writer},
+    {"caffe",
+     {".caffemodel", nullptr, nullptr, nullptr},
+     looks_like_caffe,
+     [](const std::string& p) -> std::unique_ptr<Reader> { return std::make_unique<CaffeReader>(p); },
+     create_caffe_writer},
     // Before "json": both claim .json; a TF.js model.json is told by its weightsManifest member.
     {"tfjs",
      {nullptr, nullptr, nullptr, nullptr},

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "safetensors/safetensors.hpp"
+#include "wavg/atomic_file.hpp"
 #include "wavg/error.hpp"
 
 namespace wavg {
@@ -54,7 +55,7 @@ class SafetensorsWriter final : public Writer {
 
   void write(std::size_t index, std::uint64_t offset, std::uint64_t count, const void* src) override {
     const std::size_t elem = dtype_size(m_spec.tensors[index].dtype);
-    pwrite_all(src, count * elem, m_data_start + m_begin[index] + offset * elem);
+    pwrite_all(m_fd, src, count * elem, m_data_start + m_begin[index] + offset * elem, m_display);
   }
 
   void finish() override {
@@ -62,8 +63,8 @@ class SafetensorsWriter final : public Writer {
     if (8 + text.size() != m_data_start) fail(m_display, "the header changed length after the data was written");
     unsigned char len[8];
     for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>(text.size() >> (8 * i));
-    pwrite_all(len, 8, 0);
-    pwrite_all(text.data(), text.size(), 8);
+    pwrite_all(m_fd, len, 8, 0, m_display);
+    pwrite_all(m_fd, text.data(), text.size(), 8, m_display);
     if (m_fd >= 0 && ::close(m_fd) != 0) {
       m_fd = -1;
       fail(m_display, std::string("cannot close the output: ") + std::strerror(errno));
@@ -94,18 +95,6 @@ class SafetensorsWriter final : public Writer {
     }
     text.append((8 - text.size() % 8) % 8, ' ');
     return text;
-  }
-
-  void pwrite_all(const void* data, std::uint64_t bytes, std::uint64_t at) {
-    const char* p = static_cast<const char*>(data);
-    while (bytes > 0) {
-      const ssize_t n = ::pwrite(m_fd, p, bytes, static_cast<off_t>(at));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) fail(m_display, std::string("write failed: ") + std::strerror(errno));
-      p += n;
-      at += static_cast<std::uint64_t>(n);
-      bytes -= static_cast<std::uint64_t>(n);
-    }
   }
 
   std::string m_display;

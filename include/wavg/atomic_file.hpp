@@ -2,6 +2,7 @@
 // Output goes to a temporary file beside the target and is renamed over it only on commit(). If the process fails,
 // throws, or is interrupted by SIGINT/SIGTERM/SIGHUP, the temporary file is removed and the target is untouched.
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,10 @@ class AtomicFile {
   Overwrite m_overwrite;
   bool m_committed = false;
 };
+
+// Writes all `bytes` of `data` at offset `at` of `fd`, retrying short and interrupted writes; throws Error (exit 1)
+// naming `display` when the write fails (a full disk). For writers that lay out their file first and fill it in place.
+void pwrite_all(int fd, const void* data, std::uint64_t bytes, std::uint64_t at, const std::string& display);
 
 // Removes every temporary output not yet committed. Async-signal-safe: for handlers of fatal signals.
 void remove_pending_outputs() noexcept;

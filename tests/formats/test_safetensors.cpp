@@ -6,11 +6,13 @@
 #include <cstring>
 
 #include "safetensors/safetensors.hpp"
+#include "support/bytes.hpp"
 #include "support/open_error.hpp"
 #include "support/temp_dir.hpp"
 #include "wavg/error.hpp"
 
 using namespace wavg;
+using wavg::test::f32_bytes;
 using wavg::test::TempDir;
 
 namespace {
@@ -24,16 +26,6 @@ std::string le64(std::uint64_t v) {
 // A safetensors file: length prefix, header text, data bytes.
 std::string file_bytes(const std::string& header, const std::string& data) {
   return le64(header.size()) + header + data;
-}
-
-std::string f32_bytes(std::initializer_list<float> values) {
-  std::string s;
-  for (float v : values) {
-    char b[4];
-    std::memcpy(b, &v, 4);
-    s.append(b, 4);
-  }
-  return s;
 }
 
 // Opens `bytes` as a safetensors file and returns the one-line error message (empty when it opened).

@@ -1,0 +1,77 @@
+#pragma once
+// Caffe `.caffemodel` snapshots: one binary protobuf NetParameter (BVLC/caffe src/caffe/proto/caffe.proto; the
+// subset wavg declares is caffe_subset.proto beside this file, compiled by protoc).
+//
+// Protobuf wire format: a message is a sequence of fields, each a varint tag (field number << 3 | wire type) then
+// a varint (type 0), 8 bytes (1), a varint length and that many bytes (2), or 4 bytes (5). A packed repeated
+// number field is one type-2 field holding the numbers back to back. The fields wavg reads:
+//
+//   NetParameter      1 name (string), 2 layers (V1LayerParameter, repeated), 100 layer (LayerParameter, repeated);
+//                     others (input, input_shape, state, ...) are kept as they are
+//   LayerParameter    current layout (since 2015): 1 name, 2 type (string), 7 blobs (BlobProto, repeated)
+//   V1LayerParameter  V1 layout (before 2015): 4 name, 5 type (enum: 4 CONVOLUTION, 14 INNER_PRODUCT, 39
+//                     DECONVOLUTION, ...), 6 blobs; 1 layer (V0LayerParameter, with blobs as field 50: the V0
+//                     layout is refused)
+//   BlobProto         7 shape (BlobShape: 1 dim, packed int64), 5 data (packed float), 8 double_data (packed
+//                     double), 6 diff / 9 double_diff (gradients), 1 num, 2 channels, 3 height, 4 width (the 4-D
+//                     legacy shape of files without BlobShape)
+//
+// Tensors are named LAYER/INDEX (conv1/0 the weights, conv1/1 the bias), in file order. A blob holds float32
+// (data) or float64 (double_data). A legacy 4-D shape (num, channels, height, width) is normalised to the shape
+// Caffe gives the same blob today, so that a V1 and a current snapshot of one net merge: a CONVOLUTION or
+// DECONVOLUTION weight keeps its four dimensions, an INNER_PRODUCT weight (1, 1, O, I) is (O, I), a bias
+// (1, 1, 1, C) is (C,), and any other blob loses its leading 1s.
+//
+// The reader parses the file with protobuf's generated classes (which check every length and varint) and then
+// refuses, naming the layer: both layouts in one file, a V0 layer with blobs, a layer with blobs and no name, two
+// layers of one name, a negative dimension, an element count that disagrees with the shape, both data and
+// double_data, and gradients (diff). The writer keeps input 1's NetParameter (every field it does not declare is
+// an unknown field that protobuf keeps and writes back byte for byte, though after the declared fields of its
+// message) and replaces only the blobs' values, in input 1's layout; from another format it writes the current
+// layout with one layer per LAYER/ prefix holding only a name and the blobs, which Caffe's CopyTrainedLayersFrom
+// matches by name. The format has no place for metadata: Caffe outputs carry no provenance.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "wavg/format.hpp"
+
+namespace wavg_caffe {
+class NetParameter;  // generated from caffe_subset.proto
+}
+
+namespace wavg {
+
+class CaffeReader final : public Reader {
+ public:
+  explicit CaffeReader(std::string path);
+  ~CaffeReader() override;
+  CaffeReader(const CaffeReader&) = delete;
+  CaffeReader& operator=(const CaffeReader&) = delete;
+
+  const std::string& path() const override { return m_path; }
+  std::string format_name() const override { return "Caffe"; }
+  std::string layout() const override;
+  const std::vector<TensorInfo>& tensors() const override { return m_tensors; }
+  void read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) override;
+  const void* view(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
+  std::map<std::string, std::string> metadata() const override;
+
+  // Returns the NetParameter as parsed (the writer's template).
+  const wavg_caffe::NetParameter& message() const;
+
+ private:
+  struct Net;
+  std::string m_path;
+  std::unique_ptr<Net> m_net;
+  std::vector<TensorInfo> m_tensors;
+};
+
+// Tells whether a file starts like a NetParameter: known top-level fields, and a layer with a name among them.
+bool looks_like_caffe(const std::string& path);
+
+std::unique_ptr<Writer> create_caffe_writer(const std::string& tmp_path, const std::string& display_path,
+                                            const OutputSpec& spec);
+
+}  // namespace wavg
