@@ -1,5 +1,6 @@
 #pragma once
-// Counter-based normal deviates for the Gaussian mechanism (--noise-multiplier). Philox4x32-10 (Salmon et al.,
+// Counter-based random numbers: normal deviates for the Gaussian mechanism (--noise-multiplier), uniform ones for
+// DARE's drop mask. Philox4x32-10 (Salmon et al.,
 // "Parallel random numbers: as easy as 1, 2, 3", SC 2011; the generator behind cuRAND and JAX) maps a 128-bit
 // counter and a 64-bit key to 128 random bits with no state, so the deviate for one element depends only on
 // (seed, tensor, element) and every backend, block size and thread count draws the same noise. It is header-only
@@ -50,6 +51,15 @@ WAVG_PHILOX_HD inline double philox_normal(std::uint64_t seed, std::uint64_t str
   const double u2 = (static_cast<double>(b) + 0.5) * 0x1p-53;
   constexpr double two_pi = 6.283185307179586476925286766559;
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(two_pi * u2);
+}
+
+// Returns a uniform deviate in [0, 1) with 53 random bits for element `index` of stream `stream` under `seed`
+// (DARE's drop mask): the same counter layout as philox_normal.
+WAVG_PHILOX_HD inline double philox_uniform(std::uint64_t seed, std::uint64_t stream, std::uint64_t index) {
+  const Philox4x32 r = philox4x32_10({{static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(index >> 32),
+                                       static_cast<std::uint32_t>(stream), static_cast<std::uint32_t>(stream >> 32)}},
+                                     static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32));
+  return static_cast<double>(((std::uint64_t{r.v[0]} << 32) | r.v[1]) >> 11) * 0x1p-53;
 }
 
 }  // namespace wavg

@@ -88,5 +88,6 @@ RunFn setup_inspect(CLI::App& app);
 RunFn setup_local_sgd(CLI::App& app);
 RunFn setup_allreduce(CLI::App& app);
 RunFn setup_convert(CLI::App& app);
+RunFn setup_soup(CLI::App& app);
 
 }  // namespace wavg::cli

@@ -23,6 +23,7 @@ constexpr Subcommand k_subcommands[] = {
     {"local-sgd", "Train replicas and average them every H steps (local SGD, FedAvg)", wavg::cli::setup_local_sgd},
     {"allreduce", "Under mpirun, average the checkpoint each rank holds", wavg::cli::setup_allreduce},
     {"convert", "Convert a checkpoint to another format or dtype", wavg::cli::setup_convert},
+    {"soup", "Greedy soup: average the inputs that raise an evaluation's score", wavg::cli::setup_soup},
 };
 
 void print_problem(const wavg::Problem& p) {
