@@ -112,8 +112,8 @@ int run_merge(MergeOptions& o) {
   auto base = fed.has_base ? open_reader(o.fed.base) : nullptr;
   const std::vector<std::size_t> base_source = base ? match_base(plan, *base) : std::vector<std::size_t>{};
   auto state = fed.has_state ? std::make_unique<ServerState>(o.fed.state, plan, fed.server) : nullptr;
-  auto backend = make_backend(task ? task_device(o.device, o.verbosity) : o.device,
-                              averaged_bytes(plan) * inputs.size(), o.verbosity);
+  auto backend = task ? task_backend(o.device, o.verbosity)
+                      : make_backend(o.device, averaged_bytes(plan) * inputs.size(), o.verbosity);
   fed.weights = weights;
   auto method = task        ? make_task_method(*backend, plan, o.task.resolve(fed, weights))
                 : federated ? make_federated(*backend, plan, fed, state.get())

@@ -33,10 +33,10 @@ void add_task_options(CLI::App& app, TaskCli& t) {
   t.t_opt = app.add_option("--t", t.t, "slerp: position between input 1 (0) and input 2 (1)")->group(k_task);
 }
 
-std::string task_device(const std::string& device, const Verbosity& v) {
-  if (device != "cpu")
-    note(v, 1, "device: cpu (the task-vector methods have no CUDA kernels; --device " + device + ")");
-  return "cpu";
+std::unique_ptr<Backend> task_backend(const std::string& device, const Verbosity& v) {
+  note(v, 1, device == "cpu" ? "device: cpu (--device cpu)"
+                             : "device: cpu (the task-vector methods have no CUDA kernels; --device " + device + ")");
+  return make_cpu_backend();
 }
 
 }  // namespace wavg::cli

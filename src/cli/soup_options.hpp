@@ -24,8 +24,8 @@ struct TaskCli {
 // Adds --lambda, --density and --t under their own heading.
 void add_task_options(CLI::App& app, TaskCli& t);
 
-// Returns the device a task-vector method runs on: the CPU, which alone has its kernels; -v says so when --device
-// asked for another.
-std::string task_device(const std::string& device, const Verbosity& v);
+// Returns the backend a task-vector method runs on: the CPU, which alone has its kernels; -v says so, and why when
+// --device asked for another.
+std::unique_ptr<Backend> task_backend(const std::string& device, const Verbosity& v);
 
 }  // namespace wavg::cli
