@@ -47,7 +47,8 @@ struct TaskCombineParams {
   // tensor) is at most tie_last[k].
   const double* threshold = nullptr;
   const std::uint64_t* tie_last = nullptr;
-  // random: tau_k[i] is kept when philox_uniform(seed, stream + (k << 32), index) < density, then divided by it.
+  // random: tau_k[i] is kept when word k % 4 of philox_block(seed, stream + (k / 4 << 32), index), over 2^32, is
+  // below density, then divided by it.
   double density = 1;
   std::uint64_t seed = 0, stream = 0;
   Consensus consensus = Consensus::none;

@@ -39,27 +39,24 @@ WAVG_PHILOX_HD inline Philox4x32 philox4x32_10(Philox4x32 counter, std::uint32_t
   return counter;
 }
 
+// Returns the Philox block for element `index` of stream `stream` under `seed`, counter (index, stream), key seed:
+// four 32-bit words, which DARE's drop mask uses as four uniforms word / 2^32 (one block serves four inputs).
+WAVG_PHILOX_HD inline Philox4x32 philox_block(std::uint64_t seed, std::uint64_t stream, std::uint64_t index) {
+  return philox4x32_10({{static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(index >> 32),
+                         static_cast<std::uint32_t>(stream), static_cast<std::uint32_t>(stream >> 32)}},
+                       static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32));
+}
+
 // Returns a standard normal deviate for element `index` of stream `stream` under `seed`: two 53-bit uniforms in
 // (0, 1) from one Philox block, then the Box-Muller transform's cosine branch.
 WAVG_PHILOX_HD inline double philox_normal(std::uint64_t seed, std::uint64_t stream, std::uint64_t index) {
-  const Philox4x32 r = philox4x32_10({{static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(index >> 32),
-                                       static_cast<std::uint32_t>(stream), static_cast<std::uint32_t>(stream >> 32)}},
-                                     static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32));
+  const Philox4x32 r = philox_block(seed, stream, index);
   const std::uint64_t a = ((std::uint64_t{r.v[0]} << 32) | r.v[1]) >> 11;
   const std::uint64_t b = ((std::uint64_t{r.v[2]} << 32) | r.v[3]) >> 11;
   const double u1 = (static_cast<double>(a) + 0.5) * 0x1p-53;
   const double u2 = (static_cast<double>(b) + 0.5) * 0x1p-53;
   constexpr double two_pi = 6.283185307179586476925286766559;
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(two_pi * u2);
-}
-
-// Returns a uniform deviate in [0, 1) with 53 random bits for element `index` of stream `stream` under `seed`
-// (DARE's drop mask): the same counter layout as philox_normal.
-WAVG_PHILOX_HD inline double philox_uniform(std::uint64_t seed, std::uint64_t stream, std::uint64_t index) {
-  const Philox4x32 r = philox4x32_10({{static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(index >> 32),
-                                       static_cast<std::uint32_t>(stream), static_cast<std::uint32_t>(stream >> 32)}},
-                                     static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32));
-  return static_cast<double>(((std::uint64_t{r.v[0]} << 32) | r.v[1]) >> 11) * 0x1p-53;
 }
 
 }  // namespace wavg

@@ -57,7 +57,7 @@ M0, M1, W0, W1 = 0xD2511F53, 0xCD9E8D57, 0x9E3779B9, 0xBB67AE85
 U32 = np.uint64(0xFFFFFFFF)
 
 
-def philox_uniform(seed, stream, index):  # wavg/philox.hpp: counter (index, stream), key seed; 53 bits of v0, v1
+def philox_word(seed, stream, index, word):  # wavg/philox.hpp: counter (index, stream), key seed; one word / 2^32
     c0 = index & U32
     c1 = index >> np.uint64(32)
     c2 = np.full_like(index, stream & 0xFFFFFFFF)
@@ -70,11 +70,11 @@ def philox_uniform(seed, stream, index):  # wavg/philox.hpp: counter (index, str
         p1 = np.uint64(M1) * c2
         c0, c1, c2, c3 = ((p1 >> np.uint64(32)) ^ c1 ^ np.uint64(k0), p1 & U32,
                           (p0 >> np.uint64(32)) ^ c3 ^ np.uint64(k1), p0 & U32)
-    return (((c0 << np.uint64(32)) | c1) >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
+    return (c0, c1, c2, c3)[word].astype(np.float64) * 2.0 ** -32
 
 
-def dare(tv, density, seed, tensor, k):  # mergekit sparsify.random with rescale, wavg's mask
-    u = philox_uniform(seed, tensor + (k << 32), np.arange(tv.size, dtype=np.uint64)).reshape(tv.shape)
+def dare(tv, density, seed, tensor, k):  # mergekit sparsify.random with rescale, wavg's mask: 4 inputs a block
+    u = philox_word(seed, tensor + ((k // 4) << 32), np.arange(tv.size, dtype=np.uint64), k % 4).reshape(tv.shape)
     return np.where(u < density, tv / density, 0.0)
 
 

@@ -95,14 +95,15 @@ void task_combine(const BlockInputs& in, const TaskCombineParams& p, std::uint64
           const auto i = static_cast<std::uint64_t>(s);
           const std::uint64_t index = offset + i;
           double sum = 0;
+          Philox4x32 block{};
           for (std::size_t k = 0; k < n; ++k) {
             double t = update_at<T>(data[k], in.base, i);
             if (p.sparsify == Sparsify::magnitude) {
               const double m = std::fabs(t);
               if (!(m > p.threshold[k] || (m == p.threshold[k] && index <= p.tie_last[k]))) t = 0;
             } else if (p.sparsify == Sparsify::random) {
-              t = philox_uniform(p.seed, p.stream + (std::uint64_t{k} << 32), index) < p.density ? t / p.density
-                                                                                                 : 0;
+              if (k % 4 == 0) block = philox_block(p.seed, p.stream + (std::uint64_t{k / 4} << 32), index);
+              t = static_cast<double>(block.v[k % 4]) * 0x1p-32 < p.density ? t / p.density : 0;
             }
             wt[k] = p.weights[k] * t;
             sum += wt[k];
