@@ -6,6 +6,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "wavg/dtype.hpp"
 
@@ -30,6 +31,37 @@ enum class ServerOptKind { none, sgd, momentum, adam, yogi, adagrad };
 struct ServerStepParams {
   ServerOptKind kind = ServerOptKind::none;
   double lr = 1, beta1 = 0.9, beta2 = 0.99, tau = 1e-3;
+};
+
+// How task_combine sparsifies each task vector and combines them (wavg-merge(1), TASK VECTORS).
+enum class Sparsify { none, magnitude, random };
+enum class Consensus { none, sign };
+enum class Normalize { no, yes };
+
+// What task_combine needs besides the block; the arrays hold one value per input.
+struct TaskCombineParams {
+  const double* weights = nullptr;
+  double lambda = 1;
+  Sparsify sparsify = Sparsify::none;
+  // magnitude: tau_k[i] is kept when |tau_k[i]| > threshold[k], or equals it and the element index (in the
+  // tensor) is at most tie_last[k].
+  const double* threshold = nullptr;
+  const std::uint64_t* tie_last = nullptr;
+  // random: tau_k[i] is kept when word k % 4 of philox_block(seed, stream + (k / 4 << 32), index), over 2^32, is
+  // below density, then divided by it.
+  double density = 1;
+  std::uint64_t seed = 0, stream = 0;
+  Consensus consensus = Consensus::none;
+  Normalize normalize = Normalize::no;
+};
+
+// The 2^15 buckets of magnitude_histogram: the top 16 bits of a non-negative double, which order as the values do.
+constexpr std::size_t k_magnitude_buckets = 1 << 15;
+
+// One candidate for the magnitude threshold: |tau| and its element index in the tensor.
+struct Magnitude {
+  double value;
+  std::uint64_t index;
 };
 
 class Backend {
@@ -67,6 +99,22 @@ class Backend {
   // null) rounded once to `out_dtype` in `out`; `base` holds `dtype` values.
   virtual void server_step(const ServerStepParams& params, std::uint64_t count, const double* delta,
                            const void* base, DType dtype, double* m, double* v, DType out_dtype, void* out);
+
+  // Task-vector kernels (src/core/task_vectors.cpp, slerp_stock.cpp); u_k as above. The defaults throw.
+
+  // Adds sum_i u_j[i] * u_l[i] to gram[j * N + l] for every pair j <= l and mirrors it (chunked as above).
+  virtual void update_gram(const BlockInputs& in, double* gram);
+  // Adds to hist[b] the number of nonzero, non-NaN |u_k[i]| whose double's top 16 bits are b, for input k.
+  virtual void magnitude_histogram(const BlockInputs& in, std::size_t k, std::uint64_t* hist);
+  // Appends every nonzero |u_k[i]| in bucket `bucket` with its index offset + i (in an unspecified order).
+  virtual void magnitude_candidates(const BlockInputs& in, std::size_t k, std::size_t bucket, std::uint64_t offset,
+                                    std::vector<Magnitude>& out);
+  // Computes, per element i (index offset + i in its tensor), the task vectors tau_k = u_k sparsified as `p` says,
+  // then base[i] + lambda * sum_k w_k tau_k (over the inputs that agree with the sign of that sum with
+  // Consensus::sign; divided by the sum of their weights, or 1 when it is zero, with Normalize::yes), rounded once
+  // to `out_dtype`.
+  virtual void task_combine(const BlockInputs& in, const TaskCombineParams& p, std::uint64_t offset,
+                            DType out_dtype, void* out);
 };
 
 std::unique_ptr<Backend> make_cpu_backend();

@@ -19,7 +19,11 @@
 
 namespace wavg {
 
-enum class Aggregator { mean, median, trimmed_mean, krum, multi_krum, geometric_median };
+// --method: the federated aggregators, then the task-vector methods of task_methods.hpp.
+enum class Aggregator {
+  mean, median, trimmed_mean, krum, multi_krum, geometric_median,
+  task_arithmetic, ties, dare_linear, dare_ties, slerp, model_stock
+};
 enum class InputKind { models, deltas };
 
 struct RobustOptions {

@@ -1,5 +1,6 @@
 #pragma once
-// Counter-based normal deviates for the Gaussian mechanism (--noise-multiplier). Philox4x32-10 (Salmon et al.,
+// Counter-based random numbers: normal deviates for the Gaussian mechanism (--noise-multiplier), uniform ones for
+// DARE's drop mask. Philox4x32-10 (Salmon et al.,
 // "Parallel random numbers: as easy as 1, 2, 3", SC 2011; the generator behind cuRAND and JAX) maps a 128-bit
 // counter and a 64-bit key to 128 random bits with no state, so the deviate for one element depends only on
 // (seed, tensor, element) and every backend, block size and thread count draws the same noise. It is header-only
@@ -38,12 +39,18 @@ WAVG_PHILOX_HD inline Philox4x32 philox4x32_10(Philox4x32 counter, std::uint32_t
   return counter;
 }
 
+// Returns the Philox block for element `index` of stream `stream` under `seed`, counter (index, stream), key seed:
+// four 32-bit words, which DARE's drop mask uses as four uniforms word / 2^32 (one block serves four inputs).
+WAVG_PHILOX_HD inline Philox4x32 philox_block(std::uint64_t seed, std::uint64_t stream, std::uint64_t index) {
+  return philox4x32_10({{static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(index >> 32),
+                         static_cast<std::uint32_t>(stream), static_cast<std::uint32_t>(stream >> 32)}},
+                       static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32));
+}
+
 // Returns a standard normal deviate for element `index` of stream `stream` under `seed`: two 53-bit uniforms in
 // (0, 1) from one Philox block, then the Box-Muller transform's cosine branch.
 WAVG_PHILOX_HD inline double philox_normal(std::uint64_t seed, std::uint64_t stream, std::uint64_t index) {
-  const Philox4x32 r = philox4x32_10({{static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(index >> 32),
-                                       static_cast<std::uint32_t>(stream), static_cast<std::uint32_t>(stream >> 32)}},
-                                     static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32));
+  const Philox4x32 r = philox_block(seed, stream, index);
   const std::uint64_t a = ((std::uint64_t{r.v[0]} << 32) | r.v[1]) >> 11;
   const std::uint64_t b = ((std::uint64_t{r.v[2]} << 32) | r.v[3]) >> 11;
   const double u1 = (static_cast<double>(a) + 0.5) * 0x1p-53;

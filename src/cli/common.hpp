@@ -92,5 +92,6 @@ RunFn setup_allreduce(CLI::App& app);
 RunFn setup_convert(CLI::App& app);
 RunFn setup_diff(CLI::App& app);
 RunFn setup_completion(CLI::App& app);
+RunFn setup_soup(CLI::App& app);
 
 }  // namespace wavg::cli

@@ -47,7 +47,13 @@ void add_federated_options(CLI::App& app, FederatedCli& f) {
               {"trimmed-mean", Aggregator::trimmed_mean},
               {"krum", Aggregator::krum},
               {"multi-krum", Aggregator::multi_krum},
-              {"geometric-median", Aggregator::geometric_median}},
+              {"geometric-median", Aggregator::geometric_median},
+              {"task-arithmetic", Aggregator::task_arithmetic},
+              {"ties", Aggregator::ties},
+              {"dare-linear", Aggregator::dare_linear},
+              {"dare-ties", Aggregator::dare_ties},
+              {"slerp", Aggregator::slerp},
+              {"model-stock", Aggregator::model_stock}},
              "How the inputs are combined")
       ->group(k_averaging);
 
@@ -92,7 +98,7 @@ void add_federated_options(CLI::App& app, FederatedCli& f) {
   app.add_option("--noise-multiplier", o.privacy.noise_multiplier,
                  "Add Gaussian noise of sigma = Z * clip / n to the mean update")
       ->group(k_privacy);
-  f.seed_opt = app.add_option("--seed", f.seed, "Seed of the noise (default: a random seed)")->group(k_privacy);
+  f.seed_opt = app.add_option("--seed", f.seed, "Seed of the noise, or of DARE's drop mask (default: a random seed)")->group(k_privacy);
 }
 
 }  // namespace wavg::cli

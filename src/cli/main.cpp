@@ -26,6 +26,7 @@ constexpr Subcommand k_subcommands[] = {
     {"convert", "Convert a checkpoint to another format or dtype", wavg::cli::setup_convert},
     {"diff", "Show how far one checkpoint is from another, tensor by tensor", wavg::cli::setup_diff},
     {"completion", "Print a shell completion script (bash, zsh or fish)", wavg::cli::setup_completion},
+    {"soup", "Greedy soup: average the inputs that raise an evaluation's score", wavg::cli::setup_soup},
 };
 
 // `wavg --version`: the version, then what the build has, one `name: value` line each, so that scripts can grep a

@@ -3,7 +3,10 @@
 #include <cstdio>
 
 #include "cli/common.hpp"
+#include "cli/eval.hpp"
 #include "cli/federated_options.hpp"
+#include "cli/sequence.hpp"
+#include "cli/soup_options.hpp"
 #include "wavg/atomic_file.hpp"
 #include "wavg/engine.hpp"
 #include "wavg/error.hpp"
@@ -22,12 +25,15 @@ struct MergeOptions {
   std::string format;
   std::string out_dtype;
   std::string device = "auto";
+  std::string eval;
   PlanOptions plan;
   bool force = false;
   bool no_hash = false;
   int threads = 0;
   Verbosity verbosity;
   FederatedCli fed;
+  TaskCli task;
+  SequenceCli seq;
 };
 
 void report(const MergeOptions& o, const Plan& plan, const Method& method, const std::vector<Reader*>& inputs) {
@@ -76,9 +82,12 @@ std::vector<double> input_weights(const MergeOptions& o, const std::vector<Reade
 }
 
 int run_merge(MergeOptions& o) {
+  apply_sequence(o.seq, o.inputs, o.weights, o.verbosity);
+  if (!o.eval.empty()) check_eval_command(o.eval);
   FederatedOptions& fed = o.fed.options;
   o.fed.resolve();
-  const bool federated = is_federated(fed) || !o.fed.weight_by.empty();
+  const bool task = is_task_method(fed.robust.method);
+  const bool federated = !task && (is_federated(fed) || !o.fed.weight_by.empty());
   const std::size_t least = fed.has_base || fed.inputs == InputKind::deltas ? 1 : 2;
   if (o.inputs.size() < least) fail_usage("merge needs at least two inputs (one with --base or deltas)");
   if (!o.weights.empty() && !o.fed.weight_by.empty()) fail_usage("give either --weights or --weight-by, not both");
@@ -86,6 +95,7 @@ int run_merge(MergeOptions& o) {
   // Validation only needs to know whether there are weights; --weight-by's values come from the inputs.
   fed.weights = o.fed.weight_by.empty() ? parse_weights(o.weights) : std::vector<double>(o.inputs.size(), 1.0);
   if (federated) validate_federated(fed, o.inputs.size());
+  if (task) validate_task(o.task.resolve(fed, fed.weights), fed, o.inputs.size());
   if (fed.server.kind != ServerOptKind::none && fed.server.kind != ServerOptKind::sgd && !fed.has_state)
     note(o.verbosity, 0, "no --state: the server optimizer's moments start from zero and are not saved");
   std::string format = output_format(o.output, o.format);
@@ -104,9 +114,12 @@ int run_merge(MergeOptions& o) {
   auto base = fed.has_base ? open_reader(o.fed.base) : nullptr;
   const std::vector<std::size_t> base_source = base ? match_base(plan, *base) : std::vector<std::size_t>{};
   auto state = fed.has_state ? std::make_unique<ServerState>(o.fed.state, plan, fed.server) : nullptr;
-  auto backend = make_backend(o.device, averaged_bytes(plan) * inputs.size(), o.verbosity);
+  auto backend = task ? task_backend(o.device, o.verbosity)
+                      : make_backend(o.device, averaged_bytes(plan) * inputs.size(), o.verbosity);
   fed.weights = weights;
-  auto method = federated ? make_federated(*backend, plan, fed, state.get()) : make_weighted_mean(*backend, weights);
+  auto method = task        ? make_task_method(*backend, plan, o.task.resolve(fed, weights))
+                : federated ? make_federated(*backend, plan, fed, state.get())
+                            : make_weighted_mean(*backend, weights);
   Engine engine(plan, inputs, *method, *backend);
   if (base) engine.set_base(base.get(), base_source);
   engine.verify();
@@ -115,7 +128,8 @@ int run_merge(MergeOptions& o) {
   check_free_space(o.output, least_output_bytes(out_tensors));
   AtomicFile out(o.output, overwrite);
   const OutputSpec spec{out_tensors, inputs.front(), plan.dropped_from_first,
-                        make_provenance("merge", method->describe(), input_files(inputs), o.out_dtype, !o.no_hash)};
+                        make_provenance("merge", method->describe() + sequence_note(o.seq), input_files(inputs),
+                                        o.out_dtype, !o.no_hash)};
   {
     auto writer = create_writer(format, out.tmp_path(), o.output, spec);
     if (state) state->begin_write();
@@ -124,6 +138,7 @@ int run_merge(MergeOptions& o) {
   out.commit();
   if (state) state->commit();
   report(o, plan, *method, inputs);
+  if (!o.eval.empty() && !o.verbosity.quiet) print_scores(o.eval, o.inputs, o.output);
   return 0;
 }
 
@@ -141,6 +156,9 @@ RunFn setup_merge(CLI::App& app) {
   app.add_flag("-f,--force", o->force, "Replace an existing output");
   add_plan_options(app, o->plan);
   add_federated_options(app, o->fed);
+  add_task_options(app, o->task);
+  add_sequence_options(app, o->seq);
+  add_eval_option(app, o->eval);
   add_threads(app, o->threads);
   add_device(app, o->device);
   add_verbosity(app, o->verbosity);

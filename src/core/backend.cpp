@@ -32,5 +32,16 @@ void Backend::server_step(const ServerStepParams&, std::uint64_t, const double*,
                           double*, DType, void*) {
   missing(*this, "server_step");
 }
+void Backend::update_gram(const BlockInputs&, double*) { missing(*this, "update_gram"); }
+void Backend::magnitude_histogram(const BlockInputs&, std::size_t, std::uint64_t*) {
+  missing(*this, "magnitude_histogram");
+}
+void Backend::magnitude_candidates(const BlockInputs&, std::size_t, std::size_t, std::uint64_t,
+                                   std::vector<Magnitude>&) {
+  missing(*this, "magnitude_candidates");
+}
+void Backend::task_combine(const BlockInputs&, const TaskCombineParams&, std::uint64_t, DType, void*) {
+  missing(*this, "task_combine");
+}
 
 }  // namespace wavg

@@ -81,6 +81,7 @@ class Federated final : public FederatedMethod {
         s = "multi-krum (F=" + std::to_string(*r.byzantine) + ", M=" + std::to_string(*r.select) + ")";
         break;
       case Aggregator::geometric_median: s = "geometric median"; break;
+      default: WAVG_ASSERT(!"make_federated: a task-vector method is not federated");
     }
     if (m_o.has_base || m_o.inputs == InputKind::deltas) s += " of updates";
     if (m_o.privacy.clip > 0) s += ", clipped";

@@ -6,6 +6,7 @@
 
 #include "wavg/error.hpp"
 #include "wavg/federated.hpp"
+#include "wavg/task_methods.hpp"
 
 namespace wavg {
 
@@ -19,8 +20,8 @@ const char* aggregator_option(Aggregator a) {
     case Aggregator::krum: return "krum";
     case Aggregator::multi_krum: return "multi-krum";
     case Aggregator::geometric_median: return "geometric-median";
+    default: return task_method_name(a);
   }
-  return "?";
 }
 
 void need_inputs(std::size_t inputs, std::size_t least, const std::string& why) {
@@ -75,6 +76,7 @@ void validate_robust(const FederatedOptions& o, std::size_t n) {
       check_finite("--gm-eps", r.gm_eps, 0, true, HUGE_VAL, true);
       if (r.gm_max_iter < 1) fail_usage("--gm-max-iter must be at least 1");
       break;
+    default: WAVG_ASSERT(!"validate_federated: a task-vector method goes through validate_task");
   }
 }
 

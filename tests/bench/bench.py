@@ -13,8 +13,9 @@ memory-mapped safetensors; and PyTorch's load/stack/mean/save when --torch-pytho
 can import torch. A peer that cannot run here prints n/a.
 
 --methods adds rows for the other averaging methods on the HDF5 inputs (weighted, FedAvg by a metadata entry with
-a server optimizer, median, trimmed mean, krum, geometric median, clipping with noise); --convert adds `wavg
-convert` between HDF5 and safetensors with its own floor (cat one input, write one output).
+a server optimizer, median, trimmed mean, krum, geometric median, clipping with noise, the task-vector methods,
+EMA over a --last sequence), each set against its own floor when it reads more than the inputs once; --convert
+adds `wavg convert` between HDF5 and safetensors with its own floor (cat one input, write one output).
 """
 
 import argparse
@@ -73,8 +74,15 @@ def commands(args, model, n, paths, out_dir):
         t = f"-j{args.threads[0]}"
         cmds.append((f"wavg merge HDF5 --no-hash {t}",
                      [args.wavg, "merge", "-q", t, "--no-hash", *h5, "-o", out("h5")], out("h5")))
-    for label, extra in method_rows(args, n, out_dir):
-        cmds.append((f"wavg {label} {j}", [args.wavg, "merge", "-q", j, *extra, *h5, "-o", out("h5")], out("h5")))
+    floor_files = h5
+    for label, extra, files in method_rows(args, n, out_dir, h5):
+        if files != floor_files:  # a method's own floor: the bytes its passes read, then the output written
+            floor_files = files
+            cmds.append((f"floor: cat {len(files)} files + write output",
+                         ["sh", "-c", f'cat "$@" >/dev/null && head -c {size} /dev/zero >"$0" && sync "$0"',
+                          out("floor")] + files, out("floor")))
+        inputs = [] if "--last" in extra else [f for f in h5 if f in files]
+        cmds.append((f"wavg {label} {j}", [args.wavg, "merge", "-q", j, *extra, *inputs, "-o", out("h5")], out("h5")))
     if st:
         ok = wavg_reads(args.wavg, st[0])
         cmds.append((f"wavg merge safetensors -j{args.threads[-1]}",
@@ -107,31 +115,40 @@ def commands(args, model, n, paths, out_dir):
     return cmds
 
 
-def method_rows(args, n, out_dir):
-    """Returns [(label, extra merge arguments)] for --methods: each method at its usual settings for N inputs."""
+def method_rows(args, n, out_dir, h5):
+    """Returns [(label, extra merge arguments, files it reads)] for --methods: each method at its usual settings for
+    N inputs. The files list every read: an input read by three passes appears three times (the method's floor)."""
     if not args.methods:
         return []
     state = os.path.join(out_dir, "bench-adam-state.safetensors")
+    base = os.path.join(args.dir, "bench-base.h5")
+    with_base = lambda passes, files=h5: (files + [base]) * passes  # noqa: E731
     rows = {
-        "weighted": ("merge --weights", ["--weights", ",".join(str(k) for k in range(1, n + 1))]),
+        "weighted": ("merge --weights", ["--weights", ",".join(str(k) for k in range(1, n + 1))], h5),
         "fedavg-adam": ("merge --base --weight-by --server-opt adam",
-                        ["--weight-by", "num_examples", "--server-opt", "adam", "--state", state]),
-        "median": ("merge --method median", ["--method", "median"]),
-        "trimmed-mean": ("merge --method trimmed-mean", ["--method", "trimmed-mean", "--trim", "0.25"]),
-        "krum": ("merge --method krum", ["--method", "krum", "--byzantine", str(max(0, (n - 3) // 2))]),
-        "geometric-median": ("merge --method geometric-median", ["--method", "geometric-median"]),
+                        ["--base", base, "--weight-by", "num_examples", "--server-opt", "adam", "--state", state],
+                        h5),
+        "median": ("merge --method median", ["--method", "median"], h5),
+        "trimmed-mean": ("merge --method trimmed-mean", ["--method", "trimmed-mean", "--trim", "0.25"], h5),
+        "krum": ("merge --method krum", ["--method", "krum", "--byzantine", str(max(0, (n - 3) // 2))], h5),
+        "geometric-median": ("merge --method geometric-median", ["--method", "geometric-median"], h5),
         "dp": ("merge --base --clip --noise-multiplier",
-               ["--clip", "1000", "--noise-multiplier", "0.1", "--seed", "1"]),
+               ["--base", base, "--clip", "1000", "--noise-multiplier", "0.1", "--seed", "1"], h5),
+        # Fine-tunes of one base (issue 19): the base is a copy of input 1, so its task vector is zero.
+        "task-arithmetic": ("merge --method task-arithmetic", ["--base", base, "--method", "task-arithmetic",
+                                                                 "--lambda", "0.5"], with_base(1)),
+        "ties": ("merge --method ties", ["--base", base, "--method", "ties", "--density", "0.2"], with_base(3)),
+        "dare-linear": ("merge --method dare-linear", ["--base", base, "--method", "dare-linear", "--density",
+                                                         "0.3", "--seed", "1"], with_base(1)),
+        "dare-ties": ("merge --method dare-ties", ["--base", base, "--method", "dare-ties", "--density", "0.3",
+                                                     "--seed", "1"], with_base(1)),
+        "slerp": ("merge --method slerp (2 inputs)", ["--method", "slerp", "--t", "0.3"], h5[:2] * 2),
+        "model-stock": ("merge --method model-stock", ["--base", base, "--method", "model-stock"], with_base(2)),
+        "ema": ("merge --last N --schedule ema:0.9", ["--last", str(n), os.path.join(args.dir, "bench-run"),
+                                                      "--schedule", "ema:0.9"], h5),
     }
     names = list(rows) if args.methods == "all" else args.methods.split(",")
-    out = []
-    for name in names:
-        label, extra = rows[name]
-        if name in ("fedavg-adam", "dp"):
-            # The round's global model is a file of its own (a copy of input 1); the clients are the inputs.
-            extra = ["--base", os.path.join(args.dir, "bench-base.h5"), *extra]
-        out.append((label, extra))
-    return out
+    return [rows[name] for name in names]
 
 
 def check_output(path, model, inputs):
@@ -157,6 +174,12 @@ def run_case(args, model, n):
     out_dir = args.out_dir or args.dir
     if args.methods:
         shutil.copyfile(paths["h5"][0], os.path.join(args.dir, "bench-base.h5"))
+        run = os.path.join(args.dir, "bench-run")  # the inputs as a run directory, for --last
+        os.makedirs(run, exist_ok=True)
+        for k, p in enumerate(paths["h5"]):
+            link = os.path.join(run, f"round-{k + 1:04d}.h5")
+            if not os.path.lexists(link):
+                os.symlink(os.path.abspath(p), link)
     cmds = commands(args, model, n, paths, out_dir)
     for p in sum(paths.values(), []):  # into the page cache
         with open(p, "rb") as f:
@@ -179,6 +202,7 @@ def run_case(args, model, n):
     for out in [c[2] for c in cmds] + [os.path.join(args.dir, "bench-base.h5")]:
         if os.path.exists(out):
             os.remove(out)
+    shutil.rmtree(os.path.join(args.dir, "bench-run"), ignore_errors=True)
     input_bytes = n * os.path.getsize(paths["h5"][0])
     return cmds, best, input_bytes, bad
 
@@ -218,7 +242,7 @@ def main():
     ap.add_argument("--torch-python", help="a python that can import torch (e.g. a venv's), for the PyTorch peer")
     ap.add_argument("--wavg-only", action="store_true", help="run the floor and wavg only (scaling tables)")
     ap.add_argument("--methods", help="comma list of weighted,fedavg-adam,median,trimmed-mean,krum,"
-                    "geometric-median,dp, or all")
+                    "geometric-median,dp,task-arithmetic,ties,dare-linear,dare-ties,slerp,model-stock,ema, or all")
     ap.add_argument("--convert", action="store_true", help="also time wavg convert HDF5 <-> safetensors")
     ap.add_argument("--check", action="store_true", help="check wavg's output bit for bit against numpy's mean")
     ap.add_argument("--keep", action="store_true", help="keep the generated checkpoints")

@@ -10,6 +10,7 @@
 
 #include "backends/cpu/cpu_elements.hpp"
 #include "backends/cpu/cpu_federated.hpp"
+#include "backends/cpu/cpu_task.hpp"
 #include "wavg/backend.hpp"
 #include "wavg/error.hpp"
 
@@ -131,6 +132,18 @@ class CpuBackend final : public Backend {
   void server_step(const ServerStepParams& params, std::uint64_t count, const double* delta, const void* base,
                    DType dtype, double* m, double* v, DType out_dtype, void* out) override {
     cpu::server_step(params, count, delta, base, dtype, m, v, out_dtype, out);
+  }
+  void update_gram(const BlockInputs& in, double* gram) override { cpu::update_gram(in, gram); }
+  void magnitude_histogram(const BlockInputs& in, std::size_t k, std::uint64_t* hist) override {
+    cpu::magnitude_histogram(in, k, hist);
+  }
+  void magnitude_candidates(const BlockInputs& in, std::size_t k, std::size_t bucket, std::uint64_t offset,
+                            std::vector<Magnitude>& out) override {
+    cpu::magnitude_candidates(in, k, bucket, offset, out);
+  }
+  void task_combine(const BlockInputs& in, const TaskCombineParams& p, std::uint64_t offset, DType out_dtype,
+                    void* out) override {
+    cpu::task_combine(in, p, offset, out_dtype, out);
   }
 };
 

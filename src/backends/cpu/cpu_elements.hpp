@@ -18,6 +18,12 @@ using wavg::load;
 using wavg::Storage;
 using wavg::store;
 
+// The update u[i] = x[i] - base[i] (x[i] itself when base is null) of a float array of dtype T, as double.
+template <DType T> inline double update_at(const void* x, const void* base, std::uint64_t i) {
+  const double v = load<T>(x, i);
+  return base ? v - load<T>(base, i) : v;
+}
+
 // Calls f.template operator()<T>() for the floating-point dtype t.
 template <class F> void dispatch_float(DType t, F&& f) {
   switch (t) {

@@ -17,11 +17,6 @@ namespace wavg::cpu {
 
 namespace {
 
-template <DType T> inline double update_at(const void* x, const void* base, std::uint64_t i) {
-  const double v = load<T>(x, i);
-  return base ? v - load<T>(base, i) : v;
-}
-
 std::int64_t chunk_count(std::uint64_t count) { return static_cast<std::int64_t>(reduce_chunks(count)); }
 
 }  // namespace

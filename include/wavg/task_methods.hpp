@@ -1,0 +1,49 @@
+#pragma once
+// Merge methods for fine-tunes of one base model, as mergekit defines them so that results agree with it: task
+// arithmetic (Ilharco et al., 2023), TIES (Yadav et al., 2023), DARE (Yu et al., 2024) on the task vectors
+// tau_k = x_k - base, spherical interpolation of two models (SLERP), and model stock (Jang et al., 2024). The
+// formulas are in wavg-merge(1), TASK VECTORS; how they stream is at the top of src/core/task_vectors.cpp and
+// src/core/slerp_stock.cpp.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "wavg/backend.hpp"
+#include "wavg/federated.hpp"
+#include "wavg/method.hpp"
+#include "wavg/plan.hpp"
+
+namespace wavg {
+
+struct TaskOptions {
+  Aggregator method = Aggregator::task_arithmetic;
+  std::vector<double> weights;          // empty: 1 for every input (task vectors' weights are not normalised)
+  std::optional<double> lambda;         // scale of the combined task vector (default 1)
+  std::optional<double> density;        // ties, dare-*: fraction of each task vector kept
+  std::optional<double> t;              // slerp: 0 gives input 1, 1 gives input 2
+  std::optional<std::uint64_t> seed;    // dare-*: none draws one from the system's entropy source
+  bool has_base = false;
+};
+
+// Tells whether --method names a task-vector method rather than a federated aggregator.
+bool is_task_method(Aggregator a);
+// Returns the --method spelling of a task-vector method.
+const char* task_method_name(Aggregator a);
+// Formats a method parameter as printf's %g does, for messages and descriptions.
+std::string parameter_text(double v);
+// Checks the options against the number of inputs and refuses the federated options, which do not apply. Throws a
+// usage error (exit 2) giving the reason.
+void validate_task(const TaskOptions& o, const FederatedOptions& federated, std::size_t inputs);
+
+// Builds task-arithmetic, ties, dare-linear or dare-ties (task_vectors.cpp). The options must have passed
+// validate_task; `plan` must outlive the method.
+std::unique_ptr<Method> make_task_vectors(Backend& backend, const Plan& plan, const TaskOptions& options);
+// Builds slerp or model-stock (slerp_stock.cpp).
+std::unique_ptr<Method> make_slerp_stock(Backend& backend, const Plan& plan, const TaskOptions& options);
+// Builds whichever of the two `options.method` names.
+std::unique_ptr<Method> make_task_method(Backend& backend, const Plan& plan, const TaskOptions& options);
+
+}  // namespace wavg

@@ -1,0 +1,160 @@
+// wavg soup: the greedy soup of Wortsman et al. ("Model soups", ICML 2022). Score every input with --eval, sort
+// by score (ties keep command-line order), start from the best, and add each next ingredient when the uniform
+// average with it scores at least as well as the soup without it; write the final average. Each candidate soup
+// is written to a temporary directory for the evaluation command to load, and removed after.
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <numeric>
+
+#include "cli/common.hpp"
+#include "cli/eval.hpp"
+#include "wavg/atomic_file.hpp"
+#include "wavg/engine.hpp"
+#include "wavg/error.hpp"
+#include "wavg/provenance.hpp"
+
+namespace wavg::cli {
+
+namespace {
+
+struct SoupOptions {
+  std::vector<std::string> inputs;
+  std::string output;
+  std::string eval;
+  std::string format;
+  std::string out_dtype;
+  PlanOptions plan;
+  bool force = false;
+  bool no_hash = false;
+  int threads = 0;
+  Verbosity verbosity;
+};
+
+// A private directory for the candidate soups, removed with everything in it.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "wavg-soup-XXXXXX").string();
+    if (!mkdtemp(pattern.data())) fail(pattern, "cannot create a temporary directory for the candidate soups");
+    m_path = pattern;
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(m_path, ec);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  std::string file(const std::string& name) const { return (std::filesystem::path(m_path) / name).string(); }
+
+ private:
+  std::string m_path;
+};
+
+// Writes the uniform average of `paths` to `target` atomically (one path: its tensors, as the mean of one).
+void write_average(const SoupOptions& o, const std::vector<std::string>& paths, const std::string& target,
+                   const std::string& format, Provenance provenance) {
+  const auto readers = open_inputs(paths);
+  const std::vector<Reader*> inputs = raw(readers);
+  Plan plan = build_plan(inputs, o.plan);
+  if (!o.out_dtype.empty()) set_out_dtype(plan, *dtype_from_name(o.out_dtype));
+  auto backend = make_cpu_backend();
+  auto method = make_weighted_mean(*backend, {});
+  Engine engine(plan, inputs, *method, *backend);
+  engine.verify();
+  AtomicFile out(target, o.force || target != o.output ? Overwrite::yes : Overwrite::no);
+  {
+    const OutputSpec spec{output_tensors(plan), inputs.front(), plan.dropped_from_first, std::move(provenance)};
+    auto writer = create_writer(format, out.tmp_path(), target, spec);
+    engine.run(*writer);
+  }
+  out.commit();
+}
+
+std::string names(const std::vector<std::string>& paths) {
+  std::string s;
+  for (const std::string& p : paths) {
+    if (!s.empty()) s += ", ";
+    s += p;
+  }
+  return s;
+}
+
+int run_soup(SoupOptions& o) {
+  if (o.inputs.size() < 2) fail_usage("soup needs at least two inputs");
+  check_eval_command(o.eval);
+  check_output_not_input(o.output, o.inputs);
+  if (!o.force && std::filesystem::exists(o.output))
+    throw Error(ExitCode::usage, o.output, "already exists (use --force to replace it)");
+  apply_threads(o.threads);
+  std::string format;
+  {
+    const auto readers = open_inputs(o.inputs);  // every input readable and mergeable before any evaluation
+    const std::vector<Reader*> inputs = raw(readers);
+    build_plan(inputs, o.plan);
+    format = output_format(o.output, o.format, inputs.front());
+  }
+
+  std::vector<double> scores;
+  for (const std::string& path : o.inputs) {
+    scores.push_back(evaluate(o.eval, path));
+    if (!o.verbosity.quiet) std::printf("score %s %s\n", score_text(scores.back()).c_str(), path.c_str());
+  }
+  std::vector<std::size_t> order(o.inputs.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return scores[a] > scores[b]; });
+
+  ScratchDir scratch;
+  const std::string extension = std::filesystem::path(o.output).extension().string();
+  std::vector<std::string> soup{o.inputs[order[0]]};
+  double best = scores[order[0]];
+  std::string record = "greedy soup (scores";
+  for (std::size_t k : order) record += " " + o.inputs[k] + "=" + score_text(scores[k]);
+  for (std::size_t step = 1; step < order.size(); ++step) {
+    std::vector<std::string> candidate = soup;
+    candidate.push_back(o.inputs[order[step]]);
+    const std::string path = scratch.file("candidate-" + std::to_string(step) + extension);
+    write_average(o, candidate, path, format, Provenance{});
+    const double score = evaluate(o.eval, path);
+    std::filesystem::remove(path);
+    const bool accepted = score >= best;
+    if (!o.verbosity.quiet)
+      std::printf("with %s: %s, %s\n", candidate.back().c_str(), score_text(score).c_str(),
+                  accepted ? "accepted" : "rejected");
+    record += "; with " + candidate.back() + "=" + score_text(score) + (accepted ? " accepted" : " rejected");
+    if (accepted) {
+      soup = std::move(candidate);
+      best = score;
+    }
+  }
+  record += "; soup " + names(soup) + ")";
+  write_average(o, soup, o.output, format, make_provenance("soup", record, soup, o.out_dtype, !o.no_hash));
+  if (!o.verbosity.quiet)
+    std::printf("soup of %zu: %s (score %s) into %s\n", soup.size(), names(soup).c_str(), score_text(best).c_str(),
+                o.output.c_str());
+  return 0;
+}
+
+}  // namespace
+
+RunFn setup_soup(CLI::App& app) {
+  auto o = std::make_shared<SoupOptions>();
+  app.add_option("inputs", o->inputs, "Checkpoints to choose from (two or more)")->required();
+  app.add_option("-o,--output", o->output, "Output checkpoint")->required();
+  app.add_option("--eval", o->eval,
+                 "Evaluation command, run by /bin/sh with {model} replaced by a checkpoint's path; the last line "
+                 "of its output is the score, higher is better")
+      ->required();
+  app.add_option("--format", o->format, "Output format (default: from the output's extension)");
+  add_out_dtype(app, o->out_dtype);
+  add_no_hash(app, o->no_hash);
+  app.add_flag("-f,--force", o->force, "Replace an existing output");
+  add_plan_options(app, o->plan);
+  add_threads(app, o->threads);
+  add_verbosity(app, o->verbosity);
+  return [o] { return run_soup(*o); };
+}
+
+}  // namespace wavg::cli

@@ -1,0 +1,31 @@
+#pragma once
+// The options of merge's task-vector methods (--lambda, --density, --t; --method, --base, --weights and --seed are
+// shared with the federated options), kept apart from merge.cpp so that file still reads as the merge's table of
+// contents.
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+#include "cli/common.hpp"
+#include "wavg/task_methods.hpp"
+
+namespace wavg::cli {
+
+struct TaskCli {
+  double lambda = 1, density = 0, t = 0;
+  CLI::Option *lambda_opt = nullptr, *density_opt = nullptr, *t_opt = nullptr;
+
+  // Returns the task options from these, the federated ones (--method, --base, --seed) and the input weights.
+  TaskOptions resolve(const FederatedOptions& fed, std::vector<double> weights) const;
+};
+
+// Adds --lambda, --density and --t under their own heading.
+void add_task_options(CLI::App& app, TaskCli& t);
+
+// Returns the backend a task-vector method runs on: the CPU, which alone has its kernels; -v says so, and why when
+// --device asked for another.
+std::unique_ptr<Backend> task_backend(const std::string& device, const Verbosity& v);
+
+}  // namespace wavg::cli

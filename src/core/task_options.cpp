@@ -1,0 +1,93 @@
+// Which options the task-vector methods accept, and why they refuse the others. Every refusal is a usage error
+// (exit 2) whose message gives the reason.
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "wavg/error.hpp"
+#include "wavg/task_methods.hpp"
+
+namespace wavg {
+
+bool is_task_method(Aggregator a) {
+  switch (a) {
+    case Aggregator::task_arithmetic:
+    case Aggregator::ties:
+    case Aggregator::dare_linear:
+    case Aggregator::dare_ties:
+    case Aggregator::slerp:
+    case Aggregator::model_stock: return true;
+    default: return false;
+  }
+}
+
+const char* task_method_name(Aggregator a) {
+  switch (a) {
+    case Aggregator::task_arithmetic: return "task-arithmetic";
+    case Aggregator::ties: return "ties";
+    case Aggregator::dare_linear: return "dare-linear";
+    case Aggregator::dare_ties: return "dare-ties";
+    case Aggregator::slerp: return "slerp";
+    case Aggregator::model_stock: return "model-stock";
+    default: return "?";
+  }
+}
+
+namespace {
+
+void refuse_if(bool given, const std::string& option, const std::string& method) {
+  if (given) fail_usage(option + " does not apply to --method " + method);
+}
+
+}  // namespace
+
+std::string parameter_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+void validate_task(const TaskOptions& o, const FederatedOptions& f, std::size_t inputs) {
+  const std::string m = task_method_name(o.method);
+  const bool sparsifies = o.method == Aggregator::ties || o.method == Aggregator::dare_linear ||
+                          o.method == Aggregator::dare_ties;
+  const bool dare = o.method == Aggregator::dare_linear || o.method == Aggregator::dare_ties;
+  const bool on_vectors = sparsifies || o.method == Aggregator::task_arithmetic;
+  if (f.inputs == InputKind::deltas || f.privacy.clip != 0 || f.privacy.noise_multiplier != 0 ||
+      f.server.kind != ServerOptKind::none || f.has_state || f.robust.trim || f.robust.byzantine ||
+      f.robust.select || f.server_lr || f.beta1 || f.beta2 || f.tau)
+    fail_usage("--method " + m + " takes none of the federated options (--inputs-are, --clip, --noise-multiplier, "
+               "--server-opt, --state, --trim, --byzantine, --select)");
+  refuse_if(o.density.has_value() && !sparsifies, "--density", m);
+  refuse_if(o.seed.has_value() && !dare, "--seed", m);
+  refuse_if(o.t.has_value() && o.method != Aggregator::slerp, "--t", m);
+  refuse_if(o.lambda.has_value() && !on_vectors, "--lambda", m);
+  refuse_if(!o.weights.empty() && !on_vectors, "--weights", m);
+  if (o.lambda && !std::isfinite(*o.lambda))
+    fail_usage("--lambda " + parameter_text(*o.lambda) + " is not finite");
+  if (on_vectors || o.method == Aggregator::model_stock) {
+    if (!o.has_base) fail_usage("--method " + m + " works on task vectors (input - base): give the base with --base");
+  }
+  if (sparsifies) {
+    if (!o.density) fail_usage("--method " + m + " needs --density D (the fraction of each task vector kept)");
+    if (!(*o.density > 0 && *o.density <= 1))
+      fail_usage("--density " + parameter_text(*o.density) + " is not in (0, 1]");
+  }
+  if (o.method == Aggregator::slerp) {
+    if (o.has_base) fail_usage("--method slerp interpolates between two models and takes no --base");
+    if (inputs != 2) fail_usage("--method slerp needs exactly two inputs, got " + std::to_string(inputs));
+    if (!o.t) fail_usage("--method slerp needs --t T (0 gives input 1, 1 gives input 2)");
+    if (!(*o.t >= 0 && *o.t <= 1)) fail_usage("--t " + parameter_text(*o.t) + " is not in [0, 1]");
+  }
+  if (o.method == Aggregator::model_stock && inputs < 2)
+    fail_usage("--method model-stock needs at least two inputs besides --base, got " + std::to_string(inputs));
+}
+
+std::unique_ptr<Method> make_task_method(Backend& backend, const Plan& plan, const TaskOptions& options) {
+  if (options.method == Aggregator::slerp || options.method == Aggregator::model_stock)
+    return make_slerp_stock(backend, plan, options);
+  return make_task_vectors(backend, plan, options);
+}
+
+}  // namespace wavg

@@ -1,0 +1,174 @@
+// Task arithmetic, TIES and DARE on the task vectors tau_k = x_k - base, as mergekit's generalized task
+// arithmetic defines them (sparsify each tau_k, optionally elect a sign per element, combine, scale by lambda, add
+// to the base). Everything is element-wise except TIES's trimming, which keeps the k = floor(D * n) largest
+// |tau_k| of each tensor: that threshold is a whole-tensor order statistic, found exactly in two streaming passes
+// without holding any tensor in memory:
+//
+//   pass 0   a histogram of the nonzero |tau_k| over 2^15 buckets (the top 16 bits of the double, which order as
+//            the values do) for each input; at the end of each tensor, the bucket in which the k-th largest falls
+//            and how many values must still be taken from it;
+//   pass 1   the values of that bucket only, with their element indices; the k-th largest of them (ties to the
+//            lower index) is the threshold, and its index says which equal values are kept.
+//
+// A bucket spans 1/16 of a binary order of magnitude, so pass 1 holds a small fraction of a tensor. Zeros are
+// never counted: a zero entry contributes nothing whether kept or not, and never agrees with an elected sign.
+// The per-element combination is Backend::task_combine; DARE's drop mask comes from Philox keyed by (seed, tensor,
+// input, element), so it is the same for any block size and thread count.
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "wavg/error.hpp"
+#include "wavg/task_methods.hpp"
+
+namespace wavg {
+
+namespace {
+
+constexpr std::size_t k_none = std::numeric_limits<std::size_t>::max();
+
+// One input's trimming of one tensor.
+struct Cut {
+  double threshold = 0;
+  std::uint64_t tie_last = std::numeric_limits<std::uint64_t>::max();
+  std::size_t bucket = k_none;  // between the passes: where the threshold lies, and how many to take there
+  std::uint64_t need = 0;
+};
+
+class TaskVectors final : public Method {
+ public:
+  TaskVectors(Backend& backend, const Plan& plan, const TaskOptions& o)
+      : m_backend(backend), m_plan(plan), m_o(o) {
+    m_n = plan.entries.empty() ? 0 : plan.entries.front().source.size();
+    m_weights = o.weights.empty() ? std::vector<double>(m_n, 1.0) : o.weights;
+    const bool dare = o.method == Aggregator::dare_linear || o.method == Aggregator::dare_ties;
+    m_params.weights = m_weights.data();
+    m_params.lambda = o.lambda.value_or(1.0);
+    m_params.sparsify = o.method == Aggregator::ties ? Sparsify::magnitude : dare ? Sparsify::random : Sparsify::none;
+    m_params.density = o.density.value_or(1.0);
+    m_params.seed = dare ? (o.seed ? *o.seed : random_seed()) : 0;
+    const bool ties_sign = o.method == Aggregator::ties || o.method == Aggregator::dare_ties;
+    m_params.consensus = ties_sign ? Consensus::sign : Consensus::none;
+    // mergekit normalises TIES by the weights that agree with the sign, and neither DARE variant.
+    m_params.normalize = o.method == Aggregator::ties ? Normalize::yes : Normalize::no;
+    if (m_params.sparsify == Sparsify::magnitude) m_cuts.resize(plan.entries.size() * m_n);
+  }
+
+  std::string describe() const override {
+    std::string s = task_method_name(m_o.method);
+    if (m_o.density) s += ", density " + parameter_text(*m_o.density);
+    if (m_params.sparsify == Sparsify::random) s += ", seed " + std::to_string(m_params.seed);
+    s += ", lambda " + parameter_text(m_params.lambda);
+    if (!m_o.weights.empty()) {
+      s += ", weights ";
+      for (std::size_t k = 0; k < m_weights.size(); ++k) {
+        if (k) s += ',';
+        s += parameter_text(m_weights[k]);
+      }
+    }
+    return s + ", on task vectors";
+  }
+
+  bool wants_pass(int pass) override { return m_params.sparsify == Sparsify::magnitude && pass < 2; }
+
+  void observe(int pass, const PlanEntry& entry, std::uint64_t offset, const BlockInputs& in) override {
+    const std::size_t index = entry_index(entry);
+    if (index != m_current) {
+      finish_entry(pass);
+      m_current = index;
+      if (pass == 0) m_hist.assign(m_n * k_magnitude_buckets, 0);
+      else m_candidates.assign(m_n, {});
+    }
+    for (std::size_t k = 0; k < m_n; ++k) {
+      if (pass == 0) m_backend.magnitude_histogram(in, k, m_hist.data() + k * k_magnitude_buckets);
+      else if (const Cut& c = m_cuts[index * m_n + k]; c.bucket != k_none)
+        m_backend.magnitude_candidates(in, k, c.bucket, offset, m_candidates[k]);
+    }
+  }
+
+  void end_pass(int pass) override {
+    finish_entry(pass);
+    m_current = k_none;
+    m_hist = {};
+    m_candidates = {};
+  }
+
+  void combine(const PlanEntry& entry, std::uint64_t offset, const BlockInputs& in, void* out) override {
+    WAVG_ASSERT(in.base && in.data.size() == m_n);
+    const std::size_t index = entry_index(entry);
+    TaskCombineParams p = m_params;
+    if (p.sparsify == Sparsify::magnitude) {
+      m_threshold.resize(m_n);
+      m_tie_last.resize(m_n);
+      for (std::size_t k = 0; k < m_n; ++k) {
+        m_threshold[k] = m_cuts[index * m_n + k].threshold;
+        m_tie_last[k] = m_cuts[index * m_n + k].tie_last;
+      }
+      p.threshold = m_threshold.data();
+      p.tie_last = m_tie_last.data();
+    }
+    p.stream = index;
+    m_backend.task_combine(in, p, offset, entry.out_dtype, out);
+  }
+
+ private:
+  std::size_t entry_index(const PlanEntry& entry) const {
+    return static_cast<std::size_t>(&entry - m_plan.entries.data());
+  }
+
+  // Turns what the pass saw of the current tensor into its cuts.
+  void finish_entry(int pass) {
+    if (m_current == k_none) return;
+    const std::uint64_t n = m_plan.entries[m_current].info.count();
+    const auto keep = static_cast<std::uint64_t>(m_params.density * static_cast<double>(n));  // mergekit's k
+    for (std::size_t k = 0; k < m_n; ++k) {
+      Cut& c = m_cuts[m_current * m_n + k];
+      if (pass == 0) {
+        const std::uint64_t* hist = m_hist.data() + k * k_magnitude_buckets;
+        std::uint64_t above = 0;
+        c = Cut{};  // keeps every nonzero value unless the histogram finds a bucket
+        if (keep == 0) c.threshold = std::numeric_limits<double>::quiet_NaN();  // nothing compares equal or above
+        for (std::size_t b = k_magnitude_buckets; keep > 0 && b-- > 0;) {
+          if (above + hist[b] >= keep) {
+            c.bucket = b;
+            c.need = keep - above;
+            break;
+          }
+          above += hist[b];
+        }
+      } else if (c.bucket != k_none) {
+        std::vector<Magnitude>& v = m_candidates[k];
+        WAVG_ASSERT(v.size() >= c.need && c.need > 0);
+        const auto nth = v.begin() + static_cast<std::ptrdiff_t>(c.need - 1);
+        std::nth_element(v.begin(), nth, v.end(), [](const Magnitude& a, const Magnitude& b) {
+          return a.value > b.value || (a.value == b.value && a.index < b.index);
+        });
+        c.threshold = nth->value;
+        c.tie_last = nth->index;
+        c.bucket = k_none;
+      }
+    }
+  }
+
+  Backend& m_backend;
+  const Plan& m_plan;
+  TaskOptions m_o;
+  std::size_t m_n = 0;
+  std::vector<double> m_weights;
+  TaskCombineParams m_params;
+  std::vector<Cut> m_cuts;  // per (plan entry, input)
+  std::size_t m_current = k_none;
+  std::vector<std::uint64_t> m_hist;                 // the current tensor's histograms, one per input
+  std::vector<std::vector<Magnitude>> m_candidates;  // the current tensor's candidates, one list per input
+  std::vector<double> m_threshold;
+  std::vector<std::uint64_t> m_tie_last;
+};
+
+}  // namespace
+
+std::unique_ptr<Method> make_task_vectors(Backend& backend, const Plan& plan, const TaskOptions& options) {
+  return std::make_unique<TaskVectors>(backend, plan, options);
+}
+
+}  // namespace wavg
