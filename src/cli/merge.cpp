@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "cli/common.hpp"
-#include "cli/eval.hpp"
+#include "cli/eval_command.hpp"
 #include "cli/federated_options.hpp"
 #include "cli/sequence.hpp"
 #include "cli/soup_options.hpp"

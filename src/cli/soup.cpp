@@ -10,7 +10,7 @@
 #include <numeric>
 
 #include "cli/common.hpp"
-#include "cli/eval.hpp"
+#include "cli/eval_command.hpp"
 #include "wavg/atomic_file.hpp"
 #include "wavg/engine.hpp"
 #include "wavg/error.hpp"

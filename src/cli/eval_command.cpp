@@ -1,4 +1,4 @@
-#include "cli/eval.hpp"
+#include "cli/eval_command.hpp"
 
 #include <sys/wait.h>
 
