@@ -30,11 +30,13 @@
 // memory stays at one block per input for any file size.
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "hdf5/h5.hpp"
 #include "wavg/format.hpp"
+#include "wavg/mapped_file.hpp"
 
 namespace wavg {
 
@@ -85,7 +87,7 @@ class Hdf5Reader final : public Reader {
   h5::Handle m_file;
   int m_fd = -1;
   std::uint64_t m_file_size = 0;
-  const char* m_map = nullptr;  // the whole file, read-only, or nullptr when mmap() failed (read() still works)
+  std::optional<MappedFile> m_map;  // the whole file, or empty when mmap() failed (read() still works)
   std::vector<TensorInfo> m_tensors;
   std::vector<Entry> m_entries;
   std::map<std::string, std::string> m_metadata;  // root attributes as text, read once with the structure
