@@ -19,6 +19,9 @@ class Reader {
   virtual ~Reader() = default;
 
   virtual const std::string& path() const = 0;
+  // Lists every file this input consists of, path() first (a TF.js model.json and its shards): what no output may
+  // replace.
+  virtual std::vector<std::string> files() const { return {path()}; }
   // Returns the format's name ("HDF5").
   virtual std::string format_name() const = 0;
   // Returns the layout detected inside the format ("Keras 2 model", "Keras 2 weights", "plain HDF5").

@@ -86,6 +86,13 @@ std::vector<Reader*> raw(const std::vector<std::unique_ptr<Reader>>& readers) {
   return out;
 }
 
+std::vector<std::string> files_of(const std::vector<Reader*>& readers) {
+  std::vector<std::string> files;
+  for (const Reader* r : readers)
+    for (std::string& f : r->files()) files.push_back(std::move(f));
+  return files;
+}
+
 std::vector<double> parse_weights(const std::string& text) {
   std::vector<double> out;
   if (text.empty()) return out;

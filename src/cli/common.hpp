@@ -74,6 +74,8 @@ constexpr std::uint64_t k_auto_cuda_bytes = 256ull << 20;
 // Opens every input before any work starts; the first unreadable one is the error.
 std::vector<std::unique_ptr<Reader>> open_inputs(const std::vector<std::string>& paths);
 std::vector<Reader*> raw(const std::vector<std::unique_ptr<Reader>>& readers);
+// Returns every file the readers consist of (Reader::files()): what no output may replace.
+std::vector<std::string> files_of(const std::vector<Reader*>& readers);
 
 // Parses "1,3,2" into numbers; throws a usage error naming the bad item.
 std::vector<double> parse_weights(const std::string& text);

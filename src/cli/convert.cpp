@@ -51,7 +51,7 @@ int run_convert(const ConvertOptions& o) {
   auto method = make_weighted_mean(*backend, {});
   Engine engine(plan, inputs, *method, *backend);
 
-  AtomicFile out(o.output, overwrite);
+  AtomicFile out(o.output, overwrite, reader->files());
   const OutputSpec spec{output_tensors(plan), reader.get(), {},
                         make_provenance("convert", "copy", {o.input}, o.out_dtype, !o.no_hash)};
   {

@@ -109,7 +109,11 @@ int run_merge(MergeOptions& o) {
   if (base) engine.set_base(base.get(), base_source);
   engine.verify();
 
-  AtomicFile out(o.output, overwrite);
+  std::vector<std::string> input_files = files_of(inputs);
+  if (base)
+    for (std::string& f : base->files()) input_files.push_back(std::move(f));
+  if (fed.has_state) input_files.push_back(o.fed.state);
+  AtomicFile out(o.output, overwrite, input_files);
   const OutputSpec spec{output_tensors(plan), inputs.front(), plan.dropped_from_first,
                         make_provenance("merge", method->describe(), o.inputs, o.out_dtype, !o.no_hash)};
   {

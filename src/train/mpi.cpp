@@ -194,7 +194,7 @@ int allreduce_checkpoint(const std::string& local_pattern, const std::string& ou
   std::unique_ptr<Writer> writer;
   const OutputSpec spec{reader->tensors(), reader.get(), {}, make_provenance("allreduce", "mean", {local}, "")};
   if (rank == 0) {
-    out = std::make_unique<AtomicFile>(output, overwrite);
+    out = std::make_unique<AtomicFile>(output, overwrite, reader->files());
     writer = create_writer(format, out->tmp_path(), output, spec);
   }
   std::vector<double> values, result, gathered;
