@@ -4,7 +4,6 @@
 
 #include "cli/common.hpp"
 #include "cli/federated_options.hpp"
-#include "wavg/atomic_file.hpp"
 #include "wavg/engine.hpp"
 #include "wavg/error.hpp"
 #include "wavg/federated.hpp"
@@ -67,35 +66,50 @@ std::vector<std::string> protected_paths(const MergeOptions& o) {
   return paths;
 }
 
+// Every file the output must not replace: the inputs' (shards included), the base's and the server state.
+std::vector<std::string> protected_files(const MergeOptions& o, const std::vector<Reader*>& inputs,
+                                         const Reader* base) {
+  std::vector<std::string> files = pipeline::files_of(inputs);
+  if (base)
+    for (std::string& f : base->files()) files.push_back(std::move(f));
+  if (!o.fed.state.empty()) files.push_back(o.fed.state);
+  return files;
+}
+
 // The weights of --weights, or of --weight-by read from the inputs' metadata.
 std::vector<double> input_weights(const MergeOptions& o, const std::vector<Reader*>& inputs) {
   if (o.fed.weight_by.empty()) return parse_weights(o.weights);
   return weights_from_metadata(inputs, o.fed.weight_by);
 }
 
-int run_merge(MergeOptions& o) {
+// Tells whether a federated method runs rather than the (weighted) mean.
+bool federated_run(const MergeOptions& o) { return is_federated(o.fed.options) || !o.fed.weight_by.empty(); }
+
+// Checks the options against each other and the number of inputs (usage errors, exit 2), before any file opens.
+void validate_options(MergeOptions& o) {
   FederatedOptions& fed = o.fed.options;
   o.fed.resolve();
-  const bool federated = is_federated(fed) || !o.fed.weight_by.empty();
   const std::size_t least = fed.has_base || fed.inputs == InputKind::deltas ? 1 : 2;
   if (o.inputs.size() < least) fail_usage("merge needs at least two inputs (one with --base or deltas)");
   if (!o.weights.empty() && !o.fed.weight_by.empty()) fail_usage("give either --weights or --weight-by, not both");
   validate_weights(parse_weights(o.weights), o.inputs.size());
   // Validation only needs to know whether there are weights; --weight-by's values come from the inputs.
   fed.weights = o.fed.weight_by.empty() ? parse_weights(o.weights) : std::vector<double>(o.inputs.size(), 1.0);
-  if (federated) validate_federated(fed, o.inputs.size());
+  if (federated_run(o)) validate_federated(fed, o.inputs.size());
   if (fed.server.kind != ServerOptKind::none && fed.server.kind != ServerOptKind::sgd && !fed.has_state)
     note(o.verbosity, 0, "no --state: the server optimizer's moments start from zero and are not saved");
-  std::string format = output_format(o.output, o.format);
-  check_output_not_input(o.output, protected_paths(o));
+  output_format(o.output, o.format);  // an output whose format cannot be told is refused before any input opens
+}
+
+int run_merge(MergeOptions& o) {
+  validate_options(o);
+  FederatedOptions& fed = o.fed.options;
   const Overwrite overwrite = o.force ? Overwrite::yes : Overwrite::no;
-  if (overwrite == Overwrite::no && std::filesystem::exists(o.output))
-    throw Error(ExitCode::usage, o.output, "already exists (use --force to replace it)");
+  pipeline::check_output(o.output, protected_paths(o), overwrite);
   apply_threads(o.threads);
 
-  const auto readers = open_inputs(o.inputs);
-  const std::vector<Reader*> inputs = raw(readers);
-  format = output_format(o.output, o.format, inputs[0]);
+  const auto readers = pipeline::open_inputs(o.inputs);
+  const std::vector<Reader*> inputs = pipeline::raw(readers);
   const std::vector<double> weights = input_weights(o, inputs);
   Plan plan = build_plan(inputs, o.plan);
   if (!o.out_dtype.empty()) set_out_dtype(plan, *dtype_from_name(o.out_dtype));
@@ -104,23 +118,18 @@ int run_merge(MergeOptions& o) {
   auto state = fed.has_state ? std::make_unique<ServerState>(o.fed.state, plan, fed.server) : nullptr;
   auto backend = make_backend(o.device, averaged_bytes(plan) * inputs.size(), o.verbosity);
   fed.weights = weights;
-  auto method = federated ? make_federated(*backend, plan, fed, state.get()) : make_weighted_mean(*backend, weights);
+  auto method =
+      federated_run(o) ? make_federated(*backend, plan, fed, state.get()) : make_weighted_mean(*backend, weights);
   Engine engine(plan, inputs, *method, *backend);
   if (base) engine.set_base(base.get(), base_source);
   engine.verify();
 
-  std::vector<std::string> input_files = files_of(inputs);
-  if (base)
-    for (std::string& f : base->files()) input_files.push_back(std::move(f));
-  if (fed.has_state) input_files.push_back(o.fed.state);
-  AtomicFile out(o.output, overwrite, input_files);
-  const OutputSpec spec{output_tensors(plan), inputs.front(), plan.dropped_from_first,
-                        make_provenance("merge", method->describe(), o.inputs, o.out_dtype, !o.no_hash)};
-  {
-    auto writer = create_writer(format, out.tmp_path(), o.output, spec);
-    if (state) state->begin_write();
-    engine.run(*writer);
-  }
+  pipeline::Output out(o.output, output_format(o.output, o.format, inputs[0]), overwrite,
+                       {output_tensors(plan), inputs.front(), plan.dropped_from_first,
+                        make_provenance("merge", method->describe(), o.inputs, o.out_dtype, !o.no_hash)},
+                       protected_files(o, inputs, base.get()));
+  if (state) state->begin_write();
+  engine.run(out.writer());
   out.commit();
   if (state) state->commit();
   report(o, plan, *method, inputs);
