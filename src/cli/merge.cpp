@@ -1,6 +1,7 @@
 // wavg merge: open inputs, build the plan, run the engine, commit the output.
 
 #include <cstdio>
+#include <optional>
 
 #include "cli/common.hpp"
 #include "cli/federated_options.hpp"
@@ -115,7 +116,9 @@ int run_merge(MergeOptions& o) {
   if (!o.out_dtype.empty()) set_out_dtype(plan, *dtype_from_name(o.out_dtype));
   auto base = fed.has_base ? open_reader(o.fed.base) : nullptr;
   const std::vector<std::size_t> base_source = base ? match_base(plan, *base) : std::vector<std::size_t>{};
-  auto state = fed.has_state ? std::make_unique<ServerState>(o.fed.state, plan, fed.server) : nullptr;
+  auto state = fed.has_state ? std::make_unique<ServerState>(o.fed.state, pipeline::open_if_exists(o.fed.state),
+                                                              plan, fed.server)
+                             : nullptr;
   auto backend = make_backend(o.device, averaged_bytes(plan) * inputs.size(), o.verbosity);
   fed.weights = weights;
   auto method =
@@ -128,10 +131,18 @@ int run_merge(MergeOptions& o) {
                        {output_tensors(plan), inputs.front(), plan.dropped_from_first,
                         make_provenance("merge", method->describe(), o.inputs, o.out_dtype, !o.no_hash)},
                        protected_files(o, inputs, base.get()));
-  if (state) state->begin_write();
+  std::optional<pipeline::Output> state_out;
+  if (state) {
+    state_out.emplace(o.fed.state, output_format(o.fed.state, ""), Overwrite::yes, state->output_spec(),
+                      pipeline::files_of(inputs));
+    state->begin_write(state_out->writer());
+  }
   engine.run(out.writer());
   out.commit();
-  if (state) state->commit();
+  if (state) {
+    state->finish();
+    state_out->commit();
+  }
   report(o, plan, *method, inputs);
   return 0;
 }

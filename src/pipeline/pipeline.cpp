@@ -32,6 +32,11 @@ std::vector<Reader*> raw(const std::vector<std::unique_ptr<Reader>>& readers) {
   return out;
 }
 
+std::unique_ptr<Reader> open_if_exists(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::exists(path, ec) ? open_reader(path) : nullptr;
+}
+
 std::vector<std::string> files_of(const std::vector<Reader*>& readers) {
   std::vector<std::string> files;
   for (const Reader* r : readers)

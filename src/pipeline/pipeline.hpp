@@ -20,6 +20,8 @@ void check_output(const std::string& output, const std::vector<std::string>& inp
 // Opens every input before any work starts; the first unreadable one is the error.
 std::vector<std::unique_ptr<Reader>> open_inputs(const std::vector<std::string>& paths);
 std::vector<Reader*> raw(const std::vector<std::unique_ptr<Reader>>& readers);
+// Opens `path` when it exists (the server state an earlier round left), else returns null.
+std::unique_ptr<Reader> open_if_exists(const std::string& path);
 // Returns every file the readers consist of (Reader::files()): what no output may replace.
 std::vector<std::string> files_of(const std::vector<Reader*>& readers);
 
