@@ -125,11 +125,8 @@ class ServerState {
 
 // --- federated.cpp ---
 
-class FederatedMethod : public Method {
- public:
-  // Returns lines for the summary (clipping, selection, Weiszfeld, server round), after run().
-  virtual std::vector<std::string> report() const = 0;
-};
+// A federated method; its report() says what clipping, selection, Weiszfeld and the server round did.
+class FederatedMethod : public Method {};
 
 // Builds the method; `state` (may be null) must outlive it. The options must have passed validate_federated.
 std::unique_ptr<FederatedMethod> make_federated(Backend& backend, const Plan& plan, const FederatedOptions& options,

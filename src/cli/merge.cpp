@@ -47,8 +47,7 @@ void report(const MergeOptions& o, const Plan& plan, const Method& method, const
   std::printf("merged %zu inputs (%s) into %s: %zu tensors averaged (%llu values, %s), %zu copied\n", inputs.size(),
               inputs.front()->layout().c_str(), o.output.c_str(), averaged,
               static_cast<unsigned long long>(plan.values(Action::average)), method.describe().c_str(), other);
-  if (const auto* fed = dynamic_cast<const FederatedMethod*>(&method))
-    for (const std::string& line : fed->report()) std::printf("%s\n", line.c_str());
+  for (const std::string& line : method.report()) std::printf("%s\n", line.c_str());
 }
 
 // The bytes of one input that go through the backend's kernels (what --device auto weighs).
