@@ -7,6 +7,7 @@
 
 #include "safetensors/safetensors.hpp"
 #include "wavg/error.hpp"
+#include "wavg/utf8.hpp"
 
 namespace wavg {
 
@@ -34,31 +35,6 @@ std::uint64_t read_le64(const unsigned char* p) {
   std::uint64_t v = 0;
   for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
   return v;
-}
-
-// Checks UTF-8 well-formedness (RFC 3629: no overlongs, no surrogates, nothing above U+10FFFF).
-bool valid_utf8(const unsigned char* s, std::size_t n) {
-  std::size_t i = 0;
-  while (i < n) {
-    const unsigned char c = s[i];
-    std::size_t len = 0;
-    std::uint32_t cp = 0;
-    if (c < 0x80) { ++i; continue; }
-    if ((c & 0xe0) == 0xc0) { len = 2; cp = c & 0x1f; }
-    else if ((c & 0xf0) == 0xe0) { len = 3; cp = c & 0x0f; }
-    else if ((c & 0xf8) == 0xf0) { len = 4; cp = c & 0x07; }
-    else return false;
-    if (n - i < len) return false;
-    for (std::size_t k = 1; k < len; ++k) {
-      if ((s[i + k] & 0xc0) != 0x80) return false;
-      cp = (cp << 6) | (s[i + k] & 0x3f);
-    }
-    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10ffff ||
-        (cp >= 0xd800 && cp <= 0xdfff))
-      return false;
-    i += len;
-  }
-  return true;
 }
 
 }  // namespace
