@@ -24,17 +24,19 @@ void fill(const std::string& dir, const std::string& tag) {
   std::ofstream(dir + "/sub/model-00001-of-00001.safetensors") << tag;
 }
 
+// Writes the folder output `target` holding fill(tag) and commits it.
+void commit_folder(const std::string& target, Overwrite overwrite, const std::string& tag) {
+  AtomicDirectory out(target, overwrite);
+  CHECK(fs::path(out.tmp_path()).parent_path() == fs::path(target).parent_path());
+  fill(out.tmp_path(), tag);
+  out.commit();
+}
+
 }  // namespace
 
 TEST_CASE("a folder output is renamed into place whole on commit") {
   test::TempDir dir;
-  {
-    AtomicDirectory out(dir / "model", Overwrite::no);
-    CHECK(fs::path(out.tmp_path()).parent_path() == fs::path(dir.path()));
-    fill(out.tmp_path(), "new");
-    CHECK_FALSE(fs::exists(dir / "model"));
-    out.commit();
-  }
+  commit_folder(dir / "model", Overwrite::no, "new");
   CHECK(test::read_all(dir / "model/sub/model-00001-of-00001.safetensors") == "new");
   CHECK(test::count_entries(dir.path()) == 1);
 }
@@ -44,11 +46,7 @@ TEST_CASE("with --force the old folder is replaced and removed; without, it is r
   fs::create_directory(dir / "model");
   fill(dir / "model", "old");
   CHECK_THROWS_AS(AtomicDirectory(dir / "model", Overwrite::no), Error);
-  {
-    AtomicDirectory out(dir / "model/", Overwrite::yes);
-    fill(out.tmp_path(), "new");
-    out.commit();
-  }
+  commit_folder(dir / "model", Overwrite::yes, "new");
   CHECK(test::read_all(dir / "model/config.json") == "{\"tag\": \"new\"}");
   CHECK(test::count_entries(dir.path()) == 1);
 }
