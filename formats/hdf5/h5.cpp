@@ -1,79 +1,43 @@
 #include "hdf5/h5.hpp"
 
+#include <atomic>
 #include <cstdio>
 #include <cstring>
-#include <iterator>
 #include <memory>
 
-#include <signal.h>
-#include <unistd.h>
-
-#include "wavg/atomic_file.hpp"
 #include "wavg/error.hpp"
 
 namespace wavg::h5 {
 
 namespace {
 
-// A corrupt file can make HDF5 fault on a bad address, abort on a heap it damaged (malloc's checks), or divide by
-// a zero it read.
-constexpr int k_crash_signals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE};
-struct sigaction g_outside[std::size(k_crash_signals)];  // the handlers outside the outermost guard
 char g_guarded_file[4096];
-const char* g_guarded = nullptr;
+std::atomic<const char*> g_guarded{nullptr};
 
-void write_all(const char* s) {
-  std::size_t n = std::strlen(s);
-  while (n > 0) {
-    const ssize_t w = ::write(STDERR_FILENO, s, n);
-    if (w <= 0) return;
-    s += w;
-    n -= static_cast<std::size_t>(w);
-  }
-}
-
-extern "C" void on_hdf5_crash(int) {
-  remove_pending_outputs();
-  write_all("wavg: error: ");
-  write_all(g_guarded ? g_guarded : "?");
-  write_all(": corrupt HDF5 file (the HDF5 library failed reading it)\n");
-  ::_exit(static_cast<int>(ExitCode::runtime));
-}
-
-void install_crash_handler() {
-  static const bool installed = [] {
-    // An alternate stack, so the handler also runs when the fault came from a stack overflow.
-    static char alt_stack[64 * 1024];
-    stack_t ss{};
-    ss.ss_sp = alt_stack;
-    ss.ss_size = sizeof alt_stack;
-    sigaltstack(&ss, nullptr);
-    return true;
-  }();
-  (void)installed;
+// A corrupt file can make HDF5 fault on a bad address, abort on a heap it damaged (malloc's checks), or divide by
+// a zero it read: any of these inside a guarded call is the guarded file's fault.
+bool explain_hdf5_crash(int, const void*, const char*& file, const char*& what) noexcept {
+  file = g_guarded.load(std::memory_order_acquire);
+  what = "corrupt HDF5 file (the HDF5 library failed reading it)";
+  return file != nullptr;
 }
 
 }  // namespace
 
-CrashGuard::CrashGuard(const std::string& file) : m_previous(g_guarded) {
-  install_crash_handler();
+CrashGuard::CrashGuard(const std::string& file) : m_previous(g_guarded.load()) {
+  static const bool explained = [] {
+    signals::set_fault_explainer(signals::FaultSource::library, explain_hdf5_crash);
+    return true;
+  }();
+  (void)explained;
   if (!m_previous) {
     std::snprintf(g_guarded_file, sizeof g_guarded_file, "%s", file.c_str());
-    g_guarded = g_guarded_file;
-    struct sigaction sa {};
-    sa.sa_handler = on_hdf5_crash;
-    sa.sa_flags = SA_ONSTACK;
-    sigemptyset(&sa.sa_mask);
-    for (std::size_t i = 0; i < std::size(k_crash_signals); ++i) sigaction(k_crash_signals[i], &sa, &g_outside[i]);
+    g_guarded.store(g_guarded_file, std::memory_order_release);
   }
 }
 
 CrashGuard::~CrashGuard() {
-  if (!m_previous) {
-    g_guarded = nullptr;
-    // Back to what was there (the mapped-file SIGBUS handler, say), not to the default.
-    for (std::size_t i = 0; i < std::size(k_crash_signals); ++i) sigaction(k_crash_signals[i], &g_outside[i], nullptr);
-  }
+  if (!m_previous) g_guarded.store(nullptr, std::memory_order_release);
 }
 
 void init() {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "wavg/signals.hpp"
 #include "wavg/tensor.hpp"
 
 namespace wavg::h5 {
@@ -19,7 +20,7 @@ namespace wavg::h5 {
 void init();
 
 // While alive, turns a crash inside the HDF5 library (SIGSEGV, SIGBUS, SIGABRT, SIGFPE) into the usual one-line error naming
-// `file` and exit 1, with pending outputs removed. HDF5 1.10 trusts some on-disk sizes, notably of global heap
+// `file` and exit 1, with pending outputs removed (through signals.hpp, which owns the handlers). HDF5 1.10 trusts some on-disk sizes, notably of global heap
 // objects that hold variable-length strings (CVE-2020-10811 and kin), and reads out of bounds on such corrupt files;
 // nothing wavg can check first reaches those bytes through the public API. Guards nest.
 class CrashGuard {
@@ -31,6 +32,7 @@ class CrashGuard {
 
  private:
   const char* m_previous;
+  signals::FaultScope m_faults;
 };
 
 class Handle {

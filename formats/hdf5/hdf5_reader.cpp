@@ -1,7 +1,6 @@
 #include "hdf5/hdf5_reader.hpp"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,7 +16,7 @@
 
 #include "hdf5/keras_layout.hpp"
 #include "hdf5/structure_probe.hpp"
-#include "wavg/mapped_ranges.hpp"
+#include "wavg/mapped_file.hpp"
 #include "wavg/error.hpp"
 #include "wavg/regular_file.hpp"
 
@@ -71,9 +70,7 @@ void Hdf5Reader::close_handles() {
 }
 
 void Hdf5Reader::open_tree() {
-  std::string why;
-  m_fd = open_regular(m_path, Follow::yes, why);
-  if (m_fd < 0) fail(m_path, why);
+  m_fd = open_regular_file(m_path);
   struct stat st {};
   if (::fstat(m_fd, &st) != 0) fail(m_path, std::strerror(errno));
   m_file_size = static_cast<std::uint64_t>(st.st_size);
@@ -124,11 +121,7 @@ Hdf5Reader::~Hdf5Reader() {
     const h5::CrashGuard guard(m_path);
     close_handles();
   }
-  if (m_map) {
-    unregister_mapping(m_map);
-    ::munmap(const_cast<char*>(m_map), m_file_size);
-  }
-  if (m_fd >= 0) ::close(m_fd);
+  if (m_fd >= 0) ::close(m_fd);  // the mapping, unmapped after this, does not need it
 }
 
 void Hdf5Reader::add_found(keras::FoundModel model) {
@@ -217,11 +210,15 @@ bool Hdf5Reader::add_dataset(const std::string& name, Listed listed) {
 void Hdf5Reader::map_file() {
   bool any_direct = false;
   for (const Entry& e : m_entries) any_direct = any_direct || e.direct_offset >= 0;
-  if (!any_direct || m_file_size == 0 || m_file_size > std::numeric_limits<std::size_t>::max()) return;
-  void* p = ::mmap(nullptr, m_file_size, PROT_READ, MAP_SHARED, m_fd, 0);
-  if (p == MAP_FAILED) return;  // e.g. no address space left: pread() serves every read
-  m_map = static_cast<const char*>(p);
-  register_mapping(m_map, m_file_size, m_path.c_str());
+  if (!any_direct || m_file_size == 0) return;
+  try {
+    m_map.emplace(m_path, m_fd);
+  } catch (const Error&) {
+    return;  // e.g. no address space left: pread() serves every read
+  }
+  // The direct ranges were checked against m_file_size; a file that shrank since is served by pread(), which
+  // reports the truncation.
+  if (m_map->size() < m_file_size) m_map.reset();
 }
 
 bool Hdf5Reader::direct_range(std::size_t index, std::uint64_t offset, std::uint64_t count, std::uint64_t& begin,
@@ -242,13 +239,13 @@ const void* Hdf5Reader::view(std::size_t index, std::uint64_t offset, std::uint6
   if (!m_map || !direct_range(index, offset, count, begin, end)) return nullptr;
   // Kernels load whole elements; a dataset at an odd offset is copied into an aligned buffer by read() instead.
   if (begin % dtype_size(m_tensors[index].dtype) != 0) return nullptr;
-  return m_map + begin;
+  return m_map->data() + begin;
 }
 
 void Hdf5Reader::release(std::size_t index, std::uint64_t offset, std::uint64_t count) {
   std::uint64_t begin = 0, end = 0;
   if (!m_map || !direct_range(index, offset, count, begin, end) || begin == end) return;
-  release_mapped(m_map, m_file_size, begin, end);
+  m_map->release(begin, end);
 }
 
 void Hdf5Reader::prefetch(std::size_t index, std::uint64_t offset, std::uint64_t count) {

@@ -30,12 +30,14 @@
 // memory stays at one block per input for any file size.
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "hdf5/h5.hpp"
 #include "hdf5/keras_layout.hpp"
 #include "wavg/format.hpp"
+#include "wavg/mapped_file.hpp"
 
 namespace wavg {
 
@@ -91,7 +93,7 @@ class Hdf5Reader final : public Reader {
   h5::Handle m_file;
   int m_fd = -1;
   std::uint64_t m_file_size = 0;
-  const char* m_map = nullptr;  // the whole file, read-only, or nullptr when mmap() failed (read() still works)
+  std::optional<MappedFile> m_map;  // the whole file, or empty when mmap() failed (read() still works)
   std::vector<TensorInfo> m_tensors;
   std::vector<Entry> m_entries;
   using ByteSpan = std::pair<std::uint64_t, std::uint64_t>;        // [begin, end) in the file

@@ -1,11 +1,5 @@
 // The wavg JSON reader: one streaming pass over a memory mapping of the file (see json.hpp for the layout).
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <set>
@@ -13,49 +7,11 @@
 #include "json/json.hpp"
 #include "json/json_text.hpp"
 #include "wavg/error.hpp"
-#include "wavg/regular_file.hpp"
+#include "wavg/mapped_file.hpp"
 
 namespace wavg {
 
 namespace {
-
-// A read-only mapping of a whole file, unmapped when parsing is done.
-class Mapping {
- public:
-  explicit Mapping(const std::string& path) {
-    std::string why;
-    const int fd = open_regular(path, Follow::yes, why);
-    if (fd < 0) fail(path, why);
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) {
-      const int e = errno;
-      ::close(fd);
-      fail(path, std::strerror(e));
-    }
-    m_size = static_cast<std::size_t>(st.st_size);
-    if (m_size > 0) {
-      void* map = ::mmap(nullptr, m_size, PROT_READ, MAP_PRIVATE, fd, 0);
-      const int e = errno;
-      ::close(fd);
-      if (map == MAP_FAILED) fail(path, std::string("cannot map the file: ") + std::strerror(e));
-      m_data = static_cast<const char*>(map);
-      ::madvise(map, m_size, MADV_SEQUENTIAL);
-    } else {
-      ::close(fd);
-    }
-  }
-  ~Mapping() {
-    if (m_data) ::munmap(const_cast<char*>(m_data), m_size);
-  }
-  Mapping(const Mapping&) = delete;
-  Mapping& operator=(const Mapping&) = delete;
-  const char* data() const { return m_data; }
-  std::size_t size() const { return m_size; }
-
- private:
-  const char* m_data = nullptr;
-  std::size_t m_size = 0;
-};
 
 // Reads the "data" value of one tensor into `out`, which holds count x element size bytes.
 void read_values(json::Cursor& in, const TensorInfo& t, std::uint64_t count, bool base64,
@@ -115,8 +71,11 @@ bool looks_like_wavg_json(const std::string& path) {
 }
 
 JsonReader::JsonReader(std::string path) : m_path(std::move(path)) {
-  Mapping map(m_path);
-  json::Cursor in(map.data(), map.data() + map.size(), m_path);
+  // Mapped only while parsing: the values are copied into m_data as they are decoded.
+  const MappedFile map(m_path);
+  map.advise_sequential();
+  const auto* text = reinterpret_cast<const char*>(map.data());
+  json::Cursor in(text, text + map.size(), m_path);
   std::set<std::string> top_keys, names;
   bool have_format = false, have_tensors = false;
   in.expect('{', "'{' to open the document");

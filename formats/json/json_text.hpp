@@ -1,6 +1,6 @@
 #pragma once
-// The text layer of wavg JSON: a streaming cursor over JSON text that never builds a DOM, the lossless decimal
-// form of every element type, and base64. Kept apart from the codec so the reader is a walk over the document's
+// The text layer of wavg JSON: a streaming cursor over JSON text that never builds a DOM (json_cursor.cpp), the
+// lossless decimal form of every element type (json_numbers.cpp), and base64 (json_base64.cpp). Kept apart from the codec so the reader is a walk over the document's
 // structure and nothing else.
 
 #include <cstddef>
@@ -63,6 +63,9 @@ bool parse_float_string(std::string_view text, DType t, void* element);
 bool parse_integer(std::string_view text, DType t, void* element);
 // Appends one integer element of type `t` in decimal.
 void append_integer(std::string& out, DType t, const void* element);
+
+// Returns the value of a hexadecimal digit, or -1.
+int hex_value(char c);
 
 // Standard base64 (RFC 4648, with padding).
 void append_base64(std::string& out, const unsigned char* data, std::size_t size);

@@ -10,17 +10,19 @@
 // extracting anything it refuses entries other than these three, JSON entries over 64 MiB, weights over 1 TiB,
 // and a compression ratio over 1000:1; while extracting it stops at the declared size and fails on any
 // difference. model.weights.h5 is extracted to a private temporary file under $TMPDIR, opened with the HDF5
-// reader and removed when the reader is destroyed.
+// reader and removed when the reader is destroyed, or by the signal handlers (temp_file.hpp).
 //
 // The writer needs a .keras input 1: it keeps that input's config.json byte for byte and its metadata.json with
 // the provenance entries added, and writes model.weights.h5 with the HDF5 writer (input 1's weights file as the
 // template, so the Keras 3 tree is kept), then zips the three entries, stored, in Keras's order.
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "hdf5/hdf5_reader.hpp"
 #include "wavg/format.hpp"
+#include "wavg/temp_file.hpp"
 
 namespace wavg {
 
@@ -58,7 +60,7 @@ class KerasArchiveReader final : public Reader {
 
  private:
   std::string m_path;
-  std::string m_tmp;  // the extracted model.weights.h5
+  std::optional<TempFile> m_tmp;  // the extracted model.weights.h5; removed after m_weights, declared later
   std::string m_config;
   std::string m_metadata;
   std::unique_ptr<Hdf5Reader> m_weights;
@@ -72,8 +74,5 @@ bool looks_like_keras(const std::string& path);
 
 std::unique_ptr<Writer> create_keras_writer(const std::string& tmp_path, const std::string& display_path,
                                             const OutputSpec& spec);
-
-// Creates an empty private file under $TMPDIR named wavg-PREFIX-XXXXXX-SUFFIX and returns its path.
-std::string make_private_temp(const std::string& prefix, const std::string& suffix, const std::string& for_file);
 
 }  // namespace wavg

@@ -64,22 +64,6 @@ void extract(zip_t* z, zip_uint64_t index, const std::string& path, const std::s
 
 }  // namespace
 
-std::string make_private_temp(const std::string& prefix, const std::string& suffix, const std::string& for_file) {
-  // temp_directory_path() throws a bare filesystem_error when $TMPDIR names no directory: say which file needed it.
-  std::error_code ec;
-  const std::filesystem::path dir = std::filesystem::temp_directory_path(ec);
-  if (ec) {
-    const char* env = std::getenv("TMPDIR");
-    fail(for_file, "cannot create a temporary file in $TMPDIR" + (env ? " (" + std::string(env) + ")" : std::string()) +
-                       ": " + ec.message());
-  }
-  std::string tmpl = (dir / ("wavg-" + prefix + "-XXXXXX" + suffix)).string();
-  const int fd = ::mkstemps(tmpl.data(), static_cast<int>(suffix.size()));
-  if (fd < 0) fail(for_file, "cannot create a temporary file in " + tmpl + ": " + std::strerror(errno));
-  ::close(fd);
-  return tmpl;
-}
-
 bool looks_like_zip(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   char b[4] = {};
@@ -138,39 +122,35 @@ KerasArchiveReader::KerasArchiveReader(std::string path) : m_path(std::move(path
   read_text(1, m_config);
   if (!nlohmann::json::parse(m_metadata).is_object()) fail(m_path, "metadata.json is not a JSON object");
 
-  m_tmp = make_private_temp("keras", ".weights.h5", m_path);
-  const int fd = ::open(m_tmp.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-  if (fd < 0) fail(m_path, "cannot write " + m_tmp + ": " + std::strerror(errno));
+  m_tmp.emplace("keras", ".weights.h5", m_path);
+  const std::string& tmp = m_tmp->path();
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+  if (fd < 0) fail(m_path, "cannot write " + tmp + ": " + std::strerror(errno));
   try {
     extract(z.get(), index[2], m_path, k_entries[2], size[2], [&](const char* p, std::size_t len) {
       while (len > 0) {
         const ssize_t w = ::write(fd, p, len);
         if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) fail(m_path, "cannot extract model.weights.h5 to " + m_tmp + ": " + std::strerror(errno));
+        if (w <= 0) fail(m_path, "cannot extract model.weights.h5 to " + tmp + ": " + std::strerror(errno));
         p += w;
         len -= static_cast<std::size_t>(w);
       }
     });
   } catch (...) {
     ::close(fd);
-    ::unlink(m_tmp.c_str());
-    throw;
+    throw;  // m_tmp removes the file
   }
   ::close(fd);
   try {
-    m_weights = std::make_unique<Hdf5Reader>(m_tmp);
+    m_weights = std::make_unique<Hdf5Reader>(tmp);
   } catch (const Error& e) {
-    ::unlink(m_tmp.c_str());
     fail(m_path, "model.weights.h5: " + (e.problems().empty() ? std::string(e.what()) : e.problems()[0].what));
   }
   m_layers = m_weights->model_layers();
   if (auto layers = keras::config_layers(m_config)) keras::order_keras3_layers(m_layers, *layers);
 }
 
-KerasArchiveReader::~KerasArchiveReader() {
-  m_weights.reset();
-  if (!m_tmp.empty()) ::unlink(m_tmp.c_str());
-}
+KerasArchiveReader::~KerasArchiveReader() = default;
 
 std::map<std::string, std::string> KerasArchiveReader::metadata() const {
   std::map<std::string, std::string> out;

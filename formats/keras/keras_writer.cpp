@@ -31,14 +31,11 @@ class KerasWriter final : public Writer {
     m_inner_spec.template_input = &m_template->weights();
     m_inner_spec.provenance = {};
     m_provenance = spec.provenance;
-    m_weights_path = make_private_temp("keras-out", ".weights.h5", display_path);
-    m_inner = create_hdf5_writer(m_weights_path, display_path, m_inner_spec);
+    m_weights.emplace("keras-out", ".weights.h5", display_path);
+    m_inner = create_hdf5_writer(m_weights->path(), display_path, m_inner_spec);
   }
 
-  ~KerasWriter() override {
-    m_inner.reset();
-    ::unlink(m_weights_path.c_str());
-  }
+  ~KerasWriter() override { m_inner.reset(); }
 
   bool holds_template_values(std::size_t index) const override { return m_inner->holds_template_values(index); }
   void write(std::size_t index, std::uint64_t offset, std::uint64_t count, const void* src) override {
@@ -56,7 +53,7 @@ class KerasWriter final : public Writer {
     m_metadata = meta.dump();
     add_buffer(z.get(), "metadata.json", m_metadata);
     add_buffer(z.get(), "config.json", m_template->config_json());
-    zip_source_t* src = zip_source_file(z.get(), m_weights_path.c_str(), 0, -1);
+    zip_source_t* src = zip_source_file(z.get(), m_weights->path().c_str(), 0, -1);
     if (!src) fail(m_display, std::string("model.weights.h5: ") + zip_strerror(z.get()));
     add_source(z.get(), "model.weights.h5", src);
     if (zip_close(z.get()) != 0) fail(m_display, std::string("cannot write the zip archive: ") + zip_strerror(z.get()));
@@ -87,7 +84,7 @@ class KerasWriter final : public Writer {
   OutputSpec m_inner_spec;
   Provenance m_provenance;
   std::string m_metadata;  // metadata.json; libzip reads it at zip_close
-  std::string m_weights_path;
+  std::optional<TempFile> m_weights;  // model.weights.h5, written by m_inner
   std::unique_ptr<Writer> m_inner;
 };
 

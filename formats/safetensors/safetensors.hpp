@@ -23,13 +23,13 @@
 #include <vector>
 
 #include "wavg/format.hpp"
+#include "wavg/mapped_file.hpp"
 
 namespace wavg {
 
 class SafetensorsReader final : public Reader {
  public:
   explicit SafetensorsReader(std::string path);
-  ~SafetensorsReader() override;
   SafetensorsReader(const SafetensorsReader&) = delete;
   SafetensorsReader& operator=(const SafetensorsReader&) = delete;
 
@@ -49,8 +49,7 @@ class SafetensorsReader final : public Reader {
   std::uint64_t file_offset(std::size_t index, std::uint64_t offset) const;
 
   std::string m_path;
-  const unsigned char* m_map = nullptr;
-  std::uint64_t m_size = 0;
+  MappedFile m_file;
   std::uint64_t m_data_start = 0;
   std::vector<TensorInfo> m_tensors;
   std::vector<std::uint64_t> m_begin;  // per tensor, relative to the data section

@@ -1,20 +1,13 @@
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <bit>
-#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <unordered_set>
 
 #include "safetensors/safetensors.hpp"
-#include "wavg/mapped_ranges.hpp"
 #include "wavg/error.hpp"
-#include "wavg/regular_file.hpp"
+#include "wavg/utf8.hpp"
 
 namespace wavg {
 
@@ -42,31 +35,6 @@ std::uint64_t read_le64(const unsigned char* p) {
   std::uint64_t v = 0;
   for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
   return v;
-}
-
-// Checks UTF-8 well-formedness (RFC 3629: no overlongs, no surrogates, nothing above U+10FFFF).
-bool valid_utf8(const unsigned char* s, std::size_t n) {
-  std::size_t i = 0;
-  while (i < n) {
-    const unsigned char c = s[i];
-    std::size_t len = 0;
-    std::uint32_t cp = 0;
-    if (c < 0x80) { ++i; continue; }
-    if ((c & 0xe0) == 0xc0) { len = 2; cp = c & 0x1f; }
-    else if ((c & 0xf0) == 0xe0) { len = 3; cp = c & 0x0f; }
-    else if ((c & 0xf8) == 0xf0) { len = 4; cp = c & 0x07; }
-    else return false;
-    if (n - i < len) return false;
-    for (std::size_t k = 1; k < len; ++k) {
-      if ((s[i + k] & 0xc0) != 0x80) return false;
-      cp = (cp << 6) | (s[i + k] & 0x3f);
-    }
-    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10ffff ||
-        (cp >= 0xd800 && cp <= 0xdfff))
-      return false;
-    i += len;
-  }
-  return true;
 }
 
 // Records the first key that appears twice in one object, and the first syntax error or out-of-range number.
@@ -131,43 +99,17 @@ bool looks_like_safetensors(const std::string& path) {
   return n >= 2 && buf[8] == '{' && (n <= k_max_header || n > size);
 }
 
-SafetensorsReader::SafetensorsReader(std::string path) : m_path(std::move(path)) {
-  std::string why;
-  const int fd = open_regular(m_path, Follow::yes, why);
-  if (fd < 0) fail(m_path, why);
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    const int e = errno;
-    ::close(fd);
-    fail(m_path, std::strerror(e));
-  }
-  m_size = static_cast<std::uint64_t>(st.st_size);
-  if (m_size < 8) {
-    ::close(fd);
-    fail(m_path, "truncated safetensors file (" + std::to_string(m_size) + " bytes, no header length)");
-  }
-  void* map = ::mmap(nullptr, m_size, PROT_READ, MAP_PRIVATE, fd, 0);
-  const int map_errno = errno;
-  ::close(fd);
-  if (map == MAP_FAILED) fail(m_path, std::string("cannot map the file: ") + std::strerror(map_errno));
-  m_map = static_cast<const unsigned char*>(map);
-  register_mapping(m_map, m_size, m_path.c_str());
-
-  const std::uint64_t n = read_le64(m_map);
+SafetensorsReader::SafetensorsReader(std::string path) : m_path(std::move(path)), m_file(m_path) {
+  const std::uint64_t size = m_file.size();
+  if (size < 8) fail(m_path, "truncated safetensors file (" + std::to_string(size) + " bytes, no header length)");
+  const std::uint64_t n = read_le64(m_file.data());
   if (n > k_max_header)
     fail(m_path, "safetensors header length " + std::to_string(n) + " exceeds the limit of 100000000 bytes");
-  if (n > m_size - 8)
+  if (n > size - 8)
     fail(m_path, "safetensors header length " + std::to_string(n) + " runs past the end of the file (" +
-                     std::to_string(m_size) + " bytes)");
+                     std::to_string(size) + " bytes)");
   m_data_start = 8 + n;
-  parse_header(reinterpret_cast<const char*>(m_map + 8), static_cast<std::size_t>(n));
-}
-
-SafetensorsReader::~SafetensorsReader() {
-  if (m_map) {
-    unregister_mapping(m_map);
-    ::munmap(const_cast<unsigned char*>(m_map), m_size);
-  }
+  parse_header(reinterpret_cast<const char*>(m_file.data() + 8), static_cast<std::size_t>(n));
 }
 
 void SafetensorsReader::parse_header(const char* text, std::size_t size) {
@@ -238,7 +180,7 @@ void SafetensorsReader::parse_header(const char* text, std::size_t size) {
   std::sort(raws.begin(), raws.end(), [](const Raw& a, const Raw& b) {
     return std::tie(a.begin, a.end, a.name) < std::tie(b.begin, b.end, b.name);
   });
-  const std::uint64_t data_size = m_size - m_data_start;
+  const std::uint64_t data_size = m_file.size() - m_data_start;
   std::uint64_t at = 0;
   for (Raw& r : raws) {
     if (r.begin != at)
@@ -272,7 +214,7 @@ std::uint64_t SafetensorsReader::file_offset(std::size_t index, std::uint64_t of
 
 void SafetensorsReader::read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) {
   WAVG_ASSERT(offset + count <= m_tensors[index].count());
-  std::memcpy(dst, m_map + file_offset(index, offset), count * dtype_size(m_tensors[index].dtype));
+  std::memcpy(dst, m_file.data() + file_offset(index, offset), count * dtype_size(m_tensors[index].dtype));
 }
 
 const void* SafetensorsReader::view(std::size_t index, std::uint64_t offset, std::uint64_t count) {
@@ -280,15 +222,15 @@ const void* SafetensorsReader::view(std::size_t index, std::uint64_t offset, std
   const std::uint64_t at = file_offset(index, offset);
   // Kernels load whole elements: a tensor at an offset that is not a multiple of its element size (the format
   // allows any header length) is copied into an aligned buffer by read() instead.
-  return at % dtype_size(m_tensors[index].dtype) == 0 ? m_map + at : nullptr;
+  return at % dtype_size(m_tensors[index].dtype) == 0 ? m_file.data() + at : nullptr;
 }
 
 void SafetensorsReader::release(std::size_t index, std::uint64_t offset, std::uint64_t count) {
-  release_mapped(m_map, m_size, file_offset(index, offset), file_offset(index, offset + count));
+  m_file.release(file_offset(index, offset), file_offset(index, offset + count));
 }
 
 void SafetensorsReader::prefetch(std::size_t index, std::uint64_t offset, std::uint64_t count) {
-  prefetch_mapped(m_map, m_size, file_offset(index, offset), file_offset(index, offset + count));
+  m_file.prefetch(file_offset(index, offset), file_offset(index, offset + count));
 }
 
 }  // namespace wavg

@@ -27,8 +27,11 @@
 // members of userDefinedMetadata, with userDefinedMetadata.wavg (wavg's provenance) flattened in.
 //
 // The writer writes OUT.json and OUT-shardIofN.bin (4 MiB each, the converter's default) beside it, as one output:
-// the shards are companions of the AtomicFile (atomic_file.hpp), so no shard is left without model.json or the
-// other way round. model.json keeps every member of input 1's model.json (when input 1 is TF.js), replaces
+// the shards are companions of the AtomicFile (atomic_file.hpp), placed as new files before model.json is renamed
+// into place, so a reader finds either the old model whole or the new one. When a shard name is taken (by the
+// model --force replaces, or by shards a killed run left), all shards are named OUT-TOKEN-shardIofN.bin instead,
+// TOKEN six letters and digits unique to the run; the replaced model.json's shards are removed after the switch.
+// model.json keeps every member of input 1's model.json (when input 1 is TF.js), replaces
 // weightsManifest by one group holding the output's weights in order (float32 unquantised, int32, bool), and sets
 // userDefinedMetadata.wavg to the provenance entries. A shard that would be the same file as an input (or one of
 // an input's shards) is refused before anything is written.
@@ -38,6 +41,7 @@
 #include <vector>
 
 #include "wavg/format.hpp"
+#include "wavg/mapped_file.hpp"
 
 namespace wavg {
 
@@ -68,9 +72,7 @@ class TfjsReader final : public Reader {
 
  private:
   struct Shard {
-    std::string path;
-    const unsigned char* map = nullptr;
-    std::uint64_t size = 0;
+    MappedFile file;
     std::uint64_t start = 0;  // offset of its first byte in the group's concatenation
   };
   struct Group {
@@ -87,11 +89,10 @@ class TfjsReader final : public Reader {
   void parse(const std::string& text);
   void open_group(std::size_t g, const void* group_json);
   void add_weight(std::size_t g, const void* weight_json, std::uint64_t& at);
-  void close_all() noexcept;
   void copy_bytes(const Group& g, std::uint64_t at, std::uint64_t n, unsigned char* dst) const;
-  // Calls f(map, map size, begin, end) for the piece of each shard that holds elements [offset, offset + count).
+  // Calls (shard.*f)(begin, end) for the piece of each shard that holds elements [offset, offset + count).
   void for_mapped_ranges(std::size_t index, std::uint64_t offset, std::uint64_t count,
-                         void (*f)(const void*, std::uint64_t, std::uint64_t, std::uint64_t)) const;
+                         void (MappedFile::*f)(std::uint64_t, std::uint64_t) const) const;
 
   std::string m_path;
   std::string m_dir;
@@ -101,8 +102,16 @@ class TfjsReader final : public Reader {
   std::vector<Weight> m_weights;
   std::vector<Group> m_groups;
   std::map<std::string, std::string> m_metadata;
-  bool m_protected = false;
 };
+
+// The largest model.json wavg reads: it holds no weights, and the largest real ones are a few MiB.
+constexpr std::uint64_t k_max_model_json = 256ull << 20;
+// Reads a whole model.json; fails naming it when it is not a regular file or is larger than k_max_model_json.
+std::string read_model_json(const std::string& path);
+// Returns the shard paths, relative to its directory, that the model.json at `path` lists (those the reader would
+// accept), or none when it is not a TF.js model.json wavg can read: the files of an old output that --force
+// replaces, to be removed once the new one is in place.
+std::vector<std::string> tfjs_listed_shards(const std::string& path);
 
 // Tells whether a file is a JSON object with a "weightsManifest" member (and not wavg JSON).
 bool looks_like_tfjs(const std::string& path);

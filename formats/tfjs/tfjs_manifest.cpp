@@ -1,7 +1,6 @@
-// Checking a TF.js model.json: every member the reader relies on, before any shard byte is read (tfjs.hpp).
+// Reading and checking a TF.js model.json: every member the reader relies on, before any shard byte is read
+// (tfjs.hpp).
 
-#include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,11 +10,10 @@
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
-#include "wavg/mapped_ranges.hpp"
 #include "tfjs/tfjs.hpp"
-#include "wavg/atomic_file.hpp"
 #include "wavg/error.hpp"
 #include "wavg/regular_file.hpp"
 
@@ -43,6 +41,48 @@ std::string group_name(std::size_t g) { return "weightsManifest group " + std::t
 std::string text_of(const Json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
 }  // namespace
+
+std::string read_model_json(const std::string& path) {
+  constexpr std::uint64_t limit = k_max_model_json;
+  const int fd = open_regular_file(path);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int e = errno;
+    ::close(fd);
+    fail(path, std::strerror(e));
+  }
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  if (size > limit) {
+    ::close(fd);
+    fail(path, "model.json is " + std::to_string(size) + " bytes, over the limit of " + std::to_string(limit));
+  }
+  std::string text(size, '\0');
+  std::uint64_t got = 0;
+  while (got < size) {
+    const ssize_t n = ::read(fd, text.data() + got, size - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ::close(fd);
+      fail(path, n == 0 ? "file shrank while being read" : std::strerror(errno));
+    }
+    got += static_cast<std::uint64_t>(n);
+  }
+  ::close(fd);
+  return text;
+}
+
+std::vector<std::string> tfjs_listed_shards(const std::string& path) {
+  std::vector<std::string> out;
+  try {
+    const Json doc = Json::parse(read_model_json(path));
+    for (const Json& group : doc.at("weightsManifest"))
+      for (const Json& p : group.at("paths"))
+        if (p.is_string() && check_relative(p.get<std::string>()).empty()) out.push_back(p.get<std::string>());
+  } catch (const std::exception&) {
+    return {};  // not a TF.js model.json we can read: nothing of it to remove
+  }
+  return out;
+}
 
 void TfjsReader::parse(const std::string& text) {
   Json doc;
@@ -111,11 +151,9 @@ void TfjsReader::open_group(std::size_t g, const void* group_json) {
     const std::string rel = p.get<std::string>();
     if (const std::string bad = check_relative(rel); !bad.empty())
       fail(m_path, group_name(g) + ": shard path " + rel + " " + bad + " (shards must lie beside model.json)");
-    Shard s;
-    s.path = m_dir + rel;
-    s.start = out.bytes;
+    const std::string shard_path = m_dir + rel;
     std::string why;
-    const int fd = open_regular(s.path, Follow::no, why);
+    const int fd = open_regular(shard_path, Follow::no, why);
     if (fd < 0)  // "is a FIFO, not a regular file", "is a symbolic link", or the system's reason
       fail(m_path, "shard " + rel + ": " + why +
                        (why.rfind("is ", 0) == 0 ? " (shards must be regular files beside model.json)" : ""));
@@ -126,26 +164,16 @@ void TfjsReader::open_group(std::size_t g, const void* group_json) {
       fail(m_path, "shard " + rel + " resolves to " + real + ", outside the model's directory " + model_dir +
                        " (through a symbolic link)");
     }
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) {
-      const int e = errno;
+    std::optional<MappedFile> file;
+    try {
+      file.emplace(shard_path, fd);
+    } catch (const Error& e) {
       ::close(fd);
-      fail(m_path, "shard " + rel + ": " + std::strerror(e));
+      fail(m_path, "shard " + rel + ": " + e.problems().front().what);
     }
-    s.size = static_cast<std::uint64_t>(st.st_size);
-    if (s.size > 0) {
-      void* map = ::mmap(nullptr, s.size, PROT_READ, MAP_PRIVATE, fd, 0);
-      const int e = errno;
-      if (map == MAP_FAILED) {
-        ::close(fd);
-        fail(m_path, "shard " + rel + ": cannot map it: " + std::strerror(e));
-      }
-      s.map = static_cast<const unsigned char*>(map);
-      register_mapping(s.map, s.size, s.path.c_str());
-    }
-    ::close(fd);
-    out.bytes += s.size;
-    protect_input(s.path);
+    ::close(fd);  // the mapping keeps the file
+    Shard s{std::move(*file), out.bytes};
+    out.bytes += s.file.size();
     out.shards.push_back(std::move(s));
   }
 }

@@ -2,11 +2,6 @@
 // before any shard byte is read; shards memory-mapped and read through a group-wide byte offset, so a weight that
 // spans shards is copied piece by piece (layout in tfjs.hpp).
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <bit>
 #include <cerrno>
@@ -15,53 +10,12 @@
 #include <fstream>
 
 #include "json/json.hpp"
-#include "wavg/mapped_ranges.hpp"
 #include "tfjs/tfjs.hpp"
-#include "wavg/atomic_file.hpp"
 #include "wavg/error.hpp"
-#include "wavg/regular_file.hpp"
 
 namespace wavg {
 
 static_assert(std::endian::native == std::endian::little, "TF.js weights are little-endian");
-
-namespace {
-
-constexpr std::uint64_t k_max_model_json = 256ull << 20;
-
-
-// Reads a whole file of at most `limit` bytes; fails naming it when it is not a regular file or is larger.
-std::string read_small_file(const std::string& path, std::uint64_t limit) {
-  std::string why;
-  const int fd = open_regular(path, Follow::yes, why);
-  if (fd < 0) fail(path, why);
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    const int e = errno;
-    ::close(fd);
-    fail(path, std::strerror(e));
-  }
-  const auto size = static_cast<std::uint64_t>(st.st_size);
-  if (size > limit) {
-    ::close(fd);
-    fail(path, "model.json is " + std::to_string(size) + " bytes, over the limit of " + std::to_string(limit));
-  }
-  std::string text(size, '\0');
-  std::uint64_t got = 0;
-  while (got < size) {
-    const ssize_t n = ::read(fd, text.data() + got, size - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      ::close(fd);
-      fail(path, n == 0 ? "file shrank while being read" : std::strerror(errno));
-    }
-    got += static_cast<std::uint64_t>(n);
-  }
-  ::close(fd);
-  return text;
-}
-
-}  // namespace
 
 bool looks_like_tfjs(const std::string& path) {
   if (looks_like_wavg_json(path)) return false;
@@ -92,31 +46,17 @@ bool looks_like_tfjs(const std::string& path) {
 TfjsReader::TfjsReader(std::string path) : m_path(std::move(path)) {
   const std::size_t slash = m_path.rfind('/');
   m_dir = slash == std::string::npos ? "" : m_path.substr(0, slash + 1);
-  m_text = read_small_file(m_path, k_max_model_json);
-  protect_input(m_path);
-  m_protected = true;
-  try {
-    parse(m_text);
-  } catch (...) {
-    close_all();  // the destructor does not run when the constructor throws
-    throw;
-  }
+  m_text = read_model_json(m_path);
+  parse(m_text);
 }
 
-TfjsReader::~TfjsReader() { close_all(); }
+TfjsReader::~TfjsReader() = default;
 
-void TfjsReader::close_all() noexcept {
-  for (Group& g : m_groups)
-    for (Shard& s : g.shards) {
-      if (s.map) {
-        unregister_mapping(s.map);
-        ::munmap(const_cast<unsigned char*>(s.map), s.size);
-      }
-      unprotect_input(s.path);
-    }
-  m_groups.clear();
-  if (m_protected) unprotect_input(m_path);
-  m_protected = false;
+std::vector<std::string> TfjsReader::files() const {
+  std::vector<std::string> out{m_path};
+  for (const Group& g : m_groups)
+    for (const Shard& s : g.shards) out.push_back(s.file.path());
+  return out;
 }
 
 void TfjsReader::copy_bytes(const Group& g, std::uint64_t at, std::uint64_t n, unsigned char* dst) const {
@@ -126,9 +66,9 @@ void TfjsReader::copy_bytes(const Group& g, std::uint64_t at, std::uint64_t n, u
   WAVG_ASSERT(it != g.shards.begin());
   for (--it; n > 0; ++it) {
     WAVG_ASSERT(it != g.shards.end());
-    if (at >= it->start + it->size) continue;
-    const std::uint64_t take = std::min(n, it->start + it->size - at);
-    std::memcpy(dst, it->map + (at - it->start), take);
+    if (at >= it->start + it->file.size()) continue;
+    const std::uint64_t take = std::min(n, it->start + it->file.size() - at);
+    std::memcpy(dst, it->file.data() + (at - it->start), take);
     dst += take;
     at += take;
     n -= take;
@@ -189,39 +129,32 @@ const void* TfjsReader::view(std::size_t index, std::uint64_t offset, std::uint6
   const std::size_t elem = dtype_size(m_tensors[index].dtype);
   const std::uint64_t at = w.start + offset * elem, n = count * elem;
   for (const Shard& s : m_groups[w.group].shards)
-    if (at >= s.start && at + n <= s.start + s.size) {
-      const unsigned char* p = s.map + (at - s.start);
+    if (at >= s.start && at + n <= s.start + s.file.size()) {
+      const unsigned char* p = s.file.data() + (at - s.start);
       return reinterpret_cast<std::uintptr_t>(p) % elem == 0 ? p : nullptr;
     }
   return nullptr;
 }
 
 void TfjsReader::for_mapped_ranges(std::size_t index, std::uint64_t offset, std::uint64_t count,
-                                   void (*f)(const void*, std::uint64_t, std::uint64_t, std::uint64_t)) const {
+                                   void (MappedFile::*f)(std::uint64_t, std::uint64_t) const) const {
   const Weight& w = m_weights[index];
   const std::uint64_t elem = w.stored == TfjsStored::plain          ? dtype_size(m_tensors[index].dtype)
                              : w.stored == TfjsStored::uint8_affine ? 1
                                                                     : 2;
   const std::uint64_t at = w.start + offset * elem, end = at + count * elem;
   for (const Shard& s : m_groups[w.group].shards) {
-    const std::uint64_t b = std::max(at, s.start), e = std::min(end, s.start + s.size);
-    if (b < e) f(s.map, s.size, b - s.start, e - s.start);
+    const std::uint64_t b = std::max(at, s.start), e = std::min(end, s.start + s.file.size());
+    if (b < e) (s.file.*f)(b - s.start, e - s.start);
   }
 }
 
 void TfjsReader::release(std::size_t index, std::uint64_t offset, std::uint64_t count) {
-  for_mapped_ranges(index, offset, count, release_mapped);
+  for_mapped_ranges(index, offset, count, &MappedFile::release);
 }
 
 void TfjsReader::prefetch(std::size_t index, std::uint64_t offset, std::uint64_t count) {
-  for_mapped_ranges(index, offset, count, prefetch_mapped);
-}
-
-std::vector<std::string> TfjsReader::files() const {
-  std::vector<std::string> out{m_path};
-  for (const Group& g : m_groups)
-    for (const Shard& s : g.shards) out.push_back(s.path);
-  return out;
+  for_mapped_ranges(index, offset, count, &MappedFile::prefetch);
 }
 
 }  // namespace wavg

@@ -1,5 +1,6 @@
-// Writing TF.js models: model.json into the AtomicFile's temporary file, the shards into companions of it, so all
-// files appear together on commit (layout in tfjs.hpp).
+// Writing TF.js models: model.json into the AtomicFile's temporary file, the shards into companions of it, so the
+// new model appears whole in model.json's rename, and an old model it replaces stays whole until then (layout in
+// tfjs.hpp).
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -7,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "tfjs/tfjs.hpp"
@@ -31,6 +33,14 @@ std::string tfjs_dtype_name(DType t) {
   }
 }
 
+// Returns STEM-shard1ofN.bin ... STEM-shardNofN.bin, the converter's names.
+std::vector<std::string> shard_names(const std::string& stem, std::uint64_t n) {
+  std::vector<std::string> names;
+  for (std::uint64_t i = 0; i < n; ++i)
+    names.push_back(stem + "-shard" + std::to_string(i + 1) + "of" + std::to_string(n) + ".bin");
+  return names;
+}
+
 class TfjsWriter final : public Writer {
  public:
   TfjsWriter(const std::string& tmp_path, const std::string& display_path, const OutputSpec& spec)
@@ -48,10 +58,18 @@ class TfjsWriter final : public Writer {
     const std::string dir = slash == std::string::npos ? "" : display_path.substr(0, slash + 1);
     std::string stem = display_path.substr(dir.size());
     if (stem.size() > 5 && stem.compare(stem.size() - 5, 5, ".json") == 0) stem.resize(stem.size() - 5);
-    for (std::uint64_t i = 0; i < n; ++i)
-      m_names.push_back(stem + "-shard" + std::to_string(i + 1) + "of" + std::to_string(n) + ".bin");
+    m_names = shard_names(stem, n);
     // Every target is checked before any companion exists, so a refusal leaves nothing behind.
-    for (const std::string& name : m_names) check_not_protected(dir + name);
+    for (const std::string& name : m_names) check_not_input(tmp_path, dir + name);
+    // The shards are new files: the old model's (or a killed run's) keep their names, and model.json switches from
+    // those to these in one rename. A name already taken gives way to one unique to this run.
+    std::error_code ec;
+    for (const std::string& name : m_names)
+      if (std::filesystem::exists(std::filesystem::symlink_status(dir + name, ec))) {
+        m_names = shard_names(stem + "-" + run_token(tmp_path), n);
+        break;
+      }
+    for (const std::string& old : tfjs_listed_shards(display_path)) retire_after_commit(tmp_path, dir + old);
     for (std::uint64_t i = 0; i < n; ++i) {
       m_shards.push_back(add_companion(tmp_path, dir + m_names[i]));
       const std::uint64_t size = std::min(k_shard_bytes, total - i * k_shard_bytes);

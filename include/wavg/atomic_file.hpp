@@ -1,6 +1,13 @@
 #pragma once
 // Output goes to a temporary file beside the target and is renamed over it only on commit(). If the process fails,
 // throws, or is interrupted by SIGINT/SIGTERM/SIGHUP, the temporary file is removed and the target is untouched.
+//
+// An output of several files (TF.js: model.json and its shards) is one AtomicFile, the main file, with companions:
+// files created beside the target that commit() puts in place before the main file, never over an existing file.
+// A reader finds the main file, so the output switches from old to new in the main file's rename: a companion
+// named like an old output's file takes a name unique to the run (run_token), and the old output's files are
+// retired (removed) only after the switch. commit() holds interrupts back while it places the files, so a signal
+// finds either nothing placed or everything. (An output that is a directory: atomic_directory.hpp.)
 
 #include <cstdint>
 #include <string>
@@ -12,15 +19,19 @@ enum class Overwrite { no, yes };
 
 class AtomicFile {
  public:
-  // Creates an empty temporary file in the target's directory. Refuses an existing target unless `overwrite`.
-  AtomicFile(std::string target, Overwrite overwrite);
+  // Creates an empty temporary file in the target's directory. Refuses (usage error, exit 2) an existing target
+  // unless `overwrite`, a target that is not a regular file even then (a device, a FIFO: --force replaces files,
+  // nothing else), and a target that is one of `inputs`, by path or by identity. `inputs` lists every file the
+  // inputs consist of (Reader::files()); the output's companions may not be any of them either.
+  AtomicFile(std::string target, Overwrite overwrite, std::vector<std::string> inputs = {});
   ~AtomicFile();
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
 
   const std::string& tmp_path() const { return m_tmp; }
   const std::string& target() const { return m_target; }
-  // Flushes the temporary file to disk and renames it to the target.
+  // Flushes the temporary files to disk, places the companions and then the main file, and removes the retired
+  // files.
   void commit();
 
  private:
@@ -34,24 +45,27 @@ class AtomicFile {
 // naming `display` when the write fails (a full disk). For writers that lay out their file first and fill it in place.
 void pwrite_all(int fd, const void* data, std::uint64_t bytes, std::uint64_t at, const std::string& display);
 
-// Removes every temporary output not yet committed. Async-signal-safe: for handlers of fatal signals.
+// Removes every temporary output not yet committed. Async-signal-safe: a cleanup of signals.hpp.
 void remove_pending_outputs() noexcept;
 
-// Refuses (usage error) an output path that names one of the inputs, by path or by identity (same inode).
-// Also records the inputs as protected (see protect_input).
+// Refuses (usage error) an output path that names one of the inputs, by path or by identity (same inode). A check
+// on the command line's paths, before any input is opened; AtomicFile repeats it over every input file.
 void check_output_not_input(const std::string& output, const std::vector<std::string>& inputs);
 
-// Creates an empty temporary file that belongs to the pending output whose temporary file is `main_tmp` (an
-// AtomicFile's tmp_path()) and returns its path: MAIN_TMP.N, so a signal handler can name it without allocating.
-// It is removed with that output on failure or signal, and renamed to `target` just before it on commit(); if the
-// commit fails, the companions already placed are removed again. For outputs of several files (TF.js shards).
-std::string add_companion(const std::string& main_tmp, const std::string& target);
+// The functions below extend the pending output whose temporary file is `main_tmp` (an AtomicFile's tmp_path()):
+// a writer is handed that path, not the AtomicFile.
 
-// Records a file that an input consists of (a TF.js shard, or an input given on the command line), so that
-// check_not_protected refuses to write over it. Counted: each protect_input is undone by one unprotect_input.
-void protect_input(const std::string& path);
-void unprotect_input(const std::string& path);
-// Throws Error (exit 1) naming `output` when it is the same file as a protected input, by path or by inode.
-void check_not_protected(const std::string& output);
+// Throws Error (exit 1) naming `path` when it is one of the output's inputs' files (see AtomicFile).
+void check_not_input(const std::string& main_tmp, const std::string& path);
+// Returns six letters and digits unique to this run among the files beside the target (mkstemp's part of the
+// temporary name), for companion names that must not meet an old output's files or another run's.
+std::string run_token(const std::string& main_tmp);
+// Creates an empty companion file that becomes `target` on commit, just before the main file, and returns the
+// path to write it at (MAIN_TMP.N). Refuses a target that is an input file (exit 1) or already exists (exit 2).
+// Removed with the output on failure or signal; if the commit fails, the companions already placed are removed.
+std::string add_companion(const std::string& main_tmp, const std::string& target);
+// Records a file of the output being replaced (an old model.json's shard), removed after the commit has put the
+// new output in place, unless it is an input file or one of the new output's files.
+void retire_after_commit(const std::string& main_tmp, const std::string& old_file);
 
 }  // namespace wavg

@@ -77,28 +77,28 @@ class Backend {
 
   // Federated kernels (src/core/federated.cpp). Below, u_k[i] = in[k][i] - base[i] (or in[k][i] when base is null)
   // and y_k[i] = scales[k] * u_k[i]. Reductions over elements run over fixed-size chunks summed in chunk order, so
-  // they are bit-identical for any thread count. The defaults throw: a backend without them cannot run these
-  // methods.
+  // they are bit-identical for any thread count. Every backend has them (pure: no default that would only
+  // throw).
 
   // Adds sum_i u_k[i]^2 to sums[k] for every input k.
-  virtual void update_sum_squares(const BlockInputs& in, double* sums);
+  virtual void update_sum_squares(const BlockInputs& in, double* sums) = 0;
   // Adds sum_i (y_j[i] - y_l[i])^2 to dist[j * N + l] for every pair of inputs (the matrix stays symmetric).
-  virtual void update_sq_distances(const BlockInputs& in, const double* scales, double* dist);
+  virtual void update_sq_distances(const BlockInputs& in, const double* scales, double* dist) = 0;
   // Computes out[i] = (sum over k, in input order, of coeffs[k] * u_k[i]) / divisor.
-  virtual void update_combine(const BlockInputs& in, const double* coeffs, double divisor, double* out);
+  virtual void update_combine(const BlockInputs& in, const double* coeffs, double divisor, double* out) = 0;
   // Computes out[i] = the weighted median, or the mean of what is left after cutting `trim` values at each end, of
   // y_k[i] over k (weights: N values, used by the median only).
   virtual void update_order_statistic(const BlockInputs& in, const double* scales, const double* weights,
-                                      OrderStat stat, std::uint32_t trim, double* out);
+                                      OrderStat stat, std::uint32_t trim, double* out) = 0;
   // Adds sigma * N(0, 1) to values[i]; the normal deviate for element `offset + i` of tensor `stream` depends only
   // on (seed, stream, offset + i), never on the block or thread layout.
   virtual void add_gaussian_noise(double* values, std::uint64_t count, double sigma, std::uint64_t seed,
-                                  std::uint64_t stream, std::uint64_t offset);
+                                  std::uint64_t stream, std::uint64_t offset) = 0;
   // Applies the server optimizer to `count` elements: reads the aggregated update delta[i] and the moments m[i],
   // v[i] (updated in place; unused ones may be null), and writes base[i] + step (or delta[i] + 0 when base is
   // null) rounded once to `out_dtype` in `out`; `base` holds `dtype` values.
   virtual void server_step(const ServerStepParams& params, std::uint64_t count, const double* delta,
-                           const void* base, DType dtype, double* m, double* v, DType out_dtype, void* out);
+                           const void* base, DType dtype, double* m, double* v, DType out_dtype, void* out) = 0;
 
   // Task-vector kernels (src/core/task_vectors.cpp, slerp_stock.cpp); u_k as above. The defaults throw.
 

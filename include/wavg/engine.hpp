@@ -11,11 +11,6 @@
 
 namespace wavg {
 
-struct EngineStats {
-  std::uint64_t bytes_read = 0;
-  std::uint64_t bytes_written = 0;
-};
-
 class Engine {
  public:
   Engine(const Plan& plan, std::vector<Reader*> inputs, Method& method, Backend& backend,
@@ -30,8 +25,6 @@ class Engine {
   void verify();
   // Streams every tensor through the method into the writer.
   void run(Writer& writer);
-
-  const EngineStats& stats() const { return m_stats; }
 
   // Input buffer budget for one block across all inputs.
   static constexpr std::uint64_t k_default_block_bytes = 64ull << 20;
@@ -61,7 +54,6 @@ class Engine {
     std::uint64_t offset = 0, count = 0;
     std::size_t inputs = 0;
   } m_held;
-  EngineStats m_stats;
 };
 
 }  // namespace wavg

@@ -11,7 +11,6 @@
 #include <string>
 #include <vector>
 
-#include "wavg/atomic_file.hpp"
 #include "wavg/backend.hpp"
 #include "wavg/format.hpp"
 #include "wavg/method.hpp"
@@ -95,9 +94,9 @@ std::uint64_t random_seed();
 
 class ServerState {
  public:
-  // Opens `path` when it exists and checks it against the plan and the optimizer; a missing file starts fresh.
-  // Throws Error(incompatible) naming the file when it does not match.
-  ServerState(std::string path, const Plan& plan, const ServerStepParams& params);
+  // Checks `existing`, the state file at `path` as the pipeline opened it (null when there is none yet: a fresh
+  // start), against the plan and the optimizer. Throws Error(incompatible) naming the file when it does not match.
+  ServerState(std::string path, std::unique_ptr<Reader> existing, const Plan& plan, const ServerStepParams& params);
   ~ServerState();
 
   const std::string& path() const { return m_path; }
@@ -108,11 +107,13 @@ class ServerState {
   bool uses_v() const;
   // Reads the moments of plan entry `entry` (m: 0, v: tau^2 when fresh); unused ones are left alone.
   void read(std::size_t entry, std::uint64_t offset, std::uint64_t count, double* m, double* v);
-  // Creates the next state's temporary file; call once, before write().
-  void begin_write();
+  // Returns what the next state file holds, for the output that writes it.
+  const OutputSpec& output_spec() const { return m_spec; }
+  // Starts writing the next state through `writer` (an output's, at `path`); call once, before write().
+  void begin_write(Writer& writer);
   void write(std::size_t entry, std::uint64_t offset, std::uint64_t count, const double* m, const double* v);
-  // Writes the round counter, completes the file and renames it over `path`.
-  void commit();
+  // Writes the round counter and completes the writer; the caller then commits the output.
+  void finish();
 
  private:
   std::string m_path;
@@ -123,17 +124,13 @@ class ServerState {
   std::vector<std::size_t> m_read_m, m_read_v;   // per plan entry: index in the old state
   std::vector<std::size_t> m_write_m, m_write_v;  // per plan entry: index in the new state
   OutputSpec m_spec;
-  std::unique_ptr<AtomicFile> m_file;
-  std::unique_ptr<Writer> m_writer;
+  Writer* m_writer = nullptr;
 };
 
 // --- federated.cpp ---
 
-class FederatedMethod : public Method {
- public:
-  // Returns lines for the summary (clipping, selection, Weiszfeld, server round), after run().
-  virtual std::vector<std::string> report() const = 0;
-};
+// A federated method; its report() says what clipping, selection, Weiszfeld and the server round did.
+class FederatedMethod : public Method {};
 
 // Builds the method; `state` (may be null) must outlive it. The options must have passed validate_federated.
 std::unique_ptr<FederatedMethod> make_federated(Backend& backend, const Plan& plan, const FederatedOptions& options,

@@ -42,8 +42,8 @@ class Reader {
   virtual ~Reader() = default;
 
   virtual const std::string& path() const = 0;
-  // Lists every file the input consists of (a TF.js model.json and its shards), for fingerprints and for keeping
-  // an output from overwriting any of them. Most formats are one file: {path()}.
+  // Lists every file this input consists of, path() first (a TF.js model.json and its shards): what its
+  // provenance fingerprint covers and what no output may replace. Most formats are one file: {path()}.
   virtual std::vector<std::string> files() const { return {path()}; }
   // Returns the format's name ("HDF5").
   virtual std::string format_name() const = 0;

@@ -21,6 +21,9 @@ class MappedFile {
  public:
   // Opens and maps `path`. An empty file maps to nothing: size() is 0 and data() nullptr.
   explicit MappedFile(std::string path, FollowLinks follow = FollowLinks::yes);
+  // Maps the regular file already open as `fd`, named `path` in errors; the caller keeps `fd` and closes it (a
+  // reader that also pread()s the file, or checked it before mapping).
+  MappedFile(std::string path, int fd);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
@@ -38,8 +41,12 @@ class MappedFile {
   void release(std::uint64_t begin, std::uint64_t end) const;
   // Starts read-ahead of [begin, end).
   void prefetch(std::uint64_t begin, std::uint64_t end) const;
+  // Tells the kernel the whole file is read once, front to back (read-ahead larger, pages dropped behind).
+  void advise_sequential() const;
 
  private:
+  void map(int fd);
+
   std::string m_path;
   const unsigned char* m_data = nullptr;
   std::uint64_t m_size = 0;

@@ -16,16 +16,16 @@ class Method {
  public:
   virtual ~Method() = default;
   virtual std::string describe() const = 0;
-  // Returns how many whole-model passes observe() needs before combine().
-  virtual int extra_passes() const { return 0; }
-  // Tells whether the engine should run whole-model pass `pass` (0, 1, ...) through observe(); asked again after
-  // each pass, so a method can decide from what it saw how many passes it needs.
-  virtual bool wants_pass(int pass) { return pass < extra_passes(); }
+  // Tells whether the engine should run whole-model pass `pass` (0, 1, ...) through observe() before combine();
+  // asked again after each pass, so a method can decide from what it saw how many passes it needs.
+  virtual bool wants_pass(int /*pass*/) { return false; }
   virtual void observe(int /*pass*/, const PlanEntry&, std::uint64_t /*offset*/, const BlockInputs&) {}
   // Runs after every block of pass `pass` was observed.
   virtual void end_pass(int /*pass*/) {}
   // Writes the merged block, in the entry's dtype, to `out`.
   virtual void combine(const PlanEntry& entry, std::uint64_t offset, const BlockInputs& in, void* out) = 0;
+  // Returns lines for the summary after the run (federated methods: clipping, selection, the server round).
+  virtual std::vector<std::string> report() const { return {}; }
 };
 
 // Returns the plain mean (empty weights) or the weighted mean, weights normalised by their sum. The weights must

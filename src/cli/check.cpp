@@ -18,8 +18,8 @@ struct CheckOptions {
 
 int run_check(const CheckOptions& o) {
   if (o.inputs.size() < 2) fail_usage("check needs at least two inputs");
-  const auto readers = open_inputs(o.inputs);
-  const std::vector<Reader*> inputs = raw(readers);
+  const auto readers = pipeline::open_inputs(o.inputs);
+  const std::vector<Reader*> inputs = pipeline::raw(readers);
   const Plan plan = build_plan(inputs, o.plan);
   auto backend = make_cpu_backend();
   auto method = make_weighted_mean(*backend, {});

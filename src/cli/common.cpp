@@ -74,19 +74,6 @@ std::unique_ptr<Backend> make_backend(const std::string& device, std::uint64_t j
   return make_cpu_backend();
 }
 
-std::vector<std::unique_ptr<Reader>> open_inputs(const std::vector<std::string>& paths) {
-  std::vector<std::unique_ptr<Reader>> readers;
-  readers.reserve(paths.size());
-  for (const auto& p : paths) readers.push_back(open_reader(p));
-  return readers;
-}
-
-std::vector<Reader*> raw(const std::vector<std::unique_ptr<Reader>>& readers) {
-  std::vector<Reader*> out;
-  for (const auto& r : readers) out.push_back(r.get());
-  return out;
-}
-
 std::vector<double> parse_weights(const std::string& text) {
   std::vector<double> out;
   if (text.empty()) return out;

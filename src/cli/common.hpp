@@ -1,5 +1,6 @@
 #pragma once
-// Pieces every subcommand shares: verbosity, the plan options, opening inputs, and printing to the two streams.
+// Pieces every subcommand shares: verbosity, the plan options, and printing to the two streams (opening inputs
+// and writing outputs: pipeline/pipeline.hpp).
 
 #include <CLI/CLI.hpp>
 
@@ -9,6 +10,7 @@
 
 #include "wavg/backend.hpp"
 #include "wavg/format.hpp"
+#include "pipeline/pipeline.hpp"
 #include "wavg/plan.hpp"
 
 namespace wavg::cli {
@@ -71,9 +73,6 @@ std::unique_ptr<Backend> make_backend(const std::string& device, std::uint64_t j
 // Below this many input bytes, copying to the GPU and back costs more than it saves (not yet measured).
 constexpr std::uint64_t k_auto_cuda_bytes = 256ull << 20;
 
-// Opens every input before any work starts; the first unreadable one is the error.
-std::vector<std::unique_ptr<Reader>> open_inputs(const std::vector<std::string>& paths);
-std::vector<Reader*> raw(const std::vector<std::unique_ptr<Reader>>& readers);
 // Returns each input's files (Reader::files()), what its provenance fingerprint covers.
 InputFiles input_files(const std::vector<Reader*>& inputs);
 

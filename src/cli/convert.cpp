@@ -3,10 +3,9 @@
 // the value itself rounded once to the new type.
 
 #include <cstdio>
-#include <filesystem>
 
 #include "cli/common.hpp"
-#include "wavg/atomic_file.hpp"
+#include "pipeline/pipeline.hpp"
 #include "wavg/engine.hpp"
 #include "wavg/error.hpp"
 #include "wavg/free_space.hpp"
@@ -29,15 +28,13 @@ struct ConvertOptions {
 };
 
 int run_convert(const ConvertOptions& o) {
-  std::string format = output_format(o.output, o.format);
-  check_output_not_input(o.output, {o.input});
+  output_format(o.output, o.format);  // an output whose format cannot be told is refused before the input opens
   const Overwrite overwrite = o.force ? Overwrite::yes : Overwrite::no;
-  if (overwrite == Overwrite::no && std::filesystem::exists(o.output))
-    throw Error(ExitCode::usage, o.output, "already exists (use --force to replace it)");
+  pipeline::check_output(o.output, {o.input}, overwrite);
 
   apply_threads(o.threads);
   auto reader = open_reader(o.input);
-  format = output_format(o.output, o.format, reader.get());
+  const std::string format = output_format(o.output, o.format, reader.get());
   const std::vector<Reader*> inputs{reader.get()};
   Plan plan = build_plan(inputs, PlanOptions{});
   const auto out_dtype = o.out_dtype.empty() ? std::nullopt : dtype_from_name(o.out_dtype);
@@ -54,13 +51,11 @@ int run_convert(const ConvertOptions& o) {
 
   const std::vector<TensorInfo> out_tensors = output_tensors(plan);
   check_free_space(o.output, least_output_bytes(out_tensors));
-  AtomicFile out(o.output, overwrite);
-  const OutputSpec spec{out_tensors, reader.get(), {},
-                        make_provenance("convert", "copy", input_files({reader.get()}), o.out_dtype, !o.no_hash)};
-  {
-    auto writer = create_writer(format, out.tmp_path(), o.output, spec);
-    engine.run(*writer);
-  }
+  pipeline::Output out(o.output, format, overwrite,
+                       {out_tensors, reader.get(), {},
+                        make_provenance("convert", "copy", input_files({reader.get()}), o.out_dtype, !o.no_hash)},
+                       reader->files());
+  engine.run(out.writer());
   out.commit();
   if (!o.verbosity.quiet)
     std::printf("converted %s (%s) to %s (%s): %zu tensors, %zu retyped\n", o.input.c_str(),

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/common.hpp"
+#include "pipeline/pipeline.hpp"
 #include "wavg/diff.hpp"
 #include "wavg/error.hpp"
 
@@ -82,8 +83,8 @@ void print_table(const ModelDiff& d) {
 int run_diff(const DiffOptions& o) {
   if (o.inputs.size() != 2) fail_usage("diff compares exactly two checkpoints (A B)");
   apply_threads(o.threads);
-  const auto readers = open_inputs(o.inputs);
-  const std::vector<Reader*> inputs = raw(readers);
+  const auto readers = pipeline::open_inputs(o.inputs);
+  const std::vector<Reader*> inputs = pipeline::raw(readers);
   const Plan plan = build_plan(inputs, o.plan);
   const ModelDiff d = diff_models(plan, *inputs[0], *inputs[1]);
   if (o.json) print_json(o, d);

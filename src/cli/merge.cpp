@@ -1,13 +1,14 @@
 // wavg merge: open inputs, build the plan, run the engine, commit the output.
 
 #include <cstdio>
+#include <optional>
 
 #include "cli/common.hpp"
 #include "cli/eval_command.hpp"
 #include "cli/federated_options.hpp"
 #include "cli/sequence.hpp"
 #include "cli/soup_options.hpp"
-#include "wavg/atomic_file.hpp"
+#include "pipeline/pipeline.hpp"
 #include "wavg/engine.hpp"
 #include "wavg/error.hpp"
 #include "wavg/free_space.hpp"
@@ -55,8 +56,7 @@ void report(const MergeOptions& o, const Plan& plan, const Method& method, const
   std::printf("merged %zu inputs (%s) into %s: %zu tensors averaged (%llu values, %s), %zu copied\n", inputs.size(),
               inputs.front()->layout().c_str(), o.output.c_str(), averaged,
               static_cast<unsigned long long>(plan.values(Action::average)), method.describe().c_str(), other);
-  if (const auto* fed = dynamic_cast<const FederatedMethod*>(&method))
-    for (const std::string& line : fed->report()) std::printf("%s\n", line.c_str());
+  for (const std::string& line : method.report()) std::printf("%s\n", line.c_str());
 }
 
 // The bytes of one input that go through the backend's kernels (what --device auto weighs).
@@ -75,68 +75,97 @@ std::vector<std::string> protected_paths(const MergeOptions& o) {
   return paths;
 }
 
+// Every file the output must not replace: the inputs' (shards included), the base's and the server state.
+std::vector<std::string> protected_files(const MergeOptions& o, const std::vector<Reader*>& inputs,
+                                         const Reader* base) {
+  std::vector<std::string> files = pipeline::files_of(inputs);
+  if (base)
+    for (std::string& f : base->files()) files.push_back(std::move(f));
+  if (!o.fed.state.empty()) files.push_back(o.fed.state);
+  return files;
+}
+
 // The weights of --weights, or of --weight-by read from the inputs' metadata.
 std::vector<double> input_weights(const MergeOptions& o, const std::vector<Reader*>& inputs) {
   if (o.fed.weight_by.empty()) return parse_weights(o.weights);
   return weights_from_metadata(inputs, o.fed.weight_by);
 }
 
-int run_merge(MergeOptions& o) {
+// Tells whether a task-vector method (task arithmetic, TIES, DARE, SLERP, model stock) runs.
+bool task_run(const MergeOptions& o) { return is_task_method(o.fed.options.robust.method); }
+
+// Tells whether a federated method runs rather than the (weighted) mean.
+bool federated_run(const MergeOptions& o) {
+  return !task_run(o) && (is_federated(o.fed.options) || !o.fed.weight_by.empty());
+}
+
+// Checks the options against each other and the number of inputs (usage errors, exit 2), before any file opens.
+// A checkpoint sequence (--last) is expanded first: it supplies the inputs and their weights.
+void validate_options(MergeOptions& o) {
   apply_sequence(o.seq, o.inputs, o.weights, o.verbosity);
   if (!o.eval.empty()) check_eval_command(o.eval);
   FederatedOptions& fed = o.fed.options;
   o.fed.resolve();
-  const bool task = is_task_method(fed.robust.method);
-  const bool federated = !task && (is_federated(fed) || !o.fed.weight_by.empty());
   const std::size_t least = fed.has_base || fed.inputs == InputKind::deltas ? 1 : 2;
   if (o.inputs.size() < least) fail_usage("merge needs at least two inputs (one with --base or deltas)");
   if (!o.weights.empty() && !o.fed.weight_by.empty()) fail_usage("give either --weights or --weight-by, not both");
   validate_weights(parse_weights(o.weights), o.inputs.size());
   // Validation only needs to know whether there are weights; --weight-by's values come from the inputs.
   fed.weights = o.fed.weight_by.empty() ? parse_weights(o.weights) : std::vector<double>(o.inputs.size(), 1.0);
-  if (federated) validate_federated(fed, o.inputs.size());
-  if (task) validate_task(o.task.resolve(fed, fed.weights), fed, o.inputs.size());
+  if (federated_run(o)) validate_federated(fed, o.inputs.size());
+  if (task_run(o)) validate_task(o.task.resolve(fed, fed.weights), fed, o.inputs.size());
   if (fed.server.kind != ServerOptKind::none && fed.server.kind != ServerOptKind::sgd && !fed.has_state)
     note(o.verbosity, 0, "no --state: the server optimizer's moments start from zero and are not saved");
-  std::string format = output_format(o.output, o.format);
-  check_output_not_input(o.output, protected_paths(o));
+  output_format(o.output, o.format);  // an output whose format cannot be told is refused before any input opens
+}
+
+int run_merge(MergeOptions& o) {
+  validate_options(o);
+  FederatedOptions& fed = o.fed.options;
   const Overwrite overwrite = o.force ? Overwrite::yes : Overwrite::no;
-  if (overwrite == Overwrite::no && std::filesystem::exists(o.output))
-    throw Error(ExitCode::usage, o.output, "already exists (use --force to replace it)");
+  pipeline::check_output(o.output, protected_paths(o), overwrite);
   apply_threads(o.threads);
 
-  const auto readers = open_inputs(o.inputs);
-  const std::vector<Reader*> inputs = raw(readers);
-  format = output_format(o.output, o.format, inputs[0]);
+  const auto readers = pipeline::open_inputs(o.inputs);
+  const std::vector<Reader*> inputs = pipeline::raw(readers);
   const std::vector<double> weights = input_weights(o, inputs);
   Plan plan = build_plan(inputs, o.plan);
   if (!o.out_dtype.empty()) set_out_dtype(plan, *dtype_from_name(o.out_dtype));
   auto base = fed.has_base ? open_reader(o.fed.base) : nullptr;
   const std::vector<std::size_t> base_source = base ? match_base(plan, *base) : std::vector<std::size_t>{};
-  auto state = fed.has_state ? std::make_unique<ServerState>(o.fed.state, plan, fed.server) : nullptr;
+  auto state = fed.has_state ? std::make_unique<ServerState>(o.fed.state, pipeline::open_if_exists(o.fed.state),
+                                                              plan, fed.server)
+                             : nullptr;
+  const bool task = task_run(o);
   auto backend = task ? task_backend(o.device, o.verbosity)
                       : make_backend(o.device, averaged_bytes(plan) * inputs.size(), o.verbosity);
   fed.weights = weights;
-  auto method = task        ? make_task_method(*backend, plan, o.task.resolve(fed, weights))
-                : federated ? make_federated(*backend, plan, fed, state.get())
-                            : make_weighted_mean(*backend, weights);
+  auto method = task              ? make_task_method(*backend, plan, o.task.resolve(fed, weights))
+                : federated_run(o) ? make_federated(*backend, plan, fed, state.get())
+                                   : make_weighted_mean(*backend, weights);
   Engine engine(plan, inputs, *method, *backend);
   if (base) engine.set_base(base.get(), base_source);
   engine.verify();
 
   const std::vector<TensorInfo> out_tensors = output_tensors(plan);
   check_free_space(o.output, least_output_bytes(out_tensors));
-  AtomicFile out(o.output, overwrite);
-  const OutputSpec spec{out_tensors, inputs.front(), plan.dropped_from_first,
+  pipeline::Output out(o.output, output_format(o.output, o.format, inputs[0]), overwrite,
+                       {out_tensors, inputs.front(), plan.dropped_from_first,
                         make_provenance("merge", method->describe() + sequence_note(o.seq), input_files(inputs),
-                                        o.out_dtype, !o.no_hash)};
-  {
-    auto writer = create_writer(format, out.tmp_path(), o.output, spec);
-    if (state) state->begin_write();
-    engine.run(*writer);
+                                        o.out_dtype, !o.no_hash)},
+                       protected_files(o, inputs, base.get()));
+  std::optional<pipeline::Output> state_out;
+  if (state) {
+    state_out.emplace(o.fed.state, output_format(o.fed.state, ""), Overwrite::yes, state->output_spec(),
+                      pipeline::files_of(inputs));
+    state->begin_write(state_out->writer());
   }
+  engine.run(out.writer());
   out.commit();
-  if (state) state->commit();
+  if (state) {
+    state->finish();
+    state_out->commit();
+  }
   report(o, plan, *method, inputs);
   if (!o.eval.empty() && !o.verbosity.quiet) print_scores(o.eval, o.inputs, o.output);
   return 0;

@@ -10,6 +10,7 @@
 #include <numeric>
 
 #include "cli/common.hpp"
+#include "pipeline/pipeline.hpp"
 #include "cli/eval_command.hpp"
 #include "wavg/atomic_file.hpp"
 #include "wavg/engine.hpp"
@@ -56,8 +57,8 @@ class ScratchDir {
 // Writes the uniform average of `paths` to `target` atomically (one path: its tensors, as the mean of one).
 void write_average(const SoupOptions& o, const std::vector<std::string>& paths, const std::string& target,
                    const std::string& format, Provenance provenance) {
-  const auto readers = open_inputs(paths);
-  const std::vector<Reader*> inputs = raw(readers);
+  const auto readers = pipeline::open_inputs(paths);
+  const std::vector<Reader*> inputs = pipeline::raw(readers);
   Plan plan = build_plan(inputs, o.plan);
   if (!o.out_dtype.empty()) set_out_dtype(plan, *dtype_from_name(o.out_dtype));
   auto backend = make_cpu_backend();
@@ -91,8 +92,8 @@ int run_soup(SoupOptions& o) {
   apply_threads(o.threads);
   std::string format;
   {
-    const auto readers = open_inputs(o.inputs);  // every input readable and mergeable before any evaluation
-    const std::vector<Reader*> inputs = raw(readers);
+    const auto readers = pipeline::open_inputs(o.inputs);  // every input readable and mergeable before any evaluation
+    const std::vector<Reader*> inputs = pipeline::raw(readers);
     build_plan(inputs, o.plan);
     format = output_format(o.output, o.format, inputs.front());
   }

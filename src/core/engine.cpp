@@ -44,7 +44,6 @@ void Engine::read_block(const PlanEntry& entry, std::uint64_t offset, std::uint6
     for (std::size_t k = 0; k < inputs; ++k)
       m_inputs[k]->prefetch(entry.source[k], next, std::min(block_elements(entry), n - next));
   for (std::size_t k = 0; k < inputs; ++k) {
-    m_stats.bytes_read += bytes;
     if (const void* view = m_inputs[k]->view(entry.source[k], offset, count)) {
       m_pointers[k] = view;
       continue;
@@ -81,7 +80,6 @@ const void* Engine::read_base(const PlanEntry& entry, std::uint64_t offset, std:
   const std::uint64_t bytes = count * dtype_size(entry.info.dtype);
   if (m_base_buffer.size() < (bytes + 7) / 8) m_base_buffer.resize((bytes + 7) / 8);
   m_base->read(m_base_source[index], offset, count, m_base_buffer.data());
-  m_stats.bytes_read += bytes;
   return m_base_buffer.data();
 }
 
@@ -145,7 +143,6 @@ void Engine::run(Writer& writer) {
         result = m_out.data();
       }
       writer.write(index, off, count, result);
-      m_stats.bytes_written += count * elem;
     }
   }
   release_block();

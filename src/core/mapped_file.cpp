@@ -43,25 +43,25 @@ int open_regular_file(const std::string& path, FollowLinks follow) {
 
 MappedFile::MappedFile(std::string path, FollowLinks follow) : m_path(std::move(path)) {
   const int fd = open_regular_file(m_path, follow);
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    const int e = errno;
+  try {
+    map(fd);
+  } catch (...) {
     ::close(fd);
-    fail(m_path, std::strerror(e));
+    throw;
   }
-  m_size = static_cast<std::uint64_t>(st.st_size);
-  if (m_size > std::numeric_limits<std::size_t>::max()) {
-    ::close(fd);
-    fail(m_path, "too large to map on this machine");
-  }
-  if (m_size == 0) {
-    ::close(fd);
-    return;
-  }
-  void* map = ::mmap(nullptr, static_cast<std::size_t>(m_size), PROT_READ, MAP_SHARED, fd, 0);
-  const int map_errno = errno;
   ::close(fd);  // the mapping keeps the file open
-  if (map == MAP_FAILED) fail(m_path, std::string("cannot map the file: ") + std::strerror(map_errno));
+}
+
+MappedFile::MappedFile(std::string path, int fd) : m_path(std::move(path)) { map(fd); }
+
+void MappedFile::map(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) fail(m_path, std::strerror(errno));
+  m_size = static_cast<std::uint64_t>(st.st_size);
+  if (m_size > std::numeric_limits<std::size_t>::max()) fail(m_path, "too large to map on this machine");
+  if (m_size == 0) return;
+  void* map = ::mmap(nullptr, static_cast<std::size_t>(m_size), PROT_READ, MAP_SHARED, fd, 0);
+  if (map == MAP_FAILED) fail(m_path, std::string("cannot map the file: ") + std::strerror(errno));
   m_data = static_cast<const unsigned char*>(map);
   register_mapping(m_data, m_size, m_path.c_str());
 }
@@ -80,6 +80,10 @@ void MappedFile::release(std::uint64_t begin, std::uint64_t end) const { release
 
 void MappedFile::prefetch(std::uint64_t begin, std::uint64_t end) const {
   prefetch_mapped(m_data, m_size, begin, end);
+}
+
+void MappedFile::advise_sequential() const {
+  if (m_data) ::madvise(const_cast<unsigned char*>(m_data), static_cast<std::size_t>(m_size), MADV_SEQUENTIAL);
 }
 
 }  // namespace wavg

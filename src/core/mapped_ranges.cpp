@@ -8,12 +8,11 @@
 #include <array>
 #include <atomic>
 #include <cstdio>
-#include <cstring>
 #include <mutex>
 #include <utility>
 
-#include "wavg/atomic_file.hpp"
 #include "wavg/error.hpp"
+#include "wavg/signals.hpp"
 
 namespace wavg {
 
@@ -27,50 +26,21 @@ struct MappingSlot {
 std::array<MappingSlot, 256> g_mappings;
 std::mutex g_mappings_mutex;  // registration only; the handler reads without it
 
-void write_stderr(const char* s) {
-  for (std::size_t n = std::strlen(s); n > 0;) {
-    const ssize_t w = ::write(STDERR_FILENO, s, n);
-    if (w <= 0) return;
-    s += w;
-    n -= static_cast<std::size_t>(w);
-  }
-}
-
-extern "C" void on_mapped_sigbus(int sig, siginfo_t* info, void*) {
-  const char* addr = static_cast<const char*>(info->si_addr);
+// Explains a SIGBUS inside one of the registered mappings: another program truncated the file under it.
+bool explain_sigbus(int sig, const void* address, const char*& file, const char*& what) noexcept {
+  if (sig != SIGBUS || !address) return false;
+  const char* addr = static_cast<const char*>(address);
   for (const MappingSlot& m : g_mappings) {
     const char* b = m.begin.load(std::memory_order_acquire);
     if (b && addr >= b && static_cast<std::uint64_t>(addr - b) < m.size) {
-      // Several threads may read the shrunken file at once: one reports, the others wait for its _exit().
-      static std::atomic_flag reported = ATOMIC_FLAG_INIT;
-      if (reported.test_and_set())
-        for (;;) ::pause();
-      remove_pending_outputs();
-      write_stderr("wavg: error: ");
-      write_stderr(m.path);
-      write_stderr(": the file shrank while wavg was reading it (changed by another program?)\n");
-      ::_exit(static_cast<int>(ExitCode::runtime));
+      file = m.path;
+      what = "the file shrank while wavg was reading it (changed by another program?)";
+      return true;
     }
   }
-  // Not one of our mappings: a real crash. Returning re-runs the access under the default action.
-  ::signal(sig, SIG_DFL);
+  return false;
 }
 
-void install_sigbus_handler() {
-  static const bool installed = [] {
-    struct sigaction sa {};
-    sa.sa_sigaction = on_mapped_sigbus;
-    sa.sa_flags = SA_SIGINFO;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGBUS, &sa, nullptr);
-    return true;
-  }();
-  (void)installed;
-}
-
-// Installed before main(), so that the HDF5 crash guard, which saves the handlers it finds and puts them back
-// afterwards, never saves the default over it.
-const bool g_sigbus_installed = (install_sigbus_handler(), true);
 // Widens [begin, end) to whole pages, as madvise() wants.
 std::pair<std::uint64_t, std::uint64_t> page_range(std::uint64_t begin, std::uint64_t end) {
   static const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
@@ -79,7 +49,11 @@ std::pair<std::uint64_t, std::uint64_t> page_range(std::uint64_t begin, std::uin
 }  // namespace
 
 void register_mapping(const void* map, std::uint64_t size, const char* path) {
-  install_sigbus_handler();
+  static const bool explained = [] {
+    signals::set_fault_explainer(signals::FaultSource::mapped_file, explain_sigbus);
+    return true;
+  }();
+  (void)explained;
   const std::lock_guard lock(g_mappings_mutex);
   for (MappingSlot& m : g_mappings)
     if (!m.begin.load(std::memory_order_relaxed)) {

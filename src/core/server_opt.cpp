@@ -6,10 +6,11 @@
 //
 // for every averaged tensor of the plan. Moments are float64 whatever the model's dtype: they accumulate over many
 // rounds and a float16 second moment would underflow. The next state goes to a temporary file beside the old one
-// and replaces it only when the round's output is committed, so a failed round leaves the old state usable.
+// and replaces it only when the round's output is committed, so a failed round leaves the old state usable. The
+// merge pipeline opens the old state and owns the new one's output (src/cli/merge.cpp); this file only maps the
+// plan's tensors to the state's.
 
 #include <algorithm>
-#include <filesystem>
 #include <unordered_map>
 
 #include "wavg/error.hpp"
@@ -30,8 +31,9 @@ bool kind_uses_v(ServerOptKind k) {
 bool ServerState::uses_m() const { return kind_uses_v(m_params.kind) || m_params.kind == ServerOptKind::momentum; }
 bool ServerState::uses_v() const { return kind_uses_v(m_params.kind); }
 
-ServerState::ServerState(std::string path, const Plan& plan, const ServerStepParams& params)
-    : m_path(std::move(path)), m_plan(plan), m_params(params) {
+ServerState::ServerState(std::string path, std::unique_ptr<Reader> existing, const Plan& plan,
+                         const ServerStepParams& params)
+    : m_path(std::move(path)), m_plan(plan), m_params(params), m_reader(std::move(existing)) {
   const std::size_t entries = plan.entries.size();
   m_read_m.assign(entries, 0);
   m_read_v.assign(entries, 0);
@@ -51,9 +53,7 @@ ServerState::ServerState(std::string path, const Plan& plan, const ServerStepPar
   }
   m_spec.tensors.push_back({k_round, DType::i64, {}});
 
-  std::error_code ec;
-  if (!std::filesystem::exists(m_path, ec)) return;  // a fresh start
-  m_reader = open_reader(m_path);
+  if (!m_reader) return;  // a fresh start
   std::unordered_map<std::string, std::size_t> found;
   const auto& tensors = m_reader->tensors();
   for (std::size_t i = 0; i < tensors.size(); ++i) found.emplace(tensors[i].name, i);
@@ -105,11 +105,9 @@ void ServerState::read(std::size_t entry, std::uint64_t offset, std::uint64_t co
   }
 }
 
-void ServerState::begin_write() {
-  WAVG_ASSERT(!m_file);
-  const std::string format = output_format(m_path, "");
-  m_file = std::make_unique<AtomicFile>(m_path, Overwrite::yes);
-  m_writer = create_writer(format, m_file->tmp_path(), m_path, m_spec);
+void ServerState::begin_write(Writer& writer) {
+  WAVG_ASSERT(!m_writer);
+  m_writer = &writer;
 }
 
 void ServerState::write(std::size_t entry, std::uint64_t offset, std::uint64_t count, const double* m,
@@ -119,14 +117,13 @@ void ServerState::write(std::size_t entry, std::uint64_t offset, std::uint64_t c
   if (uses_v()) m_writer->write(m_write_v[entry], offset, count, v);
 }
 
-void ServerState::commit() {
+void ServerState::finish() {
   WAVG_ASSERT(m_writer);
   const auto rounds = static_cast<std::int64_t>(m_rounds + 1);
   m_writer->write(m_spec.tensors.size() - 1, 0, 1, &rounds);
   m_writer->finish();
-  m_writer.reset();
+  m_writer = nullptr;
   m_reader.reset();
-  m_file->commit();
 }
 
 }  // namespace wavg

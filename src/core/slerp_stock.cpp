@@ -40,8 +40,8 @@ class SlerpStock final : public Method {
     return buf;
   }
 
-  int extra_passes() const override { return 1; }
-
+  // One pass gathers each tensor's Gram matrix (norms and dot products) before anything is combined.
+  bool wants_pass(int pass) override { return pass < 1; }
   void observe(int, const PlanEntry& entry, std::uint64_t, const BlockInputs& in) override {
     m_backend.update_gram(in, m_gram.data() + entry_index(entry) * m_n * m_n);
   }

@@ -15,12 +15,11 @@
 #include <filesystem>
 #include <map>
 
+#include "pipeline/pipeline.hpp"
 #include "train/driver.hpp"
 #include "train/model_io.hpp"
 #include "train/run_dir.hpp"
-#include "wavg/provenance.hpp"
 #include "wavg/atomic_file.hpp"
-#include "wavg/engine.hpp"
 #include "wavg/error.hpp"
 
 namespace wavg::train {
@@ -119,27 +118,6 @@ std::vector<std::size_t> run_round(const LocalSgdOptions& o, std::uint64_t round
   return done;
 }
 
-// Averages the workers' outputs into `target` with the merge engine, atomically.
-void merge_outputs(const std::vector<std::string>& paths, const std::string& target, const std::string& format) {
-  std::vector<std::unique_ptr<Reader>> readers;
-  for (const auto& p : paths) readers.push_back(open_reader(p));
-  std::vector<Reader*> inputs;
-  for (auto& r : readers) inputs.push_back(r.get());
-  const Plan plan = build_plan(inputs, PlanOptions{});
-  auto backend = make_cpu_backend();
-  auto method = make_weighted_mean(*backend, {});
-  Engine engine(plan, inputs, *method, *backend);
-  engine.verify();
-  AtomicFile out(target, Overwrite::yes);
-  const OutputSpec spec{output_tensors(plan), inputs.front(), plan.dropped_from_first,
-                        make_provenance("local-sgd", method->describe(), paths, "")};
-  {
-    auto writer = create_writer(format, out.tmp_path(), target, spec);
-    engine.run(*writer);
-  }
-  out.commit();
-}
-
 void copy_atomically(const std::string& from, const std::string& to) {
   AtomicFile out(to, Overwrite::yes);
   std::error_code ec;
@@ -172,7 +150,7 @@ RunSummary run_external(const LocalSgdOptions& o) {
                           " is the last completed one (--resume continues from it)");
     std::vector<std::string> paths;
     for (std::size_t k : done) paths.push_back(outs[k]);
-    merge_outputs(paths, dir.checkpoint(round), o.format);
+    pipeline::merge_files({paths, dir.checkpoint(round), o.format, Overwrite::yes, "local-sgd", {}});
     std::error_code ec;
     fs::remove_all(work, ec);
     state.round = round;

@@ -3,8 +3,8 @@
 #include <cstring>
 #include <map>
 
+#include "pipeline/pipeline.hpp"
 #include "wavg/provenance.hpp"
-#include "wavg/atomic_file.hpp"
 #include "wavg/backend.hpp"
 #include "wavg/engine.hpp"
 #include "wavg/error.hpp"
@@ -57,20 +57,17 @@ void average_models(const std::vector<Mlp*>& workers, const std::vector<double>&
 
 void save_model(Mlp& model, const std::string& path, const std::string& format) {
   ModelReader reader(model, path);
-  AtomicFile file(path, Overwrite::yes);
   // The model comes from training, not from files: the provenance names no inputs.
-  const OutputSpec spec{reader.tensors(), nullptr, {}, make_provenance("local-sgd", "train", std::vector<std::string>{}, "")};
-  {
-    auto writer = create_writer(format, file.tmp_path(), path, spec);
-    for (std::size_t i = 0; i < spec.tensors.size(); ++i) {
-      const std::uint64_t n = spec.tensors[i].count();
-      std::vector<double> values(n);
-      reader.read(i, 0, n, values.data());
-      writer->write(i, 0, n, values.data());
-    }
-    writer->finish();
+  pipeline::Output out(path, format, Overwrite::yes,
+                       {reader.tensors(), nullptr, {}, make_provenance("local-sgd", "train", std::vector<std::string>{}, "")}, {});
+  for (std::size_t i = 0; i < reader.tensors().size(); ++i) {
+    const std::uint64_t n = reader.tensors()[i].count();
+    std::vector<double> values(n);
+    reader.read(i, 0, n, values.data());
+    out.writer().write(i, 0, n, values.data());
   }
-  file.commit();
+  out.writer().finish();
+  out.commit();
 }
 
 void load_model(Mlp& model, const std::string& path) {

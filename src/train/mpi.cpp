@@ -12,10 +12,16 @@
 #if WAVG_HAVE_MPI
 #include <mpi.h>
 
-#include <filesystem>
+#include <optional>
 
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "pipeline/pipeline.hpp"
 #include "wavg/backend.hpp"
+#include "wavg/engine.hpp"
 #include "wavg/method.hpp"
+#include "wavg/plan.hpp"
 #endif
 
 namespace wavg::train {
@@ -113,12 +119,58 @@ class MpiAverager final : public Averager {
   std::vector<double> m_gathered;
 };
 
-// Describes a tensor list in one string, to compare it across ranks.
-std::string signature(const std::vector<TensorInfo>& tensors) {
-  std::string s;
-  for (const TensorInfo& t : tensors) s += t.name + " " + std::string(dtype_name(t.dtype)) + " " + shape_string(t.shape) + "\n";
-  return s;
+// Rank 0's tensor list, to check every rank's checkpoint against it with the plan's own messages. Holds no values.
+class TensorList final : public Reader {
+ public:
+  TensorList(std::string name, std::vector<TensorInfo> tensors) : m_name(std::move(name)), m_tensors(std::move(tensors)) {}
+  const std::string& path() const override { return m_name; }
+  std::string format_name() const override { return "tensor list"; }
+  std::string layout() const override { return "tensor list"; }
+  const std::vector<TensorInfo>& tensors() const override { return m_tensors; }
+  void read(std::size_t, std::uint64_t, std::uint64_t, void*) override { WAVG_ASSERT(!"a tensor list has no values"); }
+  std::map<std::string, std::string> metadata() const override { return {}; }
+
+ private:
+  std::string m_name;
+  std::vector<TensorInfo> m_tensors;
+};
+
+std::string tensor_list_text(const std::vector<TensorInfo>& tensors) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const TensorInfo& t : tensors) list.push_back({t.name, dtype_name(t.dtype), t.shape});
+  return list.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
+
+std::vector<TensorInfo> tensor_list(const std::string& text) {
+  std::vector<TensorInfo> tensors;
+  for (const auto& t : nlohmann::json::parse(text))
+    tensors.push_back({t[0].get<std::string>(), *dtype_from_name(t[1].get<std::string>()),
+                       t[2].get<std::vector<std::uint64_t>>()});
+  return tensors;
+}
+
+// The engine's method on every rank: the engine hands it this rank's block, and it averages that block over the
+// ranks (average_chunked), so every rank runs the same blocks in the same order.
+class RankMean final : public Method {
+ public:
+  explicit RankMean(Method& mean) : m_mean(mean) {}
+  std::string describe() const override { return m_mean.describe(); }
+  void combine(const PlanEntry& entry, std::uint64_t, const BlockInputs& in, void* out) override {
+    average_chunked(entry, in.data[0], out, in.count, m_mean, m_gathered);
+  }
+
+ private:
+  Method& m_mean;
+  std::vector<double> m_gathered;
+};
+
+// Where the ranks but 0 send the merged blocks: nowhere. It holds input 1's values, so nothing is copied for it.
+class NoOutput final : public Writer {
+ public:
+  bool holds_template_values(std::size_t) const override { return true; }
+  void write(std::size_t, std::uint64_t, std::uint64_t, const void*) override {}
+  void finish() override {}
+};
 
 std::string broadcast(std::string text) {
   auto n = static_cast<unsigned long long>(text.size());
@@ -175,49 +227,32 @@ int allreduce_checkpoint(const std::string& local_pattern, const std::string& ou
   std::unique_ptr<Reader> reader;
   agreed([&] {
     if (rank == 0) {
-      if (overwrite == Overwrite::no && std::filesystem::exists(output))
-        throw Error(ExitCode::usage, output, "already exists (use --force to replace it)");
-      check_output_not_input(output, {local});
+      pipeline::check_output(output, {local}, overwrite);
     }
     reader = open_reader(local);
   });
-  const std::string expected = broadcast(rank == 0 ? signature(reader->tensors()) : std::string());
-  agreed([&] {
-    if (signature(reader->tensors()) != expected)
-      throw Error(ExitCode::incompatible, local,
-                  "its tensors (names, dtypes, shapes) differ from rank 0's; see wavg check");
-  });
+  // Every rank checks its checkpoint against rank 0's tensor list, in rank 0's order, as merge checks input 2
+  // against input 1; the plan over this rank's checkpoint alone then streams it in that order on every rank.
+  TensorList rank0("rank 0's checkpoint",
+                   tensor_list(broadcast(rank == 0 ? tensor_list_text(reader->tensors()) : std::string())));
+  Plan plan;
+  agreed([&] { plan = build_plan({&rank0, reader.get()}, PlanOptions{}); });
+  for (PlanEntry& e : plan.entries) e.source = {e.source[1]};
 
   auto backend = make_cpu_backend();
-  auto method = make_weighted_mean(*backend, {});
-  std::unique_ptr<AtomicFile> out;
-  std::unique_ptr<Writer> writer;
-  const OutputSpec spec{reader->tensors(), reader.get(), {}, make_provenance("allreduce", "mean", {local}, "")};
-  if (rank == 0) {
-    out = std::make_unique<AtomicFile>(output, overwrite);
-    writer = create_writer(format, out->tmp_path(), output, spec);
-  }
-  std::vector<double> values, result, gathered;
-  for (std::size_t i = 0; i < spec.tensors.size(); ++i) {
-    const TensorInfo& t = spec.tensors[i];
-    const std::uint64_t n = t.count();
-    values.resize((t.bytes() + 7) / 8);
-    const bool average = is_float(t.dtype);
-    if (!average && (rank != 0 || writer->holds_template_values(i))) continue;
-    reader->read(i, 0, n, values.data());
-    if (average) {
-      result.resize(values.size());
-      average_chunked(PlanEntry{t, {}, Action::average}, values.data(), result.data(), n, *method, gathered);
-      if (writer) writer->write(i, 0, n, result.data());
-    } else {
-      writer->write(i, 0, n, values.data());
-    }
-  }
-  if (writer) {
-    writer->finish();
-    writer.reset();
-    out->commit();
-  }
+  auto mean = make_weighted_mean(*backend, {});
+  RankMean method(*mean);
+  // Blocks of one MPI chunk: memory stays at a few chunks per rank for any model size.
+  Engine engine(plan, {reader.get()}, method, *backend, k_chunk_bytes);
+  std::optional<pipeline::Output> out;
+  if (rank == 0)
+    out.emplace(output, format, overwrite,
+                OutputSpec{output_tensors(plan), reader.get(), {},
+                           make_provenance("allreduce", method.describe(), {local}, "")},
+                reader->files());
+  NoOutput nowhere;
+  engine.run(out ? out->writer() : nowhere);
+  if (out) out->commit();
   return mpi_size();
 }
 

@@ -1,6 +1,7 @@
 // The output file appears whole or not at all: on exceptions and on SIGINT the temporary file is gone.
 
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,14 +16,6 @@
 using namespace wavg;
 namespace fs = std::filesystem;
 
-namespace {
-std::size_t entries(const std::string& dir) {
-  std::size_t n = 0;
-  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++n;
-  return n;
-}
-}  // namespace
-
 TEST_CASE("commit renames the temporary file onto the target") {
   test::TempDir dir;
   {
@@ -32,7 +25,7 @@ TEST_CASE("commit renames the temporary file onto the target") {
     out.commit();
   }
   CHECK(fs::exists(dir / "x.h5"));
-  CHECK(entries(dir.path()) == 1);
+  CHECK(test::count_entries(dir.path()) == 1);
 }
 
 TEST_CASE("an uncommitted file leaves nothing behind") {
@@ -43,7 +36,7 @@ TEST_CASE("an uncommitted file leaves nothing behind") {
     throw std::runtime_error("merge failed half way");
   } catch (const std::runtime_error&) {
   }
-  CHECK(entries(dir.path()) == 0);
+  CHECK(test::count_entries(dir.path()) == 0);
 }
 
 TEST_CASE("an existing target is refused without Overwrite::yes, and replaced with it") {
@@ -90,7 +83,7 @@ TEST_CASE("SIGINT removes the temporary file and the process dies of the signal"
   waitpid(pid, &status, 0);
   CHECK(WIFSIGNALED(status));
   CHECK(WTERMSIG(status) == SIGINT);
-  CHECK(entries(dir.path()) == 0);
+  CHECK(test::count_entries(dir.path()) == 0);
 }
 
 TEST_CASE("an output that is one of the inputs is refused, also through another path") {
@@ -101,4 +94,50 @@ TEST_CASE("an output that is one of the inputs is refused, also through another 
   fs::create_hard_link(dir / "a.h5", dir / "link.h5");
   CHECK_THROWS_AS(check_output_not_input(dir / "link.h5", {dir / "a.h5"}), Error);
   CHECK_NOTHROW(check_output_not_input(dir / "c.h5", {dir / "a.h5"}));
+}
+
+TEST_CASE("--force replaces a regular file only: a FIFO or a device target is refused") {
+  test::TempDir dir;
+  REQUIRE(::mkfifo((dir / "pipe.h5").c_str(), 0600) == 0);
+  CHECK_THROWS_WITH_AS(AtomicFile(dir / "pipe.h5", Overwrite::yes),
+                       (dir / "pipe.h5" + ": is not a regular file (--force replaces only regular files)").c_str(),
+                       Error);
+  CHECK_THROWS_AS(AtomicFile("/dev/null", Overwrite::yes), Error);
+  CHECK(test::count_entries(dir.path()) == 1);
+}
+
+TEST_CASE("an output or a companion that is one of the inputs' files is refused") {
+  test::TempDir dir;
+  std::ofstream(dir / "model.json") << "{}";
+  std::ofstream(dir / "shard.bin") << "weights";
+  const std::vector<std::string> inputs{dir / "model.json", dir / "shard.bin"};
+  CHECK_THROWS_AS(AtomicFile(dir / "shard.bin", Overwrite::yes, inputs), Error);
+  AtomicFile out(dir / "out.json", Overwrite::no, inputs);
+  CHECK_THROWS_AS(add_companion(out.tmp_path(), dir.path() + "/./shard.bin"), Error);
+  CHECK(test::read_all(dir / "shard.bin") == "weights");
+}
+
+TEST_CASE("companions are placed as new files with the main file, and retired files go after the commit") {
+  test::TempDir dir;
+  std::ofstream(dir / "out.json") << "old main";
+  std::ofstream(dir / "old-shard.bin") << "old shard";
+  std::ofstream(dir / "input.bin") << "input";
+  {
+    AtomicFile out(dir / "out.json", Overwrite::yes, {dir / "input.bin"});
+    CHECK(run_token(out.tmp_path()).size() == 6);
+    CHECK(out.tmp_path().substr(out.tmp_path().size() - 6) == run_token(out.tmp_path()));
+    std::ofstream(add_companion(out.tmp_path(), dir / "new-shard.bin")) << "new shard";
+    CHECK_THROWS_AS(add_companion(out.tmp_path(), dir / "old-shard.bin"), Error);  // never over a file
+    retire_after_commit(out.tmp_path(), dir / "old-shard.bin");
+    retire_after_commit(out.tmp_path(), dir / "input.bin");      // an input is never removed
+    retire_after_commit(out.tmp_path(), dir / "new-shard.bin");  // nor a file of the new output
+    std::ofstream(out.tmp_path()) << "new main";
+    CHECK(test::read_all(dir / "old-shard.bin") == "old shard");
+    out.commit();
+  }
+  CHECK(test::read_all(dir / "out.json") == "new main");
+  CHECK(test::read_all(dir / "new-shard.bin") == "new shard");
+  CHECK(test::read_all(dir / "input.bin") == "input");
+  CHECK_FALSE(fs::exists(dir / "old-shard.bin"));
+  CHECK(test::count_entries(dir.path()) == 3);
 }

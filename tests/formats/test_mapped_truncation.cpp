@@ -1,9 +1,8 @@
 // An input truncated by another program while wavg reads it through its memory mapping: the access raises SIGBUS,
 // which must become the usual one-line error naming the file, exit 1, and no temporary output left behind. Run in
-// a forked child, whose stderr comes back through a pipe.
+// a forked child (test::run_in_child).
 
 #include <doctest/doctest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -15,6 +14,7 @@
 #include "hdf5/hdf5_reader.hpp"
 #include "safetensors/safetensors.hpp"
 #include "support/h5raw.hpp"
+#include "support/run.hpp"
 #include "support/temp_dir.hpp"
 #include "wavg/atomic_file.hpp"
 
@@ -22,24 +22,13 @@ using namespace wavg;
 
 namespace {
 
-struct ChildResult {
-  int exit_code = -1;
-  std::string stderr_text;
-};
-
 // Opens `input` with `open`, starts an output in `dir`, truncates the input to `keep` bytes, then reads the last
 // element of tensor 0 through view() on `threads` threads at once: what the engine does, after another program
 // shrank the file.
 template <typename Open>
-ChildResult truncate_while_mapped(const std::string& input, const std::string& dir, off_t keep, Open open,
-                                  int threads = 1) {
-  int pipe_fd[2];
-  REQUIRE(::pipe(pipe_fd) == 0);
-  const pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    ::dup2(pipe_fd[1], STDERR_FILENO);
-    ::close(pipe_fd[0]);
+test::RunResult truncate_while_mapped(const std::string& input, const std::string& dir, off_t keep, Open open,
+                                      int threads = 1) {
+  return test::run_in_child([&] {
     AtomicFile out(dir + "/out.bin", Overwrite::no);
     auto reader = open(input);
     const std::uint64_t n = reader->tensors()[0].count();
@@ -58,22 +47,7 @@ ChildResult truncate_while_mapped(const std::string& input, const std::string& d
     for (int t = 1; t < threads; ++t) pool.emplace_back(touch);
     touch();
     ::_exit(12);  // not reached: the read above faults
-  }
-  ::close(pipe_fd[1]);
-  ChildResult r;
-  char buf[512];
-  for (ssize_t n; (n = ::read(pipe_fd[0], buf, sizeof buf)) > 0;) r.stderr_text.append(buf, static_cast<std::size_t>(n));
-  ::close(pipe_fd[0]);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return r;
-}
-
-std::size_t files_in(const std::string& dir) {
-  std::size_t n = 0;
-  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir)) ++n;
-  return n;
+  });
 }
 
 }  // namespace
@@ -90,9 +64,9 @@ TEST_CASE("a safetensors input truncated while mapped gives an error naming it, 
   const auto r = truncate_while_mapped(path, out_dir.path(), 4096,
                                        [](const std::string& p) { return std::make_unique<SafetensorsReader>(p); });
   CHECK(r.exit_code == 1);
-  CHECK(r.stderr_text == "wavg: error: " + path + ": the file shrank while wavg was reading it (changed by another "
+  CHECK(r.err == "wavg: error: " + path + ": the file shrank while wavg was reading it (changed by another "
                                                   "program?)\n");
-  CHECK(files_in(out_dir.path()) == 0);
+  CHECK(test::count_entries(out_dir.path()) == 0);
 }
 
 TEST_CASE("an HDF5 input truncated while mapped gives an error naming it, and no output is left") {
@@ -102,8 +76,8 @@ TEST_CASE("an HDF5 input truncated while mapped gives an error naming it, and no
   const auto r = truncate_while_mapped(path, out_dir.path(), 4096,
                                        [](const std::string& p) { return std::make_unique<Hdf5Reader>(p); });
   CHECK(r.exit_code == 1);
-  CHECK(r.stderr_text.find(path + ": the file shrank while wavg was reading it") != std::string::npos);
-  CHECK(files_in(out_dir.path()) == 0);
+  CHECK(r.err.find(path + ": the file shrank while wavg was reading it") != std::string::npos);
+  CHECK(test::count_entries(out_dir.path()) == 0);
 }
 
 TEST_CASE("a file that shrinks under several reading threads is reported once") {
@@ -119,8 +93,8 @@ TEST_CASE("a file that shrinks under several reading threads is reported once") 
     const auto r = truncate_while_mapped(
         path, out_dir.path(), 4096, [](const std::string& p) { return std::make_unique<SafetensorsReader>(p); }, 8);
     CHECK(r.exit_code == 1);
-    CHECK(r.stderr_text == "wavg: error: " + path + ": the file shrank while wavg was reading it (changed by another "
-                                                    "program?)\n");
+    CHECK(r.err == "wavg: error: " + path + ": the file shrank while wavg was reading it (changed by another "
+                                            "program?)\n");
   }
-  CHECK(files_in(out_dir.path()) == 0);
+  CHECK(test::count_entries(out_dir.path()) == 0);
 }

@@ -1,6 +1,9 @@
 #include "support/memory_checkpoint.hpp"
 
 #include <memory>
+#include <optional>
+
+#include "pipeline/pipeline.hpp"
 
 namespace wavg::test {
 
@@ -20,7 +23,9 @@ Values run_federated(const std::vector<Values>& clients, const Values& base, Fed
   options.has_state = !state_path.empty();
   validate_federated(options, clients.size());
   const Plan plan = build_plan(inputs, {});
-  auto owned_state = state_path.empty() ? nullptr : std::make_unique<ServerState>(state_path, plan, options.server);
+  auto owned_state = state_path.empty() ? nullptr
+                                        : std::make_unique<ServerState>(state_path, pipeline::open_if_exists(state_path),
+                                                                        plan, options.server);
   ServerState* state = owned_state.get();
   auto backend = make_cpu_backend();
   auto method = make_federated(*backend, plan, options, state);
@@ -28,9 +33,17 @@ Values run_federated(const std::vector<Values>& clients, const Values& base, Fed
   if (!base.empty()) engine.set_base(&base_reader, match_base(plan, base_reader));
   engine.verify();
   MemoryWriter writer(plan);
-  if (state) state->begin_write();
+  std::optional<pipeline::Output> state_out;
+  if (state) {
+    state_out.emplace(state_path, output_format(state_path, ""), Overwrite::yes, state->output_spec(),
+                      std::vector<std::string>{});
+    state->begin_write(state_out->writer());
+  }
   engine.run(writer);
-  if (state) state->commit();
+  if (state) {
+    state->finish();
+    state_out->commit();
+  }
   if (report) *report = method->report();
   return writer.values;
 }

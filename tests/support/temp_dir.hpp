@@ -38,6 +38,13 @@ class TempDir {
   std::string m_text;
 };
 
+// Counts the entries of a directory (a test that nothing was left behind).
+inline std::size_t count_entries(const std::string& dir) {
+  std::size_t n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir)) ++n;
+  return n;
+}
+
 inline std::string read_all(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});

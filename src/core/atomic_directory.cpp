@@ -1,0 +1,162 @@
+// Directory outputs (atomic_directory.hpp). The pending temporary directories sit in a fixed table that the signal
+// handlers read without allocating; signals::remove_tree removes one with its contents.
+
+#include "wavg/atomic_directory.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include "wavg/error.hpp"
+#include "wavg/signals.hpp"
+
+namespace wavg {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Slot {
+  std::atomic<bool> used{false};
+  char path[4096];
+};
+std::array<Slot, 8> g_pending_dirs;
+
+void remove_pending_dirs() noexcept {
+  for (const Slot& s : g_pending_dirs)
+    if (s.used.load(std::memory_order_acquire)) signals::remove_tree(s.path);
+}
+
+// Records `path` for the handlers; the caller holds interrupts back.
+void register_dir(const std::string& path) {
+  for (Slot& s : g_pending_dirs)
+    if (!s.used.load()) {
+      std::snprintf(s.path, sizeof s.path, "%s", path.c_str());
+      s.used.store(true, std::memory_order_release);
+      return;
+    }
+  WAVG_ASSERT(!"too many pending output directories");
+}
+
+void unregister_dir(const std::string& path) {
+  for (Slot& s : g_pending_dirs)
+    if (s.used.load() && path == s.path) s.used.store(false);
+}
+
+// Removes `path` and everything in it, outside a signal handler.
+void remove_dir(const std::string& path) {
+  std::error_code ec;
+  fs::remove_all(path, ec);
+}
+
+std::string canonical_text(const std::string& path) {
+  std::error_code ec;
+  return fs::weakly_canonical(fs::absolute(path), ec).string();
+}
+
+// Tells whether `file` is `dir` or lies inside it, by canonical path.
+bool lies_in(const std::string& file, const std::string& dir) {
+  const std::string f = canonical_text(file), d = canonical_text(dir);
+  return f == d || (f.size() > d.size() && f.compare(0, d.size(), d) == 0 && f[d.size()] == '/');
+}
+
+void fsync_path(const std::string& path, const std::string& target) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || ::fsync(fd) != 0) {
+    const std::string why = std::strerror(errno);
+    if (fd >= 0) ::close(fd);
+    fail(target, "cannot flush the output: " + why);
+  }
+  ::close(fd);
+}
+
+}  // namespace
+
+AtomicDirectory::AtomicDirectory(std::string target, Overwrite overwrite, const std::vector<std::string>& inputs)
+    : m_target(std::move(target)), m_overwrite(overwrite) {
+  while (m_target.size() > 1 && m_target.back() == '/') m_target.pop_back();
+  std::error_code ec;
+  const fs::file_status st = fs::symlink_status(m_target, ec);
+  if (fs::exists(st)) {
+    if (overwrite == Overwrite::no)
+      throw Error(ExitCode::usage, m_target, "already exists (use --force to replace it)");
+    if (!fs::is_directory(st))
+      throw Error(ExitCode::usage, m_target, "is not a directory (--force replaces a folder output only by a folder)");
+  }
+  for (const std::string& in : inputs)
+    if (lies_in(in, m_target))
+      throw Error(ExitCode::usage, m_target, "holds the input " + in + "; choose another output folder");
+  fs::path parent = fs::path(m_target).parent_path();
+  if (parent.empty()) parent = ".";
+  std::string name = ".";
+  name += fs::path(m_target).filename().string();  // appended, not "." + ...: GCC 12 warns falsely (-Wrestrict)
+  name += ".wavg-XXXXXX";
+  std::string pattern = (parent / name).string();
+  if (pattern.size() >= sizeof Slot::path) fail(m_target, "output path is too long");
+  signals::add_cleanup(remove_pending_dirs);
+  const signals::DeferInterrupts deferred;
+  if (!::mkdtemp(pattern.data()))
+    fail(m_target, "cannot create a temporary directory in " + parent.string() + ": " + std::strerror(errno));
+  // mkdtemp creates it 0700; give it the permissions an ordinary new directory would get.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::chmod(pattern.c_str(), 0777 & ~mask);
+  register_dir(pattern);
+  m_tmp = pattern;
+}
+
+AtomicDirectory::~AtomicDirectory() {
+  if (m_committed || m_tmp.empty()) return;
+  const signals::DeferInterrupts deferred;
+  remove_dir(m_tmp);
+  unregister_dir(m_tmp);
+}
+
+void AtomicDirectory::commit() {
+  std::error_code ec;
+  for (const auto& e : fs::recursive_directory_iterator(m_tmp, ec))
+    if (e.is_regular_file() || e.is_directory()) fsync_path(e.path().string(), m_target);
+  if (ec) fail(m_target, "cannot list the output folder: " + ec.message());
+  fsync_path(m_tmp, m_target);
+  std::string replaced;  // where the old folder is after the switch, to be removed
+  {
+    const signals::DeferInterrupts deferred;
+    const bool exists = fs::exists(fs::symlink_status(m_target, ec));
+    if (exists && m_overwrite == Overwrite::no)
+      throw Error(ExitCode::usage, m_target, "already exists (use --force to replace it)");
+    if (!exists) {
+      // RENAME_NOREPLACE: a target that appeared meanwhile is never replaced (rename() would take an empty folder).
+      if (::renameat2(AT_FDCWD, m_tmp.c_str(), AT_FDCWD, m_target.c_str(), RENAME_NOREPLACE) != 0)
+        fail(m_target, std::string("cannot rename the output folder: ") + std::strerror(errno));
+    } else if (::renameat2(AT_FDCWD, m_tmp.c_str(), AT_FDCWD, m_target.c_str(), RENAME_EXCHANGE) == 0) {
+      replaced = m_tmp;  // still recorded for the handlers: the old folder is now there
+    } else {
+      std::string aside = m_tmp + ".old";
+      if (::rename(m_target.c_str(), aside.c_str()) != 0)
+        fail(m_target, std::string("cannot move the old output folder aside: ") + std::strerror(errno));
+      if (::rename(m_tmp.c_str(), m_target.c_str()) != 0) {
+        const std::string why = std::strerror(errno);
+        ::rename(aside.c_str(), m_target.c_str());
+        fail(m_target, "cannot rename the output folder: " + why);
+      }
+      register_dir(aside);
+      unregister_dir(m_tmp);
+      replaced = aside;
+    }
+    if (replaced.empty()) unregister_dir(m_tmp);
+    m_committed = true;
+  }
+  if (replaced.empty()) return;
+  remove_dir(replaced);
+  const signals::DeferInterrupts deferred;
+  unregister_dir(replaced);
+}
+
+}  // namespace wavg

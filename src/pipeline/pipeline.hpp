@@ -1,0 +1,61 @@
+#pragma once
+// The merge pipeline, between the subcommands (src/cli, src/train) and the core: check the output's path, open the
+// inputs, write through one atomic output that carries the provenance, commit. A subcommand binds and validates its
+// options and calls these; the plan, method and engine in between are its own (merge.cpp: federated methods, a
+// base, a server state), or merge_files() runs the plain job whole.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "wavg/atomic_file.hpp"
+#include "wavg/format.hpp"
+
+namespace wavg::pipeline {
+
+// Refuses (usage error, exit 2), before any input is opened: an output that names one of `inputs` (the command
+// line's paths), and an existing output without Overwrite::yes.
+void check_output(const std::string& output, const std::vector<std::string>& inputs, Overwrite overwrite);
+
+// Opens every input before any work starts; the first unreadable one is the error.
+std::vector<std::unique_ptr<Reader>> open_inputs(const std::vector<std::string>& paths);
+std::vector<Reader*> raw(const std::vector<std::unique_ptr<Reader>>& readers);
+// Opens `path` when it exists (the server state an earlier round left), else returns null.
+std::unique_ptr<Reader> open_if_exists(const std::string& path);
+// Returns every file the readers consist of (Reader::files()): what no output may replace.
+std::vector<std::string> files_of(const std::vector<Reader*>& readers);
+
+// One output: its atomic file, the spec with the provenance, and the writer of its format. Destroyed before
+// commit(), it leaves nothing behind.
+class Output {
+ public:
+  // `format` is output_format()'s name; `inputs` lists every file the output may not replace (files_of).
+  Output(const std::string& path, const std::string& format, Overwrite overwrite, OutputSpec spec,
+         const std::vector<std::string>& inputs);
+  ~Output();
+  Output(const Output&) = delete;
+  Output& operator=(const Output&) = delete;
+
+  Writer& writer() { return *m_writer; }
+  const OutputSpec& spec() const { return m_spec; }
+  // Closes the writer (which must have finished: Engine::run does it) and puts the output in place.
+  void commit();
+
+ private:
+  AtomicFile m_file;
+  OutputSpec m_spec;  // declared before the writer, which refers to it
+  std::unique_ptr<Writer> m_writer;
+};
+
+// The plain job: the inputs' weighted mean (equal weights when `weights` is empty) into `output`.
+struct MergeJob {
+  std::vector<std::string> inputs;
+  std::string output;
+  std::string format;  // empty: from the output's extension (and input 1)
+  Overwrite overwrite = Overwrite::no;
+  std::string command;  // the subcommand, for the provenance
+  std::vector<double> weights;
+};
+void merge_files(const MergeJob& job);
+
+}  // namespace wavg::pipeline
