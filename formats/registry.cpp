@@ -12,6 +12,7 @@
 #include "json/json.hpp"
 #include "keras/keras_archive.hpp"
 #include "safetensors/safetensors.hpp"
+#include "tensorflow/tensorflow.hpp"
 #include "tfjs/tfjs.hpp"
 #include "wavg/error.hpp"
 #include "wavg/format.hpp"
@@ -28,7 +29,7 @@ struct Codec {
   std::unique_ptr<Writer> (*create)(const std::string& tmp, const std::string& display, const OutputSpec& spec);
 };
 
-const std::array<Codec, 6> k_codecs{{
+const std::array<Codec, 7> k_codecs{{
     {"hdf5",
      {".h5", ".hdf5", ".he5", ".keras_h5"},
      looks_like_hdf5,
@@ -44,6 +45,12 @@ const std::array<Codec, 6> k_codecs{{
      looks_like_zip,
      [](const std::string& p) -> std::unique_ptr<Reader> { return std::make_unique<KerasArchiveReader>(p); },
      create_keras_writer},
+    // Given by prefix (model.ckpt-1000) or by PREFIX.index; an output named *.ckpt-N is TensorFlow too.
+    {"tensorflow",
+     {".ckpt", ".index", nullptr, nullptr},
+     looks_like_tensorflow,
+     [](const std::string& p) -> std::unique_ptr<Reader> { return std::make_unique<TensorflowReader>(p); },
+     create_tensorflow_writer},
     // Before "json": both claim .json; a TF.js model.json is told by its weightsManifest member.
     {"tfjs",
      {nullptr, nullptr, nullptr, nullptr},
@@ -91,7 +98,8 @@ std::string describe_content(const std::string& path) {
 }  // namespace
 
 std::unique_ptr<Reader> open_reader(const std::string& path) {
-  std::ifstream probe(path, std::ios::binary);
+  // A TensorFlow checkpoint is named by a prefix that is no file itself: PREFIX.index is.
+  std::ifstream probe(is_tensorflow_prefix(path) ? path + ".index" : path, std::ios::binary);
   if (!probe) fail(path, std::strerror(errno ? errno : ENOENT));
   probe.close();
   std::error_code ec;
@@ -108,10 +116,15 @@ std::string output_format(const std::string& path, const std::string& forced, co
     fail_usage("--format " + forced + ": unknown format");
   }
   if (template_input && dynamic_cast<const TfjsReader*>(template_input) && ends_with(path, ".json")) return "tfjs";
+  if (is_tensorflow_output_name(path)) return "tensorflow";
   for (const Codec& c : k_codecs)
     for (const char* ext : c.extensions)
       if (ext && ends_with(path, ext)) return c.name;
   fail_usage(path + ": cannot tell the output format from the extension; use --format");
+}
+
+std::string output_file(const std::string& format, const std::string& path) {
+  return format == "tensorflow" ? tensorflow_index_path(path) : path;
 }
 
 std::unique_ptr<Writer> create_writer(const std::string& format, const std::string& tmp_path,

@@ -19,6 +19,9 @@ class Reader {
   virtual ~Reader() = default;
 
   virtual const std::string& path() const = 0;
+  // Returns every file the input consists of (a TensorFlow checkpoint's .index and data shards), so that no output
+  // replaces one of them.
+  virtual std::vector<std::string> files() const { return {path()}; }
   // Returns the format's name ("HDF5").
   virtual std::string format_name() const = 0;
   // Returns the layout detected inside the format ("Keras 2 model", "Keras 2 weights", "plain HDF5").
@@ -51,6 +54,8 @@ struct OutputSpec {
   // the format's file-level metadata (HDF5 root attributes, safetensors __metadata__, ...). Its entries() wait for
   // the inputs' hashes: ask for them in finish(), not before (see provenance.hpp).
   Provenance provenance;
+  // --tf-state: a TensorFlow output also writes the `checkpoint` state file naming it, beside it.
+  bool write_tf_state = false;
 };
 
 class Writer {
@@ -72,6 +77,10 @@ std::unique_ptr<Reader> open_reader(const std::string& path);
 // gives a model.json, and wavg JSON otherwise.
 std::string output_format(const std::string& path, const std::string& forced,
                           const Reader* template_input = nullptr);
+
+// Returns the file an output of `format` named `path` is committed as (the AtomicFile's target): `path` itself, or
+// PREFIX.index for a TensorFlow checkpoint named by its prefix (its data shard is a companion).
+std::string output_file(const std::string& format, const std::string& path);
 
 // Creates a writer of `format` at `tmp_path` (a temporary file beside the target, already created empty).
 std::unique_ptr<Writer> create_writer(const std::string& format, const std::string& tmp_path,

@@ -63,6 +63,11 @@ void add_out_dtype(CLI::App& app, std::string& out_dtype);
 // Adds --no-hash: the provenance names the inputs without their SHA-256.
 void add_no_hash(CLI::App& app, bool& no_hash);
 
+// Adds --tf-state: a TensorFlow output also writes the `checkpoint` state file beside it.
+void add_tf_state(CLI::App& app, bool& tf_state);
+// Refuses (usage error) --tf-state for an output that is not a TensorFlow checkpoint.
+void check_tf_state(bool tf_state, const std::string& format);
+
 // Adds --device auto|cpu|cuda (default: auto).
 void add_device(CLI::App& app, std::string& device);
 // Returns the backend --device names: `auto` takes the GPU when one is usable and the job reads at least
@@ -74,6 +79,9 @@ constexpr std::uint64_t k_auto_cuda_bytes = 256ull << 20;
 // Opens every input before any work starts; the first unreadable one is the error.
 std::vector<std::unique_ptr<Reader>> open_inputs(const std::vector<std::string>& paths);
 std::vector<Reader*> raw(const std::vector<std::unique_ptr<Reader>>& readers);
+// Returns each input's main file (the path itself, or a TensorFlow checkpoint's .index), whose SHA-256 the
+// provenance records.
+std::vector<std::string> main_files(const std::vector<Reader*>& inputs);
 
 // Parses "1,3,2" into numbers; throws a usage error naming the bad item.
 std::vector<double> parse_weights(const std::string& text);

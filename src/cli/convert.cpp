@@ -24,19 +24,23 @@ struct ConvertOptions {
   int threads = 0;
   bool force = false;
   bool no_hash = false;
+  bool tf_state = false;
   Verbosity verbosity;
 };
 
 int run_convert(const ConvertOptions& o) {
   std::string format = output_format(o.output, o.format);
-  check_output_not_input(o.output, {o.input});
+  check_tf_state(o.tf_state, format);
+  std::string target = output_file(format, o.output);
+  check_output_not_input(target, {o.input});
   const Overwrite overwrite = o.force ? Overwrite::yes : Overwrite::no;
-  if (overwrite == Overwrite::no && std::filesystem::exists(o.output))
-    throw Error(ExitCode::usage, o.output, "already exists (use --force to replace it)");
+  if (overwrite == Overwrite::no && std::filesystem::exists(target))
+    throw Error(ExitCode::usage, target, "already exists (use --force to replace it)");
 
   apply_threads(o.threads);
   auto reader = open_reader(o.input);
   format = output_format(o.output, o.format, reader.get());
+  target = output_file(format, o.output);
   const std::vector<Reader*> inputs{reader.get()};
   Plan plan = build_plan(inputs, PlanOptions{});
   const auto out_dtype = o.out_dtype.empty() ? std::nullopt : dtype_from_name(o.out_dtype);
@@ -51,11 +55,11 @@ int run_convert(const ConvertOptions& o) {
   auto method = make_weighted_mean(*backend, {});
   Engine engine(plan, inputs, *method, *backend);
 
-  AtomicFile out(o.output, overwrite);
+  AtomicFile out(target, overwrite);
   const OutputSpec spec{output_tensors(plan), reader.get(), {},
-                        make_provenance("convert", "copy", {o.input}, o.out_dtype, !o.no_hash)};
+                        make_provenance("convert", "copy", main_files(inputs), o.out_dtype, !o.no_hash), o.tf_state};
   {
-    auto writer = create_writer(format, out.tmp_path(), o.output, spec);
+    auto writer = create_writer(format, out.tmp_path(), target, spec);
     engine.run(*writer);
   }
   out.commit();
@@ -75,6 +79,7 @@ RunFn setup_convert(CLI::App& app) {
   app.add_option("--format", o->format, "Output format (default: from the output's extension)");
   add_out_dtype(app, o->out_dtype);
   add_no_hash(app, o->no_hash);
+  add_tf_state(app, o->tf_state);
   app.add_flag("-f,--force", o->force, "Replace an existing output");
   add_threads(app, o->threads);
   add_device(app, o->device);

@@ -24,6 +24,7 @@ struct MergeOptions {
   PlanOptions plan;
   bool force = false;
   bool no_hash = false;
+  bool tf_state = false;
   int threads = 0;
   Verbosity verbosity;
   FederatedCli fed;
@@ -87,15 +88,18 @@ int run_merge(MergeOptions& o) {
   if (fed.server.kind != ServerOptKind::none && fed.server.kind != ServerOptKind::sgd && !fed.has_state)
     note(o.verbosity, 0, "no --state: the server optimizer's moments start from zero and are not saved");
   std::string format = output_format(o.output, o.format);
-  check_output_not_input(o.output, protected_paths(o));
+  check_tf_state(o.tf_state, format);
+  std::string target = output_file(format, o.output);
+  check_output_not_input(target, protected_paths(o));
   const Overwrite overwrite = o.force ? Overwrite::yes : Overwrite::no;
-  if (overwrite == Overwrite::no && std::filesystem::exists(o.output))
-    throw Error(ExitCode::usage, o.output, "already exists (use --force to replace it)");
+  if (overwrite == Overwrite::no && std::filesystem::exists(target))
+    throw Error(ExitCode::usage, target, "already exists (use --force to replace it)");
   apply_threads(o.threads);
 
   const auto readers = open_inputs(o.inputs);
   const std::vector<Reader*> inputs = raw(readers);
   format = output_format(o.output, o.format, inputs[0]);
+  target = output_file(format, o.output);
   const std::vector<double> weights = input_weights(o, inputs);
   Plan plan = build_plan(inputs, o.plan);
   if (!o.out_dtype.empty()) set_out_dtype(plan, *dtype_from_name(o.out_dtype));
@@ -109,11 +113,12 @@ int run_merge(MergeOptions& o) {
   if (base) engine.set_base(base.get(), base_source);
   engine.verify();
 
-  AtomicFile out(o.output, overwrite);
+  AtomicFile out(target, overwrite);
   const OutputSpec spec{output_tensors(plan), inputs.front(), plan.dropped_from_first,
-                        make_provenance("merge", method->describe(), o.inputs, o.out_dtype, !o.no_hash)};
+                        make_provenance("merge", method->describe(), main_files(inputs), o.out_dtype, !o.no_hash),
+                        o.tf_state};
   {
-    auto writer = create_writer(format, out.tmp_path(), o.output, spec);
+    auto writer = create_writer(format, out.tmp_path(), target, spec);
     if (state) state->begin_write();
     engine.run(*writer);
   }
@@ -133,6 +138,7 @@ RunFn setup_merge(CLI::App& app) {
   app.add_option("--format", o->format, "Output format (default: from the output's extension)");
   add_out_dtype(app, o->out_dtype);
   add_no_hash(app, o->no_hash);
+  add_tf_state(app, o->tf_state);
   app.add_flag("-f,--force", o->force, "Replace an existing output");
   add_plan_options(app, o->plan);
   add_federated_options(app, o->fed);
