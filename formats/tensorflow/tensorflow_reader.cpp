@@ -161,7 +161,8 @@ void TensorflowReader::add_entry(const std::string& key, const std::string& valu
   if (!checked_count(shape, type.kind == TfKind::number ? dtype_size(type.dtype) : 1, count))
     fail(m_path, what + "shape " + shape_string(shape) + " overflows");
   if (e.shard_id() < 0 || static_cast<std::uint32_t>(e.shard_id()) >= m_num_shards)
-    fail(m_path, what + "shard " + std::to_string(e.shard_id()) + " of " + std::to_string(m_num_shards));
+    fail(m_path, what + "shard id " + std::to_string(e.shard_id()) + ", but the header says " +
+                     std::to_string(m_num_shards) + " shard(s)");
   if (e.offset() < 0 || e.size() < 0) fail(m_path, what + "negative offset or size");
   const TfStored stored{static_cast<std::uint32_t>(e.shard_id()), static_cast<std::uint64_t>(e.offset()),
                         static_cast<std::uint64_t>(e.size()), e.crc32c()};
@@ -184,7 +185,11 @@ void TensorflowReader::open_shards() {
     auto& shard = m_shards[s.shard];
     if (!shard) {
       const std::string file = shard_name(m_prefix, s.shard, m_num_shards);
-      shard = std::make_unique<MappedFile>(file);
+      try {
+        shard = std::make_unique<MappedFile>(file);
+      } catch (const Error& e) {
+        fail(m_path, "data shard " + file.substr(file.rfind('/') + 1) + ": " + e.problems().front().what);
+      }
       protect_input(file);
       m_protected.push_back(file);
     }
