@@ -81,7 +81,7 @@ class TensorflowWriter final : public Writer {
     if (spec.write_tf_state) check_not_protected(dir + "checkpoint");
     m_data_tmp = add_companion(tmp_path, data);
     if (spec.write_tf_state) m_state_tmp = add_companion(tmp_path, dir + "checkpoint");
-    m_fd = ::open(m_data_tmp.c_str(), O_WRONLY | O_CLOEXEC);
+    m_fd = ::open(m_data_tmp.c_str(), O_RDWR | O_CLOEXEC);  // read back by rehash()
     if (m_fd < 0) fail(display_path, "cannot open the data shard: " + std::string(std::strerror(errno)));
   }
 

@@ -192,10 +192,11 @@ int allreduce_checkpoint(const std::string& local_pattern, const std::string& ou
   auto method = make_weighted_mean(*backend, {});
   std::unique_ptr<AtomicFile> out;
   std::unique_ptr<Writer> writer;
-  const OutputSpec spec{reader->tensors(), reader.get(), {}, make_provenance("allreduce", "mean", {local}, "")};
+  const OutputSpec spec{reader->tensors(), reader.get(), {},
+                        make_provenance("allreduce", "mean", {reader->files().front()}, "")};
   if (rank == 0) {
-    out = std::make_unique<AtomicFile>(output, overwrite);
-    writer = create_writer(format, out->tmp_path(), output, spec);
+    out = std::make_unique<AtomicFile>(output_file(format, output), overwrite);
+    writer = create_writer(format, out->tmp_path(), output_file(format, output), spec);
   }
   std::vector<double> values, result, gathered;
   for (std::size_t i = 0; i < spec.tensors.size(); ++i) {
