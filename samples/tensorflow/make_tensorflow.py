@@ -17,36 +17,52 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-here = os.path.dirname(os.path.abspath(__file__))
 x = np.random.default_rng(0).normal(size=(64, 4)).astype(np.float32)
 y = np.random.default_rng(1).normal(size=(64, 2)).astype(np.float32)
 
-for i, d in ((1, "tf2_a"), (2, "tf2_b")):
-    keras.utils.set_random_seed(i)
-    m = keras.Sequential([keras.Input((4,)), keras.layers.Dense(8, activation="relu"), keras.layers.Dense(2)])
+
+def keras_model():
+    return keras.Sequential([keras.Input((4,)), keras.layers.Dense(8, activation="relu"), keras.layers.Dense(2)])
+
+
+def write_tf2(prefix, seed):
+    """Trains a Keras model 2 epochs with Adam from `seed` and writes it and its optimizer with tf.train.Checkpoint."""
+    keras.utils.set_random_seed(seed)
+    m = keras_model()
     opt = keras.optimizers.Adam(0.01)
     m.compile(optimizer=opt, loss="mse")
     m.fit(x, y, epochs=2, batch_size=16, verbose=0)
-    tf.train.Checkpoint(model=m, optimizer=opt).write(os.path.join(here, d, "ckpt-%d" % i))
+    tf.train.Checkpoint(model=m, optimizer=opt).write(prefix)
 
-tf.compat.v1.disable_eager_execution()
-for i, d in ((1, "tf1_a"), (2, "tf1_b")):
+
+def write_tf1(directory, seed):
+    """Trains the TF1 graph 3 * seed steps with Adam and saves it with Saver as DIRECTORY/model.ckpt-STEP (graph mode
+    only: call tf.compat.v1.disable_eager_execution() first)."""
     g = tf.Graph()
     with g.as_default():
-        tf.compat.v1.set_random_seed(i)
+        tf.compat.v1.set_random_seed(seed)
         with tf.compat.v1.variable_scope("dense"):
             k = tf.compat.v1.get_variable("kernel", [4, 2])
             b = tf.compat.v1.get_variable("bias", [2], initializer=tf.compat.v1.zeros_initializer())
         with tf.compat.v1.variable_scope("extra"):
             for name, dtype in (("half", tf.float16), ("bf16", tf.bfloat16), ("double", tf.float64)):
                 tf.compat.v1.get_variable(name, [3], dtype=dtype, trainable=False,
-                                          initializer=tf.compat.v1.random_normal_initializer(seed=i))
+                                          initializer=tf.compat.v1.random_normal_initializer(seed=seed))
         step = tf.compat.v1.train.get_or_create_global_step()
         loss = tf.reduce_mean((tf.matmul(x, k) + b - y) ** 2)
         train = tf.compat.v1.train.AdamOptimizer(0.01).minimize(loss, global_step=step)
         with tf.compat.v1.Session(graph=g) as s:
             s.run(tf.compat.v1.global_variables_initializer())
-            for _ in range(3 * i):
+            for _ in range(3 * seed):
                 s.run(train)
-            tf.compat.v1.train.Saver().save(s, os.path.join(here, d, "model.ckpt"), global_step=step,
+            tf.compat.v1.train.Saver().save(s, os.path.join(directory, "model.ckpt"), global_step=step,
                                             write_meta_graph=False, write_state=False)
+
+
+if __name__ == "__main__":
+    here = os.path.dirname(os.path.abspath(__file__))
+    write_tf2(os.path.join(here, "tf2_a", "ckpt-1"), 1)
+    write_tf2(os.path.join(here, "tf2_b", "ckpt-2"), 2)
+    tf.compat.v1.disable_eager_execution()
+    write_tf1(os.path.join(here, "tf1_a"), 1)
+    write_tf1(os.path.join(here, "tf1_b"), 2)

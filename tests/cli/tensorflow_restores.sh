@@ -5,11 +5,13 @@
 # venv with tensorflow-cpu); skipped otherwise.
 PY=${WAVG_TF_PYTHON:-}
 [ -n "$PY" ] && "$PY" -c 'import tensorflow' 2>/dev/null || { echo "no WAVG_TF_PYTHON with tensorflow"; exit 77; }
-TF_CPP_MIN_LOG_LEVEL=3 "$PY" - "$WAVG" <<'PY'
+TF_CPP_MIN_LOG_LEVEL=3 "$PY" - "$WAVG" "$SAMPLES/tensorflow" <<'PY'
 import os, subprocess, sys
 import numpy as np
 import tensorflow as tf
-import keras
+
+sys.path.insert(0, sys.argv[2])
+import make_tensorflow as mk
 
 wavg = sys.argv[1]
 
@@ -26,25 +28,18 @@ def check_listing(prefixes, out):
         a, b, got = r[0].get_tensor(name), r[1].get_tensor(name), o.get_tensor(name)
         if isinstance(a, bytes):
             assert got == a, name
+        elif np.asarray(a).dtype.name == "bfloat16":  # 8 significant bits, rounded once, ties to even
+            m, e = np.frexp((np.asarray(a, np.float64) + np.asarray(b, np.float64)) / 2)
+            assert np.array_equal(np.asarray(got, np.float64), np.ldexp(np.round(m * 256) / 256, e)), name
         elif np.issubdtype(np.asarray(a).dtype, np.floating):
             assert np.asarray(got).tobytes() == mean(np.asarray(a), np.asarray(b)).tobytes(), name
         else:
             assert np.array_equal(got, a), name
     return r, o
 
-# TF2: a Keras model and its Adam optimizer, tracked by tf.train.Checkpoint.
-def keras_model():
-    return keras.Sequential([keras.Input((4,)), keras.layers.Dense(8, activation="relu"), keras.layers.Dense(2)])
-
-x = np.random.default_rng(0).normal(size=(64, 4)).astype(np.float32)
-y = np.random.default_rng(1).normal(size=(64, 2)).astype(np.float32)
+# TF2: a Keras model and its Adam optimizer, tracked by tf.train.Checkpoint (samples/tensorflow/make_tensorflow.py).
 for i in (1, 2):
-    keras.utils.set_random_seed(i)
-    m = keras_model()
-    opt = keras.optimizers.Adam(0.01)
-    m.compile(optimizer=opt, loss="mse")
-    m.fit(x, y, epochs=2, batch_size=16, verbose=0)
-    tf.train.Checkpoint(model=m, optimizer=opt).write("tf2_%d/ckpt-%d" % (i, i))
+    mk.write_tf2("tf2_%d/ckpt-%d" % (i, i), i)
 os.makedirs("tf2_avg")
 subprocess.run([wavg, "merge", "-q", "tf2_1/ckpt-1", "tf2_2/ckpt-2", "-o", "tf2_avg/avg.ckpt", "--tf-state"],
                check=True)
@@ -52,7 +47,7 @@ check_listing(["tf2_1/ckpt-1", "tf2_2/ckpt-2"], "tf2_avg/avg.ckpt")
 assert tf.train.latest_checkpoint("tf2_avg") == "tf2_avg/avg.ckpt"
 models = []
 for p in ("tf2_1/ckpt-1", "tf2_2/ckpt-2", "tf2_avg/avg.ckpt"):
-    m = keras_model()
+    m = mk.keras_model()
     tf.train.Checkpoint(model=m).read(p).expect_partial().assert_existing_objects_matched()
     models.append(m)
 for a, b, got in zip(*(m.get_weights() for m in models)):
@@ -63,21 +58,7 @@ print("TF2: Keras model restored from the merged checkpoint, %d weights equal th
 # TF1: a graph with dense/kernel and dense/bias, Adam slots, beta powers and global_step, saved by Saver.
 tf.compat.v1.disable_eager_execution()
 for i in (1, 2):
-    g = tf.Graph()
-    with g.as_default():
-        tf.compat.v1.set_random_seed(i)
-        with tf.compat.v1.variable_scope("dense"):
-            k = tf.compat.v1.get_variable("kernel", [4, 2])
-            b = tf.compat.v1.get_variable("bias", [2], initializer=tf.compat.v1.zeros_initializer())
-        step = tf.compat.v1.train.get_or_create_global_step()
-        loss = tf.reduce_mean((tf.matmul(x, k) + b - y) ** 2)
-        train = tf.compat.v1.train.AdamOptimizer(0.01).minimize(loss, global_step=step)
-        saver = tf.compat.v1.train.Saver()
-        with tf.compat.v1.Session(graph=g) as s:
-            s.run(tf.compat.v1.global_variables_initializer())
-            for _ in range(3 * i):
-                s.run(train)
-            saver.save(s, "tf1_%d/model.ckpt" % i, global_step=step)
+    mk.write_tf1("tf1_%d" % i, i)
 os.makedirs("tf1_avg")
 subprocess.run([wavg, "merge", "-q", "tf1_1/model.ckpt-3", "tf1_2/model.ckpt-6.index", "-o", "tf1_avg/model.ckpt"],
                check=True)
