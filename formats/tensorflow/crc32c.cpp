@@ -1,10 +1,16 @@
 // CRC-32C by slicing: table[k][b] is the CRC of byte b followed by k zero bytes, so eight bytes are folded in with
-// eight look-ups (see crc32c.hpp for why it is hand-written).
+// eight look-ups (see crc32c.hpp for why it is hand-written). x86-64 processors since 2008 have an instruction for
+// exactly this polynomial (SSE 4.2 crc32), five times faster again; it is used when the processor has it, and the
+// tables stay the reference everywhere else (the unit test checks whichever runs against the published values).
 
 #include "tensorflow/crc32c.hpp"
 
 #include <array>
 #include <cstring>
+
+#if defined(__x86_64__)
+#include <nmmintrin.h>
+#endif
 
 namespace wavg::crc32c {
 
@@ -26,9 +32,33 @@ constexpr Tables make_tables() {
 
 constexpr Tables k_tables = make_tables();
 
+#if defined(__x86_64__)
+__attribute__((target("sse4.2"))) std::uint32_t extend_sse42(std::uint32_t crc, const unsigned char* p,
+                                                              std::size_t n) {
+  std::uint64_t c = ~crc;
+  for (; n >= 8; n -= 8, p += 8) {
+    std::uint64_t v;
+    std::memcpy(&v, p, 8);
+    c = _mm_crc32_u64(c, v);
+  }
+  auto c32 = static_cast<std::uint32_t>(c);
+  for (; n > 0; --n, ++p) c32 = _mm_crc32_u8(c32, *p);
+  return ~c32;
+}
+
+const bool k_has_sse42 = __builtin_cpu_supports("sse4.2");
+#endif
+
 }  // namespace
 
 std::uint32_t extend(std::uint32_t crc, const void* data, std::size_t n) {
+#if defined(__x86_64__)
+  if (k_has_sse42) return extend_sse42(crc, static_cast<const unsigned char*>(data), n);
+#endif
+  return extend_tables(crc, data, n);
+}
+
+std::uint32_t extend_tables(std::uint32_t crc, const void* data, std::size_t n) {
   const auto* p = static_cast<const unsigned char*>(data);
   std::uint32_t c = ~crc;
   for (; n >= 8; n -= 8, p += 8) {
