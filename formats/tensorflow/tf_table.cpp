@@ -88,6 +88,11 @@ class Checker {
     std::uint32_t restarts = 0;
     std::memcpy(&restarts, index.data() + index.size() - 4, 4);
     if (restarts > (index.size() - 4) / 4) corrupt("the index block's restart count is too large");
+    // LevelDB walks the block from its first restart point: it must be the block's start, so that LevelDB reads
+    // exactly the entries checked here.
+    std::uint32_t first = 0;
+    if (restarts > 0) std::memcpy(&first, index.data() + index.size() - 4 - 4ull * restarts, 4);
+    if (restarts == 0 || first != 0) corrupt("the index block's first restart point is not 0");
     const auto* base = reinterpret_cast<const unsigned char*>(index.data());
     Cursor c{base, base + index.size() - 4 - 4ull * restarts};
     std::uint64_t key_length = 0;

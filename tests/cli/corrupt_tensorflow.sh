@@ -18,8 +18,9 @@ def entry(**kw):
     f = dict(a)
     f.update(kw)
     return (b'a', tb.encode_entry(f['dtype'], f['shape'], f['shard'], f['offset'], f['size'], f['crc'], f.get('extra', b'')))
+kw = {}
 $2
-tb.write_table('$1/variables.index', e)"
+tb.write_table('$1/variables.index', e, **kw)"
 }
 copy magic && poke magic/variables.index -1
 copy short && truncate -s 40 short/variables.index
@@ -43,13 +44,14 @@ index negative "e[1] = entry(shape=[2**64 - 1])"
 index variant "e[1] = entry(dtype=21)"
 index sliced "e[1] = entry(extra=b'\x3a\x00')"
 index order "e[1], e[2] = e[2], e[1]"
+index restart "kw['index_restart'] = 2"
 index noheader "e = e[1:]"
 index bigendian "e[0] = (b'', tb.encode_header(endianness=1))"
 index shards "e[0] = (b'', tb.encode_header(shards=0))"
 index shard2 "e[1] = entry(shard=3)"
 mkdir strcrc && cp "$R"/tfserving-half-plus-two-tf2-cpu/variables.* strcrc/ && chmod u+w strcrc/* &&
   poke strcrc/variables.data-00000-of-00001 40
-for d in magic short blockcrc handle datacrc noshard entry past size negative variant sliced order noheader \
+for d in magic short blockcrc handle restart datacrc noshard entry past size negative variant sliced order noheader \
          bigendian shards shard2 strcrc; do
   "$WAVG" inspect $d/variables > /dev/null && echo "$d: exit 0" || echo "$d: exit $?"
 done

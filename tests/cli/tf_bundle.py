@@ -216,13 +216,14 @@ def encode_header(shards=1, endianness=0):
     return b"\x08" + put_varint(shards) + b"\x10" + put_varint(endianness) + b"\x1a\x02\x08\x01"
 
 
-def _block(entries):
+def _block(entries, restart=0):
     body = b"".join(put_varint(0) + put_varint(len(k)) + put_varint(len(v)) + k + v for k, v in entries)
-    return body + struct.pack("<II", 0, 1)
+    return body + struct.pack("<II", restart, 1)
 
 
-def write_table(path, entries):
-    """Writes a LevelDB table: one uncompressed data block holding `entries`, an empty metaindex, the index."""
+def write_table(path, entries, index_restart=0):
+    """Writes a LevelDB table: one uncompressed data block holding `entries`, an empty metaindex, the index (whose
+    one restart point is `index_restart`)."""
     out = bytearray()
 
     def put(block):
@@ -232,7 +233,7 @@ def write_table(path, entries):
 
     data = put(_block(entries))
     meta = put(_block([]))
-    index = put(_block([(entries[-1][0] + b"\xff", data)]))
+    index = put(_block([(entries[-1][0] + b"\xff", data)], index_restart))
     footer = meta + index
     out += footer + b"\x00" * (40 - len(footer)) + struct.pack("<Q", MAGIC)
     open(path, "wb").write(out)
