@@ -1,4 +1,5 @@
-# TensorFlow outputs: named by .ckpt-N, or by any prefix with --format tensorflow; --tf-state; existing outputs.
+# TensorFlow outputs: named by .ckpt-N, or by any prefix with --format tensorflow; --tf-state; existing outputs
+# (an existing data shard refuses the pair, leaving no temporary file).
 # Mixed dtypes (samples/dtypes: float16, float32, float64, int8, int64) merged into a TensorFlow checkpoint and
 # converted to HDF5, through safetensors and wavg JSON back to TensorFlow, and to bfloat16: tests/cli/tf_bundle.py
 # reads the checkpoints, h5py the HDF5 files, and every float equals numpy's float64 mean rounded once; integers
@@ -14,7 +15,10 @@ D=$SAMPLES/dtypes
 "$WAVG" convert -q model.ckpt-5.index -o bf16.ckpt --out-dtype bfloat16
 "$WAVG" convert -q model.ckpt-5 -o st.safetensors && "$WAVG" convert -q st.safetensors -o from_st.ckpt
 "$WAVG" convert -q model.ckpt-5 -o w.json && "$WAVG" convert -q w.json -o from_json.ckpt
-ls
+# A data shard in the way: refused before anything is placed, and no temporary file is left (ls -A).
+touch taken.ckpt.data-00000-of-00001
+"$WAVG" merge -q "$D/a.h5" "$D/b.h5" -o taken.ckpt && echo "taken: exit 0" || echo "taken: exit $?"
+ls -A
 cat checkpoint
 PYTHONPATH=$ROOT/tests/cli /usr/bin/python3 - "$D" <<'PY'
 import sys
