@@ -60,6 +60,7 @@ class TensorflowWriter final : public Writer {
     std::uint64_t at = 0;
     auto add = [&](const std::string& name, int datatype, const Shape& shape, std::uint64_t size) {
       if (name.empty()) fail(display_path, "a tensor with an empty name cannot be a TensorFlow checkpoint key");
+      if (name == k_tf_provenance_key) fail(display_path, "tensor " + name + ": the key of wavg's provenance");
       if (!names.insert(name).second) fail(display_path, "tensor " + name + " appears twice");
       m_slots.push_back({name, datatype, shape, at, size, 0, 0, true});
       at += size;
