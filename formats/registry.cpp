@@ -14,6 +14,7 @@
 #include "keras/keras_archive.hpp"
 #include "mxnet/mxnet.hpp"
 #include "safetensors/safetensors.hpp"
+#include "tensorflow/tensorflow.hpp"
 #include "tfjs/tfjs.hpp"
 #include "unknown_kind.hpp"
 #include "wavg/error.hpp"
@@ -32,7 +33,7 @@ struct Codec {
   std::unique_ptr<Writer> (*create)(const std::string& tmp, const std::string& display, const OutputSpec& spec);
 };
 
-const std::array<Codec, 8> k_codecs{{
+const std::array<Codec, 9> k_codecs{{
     {"hdf5",
      {".h5", ".hdf5", ".he5", ".keras_h5"},
      looks_like_hdf5,
@@ -58,6 +59,12 @@ const std::array<Codec, 8> k_codecs{{
      looks_like_caffe,
      [](const std::string& p) -> std::unique_ptr<Reader> { return std::make_unique<CaffeReader>(p); },
      create_caffe_writer},
+    // Given by prefix (model.ckpt-1000) or by PREFIX.index; an output named *.ckpt-N is TensorFlow too.
+    {"tensorflow",
+     {".ckpt", ".index", nullptr, nullptr},
+     looks_like_tensorflow,
+     [](const std::string& p) -> std::unique_ptr<Reader> { return std::make_unique<TensorflowReader>(p); },
+     create_tensorflow_writer},
     // Before "json": both claim .json; a TF.js model.json is told by its weightsManifest member.
     {"tfjs",
      {nullptr, nullptr, nullptr, nullptr},
@@ -96,8 +103,9 @@ std::unique_ptr<Reader> check_names(std::unique_ptr<Reader> reader) {
 }  // namespace
 
 std::unique_ptr<Reader> open_reader(const std::string& path) {
-  // Before any sniffer opens it: a FIFO would block its open() for ever.
-  require_regular(path);
+  // Before any sniffer opens it: a FIFO would block its open() for ever. A TensorFlow checkpoint is named by a
+  // prefix that is no file itself: PREFIX.index is.
+  require_regular(is_tensorflow_prefix(path) ? path + ".index" : path);
   for (const Codec& c : k_codecs)
     if (c.sniff(path)) return check_names(c.open(path));
   fail(path, describe_unknown(path));
@@ -110,10 +118,15 @@ std::string output_format(const std::string& path, const std::string& forced, co
     fail_usage("--format " + forced + ": unknown format");
   }
   if (template_input && dynamic_cast<const TfjsReader*>(template_input) && ends_with(path, ".json")) return "tfjs";
+  if (is_tensorflow_output_name(path)) return "tensorflow";
   for (const Codec& c : k_codecs)
     for (const char* ext : c.extensions)
       if (ext && ends_with(path, ext)) return c.name;
   fail_usage(path + ": cannot tell the output format from the extension; use --format");
+}
+
+std::string output_file(const std::string& format, const std::string& path) {
+  return format == "tensorflow" ? tensorflow_index_path(path) : path;
 }
 
 std::unique_ptr<Writer> create_writer(const std::string& format, const std::string& tmp_path,

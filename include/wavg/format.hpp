@@ -42,8 +42,9 @@ class Reader {
   virtual ~Reader() = default;
 
   virtual const std::string& path() const = 0;
-  // Lists every file this input consists of, path() first (a TF.js model.json and its shards): what its
-  // provenance fingerprint covers and what no output may replace. Most formats are one file: {path()}.
+  // Lists every file this input consists of, path() first (a TF.js model.json and its shards, a TensorFlow
+  // checkpoint's .index and data shards): what its provenance fingerprint covers and what no output may replace.
+  // Most formats are one file: {path()}.
   virtual std::vector<std::string> files() const { return {path()}; }
   // Returns the format's name ("HDF5").
   virtual std::string format_name() const = 0;
@@ -79,6 +80,8 @@ struct OutputSpec {
   // the format's file-level metadata (HDF5 root attributes, safetensors __metadata__, ...). Its entries() wait for
   // the inputs' hashes: ask for them in finish(), not before (see provenance.hpp).
   Provenance provenance;
+  // --tf-state: a TensorFlow output also writes the `checkpoint` state file naming it, beside it.
+  bool write_tf_state = false;
 };
 
 class Writer {
@@ -100,6 +103,10 @@ std::unique_ptr<Reader> open_reader(const std::string& path);
 // gives a model.json, and wavg JSON otherwise.
 std::string output_format(const std::string& path, const std::string& forced,
                           const Reader* template_input = nullptr);
+
+// Returns the file an output of `format` named `path` is committed as (the AtomicFile's target): `path` itself, or
+// PREFIX.index for a TensorFlow checkpoint named by its prefix (its data shard is a companion).
+std::string output_file(const std::string& format, const std::string& path);
 
 // Creates a writer of `format` at `tmp_path` (a temporary file beside the target, already created empty).
 std::unique_ptr<Writer> create_writer(const std::string& format, const std::string& tmp_path,

@@ -48,6 +48,16 @@ void add_out_dtype(CLI::App& app, std::string& out_dtype) {
       ->check(CLI::IsMember({"float16", "bfloat16", "float32", "float64"}));
 }
 
+void add_tf_state(CLI::App& app, bool& tf_state) {
+  app.add_flag("--tf-state", tf_state,
+               "With a TensorFlow output: also write the 'checkpoint' state file beside it, naming it, so "
+               "tf.train.latest_checkpoint finds it (an existing one is replaced only with --force)");
+}
+
+void check_tf_state(bool tf_state, const std::string& format) {
+  if (tf_state && format != "tensorflow") fail_usage("--tf-state needs a TensorFlow output (--format tensorflow)");
+}
+
 void add_device(CLI::App& app, std::string& device) {
   app.add_option("--device", device, "Where the arithmetic runs: the GPU when it pays (auto), cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))

@@ -65,6 +65,11 @@ void add_out_dtype(CLI::App& app, std::string& out_dtype);
 // Adds --no-hash: the provenance names the inputs without their SHA-256.
 void add_no_hash(CLI::App& app, bool& no_hash);
 
+// Adds --tf-state: a TensorFlow output also writes the `checkpoint` state file beside it.
+void add_tf_state(CLI::App& app, bool& tf_state);
+// Refuses (usage error) --tf-state for an output that is not a TensorFlow checkpoint.
+void check_tf_state(bool tf_state, const std::string& format);
+
 // Adds --device auto|cpu|cuda (default: auto).
 void add_device(CLI::App& app, std::string& device);
 // Returns the backend --device names: `auto` takes the GPU when one is usable and the job reads at least

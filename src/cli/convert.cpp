@@ -24,13 +24,15 @@ struct ConvertOptions {
   int threads = 0;
   bool force = false;
   bool no_hash = false;
+  bool tf_state = false;
   Verbosity verbosity;
 };
 
 int run_convert(const ConvertOptions& o) {
-  output_format(o.output, o.format);  // an output whose format cannot be told is refused before the input opens
+  const std::string early_format = output_format(o.output, o.format);  // refused before the input opens
+  check_tf_state(o.tf_state, early_format);
   const Overwrite overwrite = o.force ? Overwrite::yes : Overwrite::no;
-  pipeline::check_output(o.output, {o.input}, overwrite);
+  pipeline::check_output(output_file(early_format, o.output), {o.input}, overwrite);
 
   apply_threads(o.threads);
   auto reader = open_reader(o.input);
@@ -53,7 +55,8 @@ int run_convert(const ConvertOptions& o) {
   check_free_space(o.output, least_output_bytes(out_tensors));
   pipeline::Output out(o.output, format, overwrite,
                        {out_tensors, reader.get(), {},
-                        make_provenance("convert", "copy", input_files({reader.get()}), o.out_dtype, !o.no_hash)},
+                        make_provenance("convert", "copy", input_files({reader.get()}), o.out_dtype, !o.no_hash),
+                        o.tf_state},
                        reader->files());
   engine.run(out.writer());
   out.commit();
@@ -73,6 +76,7 @@ RunFn setup_convert(CLI::App& app) {
   app.add_option("--format", o->format, "Output format (default: from the output's extension)");
   add_out_dtype(app, o->out_dtype);
   add_no_hash(app, o->no_hash);
+  add_tf_state(app, o->tf_state);
   app.add_flag("-f,--force", o->force, "Replace an existing output");
   add_threads(app, o->threads);
   add_device(app, o->device);

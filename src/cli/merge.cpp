@@ -30,6 +30,7 @@ struct MergeOptions {
   PlanOptions plan;
   bool force = false;
   bool no_hash = false;
+  bool tf_state = false;
   int threads = 0;
   Verbosity verbosity;
   FederatedCli fed;
@@ -116,14 +117,14 @@ void validate_options(MergeOptions& o) {
   if (task_run(o)) validate_task(o.task.resolve(fed, fed.weights), fed, o.inputs.size());
   if (fed.server.kind != ServerOptKind::none && fed.server.kind != ServerOptKind::sgd && !fed.has_state)
     note(o.verbosity, 0, "no --state: the server optimizer's moments start from zero and are not saved");
-  output_format(o.output, o.format);  // an output whose format cannot be told is refused before any input opens
+  check_tf_state(o.tf_state, output_format(o.output, o.format));
 }
 
 int run_merge(MergeOptions& o) {
   validate_options(o);
   FederatedOptions& fed = o.fed.options;
   const Overwrite overwrite = o.force ? Overwrite::yes : Overwrite::no;
-  pipeline::check_output(o.output, protected_paths(o), overwrite);
+  pipeline::check_output(output_file(output_format(o.output, o.format), o.output), protected_paths(o), overwrite);
   apply_threads(o.threads);
 
   const auto readers = pipeline::open_inputs(o.inputs);
@@ -152,7 +153,8 @@ int run_merge(MergeOptions& o) {
   pipeline::Output out(o.output, output_format(o.output, o.format, inputs[0]), overwrite,
                        {out_tensors, inputs.front(), plan.dropped_from_first,
                         make_provenance("merge", method->describe() + sequence_note(o.seq), input_files(inputs),
-                                        o.out_dtype, !o.no_hash)},
+                                        o.out_dtype, !o.no_hash),
+                        o.tf_state},
                        protected_files(o, inputs, base.get()));
   std::optional<pipeline::Output> state_out;
   if (state) {
@@ -182,6 +184,7 @@ RunFn setup_merge(CLI::App& app) {
   app.add_option("--format", o->format, "Output format (default: from the output's extension)");
   add_out_dtype(app, o->out_dtype);
   add_no_hash(app, o->no_hash);
+  add_tf_state(app, o->tf_state);
   app.add_flag("-f,--force", o->force, "Replace an existing output");
   add_plan_options(app, o->plan);
   add_federated_options(app, o->fed);

@@ -46,8 +46,9 @@ std::vector<std::string> files_of(const std::vector<Reader*>& readers) {
 
 Output::Output(const std::string& path, const std::string& format, Overwrite overwrite, OutputSpec spec,
                const std::vector<std::string>& inputs)
-    : m_file(path, overwrite, inputs), m_spec(std::move(spec)),
-      m_writer(create_writer(format, m_file.tmp_path(), path, m_spec)) {}
+    // A format may commit under another name than the one given (a TensorFlow prefix: PREFIX.index).
+    : m_file(output_file(format, path), overwrite, inputs), m_spec(std::move(spec)),
+      m_writer(create_writer(format, m_file.tmp_path(), output_file(format, path), m_spec)) {}
 
 Output::~Output() = default;
 
