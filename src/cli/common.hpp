@@ -88,5 +88,8 @@ RunFn setup_inspect(CLI::App& app);
 RunFn setup_local_sgd(CLI::App& app);
 RunFn setup_allreduce(CLI::App& app);
 RunFn setup_convert(CLI::App& app);
+RunFn setup_align(CLI::App& app);
+RunFn setup_eval(CLI::App& app);
+RunFn setup_barrier(CLI::App& app);
 
 }  // namespace wavg::cli

@@ -23,6 +23,9 @@ constexpr Subcommand k_subcommands[] = {
     {"local-sgd", "Train replicas and average them every H steps (local SGD, FedAvg)", wavg::cli::setup_local_sgd},
     {"allreduce", "Under mpirun, average the checkpoint each rank holds", wavg::cli::setup_allreduce},
     {"convert", "Convert a checkpoint to another format or dtype", wavg::cli::setup_convert},
+    {"align", "Permute a checkpoint's hidden units to match another's (weight matching)", wavg::cli::setup_align},
+    {"eval", "Score a built-in MLP checkpoint on a CSV's test split", wavg::cli::setup_eval},
+    {"barrier", "Score the straight line between two MLP checkpoints (loss barrier)", wavg::cli::setup_barrier},
 };
 
 void print_problem(const wavg::Problem& p) {

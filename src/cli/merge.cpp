@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "cli/align_options.hpp"
 #include "cli/common.hpp"
 #include "cli/federated_options.hpp"
 #include "wavg/atomic_file.hpp"
@@ -27,6 +28,7 @@ struct MergeOptions {
   int threads = 0;
   Verbosity verbosity;
   FederatedCli fed;
+  AlignCli align;
 };
 
 void report(const MergeOptions& o, const Plan& plan, const Method& method, const std::vector<Reader*>& inputs) {
@@ -94,10 +96,12 @@ int run_merge(MergeOptions& o) {
   apply_threads(o.threads);
 
   const auto readers = open_inputs(o.inputs);
-  const std::vector<Reader*> inputs = raw(readers);
-  format = output_format(o.output, o.format, inputs[0]);
+  const Aligned aligned = o.align.method == "weights" ? align_for_merge(raw(readers), o.align, o.verbosity) : Aligned{};
+  const std::vector<Reader*> inputs = aligned.readers.empty() ? raw(readers) : aligned.raw();
+  format = output_format(o.output, o.format, readers[0].get());
   const std::vector<double> weights = input_weights(o, inputs);
   Plan plan = build_plan(inputs, o.plan);
+  if (!aligned.readers.empty()) check_aligned_plan(plan, aligned);
   if (!o.out_dtype.empty()) set_out_dtype(plan, *dtype_from_name(o.out_dtype));
   auto base = fed.has_base ? open_reader(o.fed.base) : nullptr;
   const std::vector<std::size_t> base_source = base ? match_base(plan, *base) : std::vector<std::size_t>{};
@@ -110,7 +114,7 @@ int run_merge(MergeOptions& o) {
   engine.verify();
 
   AtomicFile out(o.output, overwrite);
-  const OutputSpec spec{output_tensors(plan), inputs.front(), plan.dropped_from_first,
+  const OutputSpec spec{output_tensors(plan), readers.front().get(), plan.dropped_from_first,
                         make_provenance("merge", method->describe(), o.inputs, o.out_dtype, !o.no_hash)};
   {
     auto writer = create_writer(format, out.tmp_path(), o.output, spec);
@@ -136,6 +140,12 @@ RunFn setup_merge(CLI::App& app) {
   app.add_flag("-f,--force", o->force, "Replace an existing output");
   add_plan_options(app, o->plan);
   add_federated_options(app, o->fed);
+  app.add_option("--align", o->align.method, "Permute hidden units to match before averaging: none or weights (weight "
+                 "matching; MergeMany for more than two inputs)")
+      ->check(CLI::IsMember({"none", "weights"}))
+      ->default_str("none")
+      ->group("Alignment");
+  add_align_options(app, o->align, "--align-seed");
   add_threads(app, o->threads);
   add_device(app, o->device);
   add_verbosity(app, o->verbosity);
