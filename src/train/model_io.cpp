@@ -3,6 +3,8 @@
 #include <cstring>
 #include <map>
 
+#include <nlohmann/json.hpp>
+
 #include "wavg/provenance.hpp"
 #include "wavg/atomic_file.hpp"
 #include "wavg/backend.hpp"
@@ -28,6 +30,22 @@ class ModelWriter final : public Writer {
  private:
   std::vector<ParamRef> m_params;
 };
+
+// The architecture as a Keras Sequential model config, so the file says what it holds: Keras rebuilds the model from
+// it (keras.models.model_from_json), and wavg align infers the permutation spec from it.
+std::string model_config(const Mlp& model) {
+  nlohmann::json layers = nlohmann::json::array();
+  layers.push_back({{"class_name", "InputLayer"},
+                    {"config", {{"batch_input_shape", {nullptr, model.layers.front().kernel.rows()}},
+                                {"dtype", "float64"}, {"name", "input"}}}});
+  for (std::size_t i = 0; i < model.layers.size(); ++i)
+    layers.push_back({{"class_name", "Dense"},
+                      {"config", {{"name", i == 0 ? "dense" : "dense_" + std::to_string(i)}, {"dtype", "float64"},
+                                  {"units", model.layers[i].kernel.cols()},
+                                  {"activation", i + 1 < model.layers.size() ? "relu" : "softmax"},
+                                  {"use_bias", true}}}});
+  return nlohmann::json{{"class_name", "Sequential"}, {"config", {{"name", "sequential"}, {"layers", layers}}}}.dump();
+}
 
 }  // namespace
 
@@ -59,7 +77,9 @@ void save_model(Mlp& model, const std::string& path, const std::string& format) 
   ModelReader reader(model, path);
   AtomicFile file(path, Overwrite::yes);
   // The model comes from training, not from files: the provenance names no inputs.
-  const OutputSpec spec{reader.tensors(), nullptr, {}, make_provenance("local-sgd", "train", {}, "")};
+  auto entries = make_provenance("local-sgd", "train", {}, "").entries();
+  entries["model_config"] = model_config(model);
+  const OutputSpec spec{reader.tensors(), nullptr, {}, Provenance(entries)};
   {
     auto writer = create_writer(format, file.tmp_path(), path, spec);
     for (std::size_t i = 0; i < spec.tensors.size(); ++i) {
