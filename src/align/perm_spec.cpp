@@ -170,7 +170,7 @@ class Graph {
     if (name.empty()) refuse("a " + kind + " layer has no name");
     const json c = layer.value("config", json::object());
     static const std::set<std::string> k_elementwise{
-        "Activation", "ReLU", "LeakyReLU", "ELU", "PReLU_", "Softmax", "Dropout", "SpatialDropout1D",
+        "Activation", "ReLU", "LeakyReLU", "ELU", "Softmax", "Dropout", "SpatialDropout1D",
         "SpatialDropout2D", "GaussianNoise", "GaussianDropout", "AlphaDropout", "ActivityRegularization",
         "MaxPooling1D", "MaxPooling2D", "MaxPooling3D", "AveragePooling1D", "AveragePooling2D", "AveragePooling3D",
         "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalAveragePooling3D", "GlobalMaxPooling1D",
@@ -354,10 +354,10 @@ PermSpec read_spec_file(const Reader& reader, const std::string& path) {
         }
         const std::uint64_t size = spec.group_sizes[static_cast<std::size_t>(gi->second)];
         if (size != t.shape[a] / outer)
-          problems.push_back({reader.path(), name + ": axis " + std::to_string(a) + " gives group " + gi->first + " " +
+          problems.push_back({path, name + ": axis " + std::to_string(a) + " gives group " + gi->first + " " +
                                                  std::to_string(t.shape[a] / outer) + " units, another tensor " +
                                                  std::to_string(size)});
-        if (!is_float(t.dtype)) problems.push_back({reader.path(), name + ": a permuted tensor must be floating-point"});
+        if (!is_float(t.dtype)) problems.push_back({path, name + ": a permuted tensor must be floating-point"});
         tp.axes.push_back({gi->second, outer});
       }
     }

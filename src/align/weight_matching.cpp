@@ -165,6 +165,7 @@ class Matcher {
     const auto key = std::make_pair(u.tensor, u.axis);
     auto it = m_terms.find(key);
     if (it != m_terms.end() && it->second.other == other) return it->second.value;
+    if (it != m_terms.end() && update_term(u, it->second, other)) return it->second.value;
 
     const std::vector<float>& a = m_a.tensors[u.tensor];
     const std::vector<float>& b = m_b.tensors[u.tensor];
@@ -208,6 +209,45 @@ class Matcher {
     t.other = std::move(other);
     t.value = s.cast<double>();
     return t.value;
+  }
+
+  // Brings a matrix's term up to date when the permutation of its other axis moved few units: only the rows (or
+  // columns) of B that moved contribute a change, T += A_K^T (B_new(K) - B_old(K)), a product |K| / m the size of
+  // recomputing. Later passes move few units, so this is what makes them cheap. Returns false when it does not pay.
+  bool update_term(const Use& u, Term& term, std::vector<Perm>& other) {
+    const TensorPerm& tp = m_spec.tensors[u.tensor];
+    const Shape& shape = m_shapes[u.tensor];
+    if (shape.size() != 2 || other.size() != 1 || term.other.size() != 1) return false;
+    const std::size_t o = 1 - u.axis;
+    if (tp.axes[o].outer != 1) return false;
+    const Perm &before = term.other[0], &after = other[0];
+    std::vector<Eigen::Index> changed;
+    for (std::size_t k = 0; k < after.size(); ++k)
+      if (before[k] != after[k]) changed.push_back(static_cast<Eigen::Index>(k));
+    if (changed.size() * 2 > after.size()) return false;
+    const auto rows = static_cast<Eigen::Index>(shape[0]), cols = static_cast<Eigen::Index>(shape[1]);
+    const Eigen::Map<const MatrixF> a(m_a.tensors[u.tensor].data(), rows, cols);
+    const Eigen::Map<const MatrixF> b(m_b.tensors[u.tensor].data(), rows, cols);
+    const auto k = static_cast<Eigen::Index>(changed.size());
+    if (u.axis == 1) {  // T[i][j] = sum_r A[r][i] B[perm(r)][j]: rows r of the other axis moved
+      MatrixF ak(k, cols), d(k, cols);
+      for (Eigen::Index r = 0; r < k; ++r) {
+        const auto row = static_cast<std::size_t>(changed[static_cast<std::size_t>(r)]);
+        ak.row(r) = a.row(static_cast<Eigen::Index>(row));
+        d.row(r) = b.row(after[row]) - b.row(before[row]);
+      }
+      term.value += (ak.transpose() * d).cast<double>();
+    } else {  // T[i][j] = sum_c A[i][c] B[j][perm(c)]: columns c moved
+      MatrixF ak(rows, k), d(rows, k);
+      for (Eigen::Index c = 0; c < k; ++c) {
+        const auto col = static_cast<std::size_t>(changed[static_cast<std::size_t>(c)]);
+        ak.col(c) = a.col(static_cast<Eigen::Index>(col));
+        d.col(c) = b.col(after[col]) - b.col(before[col]);
+      }
+      term.value += (ak * d.transpose()).cast<double>();
+    }
+    term.other = std::move(other);
+    return true;
   }
 
   const PermSpec& m_spec;

@@ -35,16 +35,22 @@ class ModelWriter final : public Writer {
 // it (keras.models.model_from_json), and wavg align infers the permutation spec from it.
 std::string model_config(const Mlp& model) {
   nlohmann::json layers = nlohmann::json::array();
-  layers.push_back({{"class_name", "InputLayer"},
+  // "module" lets Keras 3 find the classes (Keras 2.13 writes it too; older Keras ignores it).
+  layers.push_back({{"module", "keras.layers"},
+                    {"class_name", "InputLayer"},
                     {"config", {{"batch_input_shape", {nullptr, model.layers.front().kernel.rows()}},
                                 {"dtype", "float64"}, {"name", "input"}}}});
   for (std::size_t i = 0; i < model.layers.size(); ++i)
-    layers.push_back({{"class_name", "Dense"},
+    layers.push_back({{"module", "keras.layers"},
+                      {"class_name", "Dense"},
                       {"config", {{"name", i == 0 ? "dense" : "dense_" + std::to_string(i)}, {"dtype", "float64"},
                                   {"units", model.layers[i].kernel.cols()},
                                   {"activation", i + 1 < model.layers.size() ? "relu" : "softmax"},
                                   {"use_bias", true}}}});
-  return nlohmann::json{{"class_name", "Sequential"}, {"config", {{"name", "sequential"}, {"layers", layers}}}}.dump();
+  return nlohmann::json{{"module", "keras"},
+                        {"class_name", "Sequential"},
+                        {"config", {{"name", "sequential"}, {"layers", layers}}}}
+      .dump();
 }
 
 }  // namespace
