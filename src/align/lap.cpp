@@ -46,11 +46,15 @@ class Solver {
   // Column reduction and reduction transfer; returns the rows left free.
   std::vector<std::int64_t> reduce() {
     std::vector<int> matches(m_n, 0);
+    // Every column's minimum and its first row, found in one pass over the rows (row-major, so in memory order).
+    std::vector<double> col_min(m_cost.begin(), m_cost.begin() + static_cast<std::ptrdiff_t>(m_n));
+    std::vector<std::size_t> col_arg(m_n, 0);
+    for (std::size_t i = 1; i < m_n; ++i)
+      for (std::size_t j = 0; j < m_n; ++j)
+        if (c(i, j) < col_min[j]) col_min[j] = c(i, j), col_arg[j] = i;
     for (std::size_t jj = m_n; jj-- > 0;) {
-      std::size_t imin = 0;
-      double min = c(0, jj);
-      for (std::size_t i = 1; i < m_n; ++i)
-        if (c(i, jj) < min) min = c(i, jj), imin = i;
+      const std::size_t imin = col_arg[jj];
+      const double min = col_min[jj];
       m_v[jj] = min;
       if (++matches[imin] == 1) {
         m_x[imin] = static_cast<std::int64_t>(jj);

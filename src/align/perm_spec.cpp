@@ -16,11 +16,11 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
 
+#include "align/spec_file.hpp"
 #include "wavg/align.hpp"
 #include "wavg/error.hpp"
 
@@ -35,6 +35,8 @@ bool TensorPerm::permuted() const {
 namespace {
 
 using nlohmann::json;
+
+constexpr std::uint64_t k_max_group = 1 << 16;  // 65536 units: 32 GiB of scores
 
 // A flow of activations between layers: the union-find node of the group permuting its last axis (0: none), and
 // whether a Flatten folded spatial positions into it.
@@ -100,9 +102,9 @@ class Graph {
         const std::uint64_t n = spec.group_sizes[static_cast<std::size_t>(g)];
         const std::uint64_t len = t.shape[axis];
         if (f.flat ? (n == 0 || len % n != 0) : len != n) {
-          problems.push_back({reader.path(), t.name + ": axis " + std::to_string(axis) + " has " + std::to_string(len) +
-                                                 " entries, the model config gives " + (f.flat ? "a multiple of " : "") +
-                                                 std::to_string(n)});
+          problems.push_back({reader.path(), t.name + ": axis " + std::to_string(axis) + " has " +
+                                                 std::to_string(len) + " entries, the model config gives " +
+                                                 (f.flat ? "a multiple of " : "") + std::to_string(n)});
           return;
         }
         tp.axes[axis] = {g, f.flat ? len / n : 1};
@@ -176,13 +178,15 @@ class Graph {
         "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalAveragePooling3D", "GlobalMaxPooling1D",
         "GlobalMaxPooling2D", "GlobalMaxPooling3D", "ZeroPadding1D", "ZeroPadding2D", "ZeroPadding3D"};
     if (kind == "InputLayer") return {0, false};
-    if (in.size() != 1 && kind != "Add") refuse(name + " (" + kind + ") takes " + std::to_string(in.size()) + " inputs");
+    if (in.size() != 1 && kind != "Add")
+      refuse(name + " (" + kind + ") takes " + std::to_string(in.size()) + " inputs");
     if (c.value("data_format", "channels_last") != "channels_last")
       refuse(name + " (" + kind + ") is not channels_last");
     if (kind == "Dense" || kind == "Conv1D" || kind == "Conv2D" || kind == "Conv3D") {
       const std::uint64_t units = positive(c, kind == "Dense" ? "units" : "filters");
       if (units == 0) refuse(name + " (" + kind + ") has no unit count");
-      if (kind != "Dense" && (in[0].flat || c.value("groups", 1) != 1)) refuse(name + " (" + kind + ") is grouped or follows a Flatten");
+      if (kind != "Dense" && (in[0].flat || c.value("groups", 1) != 1))
+        refuse(name + " (" + kind + ") is grouped or follows a Flatten");
       const Flow out{new_node(name, units), false};
       m_vars[name]["kernel"] = {in[0], out};
       if (c.value("use_bias", true)) m_vars[name]["bias"] = {std::nullopt, out};
@@ -222,20 +226,23 @@ class Graph {
     join(0, flow.node, "the output");
   }
 
-  static void histories(const json& j, std::vector<std::string>& out) {
+  // Collects the layer names a node's arguments come from (Keras 2 lists, Keras 3 keras_history objects). A hostile
+  // file could nest these without end: past k_max_depth it is refused, not followed.
+  void histories(const json& j, std::vector<std::string>& out, int depth = 0) const {
+    if (depth > k_max_depth) refuse("the model config nests inbound nodes deeper than " + std::to_string(k_max_depth));
     if (j.is_object()) {
       if (j.contains("keras_history") && j["keras_history"].is_array() && !j["keras_history"].empty() &&
           j["keras_history"][0].is_string()) {
         out.push_back(j["keras_history"][0]);
         return;
       }
-      for (const auto& [k, v] : j.items()) histories(v, out);
+      for (const auto& [k, v] : j.items()) histories(v, out, depth + 1);
     } else if (j.is_array()) {
       if (!j.empty() && j[0].is_string() && j.size() >= 3 && j[1].is_number()) {
         out.push_back(j[0]);  // Keras 2: ["layer", node, tensor, {kwargs}]
         return;
       }
-      for (const json& v : j) histories(v, out);
+      for (const json& v : j) histories(v, out, depth + 1);
     }
   }
 
@@ -254,7 +261,8 @@ class Graph {
       std::vector<Flow> in;
       for (const std::string& f : from) {
         auto it = out.find(f);
-        if (it == out.end()) refuse("layer " + name + " takes the output of " + f + ", which comes later or not at all");
+        if (it == out.end())
+          refuse("layer " + name + " takes the output of " + f + ", which comes later or not at all");
         in.push_back(it->second);
       }
       if (from.empty() && layer.value("class_name", "") != "InputLayer") refuse("layer " + name + " has no inputs");
@@ -299,6 +307,7 @@ class Graph {
     return std::nullopt;
   }
 
+  static constexpr int k_max_depth = 32;
   std::string m_file;
   std::vector<int> m_parent{0};
   std::vector<std::uint64_t> m_size{0};
@@ -306,70 +315,19 @@ class Graph {
   std::map<std::string, std::map<std::string, Var>> m_vars;
 };
 
-// Reads --perm-spec: {"tensors": {NAME: [AXIS, ...]}, "slots": {NAME: [AXIS, ...]}}, where each AXIS is a group
-// name, null, or {"group": NAME, "outer": N}. Group sizes come from the shapes and must agree.
-PermSpec read_spec_file(const Reader& reader, const std::string& path) {
-  std::ifstream in(path);
-  if (!in) fail(path, "cannot open");
-  json doc;
-  try {
-    doc = json::parse(in);
-  } catch (const json::exception& e) {
-    fail(path, std::string("not JSON: ") + e.what());
-  }
-  if (!doc.is_object() || !doc.contains("tensors") || !doc["tensors"].is_object())
-    fail(path, "expected an object with \"tensors\": {NAME: [GROUP or null per axis]}");
-  PermSpec spec;
-  spec.source = path;
-  spec.tensors.resize(reader.tensors().size());
-  std::map<std::string, std::size_t> index;
-  for (std::size_t i = 0; i < reader.tensors().size(); ++i) index.emplace(reader.tensors()[i].name, i);
-  std::map<std::string, int> groups;
-  std::vector<Problem> problems;
-  for (const char* section : {"tensors", "slots"}) {
-    if (!doc.contains(section)) continue;
-    if (!doc[section].is_object()) fail(path, std::string("\"") + section + "\" is not an object");
-    for (const auto& [name, axes] : doc[section].items()) {
-      auto it = index.find(name);
-      if (it == index.end()) fail(path, name + ": no such tensor in " + reader.path());
-      const TensorInfo& t = reader.tensors()[it->second];
-      if (!axes.is_array() || axes.size() != t.shape.size())
-        fail(path, name + ": expected a list of " + std::to_string(t.shape.size()) + " axes");
-      TensorPerm& tp = spec.tensors[it->second];
-      tp.role = std::string(section) == "slots" ? Role::slot : Role::parameter;
-      for (std::size_t a = 0; a < axes.size(); ++a) {
-        const json& axis = axes[a];
-        if (axis.is_null()) {
-          tp.axes.push_back({});
-          continue;
-        }
-        const json& g = axis.is_object() ? axis.value("group", json()) : axis;
-        const std::uint64_t outer = axis.is_object() ? axis.value("outer", std::uint64_t{1}) : 1;
-        if (!g.is_string() || outer == 0 || t.shape[a] % outer != 0)
-          fail(path, name + ": axis " + std::to_string(a) + " is not null, a group name or {\"group\", \"outer\"}");
-        auto [gi, fresh] = groups.emplace(g.get<std::string>(), static_cast<int>(spec.group_names.size()));
-        if (fresh) {
-          spec.group_names.push_back(g.get<std::string>());
-          spec.group_sizes.push_back(t.shape[a] / outer);
-        }
-        const std::uint64_t size = spec.group_sizes[static_cast<std::size_t>(gi->second)];
-        if (size != t.shape[a] / outer)
-          problems.push_back({path, name + ": axis " + std::to_string(a) + " gives group " + gi->first + " " +
-                                                 std::to_string(t.shape[a] / outer) + " units, another tensor " +
-                                                 std::to_string(size)});
-        if (!is_float(t.dtype)) problems.push_back({path, name + ": a permuted tensor must be floating-point"});
-        tp.axes.push_back({gi->second, outer});
-      }
-    }
-  }
-  if (!problems.empty()) throw Error(ExitCode::incompatible, std::move(problems));
+// Refuses groups too wide to match: the scores of a group of n units are an n x n matrix of doubles.
+PermSpec checked(PermSpec spec, const std::string& file) {
+  for (std::size_t g = 0; g < spec.group_sizes.size(); ++g)
+    if (spec.group_sizes[g] > k_max_group)
+      fail(file, "permutation group " + spec.group_names[g] + " has " + std::to_string(spec.group_sizes[g]) +
+                     " units; weight matching handles at most " + std::to_string(k_max_group));
   return spec;
 }
 
 }  // namespace
 
 PermSpec make_spec(const Reader& reader, const std::string& spec_file) {
-  if (!spec_file.empty()) return read_spec_file(reader, spec_file);
+  if (!spec_file.empty()) return checked(read_spec_file(reader, spec_file), spec_file);
   const auto meta = reader.metadata();
   auto it = meta.find("model_config");
   if (it == meta.end())
@@ -389,27 +347,7 @@ PermSpec make_spec(const Reader& reader, const std::string& spec_file) {
     throw Error(ExitCode::usage, reader.path(),
                 std::string("cannot infer the permutation spec: unexpected model_config (") + e.what() + ")");
   }
-  return graph.resolve(reader);
-}
-
-void check_spec_fits(const PermSpec& spec, const Reader& reference, const Reader& other) {
-  // The spec is indexed by tensor position, so the files must list the same tensors in the same order (files of one
-  // architecture do); a permuted tensor must also have the same shape.
-  std::vector<Problem> problems;
-  const auto& a = reference.tensors();
-  const auto& b = other.tensors();
-  if (a.size() != b.size())
-    problems.push_back({other.path(), std::to_string(b.size()) + " tensors, " + reference.path() + " has " +
-                                          std::to_string(a.size())});
-  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
-    if (b[i].name != a[i].name)
-      problems.push_back({other.path(), "tensor " + std::to_string(i + 1) + " is " + b[i].name + ", " +
-                                            reference.path() + " has " + a[i].name + " there"});
-    else if (spec.tensors[i].permuted() && (b[i].shape != a[i].shape || !is_float(b[i].dtype)))
-      problems.push_back({other.path(), a[i].name + ": expected " + shape_string(a[i].shape) + ", found " +
-                                            std::string(dtype_name(b[i].dtype)) + " " + shape_string(b[i].shape)});
-  }
-  if (!problems.empty()) throw Error(ExitCode::incompatible, std::move(problems));
+  return checked(graph.resolve(reader), reader.path());
 }
 
 }  // namespace wavg::align

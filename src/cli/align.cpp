@@ -12,6 +12,8 @@ namespace wavg::cli {
 
 namespace {
 
+namespace fs = std::filesystem;
+
 struct AlignOptions {
   std::string input;
   std::string to;
@@ -29,7 +31,7 @@ void write_aligned(Reader& aligned, Reader& original, const align::PermSpec& per
                    const AlignOptions& o, Overwrite overwrite) {
   AtomicFile out(o.output, overwrite);
   const OutputSpec spec{original.tensors(), &original, {},
-                        make_provenance("align", "weight matching to " + std::filesystem::path(o.to).filename().string(),
+                        make_provenance("align", "weight matching to " + fs::path(o.to).filename().string(),
                                         {o.input, o.to}, "", !o.no_hash)};
   {
     auto writer = create_writer(format, out.tmp_path(), o.output, spec);
@@ -50,7 +52,7 @@ int run_align(const AlignOptions& o) {
   std::string format = output_format(o.output, o.format);
   check_output_not_input(o.output, {o.input, o.to});
   const Overwrite overwrite = o.force ? Overwrite::yes : Overwrite::no;
-  if (overwrite == Overwrite::no && std::filesystem::exists(o.output))
+  if (overwrite == Overwrite::no && fs::exists(o.output))
     throw Error(ExitCode::usage, o.output, "already exists (use --force to replace it)");
   apply_threads(o.threads);
 

@@ -42,7 +42,8 @@ int run_barrier(const BarrierOptions& o) {
     const double loss_line = (1 - t[i]) * s.front().loss + t[i] * s.back().loss;
     const double accuracy_line = (1 - t[i]) * s.front().accuracy + t[i] * s.back().accuracy;
     if (s[i].loss - loss_line > loss_barrier) loss_barrier = s[i].loss - loss_line, at_loss = i;
-    if (accuracy_line - s[i].accuracy > accuracy_barrier) accuracy_barrier = accuracy_line - s[i].accuracy, at_accuracy = i;
+    if (accuracy_line - s[i].accuracy > accuracy_barrier)
+      accuracy_barrier = accuracy_line - s[i].accuracy, at_accuracy = i;
   }
   std::printf("barrier: loss %.6f (t = %.4f), accuracy %.6f (t = %.4f)\n", loss_barrier, t[at_loss], accuracy_barrier,
               t[at_accuracy]);

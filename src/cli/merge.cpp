@@ -82,6 +82,8 @@ int run_merge(MergeOptions& o) {
   const std::size_t least = fed.has_base || fed.inputs == InputKind::deltas ? 1 : 2;
   if (o.inputs.size() < least) fail_usage("merge needs at least two inputs (one with --base or deltas)");
   if (!o.weights.empty() && !o.fed.weight_by.empty()) fail_usage("give either --weights or --weight-by, not both");
+  if (o.align.method != "none" && (fed.has_base || fed.inputs == InputKind::deltas))
+    fail_usage("--align permutes models, not updates: it does not go with --base or --inputs-are deltas");
   validate_weights(parse_weights(o.weights), o.inputs.size());
   // Validation only needs to know whether there are weights; --weight-by's values come from the inputs.
   fed.weights = o.fed.weight_by.empty() ? parse_weights(o.weights) : std::vector<double>(o.inputs.size(), 1.0);

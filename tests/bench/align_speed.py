@@ -47,8 +47,8 @@ def main():
         {"class_name": "Dense", "config": {"name": nm, "units": w, "activation": "relu", "use_bias": True}}
         for nm in names]}}
     rng = np.random.default_rng(0)
-    A = {nm: (rng.standard_normal((w, w), dtype=np.float32) / np.sqrt(w), rng.standard_normal(w, dtype=np.float32) * 0.1)
-         for nm in names}
+    A = {nm: (rng.standard_normal((w, w), dtype=np.float32) / np.sqrt(w),
+              rng.standard_normal(w, dtype=np.float32) * 0.1) for nm in names}
     perms = [rng.permutation(w) for _ in range(n - 1)]  # B's unit j of hidden group l is A's unit perms[l][j]
     B = {}
     for l, nm in enumerate(names):
@@ -62,8 +62,9 @@ def main():
     write(f"{a.dir}/a.h5", A, config)
     write(f"{a.dir}/b.h5", B, config)
     del A, B
-    cmd = ["/usr/bin/time", "-f", "wavg: %e s wall, %U s user, %S s system CPU, peak RSS %M KiB", a.wavg, "align", f"{a.dir}/b.h5", "--to", f"{a.dir}/a.h5",
-           "-o", f"{a.dir}/out.h5", "-f", "--no-hash", "--align-restarts", str(a.restarts)]
+    cmd = ["/usr/bin/time", "-f", "wavg: %e s wall, %U s user, %S s system CPU, peak RSS %M KiB", a.wavg, "align",
+           f"{a.dir}/b.h5", "--to", f"{a.dir}/a.h5", "-o", f"{a.dir}/out.h5", "-f", "--no-hash",
+           "--align-restarts", str(a.restarts)]
     start = time.monotonic()
     r = subprocess.run(cmd, capture_output=True, text=True)
     seconds = time.monotonic() - start
