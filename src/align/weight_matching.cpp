@@ -267,7 +267,8 @@ MergeManyResult align_models(const PermSpec& spec, const std::vector<Weights>& m
   WAVG_ASSERT(models.size() >= 2);
   MergeManyResult best;
   double best_score = -1;
-  for (std::size_t r = 0; r < std::max<std::size_t>(1, options.restarts); ++r) {
+  const std::size_t restarts = options.restarts > 0 ? options.restarts : models.size() == 2 ? 1 : 4;
+  for (std::size_t r = 0; r < restarts; ++r) {
     MatchOptions o = options;
     if (r > 0) o.seed = train::hash_key(options.seed, 0x5eed, r);
     MergeManyResult result;

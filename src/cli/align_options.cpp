@@ -15,7 +15,8 @@ void add_align_options(CLI::App& app, AlignCli& a, const std::string& seed_name)
       ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}).description(""))
       ->group(group);
   app.add_option("--align-restarts", a.match.restarts,
-                 "Searches from different visiting orders; the one whose average agrees best is kept (default: 4)")
+                 "Searches from different visiting orders; the one whose average agrees best is kept (default: 1 "
+                 "for two models, 4 for more)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1000}).description(""))
       ->group(group);
   app.add_option(seed_name, a.match.seed, "Seed of the order the permutation groups are visited in (default: 1)")
