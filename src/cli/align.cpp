@@ -88,7 +88,7 @@ RunFn setup_align(CLI::App& app) {
   app.add_option("--to", o->to, "Checkpoint to match (A)")->required();
   app.add_option("-o,--output", o->output, "Output checkpoint: B with its units permuted")->required();
   app.add_option("--format", o->format, "Output format (default: from the output's extension)");
-  add_align_options(app, o->align, "--seed");
+  add_align_options(app, o->align, AlignFor::align);
   add_no_hash(app, o->no_hash);
   app.add_flag("-f,--force", o->force, "Replace an existing output");
   add_threads(app, o->threads);

@@ -4,8 +4,15 @@
 
 namespace wavg::cli {
 
-void add_align_options(CLI::App& app, AlignCli& a, const std::string& seed_name) {
+void add_align_options(CLI::App& app, AlignCli& a, AlignFor what) {
   const std::string group = "Alignment";
+  if (what == AlignFor::merge)
+    app.add_option("--align", a.method,
+                   "Permute hidden units to match before averaging: none or weights (weight matching; MergeMany for "
+                   "more than two inputs)")
+        ->check(CLI::IsMember({"none", "weights"}))
+        ->default_str("none")
+        ->group(group);
   app.add_option("--perm-spec", a.perm_spec,
                  "JSON file naming, for each tensor, the permutation group of each axis (default: inferred from "
                  "the model config)")
@@ -19,8 +26,13 @@ void add_align_options(CLI::App& app, AlignCli& a, const std::string& seed_name)
                  "for two models, 4 for more)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1000}).description(""))
       ->group(group);
-  app.add_option(seed_name, a.match.seed, "Seed of the order the permutation groups are visited in (default: 1)")
+  app.add_option(what == AlignFor::merge ? "--align-seed" : "--seed", a.match.seed, "Seed of the order the permutation groups are visited in (default: 1)")
       ->group(group);
+}
+
+void check_align_inputs(const AlignCli& a, bool updates) {
+  if (a.method != "none" && updates)
+    fail_usage("--align permutes models, not updates: it does not go with --base or --inputs-are deltas");
 }
 
 std::vector<Reader*> Aligned::raw() const {

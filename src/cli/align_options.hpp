@@ -20,8 +20,15 @@ struct AlignCli {
   align::MatchOptions match;
 };
 
-// Adds --perm-spec, --align-iter and the seed option (`seed_name`: --seed for align, --align-seed for merge).
-void add_align_options(CLI::App& app, AlignCli& a, const std::string& seed_name);
+// Which subcommand the options are for: merge adds --align and names the seed --align-seed (its --seed is the
+// noise's); align names it --seed.
+enum class AlignFor { align, merge };
+
+// Adds --perm-spec, --align-iter, --align-restarts and the seed option (and --align for merge).
+void add_align_options(CLI::App& app, AlignCli& a, AlignFor what);
+
+// Refuses --align with federated inputs: it permutes models, not updates against a base.
+void check_align_inputs(const AlignCli& a, bool updates);
 
 struct Aligned {
   align::PermSpec spec;

@@ -82,8 +82,7 @@ int run_merge(MergeOptions& o) {
   const std::size_t least = fed.has_base || fed.inputs == InputKind::deltas ? 1 : 2;
   if (o.inputs.size() < least) fail_usage("merge needs at least two inputs (one with --base or deltas)");
   if (!o.weights.empty() && !o.fed.weight_by.empty()) fail_usage("give either --weights or --weight-by, not both");
-  if (o.align.method != "none" && (fed.has_base || fed.inputs == InputKind::deltas))
-    fail_usage("--align permutes models, not updates: it does not go with --base or --inputs-are deltas");
+  check_align_inputs(o.align, fed.has_base || fed.inputs == InputKind::deltas);
   validate_weights(parse_weights(o.weights), o.inputs.size());
   // Validation only needs to know whether there are weights; --weight-by's values come from the inputs.
   fed.weights = o.fed.weight_by.empty() ? parse_weights(o.weights) : std::vector<double>(o.inputs.size(), 1.0);
@@ -142,12 +141,7 @@ RunFn setup_merge(CLI::App& app) {
   app.add_flag("-f,--force", o->force, "Replace an existing output");
   add_plan_options(app, o->plan);
   add_federated_options(app, o->fed);
-  app.add_option("--align", o->align.method, "Permute hidden units to match before averaging: none or weights (weight "
-                 "matching; MergeMany for more than two inputs)")
-      ->check(CLI::IsMember({"none", "weights"}))
-      ->default_str("none")
-      ->group("Alignment");
-  add_align_options(app, o->align, "--align-seed");
+  add_align_options(app, o->align, AlignFor::merge);
   add_threads(app, o->threads);
   add_device(app, o->device);
   add_verbosity(app, o->verbosity);
