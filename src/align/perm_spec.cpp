@@ -36,6 +36,17 @@ namespace {
 
 using nlohmann::json;
 
+const json k_null;
+const json k_empty = json::object();
+const json k_last_axis = -1;
+
+// Returns `object[key]`, or null when `object` is not an object or lacks the key: a reference, never a copy.
+const json& member(const json& object, const char* key) {
+  if (!object.is_object()) return k_null;
+  const auto it = object.find(key);
+  return it == object.end() ? k_null : *it;
+}
+
 constexpr std::uint64_t k_max_group = 1 << 16;  // 65536 units: 32 GiB of scores
 
 // A flow of activations between layers: the union-find node of the group permuting its last axis (0: none), and
@@ -57,8 +68,9 @@ class Graph {
 
   void walk(const json& config) {
     const std::string kind = config.value("class_name", "");
-    const json& body = config.contains("config") ? config["config"] : json();
-    const json& layers = body.is_array() ? body : body.is_object() && body.contains("layers") ? body["layers"] : json();
+    // References only, never copies: copying a JSON value recurses as deep as it nests, and the file chooses that.
+    const json& body = config.contains("config") ? config["config"] : k_null;
+    const json& layers = body.is_array() ? body : body.is_object() && body.contains("layers") ? body["layers"] : k_null;
     if (!layers.is_array()) refuse("the model config lists no layers");
     if (kind == "Sequential") walk_sequential(layers);
     else if (kind == "Functional" || kind == "Model") walk_functional(body, layers);
@@ -156,7 +168,7 @@ class Graph {
 
   static std::string layer_name(const json& layer) {
     if (layer.contains("name") && layer["name"].is_string()) return layer["name"];
-    const json& c = layer.value("config", json::object());
+    const json& c = member(layer, "config");
     return c.is_object() && c.contains("name") && c["name"].is_string() ? c["name"].get<std::string>() : "";
   }
 
@@ -170,7 +182,7 @@ class Graph {
     const std::string kind = layer.value("class_name", "");
     const std::string name = layer_name(layer);
     if (name.empty()) refuse("a " + kind + " layer has no name");
-    const json c = layer.value("config", json::object());
+    const json& c = member(layer, "config").is_object() ? member(layer, "config") : k_empty;
     static const std::set<std::string> k_elementwise{
         "Activation", "ReLU", "LeakyReLU", "ELU", "Softmax", "Dropout", "SpatialDropout1D",
         "SpatialDropout2D", "GaussianNoise", "GaussianDropout", "AlphaDropout", "ActivityRegularization",
@@ -193,7 +205,7 @@ class Graph {
       return out;
     }
     if (kind == "BatchNormalization") {
-      const json axis = c.value("axis", json(-1));
+      const json& axis = c.contains("axis") ? c["axis"] : k_last_axis;
       const bool last = axis == json(-1) || axis == json::array({-1}) || (axis.is_array() && axis.size() == 1) ||
                         axis.is_number_integer();
       if (!last || in[0].flat) refuse(name + " (BatchNormalization) does not normalise the channel axis");
@@ -251,10 +263,11 @@ class Graph {
     for (const json& layer : layers) {
       if (!layer.is_object()) refuse("a layer is not a JSON object");
       const std::string name = layer_name(layer);
-      const json nodes = layer.value("inbound_nodes", json::array());
-      if (!nodes.is_array() || nodes.size() > 1) refuse("layer " + name + " is called more than once");
+      const json& nodes = member(layer, "inbound_nodes");
+      if (!nodes.is_null() && (!nodes.is_array() || nodes.size() > 1))
+        refuse("layer " + name + " is called more than once");
       std::vector<std::string> from;
-      if (!nodes.empty()) {
+      if (nodes.is_array() && !nodes.empty()) {
         const json& node = nodes[0];
         histories(node.is_object() && node.contains("args") ? node["args"] : node, from);
       }
@@ -269,7 +282,7 @@ class Graph {
       if (!out.emplace(name, apply(layer, in)).second) refuse("two layers are named " + name);
     }
     std::vector<std::string> outputs;
-    histories(body.value("output_layers", json::array()), outputs);
+    histories(member(body, "output_layers"), outputs);
     if (outputs.empty()) refuse("the model config names no output layers");
     for (const std::string& o : outputs) {
       auto it = out.find(o);

@@ -47,7 +47,8 @@ PermSpec read_spec_file(const Reader& reader, const std::string& path) {
           tp.axes.push_back({});
           continue;
         }
-        const json& g = axis.is_object() ? axis.value("group", json()) : axis;
+        static const json k_none;
+        const json& g = !axis.is_object() ? axis : axis.contains("group") ? axis["group"] : k_none;  // no copies
         const std::uint64_t outer = axis.is_object() ? axis.value("outer", std::uint64_t{1}) : 1;
         if (!g.is_string() || outer == 0 || t.shape[a] % outer != 0)
           fail(path, name + ": axis " + std::to_string(a) + " is not null, a group name or {\"group\", \"outer\"}");
