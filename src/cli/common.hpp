@@ -97,5 +97,8 @@ RunFn setup_convert(CLI::App& app);
 RunFn setup_diff(CLI::App& app);
 RunFn setup_completion(CLI::App& app);
 RunFn setup_soup(CLI::App& app);
+RunFn setup_align(CLI::App& app);
+RunFn setup_eval(CLI::App& app);
+RunFn setup_barrier(CLI::App& app);
 
 }  // namespace wavg::cli

@@ -27,6 +27,9 @@ constexpr Subcommand k_subcommands[] = {
     {"diff", "Show how far one checkpoint is from another, tensor by tensor", wavg::cli::setup_diff},
     {"completion", "Print a shell completion script (bash, zsh or fish)", wavg::cli::setup_completion},
     {"soup", "Greedy soup: average the inputs that raise an evaluation's score", wavg::cli::setup_soup},
+    {"align", "Permute a checkpoint's hidden units to match another's (weight matching)", wavg::cli::setup_align},
+    {"eval", "Score a built-in MLP checkpoint on a CSV's test split", wavg::cli::setup_eval},
+    {"barrier", "Score the straight line between two MLP checkpoints (loss barrier)", wavg::cli::setup_barrier},
 };
 
 // `wavg --version`: the version, then what the build has, one `name: value` line each, so that scripts can grep a

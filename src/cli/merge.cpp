@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <optional>
 
+#include "cli/align_options.hpp"
 #include "cli/common.hpp"
 #include "cli/eval_command.hpp"
 #include "cli/federated_options.hpp"
@@ -36,6 +37,7 @@ struct MergeOptions {
   FederatedCli fed;
   TaskCli task;
   SequenceCli seq;
+  AlignCli align;
 };
 
 void report(const MergeOptions& o, const Plan& plan, const Method& method, const std::vector<Reader*>& inputs) {
@@ -110,6 +112,7 @@ void validate_options(MergeOptions& o) {
   const std::size_t least = fed.has_base || fed.inputs == InputKind::deltas ? 1 : 2;
   if (o.inputs.size() < least) fail_usage("merge needs at least two inputs (one with --base or deltas)");
   if (!o.weights.empty() && !o.fed.weight_by.empty()) fail_usage("give either --weights or --weight-by, not both");
+  check_align_inputs(o.align, fed.has_base || fed.inputs == InputKind::deltas);
   validate_weights(parse_weights(o.weights), o.inputs.size());
   // Validation only needs to know whether there are weights; --weight-by's values come from the inputs.
   fed.weights = o.fed.weight_by.empty() ? parse_weights(o.weights) : std::vector<double>(o.inputs.size(), 1.0);
@@ -128,9 +131,13 @@ int run_merge(MergeOptions& o) {
   apply_threads(o.threads);
 
   const auto readers = pipeline::open_inputs(o.inputs);
-  const std::vector<Reader*> inputs = pipeline::raw(readers);
+  const Aligned aligned =
+      o.align.method == "weights" ? align_for_merge(pipeline::raw(readers), o.align, o.verbosity) : Aligned{};
+  // The plan and the engine see the aligned inputs; the output keeps input 1's own file as its template.
+  const std::vector<Reader*> inputs = aligned.readers.empty() ? pipeline::raw(readers) : aligned.raw();
   const std::vector<double> weights = input_weights(o, inputs);
   Plan plan = build_plan(inputs, o.plan);
+  if (!aligned.readers.empty()) check_aligned_plan(plan, aligned);
   if (!o.out_dtype.empty()) set_out_dtype(plan, *dtype_from_name(o.out_dtype));
   auto base = fed.has_base ? open_reader(o.fed.base) : nullptr;
   const std::vector<std::size_t> base_source = base ? match_base(plan, *base) : std::vector<std::size_t>{};
@@ -151,11 +158,11 @@ int run_merge(MergeOptions& o) {
   const std::vector<TensorInfo> out_tensors = output_tensors(plan);
   check_free_space(o.output, least_output_bytes(out_tensors));
   pipeline::Output out(o.output, output_format(o.output, o.format, inputs[0]), overwrite,
-                       {out_tensors, inputs.front(), plan.dropped_from_first,
-                        make_provenance("merge", method->describe() + sequence_note(o.seq), input_files(inputs),
+                       {out_tensors, readers.front().get(), plan.dropped_from_first,
+                        make_provenance("merge", method->describe() + sequence_note(o.seq), input_files(pipeline::raw(readers)),
                                         o.out_dtype, !o.no_hash),
                         o.tf_state},
-                       protected_files(o, inputs, base.get()));
+                       protected_files(o, pipeline::raw(readers), base.get()));
   std::optional<pipeline::Output> state_out;
   if (state) {
     state_out.emplace(o.fed.state, output_format(o.fed.state, ""), Overwrite::yes, state->output_spec(),
@@ -191,6 +198,7 @@ RunFn setup_merge(CLI::App& app) {
   add_task_options(app, o->task);
   add_sequence_options(app, o->seq);
   add_eval_option(app, o->eval);
+  add_align_options(app, o->align, AlignFor::merge);
   add_threads(app, o->threads);
   add_device(app, o->device);
   add_verbosity(app, o->verbosity);

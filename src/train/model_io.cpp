@@ -3,6 +3,8 @@
 #include <cstring>
 #include <map>
 
+#include <nlohmann/json.hpp>
+
 #include "pipeline/pipeline.hpp"
 #include "wavg/provenance.hpp"
 #include "wavg/backend.hpp"
@@ -28,6 +30,28 @@ class ModelWriter final : public Writer {
  private:
   std::vector<ParamRef> m_params;
 };
+
+// The architecture as a Keras Sequential model config, so the file says what it holds: Keras rebuilds the model from
+// it (keras.models.model_from_json), and wavg align infers the permutation spec from it.
+std::string model_config(const Mlp& model) {
+  nlohmann::json layers = nlohmann::json::array();
+  // "module" lets Keras 3 find the classes (Keras 2.13 writes it too; older Keras ignores it).
+  layers.push_back({{"module", "keras.layers"},
+                    {"class_name", "InputLayer"},
+                    {"config", {{"batch_input_shape", {nullptr, model.layers.front().kernel.rows()}},
+                                {"dtype", "float64"}, {"name", "input"}}}});
+  for (std::size_t i = 0; i < model.layers.size(); ++i)
+    layers.push_back({{"module", "keras.layers"},
+                      {"class_name", "Dense"},
+                      {"config", {{"name", i == 0 ? "dense" : "dense_" + std::to_string(i)}, {"dtype", "float64"},
+                                  {"units", model.layers[i].kernel.cols()},
+                                  {"activation", i + 1 < model.layers.size() ? "relu" : "softmax"},
+                                  {"use_bias", true}}}});
+  return nlohmann::json{{"module", "keras"},
+                        {"class_name", "Sequential"},
+                        {"config", {{"name", "sequential"}, {"layers", layers}}}}
+      .dump();
+}
 
 }  // namespace
 
@@ -58,8 +82,9 @@ void average_models(const std::vector<Mlp*>& workers, const std::vector<double>&
 void save_model(Mlp& model, const std::string& path, const std::string& format) {
   ModelReader reader(model, path);
   // The model comes from training, not from files: the provenance names no inputs.
-  pipeline::Output out(path, format, Overwrite::yes,
-                       {reader.tensors(), nullptr, {}, make_provenance("local-sgd", "train", std::vector<std::string>{}, "")}, {});
+  auto entries = make_provenance("local-sgd", "train", std::vector<std::string>{}, "").entries();
+  entries["model_config"] = model_config(model);
+  pipeline::Output out(path, format, Overwrite::yes, {reader.tensors(), nullptr, {}, Provenance(entries)}, {});
   for (std::size_t i = 0; i < reader.tensors().size(); ++i) {
     const std::uint64_t n = reader.tensors()[i].count();
     std::vector<double> values(n);

@@ -1,0 +1,99 @@
+// wavg align: permute B's hidden units to match A's (weight matching) and write B, computing what it computed.
+
+#include <cstdio>
+#include <filesystem>
+
+#include "cli/align_options.hpp"
+#include "wavg/atomic_file.hpp"
+#include "wavg/error.hpp"
+#include "wavg/provenance.hpp"
+
+namespace wavg::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct AlignOptions {
+  std::string input;
+  std::string to;
+  std::string output;
+  std::string format;
+  AlignCli align;
+  bool force = false;
+  bool no_hash = false;
+  int threads = 0;
+  Verbosity verbosity;
+};
+
+// Writes every tensor of `aligned` (permuted ones from memory; the rest only when the writer lacks them).
+void write_aligned(Reader& aligned, Reader& original, const align::PermSpec& perm_spec, const std::string& format,
+                   const AlignOptions& o, Overwrite overwrite) {
+  AtomicFile out(o.output, overwrite);
+  const OutputSpec spec{original.tensors(), &original, {},
+                        make_provenance("align", "weight matching to " + fs::path(o.to).filename().string(),
+                                        {o.input, o.to}, "", !o.no_hash)};
+  {
+    auto writer = create_writer(format, out.tmp_path(), o.output, spec);
+    std::vector<unsigned char> bytes;
+    for (std::size_t i = 0; i < spec.tensors.size(); ++i) {
+      const TensorInfo& t = spec.tensors[i];
+      if (!perm_spec.tensors[i].permuted() && writer->holds_template_values(i)) continue;
+      bytes.resize(t.bytes());
+      aligned.read(i, 0, t.count(), bytes.data());
+      writer->write(i, 0, t.count(), bytes.data());
+    }
+    writer->finish();
+  }
+  out.commit();
+}
+
+int run_align(const AlignOptions& o) {
+  std::string format = output_format(o.output, o.format);
+  check_output_not_input(o.output, {o.input, o.to});
+  const Overwrite overwrite = o.force ? Overwrite::yes : Overwrite::no;
+  if (overwrite == Overwrite::no && fs::exists(o.output))
+    throw Error(ExitCode::usage, o.output, "already exists (use --force to replace it)");
+  apply_threads(o.threads);
+
+  auto reference = open_reader(o.to);
+  auto input = open_reader(o.input);
+  format = output_format(o.output, o.format, input.get());
+  const align::PermSpec spec = align::make_spec(*reference, o.align.perm_spec);
+  align::check_spec_fits(spec, *reference, *input);
+  std::vector<align::Weights> models;
+  models.push_back(align::load_weights(*reference, spec));
+  models.push_back(align::load_weights(*input, spec));
+  const align::MergeManyResult all = align::align_models(spec, models, o.align.match);
+  const std::vector<align::Perm>& perms = all.perms[1];
+  auto aligned = align::permuted_reader(*input, spec, perms);
+  write_aligned(*aligned, *input, spec, format, o, overwrite);
+
+  if (!o.verbosity.quiet) {
+    std::size_t units = 0, moved = 0;
+    for (const align::Perm& p : perms) units += p.size(), moved += align::moved(p);
+    std::printf("aligned %s to %s into %s: %zu permutation group(s), %zu of %zu units moved, %zu passes%s\n",
+                o.input.c_str(), o.to.c_str(), o.output.c_str(), spec.group_names.size(), moved, units, all.iterations,
+                all.converged ? "" : " (stopped by --align-iter before converging)");
+    for (const std::string& line : describe_groups(spec, perms)) std::printf("  %s\n", line.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+RunFn setup_align(CLI::App& app) {
+  auto o = std::make_shared<AlignOptions>();
+  app.add_option("input", o->input, "Checkpoint whose hidden units are permuted (B)")->required();
+  app.add_option("--to", o->to, "Checkpoint to match (A)")->required();
+  app.add_option("-o,--output", o->output, "Output checkpoint: B with its units permuted")->required();
+  app.add_option("--format", o->format, "Output format (default: from the output's extension)");
+  add_align_options(app, o->align, AlignFor::align);
+  add_no_hash(app, o->no_hash);
+  app.add_flag("-f,--force", o->force, "Replace an existing output");
+  add_threads(app, o->threads);
+  add_verbosity(app, o->verbosity);
+  return [o] { return run_align(*o); };
+}
+
+}  // namespace wavg::cli

@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Times `wavg align` on two 8-layer, 4096-wide MLPs (8 Dense kernels of 4096 x 4096 and their biases, float32,
+134M parameters each, Keras 2 .h5 with a model_config), the README's alignment speed figure.
+
+B is A with its 7 hidden groups permuted at random and Gaussian noise as large as the weights added, so the
+search has structure to find (as between trained networks) but no exact answer. Usage:
+    tests/bench/align_speed.py --wavg build/wavg --dir /tmp/align-bench [--width 4096] [--restarts 1]
+Prints the wall time, the peak resident memory and wavg's report; checks that the permutation found for every group
+is the one applied, since the noise is small enough for weight matching to undo it.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import h5py
+import numpy as np
+
+
+def write(path, weights, config):
+    with h5py.File(path, "w") as f:
+        f.attrs["model_config"] = json.dumps(config)
+        g = f.create_group("model_weights")
+        g.attrs["layer_names"] = [n.encode() for n in weights]
+        for name, (kernel, bias) in weights.items():
+            lg = g.create_group(name)
+            lg.attrs["weight_names"] = [f"{name}/kernel:0".encode(), f"{name}/bias:0".encode()]
+            lg.create_dataset(f"{name}/kernel:0", data=kernel)
+            lg.create_dataset(f"{name}/bias:0", data=bias)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--wavg", required=True)
+    p.add_argument("--dir", required=True)
+    p.add_argument("--width", type=int, default=4096)
+    p.add_argument("--layers", type=int, default=8)
+    p.add_argument("--restarts", type=int, default=1)
+    a = p.parse_args()
+    os.makedirs(a.dir, exist_ok=True)
+    w, n = a.width, a.layers
+    names = ["dense"] + [f"dense_{i}" for i in range(1, n)]
+    config = {"class_name": "Sequential", "config": {"name": "mlp", "layers": [
+        {"class_name": "InputLayer", "config": {"batch_input_shape": [None, w], "name": "input"}}] + [
+        {"class_name": "Dense", "config": {"name": nm, "units": w, "activation": "relu", "use_bias": True}}
+        for nm in names]}}
+    rng = np.random.default_rng(0)
+    A = {nm: (rng.standard_normal((w, w), dtype=np.float32) / np.sqrt(w),
+              rng.standard_normal(w, dtype=np.float32) * 0.1) for nm in names}
+    perms = [rng.permutation(w) for _ in range(n - 1)]  # B's unit j of hidden group l is A's unit perms[l][j]
+    B = {}
+    for l, nm in enumerate(names):
+        k, b = A[nm]
+        if l > 0:
+            k = k[perms[l - 1]]
+        if l < n - 1:
+            k, b = k[:, perms[l]], b[perms[l]]
+        noise = rng.standard_normal(k.shape, dtype=np.float32) / np.sqrt(w)
+        B[nm] = (k + noise, b + rng.standard_normal(w, dtype=np.float32) * 0.1)
+    write(f"{a.dir}/a.h5", A, config)
+    write(f"{a.dir}/b.h5", B, config)
+    del A, B
+    cmd = ["/usr/bin/time", "-f", "wavg: %e s wall, %U s user, %S s system CPU, peak RSS %M KiB", a.wavg, "align",
+           f"{a.dir}/b.h5", "--to", f"{a.dir}/a.h5", "-o", f"{a.dir}/out.h5", "-f", "--no-hash",
+           "--align-restarts", str(a.restarts)]
+    start = time.monotonic()
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    seconds = time.monotonic() - start
+    sys.stdout.write(r.stdout + r.stderr)
+    if r.returncode != 0:
+        sys.exit(r.returncode)
+    print(f"align: {seconds:.1f} s for two {n}-layer {w}-wide MLPs ({n * (w * w + w) / 1e6:.0f}M parameters each)")
+    with h5py.File(f"{a.dir}/out.h5", "r") as out, h5py.File(f"{a.dir}/b.h5", "r") as b:
+        for l in range(n - 1):
+            got = out[f"model_weights/{names[l]}/{names[l]}/bias:0"][()]
+            src = b[f"model_weights/{names[l]}/{names[l]}/bias:0"][()]
+            # out = B permuted back to A's order: out[i] = B[inverse(perms)[i]].
+            want = src[np.argsort(perms[l])]
+            assert np.array_equal(got, want), f"group {names[l]} not recovered"
+    print("every group's permutation recovered")
+
+
+if __name__ == "__main__":
+    main()
