@@ -104,6 +104,7 @@ int run_merge(MergeOptions& o) {
   auto state = fed.has_state ? std::make_unique<ServerState>(o.fed.state, plan, fed.server) : nullptr;
   auto backend = make_backend(o.device, averaged_bytes(plan) * inputs.size(), o.verbosity);
   fed.weights = weights;
+  if (fed.staleness_fn) fed.staleness = staleness_from_metadata(*base, inputs, o.fed.staleness, *fed.staleness_fn);
   auto method = federated ? make_federated(*backend, plan, fed, state.get()) : make_weighted_mean(*backend, weights);
   Engine engine(plan, inputs, *method, *backend);
   if (base) engine.set_base(base.get(), base_source);
