@@ -36,7 +36,8 @@ std::vector<double> weights_from_metadata(const std::vector<Reader*>& inputs, co
   for (const Reader* r : inputs) {
     double w = metadata_number(*r, key, "--weight-by", problems).value_or(0);
     if (w < 0) {
-      problems.push_back({r->path(), "metadata '" + key + "' = " + r->metadata().at(key) + " is negative (--weight-by)"});
+      problems.push_back(
+          {r->path(), "metadata '" + key + "' = " + r->metadata().at(key) + " is negative (--weight-by)"});
       w = 0;
     }
     weights.push_back(w);

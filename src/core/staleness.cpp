@@ -24,7 +24,8 @@ constexpr const char* k_forms = "constant, polynomial:a=A or hinge:a=A,b=B";
 }
 
 // Parses "a=0.5,b=4" into the parameters `names` (each exactly once), finite and non-negative.
-std::vector<double> parameters(const std::string& text, const std::string& list, const std::vector<std::string>& names) {
+std::vector<double> parameters(const std::string& text, const std::string& list,
+                               const std::vector<std::string>& names) {
   std::vector<double> values(names.size());
   std::vector<bool> seen(names.size(), false);
   std::size_t at = 0;
@@ -34,7 +35,8 @@ std::vector<double> parameters(const std::string& text, const std::string& list,
     const std::size_t eq = item.find('=');
     std::size_t i = 0;
     while (eq != std::string::npos && i < names.size() && names[i] != item.substr(0, eq)) ++i;
-    if (eq == std::string::npos || i == names.size() || seen[i]) bad_fn(text, "'" + item + "' is not a parameter of it");
+    if (eq == std::string::npos || i == names.size() || seen[i])
+      bad_fn(text, "'" + item + "' is not a parameter of it");
     const std::string number = item.substr(eq + 1);
     char* end = nullptr;
     const double v = std::strtod(number.c_str(), &end);
@@ -99,8 +101,8 @@ std::vector<double> staleness_from_metadata(const Reader& base, const std::vecto
   for (const Reader* r : inputs) {
     const std::optional<double> started = round_of(*r);
     if (now && started && *started > *now)
-      problems.push_back({r->path(), "metadata '" + key + "' = " + r->metadata().at(key) + " is later than the base's " +
-                                         base.metadata().at(key) + " (--staleness)"});
+      problems.push_back({r->path(), "metadata '" + key + "' = " + r->metadata().at(key) +
+                                         " is later than the base's " + base.metadata().at(key) + " (--staleness)"});
     out.push_back(now && started ? staleness_weight(fn, *now - *started) : 0);
   }
   if (!problems.empty()) throw Error(ExitCode::runtime, std::move(problems));

@@ -86,7 +86,7 @@ void MpiReducer::gather_chunk(const PlanEntry& entry, std::uint64_t off, const c
 
   t = Clock::now();
   std::vector<const void*> pointers(static_cast<std::size_t>(ranks));
-  for (int r = 0; r < ranks; ++r) pointers[static_cast<std::size_t>(r)] = m_buffer.data() + words * static_cast<std::size_t>(r);
+  for (std::size_t r = 0; r < pointers.size(); ++r) pointers[r] = m_buffer.data() + words * r;
   method.combine(entry, off, BlockInputs{entry.info.dtype, n, pointers}, dst);
   m_stats.compute_seconds += since(t);
 }
