@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "wavg/backend.hpp"
+#include "wavg/error.hpp"
 #include "wavg/format.hpp"
 #include "wavg/method.hpp"
 #include "wavg/plan.hpp"
@@ -41,6 +42,14 @@ struct PrivacyOptions {
   std::optional<std::uint64_t> seed;  // none: drawn from the system's entropy source
 };
 
+// How much a stale update counts (FedAsync, Xie et al. 2019): constant s = 1; polynomial s = (1 + tau)^-a;
+// hinge s = 1 for tau <= b, else 1 / (a (tau - b) + 1).
+struct StalenessFn {
+  enum class Kind { constant, polynomial, hinge };
+  Kind kind = Kind::polynomial;
+  double a = 0.5, b = 0;
+};
+
 struct FederatedOptions {
   RobustOptions robust;
   PrivacyOptions privacy;
@@ -50,6 +59,9 @@ struct FederatedOptions {
   bool has_base = false;
   bool has_state = false;
   std::vector<double> weights;      // empty: equal weights
+  std::optional<StalenessFn> staleness_fn;  // --staleness given
+  std::vector<double> staleness;    // s(tau_k) per input, filled from the metadata once the inputs are open
+  std::optional<double> mix;        // --mix alpha: the server step is alpha times the aggregate
 };
 
 // Tells whether the options ask for more than the plain or weighted mean of full models.
@@ -60,10 +72,27 @@ void validate_federated(FederatedOptions& o, std::size_t inputs);
 
 // --- fedavg.cpp ---
 
+// Returns the metadata entry `key` of `r` as a finite number, or appends a problem naming the file (and `option`,
+// the option that needs it) when it is missing or not a number.
+std::optional<double> metadata_number(const Reader& r, const std::string& key, const std::string& option,
+                                      std::vector<Problem>& problems);
+
 // Reads each input's weight from its metadata entry `key` (FedAvg: the number of training examples). Throws
 // Error(runtime) naming every file whose entry is missing, not a number or negative, or all files when the
 // weights sum to zero.
 std::vector<double> weights_from_metadata(const std::vector<Reader*>& inputs, const std::string& key);
+
+// --- staleness.cpp ---
+
+// Parses --staleness-fn: constant, polynomial:a=A or hinge:a=A,b=B. Throws a usage error otherwise.
+StalenessFn parse_staleness_fn(const std::string& text);
+// Returns s(tau) for a staleness tau >= 0.
+double staleness_weight(const StalenessFn& fn, double tau);
+// Returns s(tau_k) for each input, tau_k = the base's metadata entry `key` minus input k's (the round each client
+// started from). Throws Error(runtime) naming every file whose entry is missing, not a whole number, or later than
+// the base's.
+std::vector<double> staleness_from_metadata(const Reader& base, const std::vector<Reader*>& inputs,
+                                            const std::string& key, const StalenessFn& fn);
 
 // --- robust.cpp: what the robust methods decide from whole-model statistics ---
 

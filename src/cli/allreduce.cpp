@@ -16,13 +16,17 @@ struct AllreduceOptions {
   std::string output;
   std::string format;
   bool force = false;
+  train::Reduction reduction = train::Reduction::reduce_scatter;
+  std::string stats;
   Verbosity verbosity;
 };
 
 int run_allreduce(const AllreduceOptions& o) {
   const std::string format = output_format(o.output, o.format);
   return train::with_mpi([&] {
-    const int ranks = train::allreduce_checkpoint(o.input, o.output, format, o.force ? Overwrite::yes : Overwrite::no);
+    const train::AllreduceJob job{o.input, o.output, format, o.force ? Overwrite::yes : Overwrite::no, o.reduction,
+                                  o.stats};
+    const int ranks = train::allreduce_checkpoint(job);
     if (train::mpi_rank() == 0 && !o.verbosity.quiet)
       std::printf("averaged %d checkpoints into %s\n", ranks, o.output.c_str());
     return 0;
@@ -36,7 +40,8 @@ RunFn setup_allreduce(CLI::App& app) {
   app.add_option("input", o->input, "This rank's checkpoint")->required();
   app.add_option("-o,--output", o->output, "Output checkpoint, written by rank 0")->required();
   app.add_option("--format", o->format, "Output format (default: from the output's extension)");
-  app.add_flag("-f,--force", o->force, "Replace an existing output");
+  app.add_flag("-f,--force", o->force, "Replace an existing output (and --stats file)");
+  add_reduction_options(app, o->reduction, o->stats);
   add_verbosity(app, o->verbosity);
   return [o] { return run_allreduce(*o); };
 }

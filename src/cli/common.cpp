@@ -32,6 +32,15 @@ void add_no_hash(CLI::App& app, bool& no_hash) {
                "CPU-seconds per GB of input)");
 }
 
+CLI::Option* add_reduction_options(CLI::App& app, train::Reduction& reduction, std::string& stats) {
+  CLI::Option* algorithm = add_choice(app, "--algorithm", reduction,
+             {{"reduce-scatter", train::Reduction::reduce_scatter}, {"gather", train::Reduction::gather}},
+             "How MPI ranks average: reduce-scatter + allgather (each rank moves 2(K-1)/K of the model) or "
+             "allgather of everything ((K-1) times); the bytes written are the same");
+  app.add_option("--stats", stats, "Write each rank's bytes sent and received, messages and seconds to this JSON");
+  return algorithm;
+}
+
 void add_threads(CLI::App& app, int& threads) {
   app.add_option("-j,--threads", threads, "Worker threads (default: OMP_NUM_THREADS or all cores)")
       ->check(CLI::Range(1, 4096).description(""))

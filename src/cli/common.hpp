@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "train/mpi_reduce.hpp"
 #include "wavg/backend.hpp"
 #include "wavg/format.hpp"
 #include "pipeline/pipeline.hpp"
@@ -61,6 +62,10 @@ void apply_threads(int threads);
 
 // Adds --out-dtype (float16, bfloat16, float32 or float64; empty when not given).
 void add_out_dtype(CLI::App& app, std::string& out_dtype);
+
+// Adds --algorithm reduce-scatter|gather and --stats FILE.json, the options of averaging over MPI; returns the
+// first, so a caller can tell whether it was given.
+CLI::Option* add_reduction_options(CLI::App& app, train::Reduction& reduction, std::string& stats);
 
 // Adds --no-hash: the provenance names the inputs without their SHA-256.
 void add_no_hash(CLI::App& app, bool& no_hash);

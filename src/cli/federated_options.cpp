@@ -9,6 +9,7 @@ constexpr const char* k_averaging = "Averaging";
 constexpr const char* k_robust = "Robust aggregation (--method)";
 constexpr const char* k_server = "Server optimizer (needs --base)";
 constexpr const char* k_privacy = "Differential privacy";
+constexpr const char* k_async = "Asynchronous rounds (needs --base)";
 
 template <class T> std::optional<T> given(const CLI::Option* opt, T value) {
   return opt && opt->count() > 0 ? std::optional<T>(value) : std::nullopt;
@@ -26,6 +27,9 @@ void FederatedCli::resolve() {
   options.beta1 = given(beta1_opt, beta1);
   options.beta2 = given(beta2_opt, beta2);
   options.tau = given(tau_opt, tau);
+  options.mix = given(mix_opt, mix);
+  if (!staleness.empty()) options.staleness_fn = parse_staleness_fn(staleness_fn);
+  else if (staleness_fn_opt && staleness_fn_opt->count() > 0) fail_usage("--staleness-fn needs --staleness KEY");
 }
 
 void add_federated_options(CLI::App& app, FederatedCli& f) {
@@ -99,6 +103,19 @@ void add_federated_options(CLI::App& app, FederatedCli& f) {
                  "Add Gaussian noise of sigma = Z * clip / n to the mean update")
       ->group(k_privacy);
   f.seed_opt = app.add_option("--seed", f.seed, "Seed of the noise, or of DARE's drop mask (default: a random seed)")->group(k_privacy);
+
+  app.add_option("--staleness", f.staleness,
+                 "Weight each update by s(tau), tau = this metadata entry (a round) in the base minus the input's")
+      ->type_name("KEY")
+      ->group(k_async);
+  f.staleness_fn_opt = app.add_option("--staleness-fn", f.staleness_fn,
+                                      "s(tau): constant, polynomial:a=A ((1+tau)^-A) or hinge:a=A,b=B (1 up to B, "
+                                      "then 1/(A(tau-B)+1))")
+                           ->default_str("polynomial:a=0.5")
+                           ->group(k_async);
+  f.mix_opt = app.add_option("--mix", f.mix, "alpha in (0, 1]: next = base + alpha * the aggregate update")
+                  ->type_name("ALPHA")
+                  ->group(k_async);
 }
 
 }  // namespace wavg::cli

@@ -1,6 +1,7 @@
 // wavg local-sgd: train K replicas, average them every H steps (built-in MLP trainer, external commands, or MPI).
 
 #include <cstdio>
+#include <filesystem>
 #include <map>
 
 #include "cli/common.hpp"
@@ -18,6 +19,9 @@ struct LocalSgdCli {
   LocalSgdOptions o;
   std::string hidden = "64,32";
   int threads = 0;
+  Reduction reduction = Reduction::reduce_scatter;
+  std::string stats;
+  CLI::Option* algorithm = nullptr;
   Verbosity verbosity;
 };
 
@@ -36,6 +40,12 @@ void check(const LocalSgdCli& c) {
   if (o.train_cmd.empty() == o.data.empty()) fail_usage("give either --data (built-in trainer) or --train-cmd");
   if (!o.train_cmd.empty() && o.init_file.empty()) fail_usage("--train-cmd needs --init, the initial checkpoint");
   if (!o.train_cmd.empty() && o.transport == Transport::mpi) fail_usage("--train-cmd runs on one machine");
+  if (!c.stats.empty() && o.transport != Transport::mpi)
+    fail_usage("--stats counts MPI traffic: it needs --backend mpi");
+  if (c.algorithm && c.algorithm->count() > 0 && o.transport != Transport::mpi)
+    fail_usage("--algorithm is how MPI ranks exchange weights: it needs --backend mpi");
+  if (!c.stats.empty() && !o.force && std::filesystem::exists(c.stats))
+    fail_usage(c.stats + " already exists (use --force to replace it)");
   if (o.min_workers > o.workers) fail_usage("--min-workers is larger than --workers");
   if (o.period == 0) fail_usage("--period must be at least 1");
   if (!(o.lr > 0)) fail_usage("--lr must be positive");
@@ -70,8 +80,9 @@ int run_local_sgd(LocalSgdCli& c) {
   };
   if (o.transport == Transport::mpi) {
     return with_mpi([&] {
-      auto averager = make_mpi_averager();
+      auto averager = make_mpi_averager(c.reduction);
       const RunSummary s = run_builtin(o, *averager);
+      if (!c.stats.empty()) write_averager_stats(*averager, c.stats, o.force ? Overwrite::yes : Overwrite::no);
       if (averager->is_root()) report(s);
       return 0;
     });
@@ -117,6 +128,7 @@ RunFn setup_local_sgd(CLI::App& app) {
   app.add_option("--format", o.format, "Checkpoint format")->default_str("hdf5");
   add_choice(app, "--backend", o.transport, {{"local", Transport::local}, {"mpi", Transport::mpi}},
              "local (one process) or mpi (one worker per rank, under mpirun)");
+  c->algorithm = add_reduction_options(app, c->reduction, c->stats);
   app.add_flag("--resume", o.resume, "Continue the run in --out-dir from its last completed round");
   app.add_flag("-f,--force", o.force, "Start a new run in an --out-dir that holds one");
   add_threads(app, c->threads);

@@ -148,6 +148,7 @@ int run_merge(MergeOptions& o) {
   auto backend = task ? task_backend(o.device, o.verbosity)
                       : make_backend(o.device, averaged_bytes(plan) * inputs.size(), o.verbosity);
   fed.weights = weights;
+  if (fed.staleness_fn) fed.staleness = staleness_from_metadata(*base, inputs, o.fed.staleness, *fed.staleness_fn);
   auto method = task              ? make_task_method(*backend, plan, o.task.resolve(fed, weights))
                 : federated_run(o) ? make_federated(*backend, plan, fed, state.get())
                                    : make_weighted_mean(*backend, weights);

@@ -61,6 +61,8 @@ class Federated final : public FederatedMethod {
     // The mean's coefficients are the weights; the passes replace them for the other weighted sums.
     m_coeffs = m_weights;
     for (double w : m_weights) m_divisor += w;
+    // Staleness scales each update but not the divisor: a stale update counts s(tau) / K, not 1 / K.
+    for (std::size_t k = 0; k < o.staleness.size(); ++k) m_coeffs[k] *= o.staleness[k];
     if (o.privacy.noise_multiplier > 0) {
       m_sigma = o.privacy.noise_multiplier * o.privacy.clip / static_cast<double>(n);
       m_seed = o.privacy.seed ? *o.privacy.seed : random_seed();
@@ -84,6 +86,7 @@ class Federated final : public FederatedMethod {
       default: WAVG_ASSERT(!"make_federated: a task-vector method is not federated");
     }
     if (m_o.has_base || m_o.inputs == InputKind::deltas) s += " of updates";
+    if (!m_o.staleness.empty()) s += ", staleness-weighted";
     if (m_o.privacy.clip > 0) s += ", clipped";
     if (m_sigma > 0) s += ", noised";
     if (m_o.server.kind != ServerOptKind::none) s += ", server " + std::string(optimizer_name(m_o.server.kind));
@@ -175,6 +178,14 @@ class Federated final : public FederatedMethod {
     if (m_sigma > 0) {
       std::snprintf(buf, sizeof buf, "added Gaussian noise, sigma %g per coordinate", m_sigma);
       lines.emplace_back(buf);
+    }
+    if (!m_o.staleness.empty()) {
+      std::string w;
+      for (double v : m_o.staleness) {
+        std::snprintf(buf, sizeof buf, "%s%g", w.empty() ? "" : ", ", v);
+        w += buf;
+      }
+      lines.push_back("staleness weights s(tau): " + w);
     }
     if (!m_selected.empty()) lines.push_back("selected input(s) " + list_inputs(m_selected));
     if (m_o.robust.method == Aggregator::geometric_median)

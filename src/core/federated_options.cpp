@@ -101,6 +101,20 @@ void validate_privacy(const FederatedOptions& o, std::size_t) {
   }
 }
 
+// --staleness and --mix: FedAsync's rule, a weighted mean of updates and an SGD server step of alpha.
+void validate_async(FederatedOptions& o) {
+  if (o.staleness_fn) {
+    if (!o.has_base) fail_usage("--staleness counts rounds behind the global model: give it with --base");
+    if (o.robust.method != Aggregator::mean) fail_usage("--staleness weights the mean: drop --method");
+  }
+  if (!o.mix) return;
+  if (!o.has_base) fail_usage("--mix scales the step added to the global model: give it with --base");
+  if (o.server.kind != ServerOptKind::none) fail_usage("--mix is an SGD server step of --mix: drop --server-opt");
+  check_finite("--mix", *o.mix, 0, true, 1, false);
+  o.server.kind = ServerOptKind::sgd;
+  o.server_lr = o.mix;
+}
+
 void validate_server(FederatedOptions& o) {
   ServerStepParams& s = o.server;
   const bool adaptive =
@@ -130,12 +144,13 @@ bool is_federated(const FederatedOptions& o) {
   return o.has_base || o.inputs == InputKind::deltas || o.robust.method != Aggregator::mean ||
          o.privacy.clip != 0 || o.privacy.noise_multiplier != 0 || o.server.kind != ServerOptKind::none ||
          o.has_state || o.robust.trim || o.robust.byzantine || o.robust.select || o.privacy.seed || o.server_lr ||
-         o.beta1 || o.beta2 || o.tau;
+         o.beta1 || o.beta2 || o.tau || o.staleness_fn || o.mix;
 }
 
 void validate_federated(FederatedOptions& o, std::size_t inputs) {
   validate_robust(o, inputs);
   validate_privacy(o, inputs);
+  validate_async(o);
   validate_server(o);
 }
 

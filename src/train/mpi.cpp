@@ -1,6 +1,5 @@
-// MPI transport. A tensor is averaged in chunks of k_chunk_bytes per rank: MPI_Allgather brings every rank's chunk
-// to every rank, in rank order, and wavg's mean sums them in that order, exactly as the single-process engine sums
-// its inputs. So the MPI driver's result equals the single-process driver's bit for bit, for any MPI library.
+// MPI transport: set-up, error agreement between ranks, the local-SGD averager and `wavg allreduce`. The
+// averaging itself, in rank order so that results equal the single-process engine's bit for bit, is mpi_reduce.cpp.
 
 #include "train/mpi.hpp"
 
@@ -36,14 +35,13 @@ bool mpi_built() { return false; }
 int with_mpi(const std::function<int()>&) { no_mpi(); }
 int mpi_rank() { return 0; }
 int mpi_size() { return 1; }
-std::unique_ptr<Averager> make_mpi_averager() { no_mpi(); }
-int allreduce_checkpoint(const std::string&, const std::string&, const std::string&, Overwrite) { no_mpi(); }
+std::unique_ptr<Averager> make_mpi_averager(Reduction) { no_mpi(); }
+void write_averager_stats(const Averager&, const std::string&, Overwrite) { no_mpi(); }
+int allreduce_checkpoint(const AllreduceJob&) { no_mpi(); }
 
 #else
 
 namespace {
-
-constexpr std::uint64_t k_chunk_bytes = 4u << 20;
 
 // An error every rank knows about (each threw it or was told), so MPI can be shut down in order.
 struct Agreed : Error {
@@ -75,28 +73,9 @@ template <class F> void agreed(F&& step) {
   throw Agreed(static_cast<ExitCode>(worst), std::move(problems));
 }
 
-// Averages `count` elements at `src` over all ranks into `dst` (every rank gets the result), via `method`.
-void average_chunked(const PlanEntry& entry, const void* src, void* dst, std::uint64_t count, Method& method,
-                     std::vector<double>& gathered) {
-  const std::size_t elem = dtype_size(entry.info.dtype);
-  const int ranks = mpi_size();
-  const std::uint64_t step = std::max<std::uint64_t>(1, k_chunk_bytes / elem);
-  std::vector<const void*> pointers(static_cast<std::size_t>(ranks));
-  for (std::uint64_t off = 0; off < count; off += step) {
-    const std::uint64_t n = std::min(step, count - off);
-    const std::uint64_t words = (n * elem + 7) / 8;
-    gathered.resize(words * static_cast<std::size_t>(ranks));
-    // Each rank's chunk lands at a multiple of 8 bytes, so any dtype is aligned.
-    MPI_Allgather(static_cast<const char*>(src) + off * elem, static_cast<int>(n * elem), MPI_BYTE, gathered.data(),
-                  static_cast<int>(words * 8), MPI_BYTE, MPI_COMM_WORLD);
-    for (int r = 0; r < ranks; ++r) pointers[static_cast<std::size_t>(r)] = gathered.data() + words * static_cast<std::size_t>(r);
-    const BlockInputs in{entry.info.dtype, n, std::span<const void* const>(pointers.data(), pointers.size())};
-    method.combine(entry, off, in, static_cast<char*>(dst) + off * elem);
-  }
-}
-
 class MpiAverager final : public Averager {
  public:
+  explicit MpiAverager(Reduction reduction) : m_reducer(reduction) {}
   std::vector<std::size_t> local_workers(std::size_t workers) const override {
     if (workers != static_cast<std::size_t>(mpi_size()))
       fail_usage("--workers " + std::to_string(workers) + " but mpirun started " + std::to_string(mpi_size()) +
@@ -111,12 +90,13 @@ class MpiAverager final : public Averager {
     std::vector<ParamRef> mine = local[0]->params(), out = global.params();
     for (std::size_t i = 0; i < mine.size(); ++i) {
       const PlanEntry entry{mine[i].info, {}, Action::average};
-      average_chunked(entry, mine[i].data, out[i].data, mine[i].info.count(), *method, m_gathered);
+      m_reducer.average(entry, mine[i].data, out[i].data, mine[i].info.count(), *method);
     }
   }
+  const MpiReducer& reducer() const { return m_reducer; }
 
  private:
-  std::vector<double> m_gathered;
+  MpiReducer m_reducer;
 };
 
 // Rank 0's tensor list, to check every rank's checkpoint against it with the plan's own messages. Holds no values.
@@ -153,15 +133,16 @@ std::vector<TensorInfo> tensor_list(const std::string& text) {
 // ranks (average_chunked), so every rank runs the same blocks in the same order.
 class RankMean final : public Method {
  public:
-  explicit RankMean(Method& mean) : m_mean(mean) {}
+  RankMean(Method& mean, MpiReducer& reducer) : m_mean(mean), m_reducer(reducer) {}
   std::string describe() const override { return m_mean.describe(); }
+  // Every rank runs the same plan in the same blocks, so each block is one collective call on every rank.
   void combine(const PlanEntry& entry, std::uint64_t, const BlockInputs& in, void* out) override {
-    average_chunked(entry, in.data[0], out, in.count, m_mean, m_gathered);
+    m_reducer.average(entry, in.data[0], out, in.count, m_mean);
   }
 
  private:
   Method& m_mean;
-  std::vector<double> m_gathered;
+  MpiReducer& m_reducer;
 };
 
 // Where the ranks but 0 send the merged blocks: nowhere. It holds input 1's values, so nothing is copied for it.
@@ -215,19 +196,37 @@ int with_mpi(const std::function<int()>& fn) {
   }
 }
 
-std::unique_ptr<Averager> make_mpi_averager() { return std::make_unique<MpiAverager>(); }
+std::unique_ptr<Averager> make_mpi_averager(Reduction reduction) { return std::make_unique<MpiAverager>(reduction); }
 
-int allreduce_checkpoint(const std::string& local_pattern, const std::string& output, const std::string& format,
-                         Overwrite overwrite) {
+void write_averager_stats(const Averager& averager, const std::string& path, Overwrite overwrite) {
+  const auto* mpi = dynamic_cast<const MpiAverager*>(&averager);
+  WAVG_ASSERT(mpi);
+  write_stats(path, mpi->reducer().stats(), mpi->reducer().reduction(), overwrite);
+}
+
+// Each rank's share of an engine block for allreduce: the block is the reducer's chunk (this much per rank), so
+// one block is one collective reduction and memory stays at a few blocks per rank for any model size.
+constexpr std::uint64_t k_block_bytes = 4u << 20;
+
+int allreduce_checkpoint(const AllreduceJob& job) {
+  const std::string& output = job.output;
+  const Overwrite overwrite = job.overwrite;
   const int rank = mpi_rank();
   // "{rank}" in the input path names each rank's own file, so one mpirun command line serves every rank.
-  std::string local = local_pattern;
+  std::string local = job.input;
   for (std::size_t at = local.find("{rank}"); at != std::string::npos; at = local.find("{rank}"))
     local.replace(at, 6, std::to_string(rank));
   std::unique_ptr<Reader> reader;
   agreed([&] {
     if (rank == 0) {
       pipeline::check_output(output, {local}, overwrite);
+      if (!job.stats.empty()) {
+        if (overwrite == Overwrite::no && std::filesystem::exists(job.stats))
+          throw Error(ExitCode::usage, job.stats, "already exists (use --force to replace it)");
+        if (std::filesystem::absolute(job.stats) == std::filesystem::absolute(output))
+          throw Error(ExitCode::usage, job.stats, "--stats and --output name the same file");
+        check_output_not_input(job.stats, {local});
+      }
     }
     reader = open_reader(local);
   });
@@ -241,18 +240,20 @@ int allreduce_checkpoint(const std::string& local_pattern, const std::string& ou
 
   auto backend = make_cpu_backend();
   auto mean = make_weighted_mean(*backend, {});
-  RankMean method(*mean);
+  MpiReducer reducer(job.reduction);
+  RankMean method(*mean, reducer);
   // Blocks of one MPI chunk: memory stays at a few chunks per rank for any model size.
-  Engine engine(plan, {reader.get()}, method, *backend, k_chunk_bytes);
+  Engine engine(plan, {reader.get()}, method, *backend, k_block_bytes * static_cast<std::uint64_t>(mpi_size()));
   std::optional<pipeline::Output> out;
   if (rank == 0)
-    out.emplace(output, format, overwrite,
+    out.emplace(output, job.format, overwrite,
                 OutputSpec{output_tensors(plan), reader.get(), {},
                            make_provenance("allreduce", method.describe(), {local}, "")},
                 reader->files());
   NoOutput nowhere;
   engine.run(out ? out->writer() : nowhere);
   if (out) out->commit();
+  if (!job.stats.empty()) write_stats(job.stats, reducer.stats(), job.reduction, overwrite);
   return mpi_size();
 }
 

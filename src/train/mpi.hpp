@@ -1,14 +1,15 @@
 #pragma once
 // MPI for local SGD across machines and for `wavg allreduce`. MPI is only the transport: every sum is done by
-// wavg's mean over the ranks' values gathered in rank order, because the order in which MPI_Allreduce adds is the
-// library's choice and would make results depend on it. Built only with WAVG_MPI; otherwise every entry point
-// says so.
+// wavg's mean over the ranks' values in rank order (mpi_reduce.hpp), because the order in which MPI_Allreduce adds
+// is the library's choice and would make results depend on it. Built only with WAVG_MPI; otherwise every entry
+// point says so.
 
 #include <functional>
 #include <memory>
 #include <string>
 
 #include "train/driver.hpp"
+#include "train/mpi_reduce.hpp"
 #include "wavg/atomic_file.hpp"
 
 namespace wavg::train {
@@ -23,11 +24,21 @@ int mpi_rank();
 int mpi_size();
 
 // Returns the averager for one worker per rank.
-std::unique_ptr<Averager> make_mpi_averager();
+std::unique_ptr<Averager> make_mpi_averager(Reduction reduction);
+// Writes the communication statistics of an averager from make_mpi_averager (see write_stats). Collective.
+void write_averager_stats(const Averager& averager, const std::string& path, Overwrite overwrite);
 
-// Averages the checkpoint `local` of every rank into `output`, written by rank 0 in `format`. Non-float tensors
-// are rank 0's. Returns the number of ranks.
-int allreduce_checkpoint(const std::string& local, const std::string& output, const std::string& format,
-                         Overwrite overwrite);
+struct AllreduceJob {
+  std::string input;  // "{rank}" stands for the rank's number
+  std::string output;
+  std::string format;
+  Overwrite overwrite = Overwrite::no;
+  Reduction reduction = Reduction::reduce_scatter;
+  std::string stats;  // JSON statistics file, written by rank 0; empty: none
+};
+
+// Averages every rank's `job.input` into `job.output`, written by rank 0 in `job.format`. Non-float tensors are
+// rank 0's. Returns the number of ranks.
+int allreduce_checkpoint(const AllreduceJob& job);
 
 }  // namespace wavg::train

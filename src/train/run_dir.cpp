@@ -15,10 +15,8 @@ namespace wavg::train {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-void write_text_atomically(const std::string& path, const std::string& text) {
-  AtomicFile file(path, Overwrite::yes);
+void write_text_atomically(const std::string& path, const std::string& text, Overwrite overwrite) {
+  AtomicFile file(path, overwrite);
   {
     std::ofstream out(file.tmp_path(), std::ios::binary | std::ios::trunc);
     out << text;
@@ -27,6 +25,8 @@ void write_text_atomically(const std::string& path, const std::string& text) {
   }
   file.commit();
 }
+
+namespace {
 
 std::string number(double v) {
   if (std::isnan(v)) return "";

@@ -11,8 +11,12 @@
 #include <string>
 
 #include "train/options.hpp"
+#include "wavg/atomic_file.hpp"
 
 namespace wavg::train {
+
+// Writes `text` to `path` through an AtomicFile.
+void write_text_atomically(const std::string& path, const std::string& text, Overwrite overwrite = Overwrite::yes);
 
 struct RunState {
   std::uint64_t round = 0;  // rounds completed

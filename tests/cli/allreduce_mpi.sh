@@ -1,12 +1,6 @@
 # wavg allreduce over 3 ranks holding node1..3 ({rank} in the path picks each rank's file) gives their mean, as
 # numpy computes it: float64 sum in rank order, divided by 3, rounded once to float32.
-grep -q "built without MPI" "$WAVG" && { echo "wavg built without MPI"; exit 77; }
-command -v mpirun >/dev/null || { echo "no mpirun"; exit 77; }
-/usr/bin/python3 -c "import h5py" 2>/dev/null || { echo "no h5py"; exit 77; }
-# Open MPI's plugins are dlopen'ed and unloaded, so LeakSanitizer (in the sanitize suite) cannot even name what
-# they keep until exit; leak checks stay on for every other test.
-export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+. "$ROOT/tests/support/mpi_env.sh"
 cp "$SAMPLES"/mlp/node1.h5 n0.h5; cp "$SAMPLES"/mlp/node2.h5 n1.h5; cp "$SAMPLES"/mlp/node3.h5 n2.h5
 mpirun --oversubscribe -np 3 "$WAVG" allreduce 'n{rank}.h5' -o avg.h5
 /usr/bin/python3 - <<'PY'
