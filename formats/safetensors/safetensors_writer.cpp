@@ -11,6 +11,7 @@
 
 #include "safetensors/safetensors.hpp"
 #include "wavg/error.hpp"
+#include "wavg/file_io.hpp"
 
 namespace wavg {
 
@@ -97,15 +98,7 @@ class SafetensorsWriter final : public Writer {
   }
 
   void pwrite_all(const void* data, std::uint64_t bytes, std::uint64_t at) {
-    const char* p = static_cast<const char*>(data);
-    while (bytes > 0) {
-      const ssize_t n = ::pwrite(m_fd, p, bytes, static_cast<off_t>(at));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) fail(m_display, std::string("write failed: ") + std::strerror(errno));
-      p += n;
-      at += static_cast<std::uint64_t>(n);
-      bytes -= static_cast<std::uint64_t>(n);
-    }
+    wavg::pwrite_all(m_fd, data, bytes, at, m_display);
   }
 
   std::string m_display;

@@ -40,6 +40,9 @@ class Reader {
   virtual void prefetch(std::size_t /*index*/, std::uint64_t /*offset*/, std::uint64_t /*count*/) {}
   // Returns file-level metadata as text (HDF5 root attributes, safetensors __metadata__, ...).
   virtual std::map<std::string, std::string> metadata() const = 0;
+  // Lists what the file holds besides its tensors that the output keeps from input 1 without averaging (a
+  // training checkpoint's epoch, as "epoch (int 7)"), for -v.
+  virtual std::vector<std::string> kept_entries() const { return {}; }
 };
 
 // What an output must hold: its tensors, and input 1 as the template whose structure it keeps.

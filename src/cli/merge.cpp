@@ -35,6 +35,7 @@ void report(const MergeOptions& o, const Plan& plan, const Method& method, const
       note(o.verbosity, 1,
            "not averaged: " + e.info.name + " (" + std::string(dtype_name(e.info.dtype)) + ", " +
                (e.action == Action::check_equal ? "identical in every input" : "copied from input 1") + ")");
+  for (const std::string& kept : inputs.front()->kept_entries()) note(o.verbosity, 1, "kept from input 1: " + kept);
   for (const auto& w : plan.warnings) note(o.verbosity, 0, "warning: " + w);
   if (!plan.dropped.empty()) {
     note(o.verbosity, 0,
