@@ -442,9 +442,11 @@ std::string describe(const Value& v) {
     case Kind::integer: return "int " + std::to_string(v.integer);
     case Kind::big_integer: return "int of " + std::to_string(v.text.size()) + " bytes";
     case Kind::floating: {
+      // The shortest of %.15g and %.17g that reads back as the same double, as Python's repr prints it.
       char buf[32];
-      std::snprintf(buf, sizeof buf, "float %.17g", v.floating);
-      return buf;
+      std::snprintf(buf, sizeof buf, "%.15g", v.floating);
+      if (std::strtod(buf, nullptr) != v.floating) std::snprintf(buf, sizeof buf, "%.17g", v.floating);
+      return std::string("float ") + buf;
     }
     case Kind::string: return "str '" + (v.text.size() > 40 ? v.text.substr(0, 40) + "..." : v.text) + "'";
     case Kind::bytes: return "bytes of length " + std::to_string(v.text.size());

@@ -25,3 +25,26 @@ def mean_rounded(tensors):
 
 def same(a, b):
     return a.dtype == b.dtype and a.shape == b.shape and torch.equal(a, b)
+
+
+def strip(o):
+    """The structure of a loaded object with every tensor replaced by its dtype, shape and stride."""
+    if isinstance(o, torch.Tensor):
+        return ("tensor", o.dtype, tuple(o.shape), o.stride())
+    if isinstance(o, dict):
+        return {k: strip(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return type(o)(strip(v) for v in o)
+    return o
+
+
+def check_merge(out_path, in_paths, weights_only=False):
+    """The output loads as input 1 does (same structure, plain values and tensor layouts); its float tensors are
+    torch's float64 mean of the inputs rounded once, the others input 1's."""
+    ins = [torch.load(p, map_location="cpu") for p in in_paths]
+    out = torch.load(out_path, map_location="cpu", weights_only=weights_only)
+    assert strip(out) == strip(ins[0]), "structure differs"
+    flat = [flatten(x) for x in ins]
+    for name, got in flatten(out).items():
+        want = mean_rounded([f[name] for f in flat]) if got.is_floating_point() else flat[0][name]
+        assert same(got, want), (name, got, want)
