@@ -64,9 +64,10 @@ Directory find_directory(const std::string& file, const unsigned char* data, std
   for (std::uint64_t at = size - 22 + 1; at-- > lowest;) {
     Cursor c(file, data, size, at, "the end record");
     if (c.get(4) != k_end) continue;
-    c.skip(6);
+    const std::uint64_t disk = c.get(2), directory_disk = c.get(2), on_disk = c.get(2);
     Directory d;
     d.entries = c.get(2);
+    if (disk != 0 || directory_disk != 0 || on_disk != d.entries) fail(file, "a zip archive split over several disks");
     d.size = c.get(4);
     d.offset = c.get(4);
     if (c.get(2) != size - at - 22) continue;  // a signature inside the comment
