@@ -62,7 +62,7 @@ class ZipWriter {
     std::uint16_t pad = 0;     // bytes of the alignment extra field
   };
   std::string local_header(const Entry& e, std::uint32_t crc) const;
-  std::uint32_t crc_of(const Entry& e);
+  std::vector<std::uint32_t> crcs();
 
   int m_fd;
   std::string m_display;

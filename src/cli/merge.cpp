@@ -29,13 +29,14 @@ struct MergeOptions {
   FederatedCli fed;
 };
 
-void report(const MergeOptions& o, const Plan& plan, const Method& method, const std::vector<Reader*>& inputs) {
+void report(const MergeOptions& o, const std::string& format, const Plan& plan, const Method& method,
+            const std::vector<Reader*>& inputs) {
   for (const PlanEntry& e : plan.entries)
     if (e.action != Action::average)
       note(o.verbosity, 1,
            "not averaged: " + e.info.name + " (" + std::string(dtype_name(e.info.dtype)) + ", " +
                (e.action == Action::check_equal ? "identical in every input" : "copied from input 1") + ")");
-  for (const std::string& kept : inputs.front()->kept_entries()) note(o.verbosity, 1, "kept from input 1: " + kept);
+  note_kept_entries(o.verbosity, *inputs.front(), format);
   for (const auto& w : plan.warnings) note(o.verbosity, 0, "warning: " + w);
   if (!plan.dropped.empty()) {
     note(o.verbosity, 0,
@@ -120,7 +121,7 @@ int run_merge(MergeOptions& o) {
   }
   out.commit();
   if (state) state->commit();
-  report(o, plan, *method, inputs);
+  report(o, format, plan, *method, inputs);
   return 0;
 }
 
