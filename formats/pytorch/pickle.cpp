@@ -62,7 +62,7 @@ class Machine {
 
  private:
   [[noreturn]] void bad(const std::string& what) const {
-    fail(m_file, "corrupt pickle at byte " + std::to_string(m_p - m_begin) + ": " + what);
+    refuse(m_file, "corrupt pickle at byte " + std::to_string(m_p - m_begin) + ": " + what);
   }
 
   const unsigned char* take(std::size_t n) {
@@ -146,9 +146,9 @@ class Machine {
     const std::string full = module + "." + name;
     if (!allowed_global(full)) {
       if (module.rfind("torch.nn", 0) == 0 || module == "__main__")
-        fail(m_file, "is a whole-model pickle (torch.save(model)): it names the class " + full +
+        refuse(m_file, "is a whole-model pickle (torch.save(model)): it names the class " + full +
                          "; wavg never runs pickled code, save model.state_dict() instead");
-      fail(m_file, "the pickle names the global " + full + ", which wavg refuses (it never runs pickled code)");
+      refuse(m_file, "the pickle names the global " + full + ", which wavg refuses (it never runs pickled code)");
     }
     Value* v = make(Kind::global);
     v->text = full;
@@ -428,6 +428,14 @@ Value* Machine::persistent(const Value& pid) {
 Pickle unpickle(const std::string& file, const unsigned char* data, std::size_t size) {
   return Machine(file, data, size).run();
 }
+
+std::string printable(std::string text) {
+  for (char& c : text)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return text;
+}
+
+void refuse(const std::string& file, const std::string& what) { fail(file, printable(what)); }
 
 const char* storage_class(DType t) {
   for (const auto& s : k_storages)

@@ -79,6 +79,13 @@ struct Pickle {
 // global, an unknown opcode, a truncated or inconsistent pickle.
 Pickle unpickle(const std::string& file, const unsigned char* data, std::size_t size);
 
+// Returns `text` with control characters replaced by '?', so that a name taken from a file keeps an error message
+// on one line.
+std::string printable(std::string text);
+
+// Throws Error (exit 1) about `file` with printable(what).
+[[noreturn]] void refuse(const std::string& file, const std::string& what);
+
 // Returns the storage class torch names for a dtype ("torch.FloatStorage"), or nullptr (unsigned 16 to 64 bits).
 const char* storage_class(DType t);
 

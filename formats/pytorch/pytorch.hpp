@@ -84,6 +84,8 @@ class PytorchReader final : public Reader {
   void open_legacy();
   void name_tensors(const Value& root);
   void walk(const Value& v, const std::string& name, int depth);
+  // Tells whether a list or tuple holds a tensor at any depth (then its items are named one by one).
+  bool holds_tensor(const Value& v, int depth);
   void add_tensor(const Value& v, const std::string& name);
 
   MappedFile m_file;

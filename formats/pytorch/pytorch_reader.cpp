@@ -26,14 +26,6 @@ std::string join(const std::string& prefix, const std::string& key) {
   return prefix.empty() ? key : prefix + "." + key;
 }
 
-bool holds_tensor(const Value& v, int depth) {
-  if (v.kind == Kind::tensor) return true;
-  if (depth > k_max_depth) return false;
-  for (const Value* item : v.items)
-    if (holds_tensor(*item, depth + 1)) return true;
-  return false;
-}
-
 }  // namespace
 
 bool looks_like_pytorch(const std::string& path) {
@@ -65,21 +57,21 @@ void PytorchReader::open_zip() {
   for (const ZipEntry& e : m_entries) {
     const auto slash = e.name.find('/');
     if (slash != std::string::npos && e.name.substr(slash) == "/data.pkl") {
-      if (pkl) fail(path(), "the archive holds two data.pkl entries");
+      if (pkl) refuse(path(), "the archive holds two data.pkl entries");
       pkl = &e;
       m_top = e.name.substr(0, slash);
     }
   }
-  if (!pkl) fail(path(), "a zip archive without TOP/data.pkl is not a torch.save file");
+  if (!pkl) refuse(path(), "a zip archive without TOP/data.pkl is not a torch.save file");
   std::set<std::string> names;
   for (std::size_t i = 0; i < m_entries.size(); ++i) {
     const ZipEntry& e = m_entries[i];
-    if (e.name.rfind(m_top + "/", 0) != 0) fail(path(), e.name + ": entry outside the archive's folder " + m_top);
-    if (!names.insert(e.name).second) fail(path(), e.name + ": the entry appears twice");
+    if (e.name.rfind(m_top + "/", 0) != 0) refuse(path(), e.name + ": entry outside the archive's folder " + m_top);
+    if (!names.insert(e.name).second) refuse(path(), e.name + ": the entry appears twice");
     const std::string rest = e.name.substr(m_top.size() + 1);
     const auto text = [&] { return std::string(reinterpret_cast<const char*>(m_file.data() + e.data_offset), e.size); };
     if (rest.rfind("data/", 0) == 0) m_storages[rest.substr(5)] = {i, e.data_offset, e.size};
-    else if (rest == "byteorder" && text() != "little") fail(path(), "big-endian checkpoints are not supported");
+    else if (rest == "byteorder" && text() != "little") refuse(path(), "big-endian checkpoints are not supported");
     else if (rest == "version" && e.size <= 16) m_metadata["pytorch_version"] = text().substr(0, text().find('\n'));
     else if (rest == "wavg.json" && e.size <= (1u << 20)) {
       const auto j = nlohmann::json::parse(text(), nullptr, false);
@@ -102,30 +94,30 @@ void PytorchReader::open_legacy() {
   }
   const Value& version = *m_pickles[1].root;
   if (version.kind != Kind::integer || version.integer != 1001)
-    fail(path(), "legacy torch.save protocol " + describe(version) + " is not 1001");
+    refuse(path(), "legacy torch.save protocol " + describe(version) + " is not 1001");
   const Value& info = *m_pickles[2].root;
   for (std::size_t i = 0; info.kind == Kind::dict && i + 1 < info.items.size(); i += 2)
     if (info.items[i]->text == "little_endian" && !(info.items[i + 1]->kind == Kind::boolean && info.items[i + 1]->boolean))
-      fail(path(), "big-endian checkpoints are not supported");
+      refuse(path(), "big-endian checkpoints are not supported");
   // The storages' element types come from the persistent ids that name them.
   std::map<std::string, DType> types;
   for (const auto& v : m_pickles[3].arena)
     if (v->kind == Kind::storage) types.emplace(v->storage.key, v->storage.dtype);
   const Value& keys = *m_pickles[4].root;
-  if (keys.kind != Kind::list) fail(path(), "the legacy storage list is not a list");
+  if (keys.kind != Kind::list) refuse(path(), "the legacy storage list is not a list");
   for (const Value* key : keys.items) {
-    if (key->kind != Kind::string) fail(path(), "the legacy storage list holds a " + describe(*key));
+    if (key->kind != Kind::string) refuse(path(), "the legacy storage list holds a " + describe(*key));
     const auto type = types.find(key->text);
-    if (type == types.end()) fail(path(), "storage " + key->text + " is listed but no tensor uses it");
-    if (!m_file.contains(at, 8)) fail(path(), "storage " + key->text + ": truncated before its size");
+    if (type == types.end()) refuse(path(), "storage " + key->text + " is listed but no tensor uses it");
+    if (!m_file.contains(at, 8)) refuse(path(), "storage " + key->text + ": truncated before its size");
     std::uint64_t numel = 0;
     for (int b = 7; b >= 0; --b) numel = (numel << 8) | data[at + static_cast<unsigned>(b)];
     at += 8;
     const std::size_t elem = dtype_size(type->second);
     if (numel > (m_file.size() - at) / elem)
-      fail(path(), "storage " + key->text + " of " + std::to_string(numel) + " elements runs past the end of the file");
+      refuse(path(), "storage " + key->text + " of " + std::to_string(numel) + " elements runs past the end of the file");
     if (!m_storages.emplace(key->text, StorageData{0, at, numel * elem}).second)
-      fail(path(), "storage " + key->text + " is listed twice");
+      refuse(path(), "storage " + key->text + " is listed twice");
     at += numel * elem;
   }
   m_metadata["pytorch_version"] = "legacy 1001";
@@ -142,9 +134,18 @@ void PytorchReader::name_tensors(const Value& root) {
                                                                                           : "checkpoint";
 }
 
+bool PytorchReader::holds_tensor(const Value& v, int depth) {
+  if (++m_visits > k_max_visits) refuse(path(), "the pickle references its containers too many times to walk");
+  if (v.kind == Kind::tensor) return true;
+  if (depth > k_max_depth) return false;
+  for (const Value* item : v.items)
+    if (holds_tensor(*item, depth + 1)) return true;
+  return false;
+}
+
 void PytorchReader::walk(const Value& v, const std::string& name, int depth) {
-  if (++m_visits > k_max_visits) fail(path(), "the pickle references its containers too many times to walk");
-  if (depth > k_max_depth) fail(path(), (name.empty() ? "the object" : name) + " nests deeper than 64 levels");
+  if (++m_visits > k_max_visits) refuse(path(), "the pickle references its containers too many times to walk");
+  if (depth > k_max_depth) refuse(path(), (name.empty() ? "the object" : name) + " nests deeper than 64 levels");
   switch (v.kind) {
     case Kind::tensor: add_tensor(v, name.empty() ? "tensor" : name); return;
     case Kind::dict:
@@ -153,7 +154,7 @@ void PytorchReader::walk(const Value& v, const std::string& name, int depth) {
         std::string k;
         if (key.kind == Kind::string) k = key.text;
         else if (key.kind == Kind::integer) k = std::to_string(key.integer);
-        else fail(path(), (name.empty() ? "the object" : name) + ": a dict key is a " + describe(key) + ", not a string or integer");
+        else refuse(path(), (name.empty() ? "the object" : name) + ": a dict key is a " + describe(key) + ", not a string or integer");
         walk(*v.items[i + 1], join(name, k), depth + 1);
       }
       // An OrderedDict's attributes: a state_dict's _metadata (module versions), kept as a whole.
@@ -176,15 +177,15 @@ void PytorchReader::walk(const Value& v, const std::string& name, int depth) {
 
 void PytorchReader::add_tensor(const Value& v, const std::string& name) {
   for (const auto& t : m_tensors)
-    if (t.name == name) fail(path(), name + ": two tensors have this name");
+    if (t.name == name) refuse(path(), name + ": two tensors have this name");
   const TensorRef& t = v.tensor;
   const StorageRef& s = t.storage->storage;
   const auto it = m_storages.find(s.key);
-  if (it == m_storages.end()) fail(path(), name + ": its storage " + s.key + " is not in the file");
+  if (it == m_storages.end()) refuse(path(), name + ": its storage " + s.key + " is not in the file");
   const std::uint64_t elem = dtype_size(s.dtype), available = it->second.bytes / elem;
   // The unpickler checked the view against numel; numel (after a legacy view's offset) against the bytes here.
   if (s.numel > available || s.view_offset > available - s.numel)
-    fail(path(), name + ": storage " + s.key + " holds " + std::to_string(available) + " elements, the tensor's view needs " +
+    refuse(path(), name + ": storage " + s.key + " holds " + std::to_string(available) + " elements, the tensor's view needs " +
                      std::to_string(s.view_offset + s.numel));
   Placement p;
   p.entry = it->second.entry;

@@ -1,6 +1,7 @@
 // Reading the positions of a torch.save archive's entries, and writing such archives (layout in zip_layout.hpp).
 
 #include "pytorch/zip_layout.hpp"
+#include "pytorch/pickle.hpp"
 
 #include <unistd.h>
 #include <zip.h>
@@ -59,7 +60,7 @@ struct Directory {
 
 Directory find_directory(const std::string& file, const unsigned char* data, std::uint64_t size) {
   // The end record is 22 bytes plus a comment of at most 65535.
-  if (size < 22) fail(file, "corrupt zip archive: no end of central directory");
+  if (size < 22) refuse(file, "corrupt zip archive: no end of central directory");
   const std::uint64_t lowest = size > 22 + 65535 ? size - 22 - 65535 : 0;
   for (std::uint64_t at = size - 22 + 1; at-- > lowest;) {
     Cursor c(file, data, size, at, "the end record");
@@ -67,17 +68,17 @@ Directory find_directory(const std::string& file, const unsigned char* data, std
     const std::uint64_t disk = c.get(2), directory_disk = c.get(2), on_disk = c.get(2);
     Directory d;
     d.entries = c.get(2);
-    if (disk != 0 || directory_disk != 0 || on_disk != d.entries) fail(file, "a zip archive split over several disks");
+    if (disk != 0 || directory_disk != 0 || on_disk != d.entries) refuse(file, "a zip archive split over several disks");
     d.size = c.get(4);
     d.offset = c.get(4);
     if (c.get(2) != size - at - 22) continue;  // a signature inside the comment
     if (d.entries == 0xffff || d.size == k_max32 || d.offset == k_max32) {
-      if (at < 20) fail(file, "corrupt zip archive: zip64 locator missing");
+      if (at < 20) refuse(file, "corrupt zip archive: zip64 locator missing");
       Cursor loc(file, data, size, at - 20, "the zip64 locator");
-      if (loc.get(4) != k_locator64) fail(file, "corrupt zip archive: zip64 locator missing");
+      if (loc.get(4) != k_locator64) refuse(file, "corrupt zip archive: zip64 locator missing");
       loc.skip(4);
       Cursor e(file, data, size, loc.get(8), "the zip64 end record");
-      if (e.get(4) != k_end64) fail(file, "corrupt zip archive: bad zip64 end record");
+      if (e.get(4) != k_end64) refuse(file, "corrupt zip archive: bad zip64 end record");
       e.skip(20);
       e.skip(8);
       d.entries = e.get(8);
@@ -85,11 +86,11 @@ Directory find_directory(const std::string& file, const unsigned char* data, std
       d.offset = e.get(8);
     }
     if (d.offset > size || d.size > size - d.offset)
-      fail(file, "corrupt zip archive: the central directory lies outside the file");
-    if (d.entries > d.size / 46) fail(file, "corrupt zip archive: more entries than the central directory holds");
+      refuse(file, "corrupt zip archive: the central directory lies outside the file");
+    if (d.entries > d.size / 46) refuse(file, "corrupt zip archive: more entries than the central directory holds");
     return d;
   }
-  fail(file, "corrupt zip archive: no end of central directory");
+  refuse(file, "corrupt zip archive: no end of central directory");
 }
 
 struct ZipClose {
@@ -105,15 +106,15 @@ void cross_check(const std::string& file, const std::vector<ZipEntry>& entries) 
     zip_error_init_with_code(&err, code);
     const std::string what = zip_error_strerror(&err);
     zip_error_fini(&err);
-    fail(file, "corrupt zip archive: " + what);
+    refuse(file, "corrupt zip archive: " + what);
   }
   if (zip_get_num_entries(z.get(), 0) != static_cast<zip_int64_t>(entries.size()))
-    fail(file, "corrupt zip archive: libzip counts a different number of entries");
+    refuse(file, "corrupt zip archive: libzip counts a different number of entries");
   for (std::size_t i = 0; i < entries.size(); ++i) {
     zip_stat_t st;
     if (zip_stat_index(z.get(), i, ZIP_FL_ENC_RAW, &st) != 0 || entries[i].name != st.name ||
         st.size != entries[i].size || st.comp_method != ZIP_CM_STORE)
-      fail(file, "corrupt zip archive: entry " + entries[i].name + " reads differently through libzip");
+      refuse(file, "corrupt zip archive: entry " + entries[i].name + " reads differently through libzip");
   }
 }
 
@@ -125,7 +126,7 @@ std::vector<ZipEntry> read_zip_directory(const std::string& file, const unsigned
   entries.reserve(dir.entries);
   Cursor c(file, data, dir.offset + dir.size, dir.offset, "the central directory");
   for (std::uint64_t i = 0; i < dir.entries; ++i) {
-    if (c.get(4) != k_central) fail(file, "corrupt zip archive: bad central directory entry " + std::to_string(i));
+    if (c.get(4) != k_central) refuse(file, "corrupt zip archive: bad central directory entry " + std::to_string(i));
     c.skip(4);
     const auto flags = c.get(2), method = c.get(2);
     c.skip(8);
@@ -139,12 +140,12 @@ std::vector<ZipEntry> read_zip_directory(const std::string& file, const unsigned
     const std::uint64_t extra_end = c.at() + extra_len;
     while (c.at() + 4 <= extra_end) {
       const auto id = c.get(2), len = c.get(2);
-      if (c.at() + len > extra_end) fail(file, "corrupt zip archive: " + e.name + ": extra field overruns");
+      if (c.at() + len > extra_end) refuse(file, "corrupt zip archive: " + e.name + ": extra field overruns");
       const std::uint64_t field_end = c.at() + len;
       if (id == 1) {
         for (std::uint64_t* v : {&usize, &csize, &header})
           if (*v == k_max32) {
-            if (c.at() + 8 > field_end) fail(file, "corrupt zip archive: " + e.name + ": short zip64 field");
+            if (c.at() + 8 > field_end) refuse(file, "corrupt zip archive: " + e.name + ": short zip64 field");
             *v = c.get(8);
           }
       }
@@ -152,19 +153,19 @@ std::vector<ZipEntry> read_zip_directory(const std::string& file, const unsigned
     }
     c.skip(extra_end - c.at());
     c.skip(comment_len);
-    if (flags & 1) fail(file, e.name + ": the entry is encrypted");
+    if (flags & 1) refuse(file, e.name + ": the entry is encrypted");
     if (method != 0 || csize != usize)
-      fail(file, e.name + ": the entry is compressed (method " + std::to_string(method) +
+      refuse(file, e.name + ": the entry is compressed (method " + std::to_string(method) +
                      "); torch.save stores entries uncompressed");
     Cursor local(file, data, size, header, "a local header");
-    if (local.get(4) != k_local) fail(file, "corrupt zip archive: " + e.name + ": bad local header");
+    if (local.get(4) != k_local) refuse(file, "corrupt zip archive: " + e.name + ": bad local header");
     local.skip(22);
     const auto lname = local.get(2), lextra = local.get(2);
-    if (local.text(lname) != e.name) fail(file, "corrupt zip archive: " + e.name + ": local header names another entry");
+    if (local.text(lname) != e.name) refuse(file, "corrupt zip archive: " + e.name + ": local header names another entry");
     local.skip(lextra);
     e.data_offset = local.at();
     e.size = usize;
-    if (e.size > size - e.data_offset) fail(file, "corrupt zip archive: " + e.name + ": data runs past the end of the file");
+    if (e.size > size - e.data_offset) refuse(file, "corrupt zip archive: " + e.name + ": data runs past the end of the file");
     entries.push_back(std::move(e));
   }
   cross_check(file, entries);

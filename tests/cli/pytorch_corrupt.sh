@@ -1,6 +1,6 @@
 # A matrix of damaged torch.save files, zip and legacy: truncations, lengths and offsets set huge in the zip's
 # records and in the pickle, every opcode replaced by an invalid one in turn, tensor views pointing past
-# their storage. Each is read by `wavg merge` (with an intact input 2): a damaged length or a truncation must be
+# their storage, a pickle that names 2^40 paths, a key with a newline. Each is read by `wavg merge` (with an intact input 2): a damaged length or a truncation must be
 # one line `wavg: error: FILE: ...` and exit 1 (a size argument set huge may also be read as intact: exit 0);
 # nothing else (no crash, no second line), and no output is left behind by a failure.
 /usr/bin/python3 -c 'import torch' 2>/dev/null || { echo "python3-torch missing"; exit 77; }
@@ -72,5 +72,16 @@ for _ in range(5):
         pass
     for _, _, at in pickletools.genops(legacy_bytes[start:stream.tell()]):
         run(f"l_op_{start + at}.pt", legacy_bytes[:start + at] + b"\xff" + legacy_bytes[start + at + 1:], True); cases += 1
+# A pickle whose lists share their items 40 levels deep (a few hundred bytes that name 2^40 paths) and one whose
+# key holds a newline: refused promptly, on one line.
+nested = []
+for _ in range(40):
+    nested = [nested, nested]
+for label, obj in (("dag", {"w": nested}), ("newline", {"a\nb": {("t",): 1}})):
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr(f"z_{label}/data.pkl", __import__("pickle").dumps(obj, protocol=2))
+        zf.writestr(f"z_{label}/version", "3\n")
+    run(f"z_{label}.pt", buf.getvalue(), True); cases += 1
 print(f"{cases} damaged files: each a one-line error (or read as intact), none left an output")
 PY
