@@ -13,6 +13,7 @@
 #include "json/json.hpp"
 #include "keras/keras_archive.hpp"
 #include "mxnet/mxnet.hpp"
+#include "pytorch/pytorch.hpp"
 #include "safetensors/safetensors.hpp"
 #include "tensorflow/tensorflow.hpp"
 #include "tfjs/tfjs.hpp"
@@ -33,7 +34,7 @@ struct Codec {
   std::unique_ptr<Writer> (*create)(const std::string& tmp, const std::string& display, const OutputSpec& spec);
 };
 
-const std::array<Codec, 9> k_codecs{{
+const std::array<Codec, 10> k_codecs{{
     {"hdf5",
      {".h5", ".hdf5", ".he5", ".keras_h5"},
      looks_like_hdf5,
@@ -44,6 +45,12 @@ const std::array<Codec, 9> k_codecs{{
      looks_like_safetensors,
      [](const std::string& p) -> std::unique_ptr<Reader> { return std::make_unique<SafetensorsReader>(p); },
      create_safetensors_writer},
+    // Before "keras": both are zip archives; torch.save's first entry is TOP/data.pkl.
+    {"pytorch",
+     {".pt", ".pth", ".bin", nullptr},
+     pytorch::looks_like_pytorch,
+     [](const std::string& p) -> std::unique_ptr<Reader> { return std::make_unique<pytorch::PytorchReader>(p); },
+     pytorch::create_pytorch_writer},
     {"keras",
      {".keras", nullptr, nullptr, nullptr},
      looks_like_keras,

@@ -10,6 +10,7 @@
 #include "mxnet/mxnet.hpp"
 #include "wavg/atomic_file.hpp"
 #include "wavg/error.hpp"
+#include "wavg/file_io.hpp"
 
 namespace wavg {
 

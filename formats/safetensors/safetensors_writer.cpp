@@ -12,6 +12,7 @@
 #include "safetensors/safetensors.hpp"
 #include "wavg/atomic_file.hpp"
 #include "wavg/error.hpp"
+#include "wavg/file_io.hpp"
 
 namespace wavg {
 

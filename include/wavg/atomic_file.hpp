@@ -41,10 +41,6 @@ class AtomicFile {
   bool m_committed = false;
 };
 
-// Writes all `bytes` of `data` at offset `at` of `fd`, retrying short and interrupted writes; throws Error (exit 1)
-// naming `display` when the write fails (a full disk). For writers that lay out their file first and fill it in place.
-void pwrite_all(int fd, const void* data, std::uint64_t bytes, std::uint64_t at, const std::string& display);
-
 // Removes every temporary output not yet committed. Async-signal-safe: a cleanup of signals.hpp.
 void remove_pending_outputs() noexcept;
 

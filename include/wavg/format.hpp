@@ -69,6 +69,9 @@ class Reader {
   virtual ModelLayers model_layers() const { return {}; }
   // Returns file-level metadata as text (HDF5 root attributes, safetensors __metadata__, ...).
   virtual std::map<std::string, std::string> metadata() const = 0;
+  // Lists what the file holds besides its tensors that the output keeps from input 1 without averaging (a
+  // training checkpoint's epoch, as "epoch (int 7)"), for -v.
+  virtual std::vector<std::string> kept_entries() const { return {}; }
 };
 
 // What an output must hold: its tensors, and input 1 as the template whose structure it keeps.

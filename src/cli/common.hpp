@@ -91,6 +91,9 @@ std::vector<double> parse_weights(const std::string& text);
 
 // Prints a note on stderr (progress, what was skipped); `level` 0 prints unless --quiet.
 void note(const Verbosity& v, int level, const std::string& text);
+// Reports input 1's values that are not tensors (a PyTorch checkpoint's epoch): kept, listed with -v, when the
+// output is PyTorch written over input 1's pickle; otherwise left out, with a warning.
+void note_kept_entries(const Verbosity& v, const Reader& input1, const std::string& format);
 
 // The subcommands, one file each.
 RunFn setup_merge(CLI::App& app);

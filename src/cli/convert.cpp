@@ -60,6 +60,7 @@ int run_convert(const ConvertOptions& o) {
                        reader->files());
   engine.run(out.writer());
   out.commit();
+  note_kept_entries(o.verbosity, *reader, format);
   if (!o.verbosity.quiet)
     std::printf("converted %s (%s) to %s (%s): %zu tensors, %zu retyped\n", o.input.c_str(),
                 reader->format_name().c_str(), o.output.c_str(), format.c_str(), plan.entries.size(),

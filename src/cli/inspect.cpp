@@ -45,6 +45,8 @@ void print_json(const Reader& r, const Totals& t) {
   j["totals"] = {{"tensors", t.tensors},   {"float_tensors", t.float_tensors}, {"values", t.values},
                  {"float_values", t.float_values}, {"bytes", t.bytes}};
   j["metadata"] = r.metadata();
+  // What the file holds besides tensors (a PyTorch checkpoint's epoch, optimizer hyper-parameters).
+  if (!r.kept_entries().empty()) j["not_tensors"] = r.kept_entries();
   std::printf("%s\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
 }
 
@@ -67,6 +69,7 @@ void print_table(const Reader& r, const Totals& t) {
   for (const auto& x : r.tensors())
     std::printf("%-*s  %-*s  %-*s  %llu\n", nw, x.name.c_str(), dw, std::string(dtype_name(x.dtype)).c_str(), sw,
                 shape_string(x.shape).c_str(), static_cast<unsigned long long>(x.count()));
+  for (const std::string& kept : r.kept_entries()) std::printf("not a tensor: %s\n", kept.c_str());
   std::printf("%llu tensors (%llu float, %llu other), %llu values (%llu float), %llu bytes\n",
               static_cast<unsigned long long>(t.tensors), static_cast<unsigned long long>(t.float_tensors),
               static_cast<unsigned long long>(t.tensors - t.float_tensors),

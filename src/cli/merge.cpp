@@ -40,13 +40,15 @@ struct MergeOptions {
   AlignCli align;
 };
 
-void report(const MergeOptions& o, const Plan& plan, const Method& method, const std::vector<Reader*>& inputs) {
+void report(const MergeOptions& o, const std::string& format, const Plan& plan, const Method& method,
+            const std::vector<Reader*>& inputs) {
   for (const PlanEntry& e : plan.entries)
     if (e.action != Action::average)
       note(o.verbosity, 1,
            "not averaged: " + e.info.name + " (" + std::string(dtype_name(e.info.dtype)) +
                (is_optimizer_hyperparameter(e.info) ? " optimizer hyper-parameter, " : ", ") +
                (e.action == Action::check_equal ? "identical in every input" : "copied from input 1") + ")");
+  note_kept_entries(o.verbosity, *inputs.front(), format);
   for (const auto& w : plan.warnings) note(o.verbosity, 0, "warning: " + w);
   if (!plan.dropped.empty()) {
     note(o.verbosity, 0,
@@ -158,7 +160,8 @@ int run_merge(MergeOptions& o) {
 
   const std::vector<TensorInfo> out_tensors = output_tensors(plan);
   check_free_space(o.output, least_output_bytes(out_tensors));
-  pipeline::Output out(o.output, output_format(o.output, o.format, inputs[0]), overwrite,
+  const std::string format = output_format(o.output, o.format, inputs[0]);
+  pipeline::Output out(o.output, format, overwrite,
                        {out_tensors, readers.front().get(), plan.dropped_from_first,
                         make_provenance("merge", method->describe() + sequence_note(o.seq), input_files(pipeline::raw(readers)),
                                         o.out_dtype, !o.no_hash),
@@ -176,7 +179,7 @@ int run_merge(MergeOptions& o) {
     state->finish();
     state_out->commit();
   }
-  report(o, plan, *method, inputs);
+  report(o, format, plan, *method, inputs);
   if (!o.eval.empty() && !o.verbosity.quiet) print_scores(o.eval, o.inputs, o.output);
   return 0;
 }

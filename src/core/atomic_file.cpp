@@ -198,18 +198,6 @@ void place(const std::string& tmp, const std::string& target, Overwrite overwrit
 
 }  // namespace
 
-void pwrite_all(int fd, const void* data, std::uint64_t bytes, std::uint64_t at, const std::string& display) {
-  const char* p = static_cast<const char*>(data);
-  while (bytes > 0) {
-    const ssize_t n = ::pwrite(fd, p, bytes, static_cast<off_t>(at));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) fail(display, std::string("write failed: ") + std::strerror(errno));
-    p += n;
-    at += static_cast<std::uint64_t>(n);
-    bytes -= static_cast<std::uint64_t>(n);
-  }
-}
-
 void AtomicFile::commit() {
   PendingOutput& out = pending(m_tmp);
   const std::vector<std::string> targets = out.companions;

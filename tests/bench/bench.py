@@ -9,7 +9,7 @@ rename, so the floor and the peers get a `sync OUT` inside their timing.
 
 Commands: the floor (cat every input to /dev/null, write one output of the same size, sync it); wavg merge on HDF5
 at each --threads count; wavg on safetensors when `wavg inspect` accepts them; an h5py + numpy script; numpy over
-memory-mapped safetensors; and PyTorch's load/stack/mean/save when --torch-python (or the python running this)
+memory-mapped safetensors; wavg on PyTorch .pt files and PyTorch's load/stack/mean/save when --torch-python (or the python running this)
 can import torch. A peer that cannot run here prints n/a.
 
 --methods adds rows for the other averaging methods on the HDF5 inputs (weighted, FedAvg by a metadata entry with
@@ -92,6 +92,15 @@ def commands(args, model, n, paths, out_dir):
             cmds.append((f"wavg merge safetensors --no-hash {t}",
                          [args.wavg, "merge", "-q", t, "--no-hash", *st, "-o", out("safetensors")]
                          if ok else None, out("safetensors")))
+    # PyTorch zip files: the storages are memory-mapped from the archive, so the same merge as on safetensors.
+    if pt:
+        ok = wavg_reads(args.wavg, pt[0])
+        cmds.append((f"wavg merge PyTorch .pt {j}",
+                     [args.wavg, "merge", "-q", j, *pt, "-o", out("wavg.pt")] if ok else None, out("wavg.pt")))
+        if no_hash:
+            cmds.append((f"wavg merge PyTorch .pt --no-hash {t}",
+                         [args.wavg, "merge", "-q", t, "--no-hash", *pt, "-o", out("wavg.pt")] if ok else None,
+                         out("wavg.pt")))
     if args.convert and st:
         one = os.path.getsize(st[0])
         cmds.append(("floor: cat 1 input + write output", ["sh", "-c", f'cat "$1" >/dev/null && head -c {one}'
@@ -168,7 +177,7 @@ def check_output(path, model, inputs):
 
 def run_case(args, model, n):
     kinds = ["h5"] + (["safetensors"] if "safetensors" in args.formats else [])
-    if args.torch_python and not args.wavg_only:
+    if args.torch_python and (not args.wavg_only or "pt" in args.formats):
         kinds.append("pt")
     paths = bench_models.generate(args.dir, model, n, kinds, args.torch_python)
     out_dir = args.out_dir or args.dir
@@ -236,7 +245,8 @@ def main():
     ap.add_argument("--models", default="124M", help=f"comma list of {','.join(bench_models.MODELS)}")
     ap.add_argument("--inputs", default="4", help="comma list of input counts N")
     ap.add_argument("--threads", default="1,2", help="comma list of wavg thread counts")
-    ap.add_argument("--formats", default="h5,safetensors", help="h5 and/or safetensors")
+    ap.add_argument("--formats", default="h5,safetensors", help="h5, safetensors and/or pt (pt: torch.save files, "
+                    "made when torch imports; always with the peers)")
     ap.add_argument("--repeat", type=int, default=3, help="runs per command; the fastest counts")
     ap.add_argument("--wavg", default=shutil.which("wavg") or os.path.join(HERE, "..", "..", "build", "wavg"))
     ap.add_argument("--torch-python", help="a python that can import torch (e.g. a venv's), for the PyTorch peer")

@@ -1,5 +1,5 @@
 # Files of kinds wavg does not read are named in the message, not mistaken for a broken Keras archive nor shown as
-# bytes: PyTorch's zip and legacy pickle (torch.save), a plain pickle, a Keras architecture (model.to_json()) and a
+# bytes (PyTorch's torch.save files, which it once named here, are read by formats/pytorch now): a plain pickle, a Keras architecture (model.to_json()) and a
 # Hugging Face sharded-checkpoint index.
 /usr/bin/python3 -c 'import torch' 2>/dev/null || { echo "torch missing"; exit 77; }
 /usr/bin/python3 - <<'PY'
@@ -13,7 +13,7 @@ json.dump({"class_name": "Sequential", "config": {"name": "s", "layers": []}, "k
 json.dump({"metadata": {"total_size": 16}, "weight_map": {"a": "model-00001-of-00002.safetensors",
            "b": "model-00002-of-00002.safetensors"}}, open("model.safetensors.index.json", "w"))
 PY
-for f in model.pt legacy.pt weights.pkl arch.json model.safetensors.index.json; do
+for f in weights.pkl arch.json model.safetensors.index.json; do
   set +e
   "$WAVG" inspect "$f"
   echo "exit $?"

@@ -1,0 +1,472 @@
+// The restricted unpickler (see pickle.hpp for what it accepts and why it is hand-written).
+
+#include "pytorch/pickle.hpp"
+
+#include <bit>
+#include <cstring>
+#include <unordered_map>
+
+#include "wavg/error.hpp"
+
+namespace wavg::pytorch {
+
+namespace {
+
+// Deep enough for any checkpoint (a state_dict nests 3 levels, an optimizer 5); refuses stack-exhausting inputs.
+constexpr std::size_t k_max_stack = 1'000'000;
+
+struct StorageClass {
+  const char* name;
+  DType dtype;
+};
+
+constexpr StorageClass k_storages[] = {
+    {"torch.FloatStorage", DType::f32}, {"torch.DoubleStorage", DType::f64}, {"torch.HalfStorage", DType::f16},
+    {"torch.BFloat16Storage", DType::bf16}, {"torch.LongStorage", DType::i64}, {"torch.IntStorage", DType::i32},
+    {"torch.ShortStorage", DType::i16}, {"torch.CharStorage", DType::i8}, {"torch.ByteStorage", DType::u8},
+    {"torch.BoolStorage", DType::boolean},
+};
+
+constexpr const char* k_functions[] = {
+    "collections.OrderedDict", "torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_tensor",
+    "torch._utils._rebuild_parameter", "torch._tensor._rebuild_from_type_v2", "torch.device", "torch.Size",
+    "torch.Tensor", "torch.nn.parameter.Parameter",
+};
+
+bool allowed_global(const std::string& name) {
+  for (const char* f : k_functions)
+    if (name == f) return true;
+  for (const auto& s : k_storages)
+    if (name == s.name) return true;
+  return false;
+}
+
+class Machine {
+ public:
+  Machine(const std::string& file, const unsigned char* data, std::size_t size)
+      : m_file(file), m_p(data), m_end(data + size), m_begin(data) {}
+
+  Pickle run() {
+    for (;;) {
+      if (m_p == m_end) bad("ends without STOP");
+      const unsigned char op = *m_p++;
+      if (op == '.') break;
+      step(op);
+      if (m_stack.size() > k_max_stack) bad("nests too deeply");
+    }
+    if (m_stack.size() != 1 || !m_marks.empty()) bad("leaves " + std::to_string(m_stack.size()) + " values at STOP");
+    m_result.root = m_stack.back();
+    m_result.consumed = static_cast<std::size_t>(m_p - m_begin);
+    return std::move(m_result);
+  }
+
+ private:
+  [[noreturn]] void bad(const std::string& what) const {
+    refuse(m_file, "corrupt pickle at byte " + std::to_string(m_p - m_begin) + ": " + what);
+  }
+
+  const unsigned char* take(std::size_t n) {
+    if (static_cast<std::size_t>(m_end - m_p) < n) bad("truncated (needs " + std::to_string(n) + " more bytes)");
+    const unsigned char* at = m_p;
+    m_p += n;
+    return at;
+  }
+  std::uint64_t le(std::size_t n) {
+    const unsigned char* b = take(n);
+    std::uint64_t v = 0;
+    for (std::size_t i = n; i-- > 0;) v = (v << 8) | b[i];
+    return v;
+  }
+  std::string line() {
+    const void* nl = std::memchr(m_p, '\n', static_cast<std::size_t>(m_end - m_p));
+    if (!nl) bad("a text argument has no end of line");
+    std::string s(reinterpret_cast<const char*>(m_p), static_cast<const unsigned char*>(nl) - m_p);
+    m_p = static_cast<const unsigned char*>(nl) + 1;
+    return s;
+  }
+
+  Value* make(Kind k) {
+    m_result.arena.push_back(std::make_unique<Value>());
+    m_result.arena.back()->kind = k;
+    return m_result.arena.back().get();
+  }
+  Value* pop() {
+    if (m_stack.empty() || (!m_marks.empty() && m_stack.size() == m_marks.back())) bad("pops an empty stack");
+    Value* v = m_stack.back();
+    m_stack.pop_back();
+    return v;
+  }
+  Value* top() {
+    if (m_stack.empty()) bad("reads an empty stack");
+    return m_stack.back();
+  }
+  std::vector<Value*> pop_mark() {
+    if (m_marks.empty()) bad("has no MARK to pop to");
+    std::vector<Value*> items(m_stack.begin() + static_cast<std::ptrdiff_t>(m_marks.back()), m_stack.end());
+    m_stack.resize(m_marks.back());
+    m_marks.pop_back();
+    return items;
+  }
+  void push(Value* v) { m_stack.push_back(v); }
+  void push_integer(std::int64_t i) {
+    Value* v = make(Kind::integer);
+    v->integer = i;
+    push(v);
+  }
+  void push_text(Kind k, std::size_t n) {
+    Value* v = make(k);
+    const unsigned char* b = take(n);
+    v->text.assign(reinterpret_cast<const char*>(b), n);
+    push(v);
+  }
+  void push_long(std::size_t n) {
+    const unsigned char* b = take(n);
+    if (n <= 8) {
+      std::uint64_t u = 0;
+      for (std::size_t i = n; i-- > 0;) u = (u << 8) | b[i];
+      if (n > 0 && n < 8 && (b[n - 1] & 0x80)) u |= ~std::uint64_t{0} << (8 * n);  // sign-extend
+      push_integer(static_cast<std::int64_t>(u));
+      return;
+    }
+    Value* v = make(Kind::big_integer);
+    v->text.assign(reinterpret_cast<const char*>(b), n);
+    push(v);
+  }
+  void memo_put(std::uint64_t index) { m_memo[index] = top(); }
+  void memo_get(std::uint64_t index) {
+    const auto it = m_memo.find(index);
+    if (it == m_memo.end()) bad("reads memo entry " + std::to_string(index) + ", which was never stored");
+    push(it->second);
+  }
+  Value* container(Value* v, Kind k, const char* op) {
+    if (v->kind != k) bad(std::string(op) + " on a " + describe(*v));
+    return v;
+  }
+  void global(const std::string& module, const std::string& name) {
+    const std::string full = module + "." + name;
+    if (!allowed_global(full)) {
+      if (module.rfind("torch.nn", 0) == 0 || module == "__main__")
+        refuse(m_file, "is a whole-model pickle (torch.save(model)): it names the class " + full +
+                         "; wavg never runs pickled code, save model.state_dict() instead");
+      refuse(m_file, "the pickle names the global " + full + ", which wavg refuses (it never runs pickled code)");
+    }
+    Value* v = make(Kind::global);
+    v->text = full;
+    push(v);
+  }
+
+  void step(unsigned char op);
+  Value* call(const Value& callable, const Value& args);
+  Value* rebuild_tensor(const Value& args);
+  Value* persistent(const Value& pid);
+
+  std::string m_file;
+  const unsigned char* m_p;
+  const unsigned char* m_end;
+  const unsigned char* m_begin;
+  std::vector<Value*> m_stack;
+  std::vector<std::size_t> m_marks;
+  std::unordered_map<std::uint64_t, Value*> m_memo;
+  Pickle m_result;
+};
+
+void Machine::step(unsigned char op) {
+  switch (op) {
+    case 0x80: take(1); break;                                    // PROTO
+    case 0x95: take(8); break;                                    // FRAME: a hint, the bytes follow inline
+    case '(': m_marks.push_back(m_stack.size()); break;           // MARK
+    case '0': pop(); break;                                       // POP
+    case '1': pop_mark(); break;                                  // POP_MARK
+    case '2': push(top()); break;                                 // DUP
+    case 'N': push(make(Kind::none)); break;
+    case 0x88: case 0x89: {                                       // NEWTRUE, NEWFALSE
+      Value* v = make(Kind::boolean);
+      v->boolean = op == 0x88;
+      push(v);
+      break;
+    }
+    case 'K': push_integer(static_cast<std::int64_t>(le(1))); break;
+    case 'M': push_integer(static_cast<std::int64_t>(le(2))); break;
+    case 'J': push_integer(static_cast<std::int32_t>(static_cast<std::uint32_t>(le(4)))); break;
+    case 0x8a: push_long(static_cast<std::size_t>(le(1))); break;  // LONG1
+    case 0x8b: {                                                   // LONG4
+      const std::uint64_t n = le(4);
+      if (n > static_cast<std::uint64_t>(m_end - m_p)) bad("LONG4 of " + std::to_string(n) + " bytes is truncated");
+      push_long(static_cast<std::size_t>(n));
+      break;
+    }
+    case 'I': {  // INT: protocol 0 text, also True/False as I01/I00
+      const std::string s = line();
+      char* end = nullptr;
+      const long long v = std::strtoll(s.c_str(), &end, 10);
+      if (s.empty() || *end) bad("INT argument is not a number");
+      push_integer(v);
+      break;
+    }
+    case 'G': {                                                   // BINFLOAT, big-endian
+      const unsigned char* b = take(8);
+      std::uint64_t u = 0;
+      for (int i = 0; i < 8; ++i) u = (u << 8) | b[i];
+      Value* v = make(Kind::floating);
+      v->floating = std::bit_cast<double>(u);
+      push(v);
+      break;
+    }
+    case 'X': push_text(Kind::string, static_cast<std::size_t>(le(4))); break;          // BINUNICODE
+    case 0x8c: push_text(Kind::string, static_cast<std::size_t>(le(1))); break;         // SHORT_BINUNICODE
+    case 0x8d: case 0x8e: {                                                             // BINUNICODE8, BINBYTES8
+      const std::uint64_t n = le(8);
+      if (n > static_cast<std::uint64_t>(m_end - m_p)) bad("a string of " + std::to_string(n) + " bytes is truncated");
+      push_text(op == 0x8d ? Kind::string : Kind::bytes, static_cast<std::size_t>(n));
+      break;
+    }
+    case 'U': case 'C': push_text(op == 'U' ? Kind::string : Kind::bytes, static_cast<std::size_t>(le(1))); break;
+    case 'T': case 'B': push_text(op == 'T' ? Kind::string : Kind::bytes, static_cast<std::size_t>(le(4))); break;
+    case ')': push(make(Kind::tuple)); break;
+    case ']': push(make(Kind::list)); break;
+    case '}': push(make(Kind::dict)); break;
+    case 't': case 'l': case 'd': {                               // TUPLE, LIST, DICT from the mark
+      Value* v = make(op == 't' ? Kind::tuple : op == 'l' ? Kind::list : Kind::dict);
+      v->items = pop_mark();
+      if (op == 'd' && v->items.size() % 2) bad("DICT with an odd number of items");
+      push(v);
+      break;
+    }
+    case 0x85: case 0x86: case 0x87: {                            // TUPLE1..3
+      const std::size_t n = op - 0x84u;
+      Value* v = make(Kind::tuple);
+      v->items.resize(n);
+      for (std::size_t i = n; i-- > 0;) v->items[i] = pop();
+      push(v);
+      break;
+    }
+    case 'a': {
+      Value* item = pop();
+      container(top(), Kind::list, "APPEND")->items.push_back(item);
+      break;
+    }
+    case 'e': {
+      std::vector<Value*> items = pop_mark();
+      Value* list = container(top(), Kind::list, "APPENDS");
+      list->items.insert(list->items.end(), items.begin(), items.end());
+      break;
+    }
+    case 's': {
+      Value* value = pop();
+      Value* key = pop();
+      Value* dict = container(top(), Kind::dict, "SETITEM");
+      dict->items.push_back(key);
+      dict->items.push_back(value);
+      break;
+    }
+    case 'u': {
+      std::vector<Value*> items = pop_mark();
+      if (items.size() % 2) bad("SETITEMS with an odd number of items");
+      Value* dict = container(top(), Kind::dict, "SETITEMS");
+      dict->items.insert(dict->items.end(), items.begin(), items.end());
+      break;
+    }
+    case 'q': memo_put(le(1)); break;                             // BINPUT
+    case 'r': memo_put(le(4)); break;                             // LONG_BINPUT
+    case 0x94: memo_put(m_memo.size()); break;                    // MEMOIZE
+    case 'h': memo_get(le(1)); break;                             // BINGET
+    case 'j': memo_get(le(4)); break;                             // LONG_BINGET
+    case 'p': case 'g': {                                         // PUT, GET: protocol 0 text
+      const std::string s = line();
+      char* end = nullptr;
+      const unsigned long long i = std::strtoull(s.c_str(), &end, 10);
+      if (s.empty() || *end) bad("memo index is not a number");
+      op == 'p' ? memo_put(i) : memo_get(i);
+      break;
+    }
+    case 'c': {                                                   // GLOBAL "module\nname\n"
+      const std::string module = line();
+      global(module, line());
+      break;
+    }
+    case 0x93: {                                                  // STACK_GLOBAL
+      Value* name = pop();
+      Value* module = pop();
+      if (module->kind != Kind::string || name->kind != Kind::string) bad("STACK_GLOBAL of non-strings");
+      global(module->text, name->text);
+      break;
+    }
+    case 'R': case 0x81: {                                        // REDUCE, NEWOBJ
+      Value* args = pop();
+      Value* callable = pop();
+      push(call(*callable, *args));
+      break;
+    }
+    case 'b': {                                                   // BUILD: the state stays data
+      Value* state = pop();
+      Value* obj = top();
+      if (obj->kind == Kind::dict) obj->state = state;
+      else if (obj->kind != Kind::tensor || (state->kind != Kind::none && !(state->kind == Kind::dict && state->items.empty())))
+        bad("BUILD on a " + describe(*obj));
+      break;
+    }
+    case 'Q': push(persistent(*pop())); break;                    // BINPERSID
+    default: {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%02x", op);
+      bad(std::string("opcode ") + hex + " is not one a checkpoint uses");
+    }
+  }
+}
+
+Value* Machine::call(const Value& callable, const Value& args) {
+  if (callable.kind != Kind::global) bad("calls a " + describe(callable));
+  if (args.kind != Kind::tuple) bad("calls " + callable.text + " with a " + describe(args));
+  const std::string& f = callable.text;
+  const auto& a = args.items;
+  if (f == "collections.OrderedDict") {
+    Value* d = make(Kind::dict);
+    if (a.empty()) return d;
+    if (a.size() != 1 || a[0]->kind != Kind::list) bad("OrderedDict with arguments other than a list of pairs");
+    for (const Value* pair : a[0]->items) {
+      if (pair->kind != Kind::tuple || pair->items.size() != 2) bad("OrderedDict with an item that is not a pair");
+      d->items.push_back(pair->items[0]);
+      d->items.push_back(pair->items[1]);
+    }
+    return d;
+  }
+  if (f == "torch._utils._rebuild_tensor_v2" || f == "torch._utils._rebuild_tensor") return rebuild_tensor(args);
+  if (f == "torch._utils._rebuild_parameter") {
+    if (a.empty() || a[0]->kind != Kind::tensor) bad("_rebuild_parameter of something other than a tensor");
+    return a[0];
+  }
+  if (f == "torch._tensor._rebuild_from_type_v2") {
+    if (a.size() < 3 || a[0]->kind != Kind::global || a[2]->kind != Kind::tuple ||
+        (a[0]->text != "torch._utils._rebuild_tensor_v2" && a[0]->text != "torch._utils._rebuild_parameter") ||
+        a[1]->kind != Kind::global || (a[1]->text != "torch.Tensor" && a[1]->text != "torch.nn.parameter.Parameter"))
+      bad("_rebuild_from_type_v2 with arguments other than a tensor's");
+    return call(*a[0], *a[2]);
+  }
+  if (f == "torch.Size") {
+    if (a.size() != 1 || a[0]->kind != Kind::tuple) bad("torch.Size of something other than a tuple");
+    return a[0];
+  }
+  if (f == "torch.device") {
+    Value* d = make(Kind::device);
+    for (const Value* part : a) {
+      if (part->kind != Kind::string && part->kind != Kind::integer) bad("torch.device of an odd argument");
+      d->text += (d->text.empty() ? "" : ":") + (part->kind == Kind::string ? part->text : std::to_string(part->integer));
+    }
+    return d;
+  }
+  bad("calls " + f + ", which is only a name here");
+}
+
+// _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, backward_hooks[, metadata]) and the
+// legacy _rebuild_tensor(storage, storage_offset, size, stride). The view must lie inside its storage.
+Value* Machine::rebuild_tensor(const Value& args) {
+  const auto& a = args.items;
+  if (a.size() < 4 || a[0]->kind != Kind::storage || a[1]->kind != Kind::integer || a[2]->kind != Kind::tuple ||
+      a[3]->kind != Kind::tuple || a[2]->items.size() != a[3]->items.size())
+    bad("a tensor's arguments are not (storage, offset, size, stride)");
+  Value* t = make(Kind::tensor);
+  TensorRef& r = t->tensor;
+  r.storage = a[0];
+  if (a[1]->integer < 0) bad("a tensor has a negative storage offset");
+  r.offset = static_cast<std::uint64_t>(a[1]->integer);
+  std::uint64_t last = r.offset;  // the highest element index the view touches
+  bool empty = false;
+  for (std::size_t i = 0; i < a[2]->items.size(); ++i) {
+    const Value* d = a[2]->items[i];
+    const Value* s = a[3]->items[i];
+    if (d->kind != Kind::integer || s->kind != Kind::integer || d->integer < 0 || s->integer < 0)
+      bad("a tensor's size or stride is not a non-negative integer");
+    const auto dim = static_cast<std::uint64_t>(d->integer), stride = static_cast<std::uint64_t>(s->integer);
+    r.shape.push_back(dim);
+    r.stride.push_back(stride);
+    if (dim == 0) empty = true;
+    std::uint64_t reach = 0;
+    if (dim > 0 && (__builtin_mul_overflow(dim - 1, stride, &reach) || __builtin_add_overflow(last, reach, &last)))
+      bad("a tensor's size and stride overflow");
+  }
+  std::uint64_t count = 0;
+  if (!checked_count(r.shape, dtype_size(a[0]->storage.dtype), count)) bad("a tensor's size overflows");
+  if (!empty && last >= a[0]->storage.numel)
+    bad("a tensor of size " + shape_string(r.shape) + " at offset " + std::to_string(r.offset) +
+        " reaches element " + std::to_string(last) + " of storage " + a[0]->storage.key + ", which has " +
+        std::to_string(a[0]->storage.numel));
+  return t;
+}
+
+// ('storage', StorageClass, key, location, numel[, view_metadata]); view_metadata is the legacy format's
+// (view_key, offset, size) for a storage that is a slice of another.
+Value* Machine::persistent(const Value& pid) {
+  const auto& a = pid.items;
+  if (pid.kind != Kind::tuple || a.size() < 5 || a.size() > 6 || a[0]->kind != Kind::string ||
+      a[0]->text != "storage" || a[1]->kind != Kind::global || a[2]->kind != Kind::string ||
+      a[3]->kind != Kind::string || a[4]->kind != Kind::integer || a[4]->integer < 0)
+    bad("a persistent id is not ('storage', type, key, location, size)");
+  Value* s = make(Kind::storage);
+  const StorageClass* cls = nullptr;
+  for (const auto& c : k_storages)
+    if (a[1]->text == c.name) cls = &c;
+  if (!cls) bad("a persistent id names " + a[1]->text + ", not a storage type");
+  s->storage.dtype = cls->dtype;
+  s->storage.key = a[2]->text;
+  s->storage.location = a[3]->text;
+  s->storage.numel = static_cast<std::uint64_t>(a[4]->integer);
+  if (a.size() == 6 && a[5]->kind != Kind::none) {
+    const auto& v = a[5]->items;
+    if (a[5]->kind != Kind::tuple || v.size() != 3 || v[0]->kind != Kind::string || v[1]->kind != Kind::integer ||
+        v[2]->kind != Kind::integer || v[1]->integer < 0 || v[2]->integer < 0 ||
+        static_cast<std::uint64_t>(v[1]->integer) > s->storage.numel ||
+        static_cast<std::uint64_t>(v[2]->integer) > s->storage.numel - static_cast<std::uint64_t>(v[1]->integer))
+      bad("a storage view is not (key, offset, size) inside its storage");
+    s->storage.view_offset = static_cast<std::uint64_t>(v[1]->integer);
+    s->storage.numel = static_cast<std::uint64_t>(v[2]->integer);
+  }
+  return s;
+}
+
+}  // namespace
+
+Pickle unpickle(const std::string& file, const unsigned char* data, std::size_t size) {
+  return Machine(file, data, size).run();
+}
+
+std::string printable(std::string text) {
+  for (char& c : text)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return text;
+}
+
+void refuse(const std::string& file, const std::string& what) { fail(file, printable(what)); }
+
+const char* storage_class(DType t) {
+  for (const auto& s : k_storages)
+    if (s.dtype == t) return s.name;
+  return nullptr;
+}
+
+std::string describe(const Value& v) {
+  switch (v.kind) {
+    case Kind::none: return "None";
+    case Kind::boolean: return v.boolean ? "bool True" : "bool False";
+    case Kind::integer: return "int " + std::to_string(v.integer);
+    case Kind::big_integer: return "int of " + std::to_string(v.text.size()) + " bytes";
+    case Kind::floating: {
+      // The shortest of %.15g and %.17g that reads back as the same double, as Python's repr prints it.
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.15g", v.floating);
+      if (std::strtod(buf, nullptr) != v.floating) std::snprintf(buf, sizeof buf, "%.17g", v.floating);
+      return std::string("float ") + buf;
+    }
+    case Kind::string: return "str '" + (v.text.size() > 40 ? v.text.substr(0, 40) + "..." : v.text) + "'";
+    case Kind::bytes: return "bytes of length " + std::to_string(v.text.size());
+    case Kind::tuple: return "tuple of " + std::to_string(v.items.size());
+    case Kind::list: return "list of " + std::to_string(v.items.size());
+    case Kind::dict: return "dict of " + std::to_string(v.items.size() / 2);
+    case Kind::global: return "name " + v.text;
+    case Kind::storage: return "storage";
+    case Kind::tensor: return "tensor";
+    case Kind::device: return "device " + v.text;
+  }
+  return "value";
+}
+
+}  // namespace wavg::pytorch

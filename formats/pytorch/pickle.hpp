@@ -1,0 +1,95 @@
+#pragma once
+// A restricted unpickler for the pickles inside torch.save files (data.pkl of the zip format, the pickle sequence
+// of the legacy format).
+//
+// Hand-written because no Debian package offers a Python-pickle reader that executes nothing: a pickle is a
+// program for a stack machine whose REDUCE opcode calls any importable function. This one keeps the machine and
+// replaces "import and call" with a table: GLOBAL resolves only the names below, REDUCE applies only their
+// meaning, written here as data transformations, and every other name is refused (Error naming the global) while
+// parsing, before any tensor is read. Nothing is imported, nothing is run.
+//
+//   collections.OrderedDict                 -> a dict (empty, or from a list of pairs)
+//   torch._utils._rebuild_tensor_v2         -> a tensor view (storage, offset, size, stride, ...)
+//   torch._utils._rebuild_tensor            -> the same, legacy format
+//   torch._utils._rebuild_parameter         -> its tensor (a Parameter is a tensor with requires_grad)
+//   torch._tensor._rebuild_from_type_v2     -> applies its function (one of the above) to its arguments
+//   torch.{Float,Double,Half,BFloat16,Long,Int,Short,Char,Byte,Bool}Storage
+//                                           -> a storage's element type, inside a persistent id
+//   torch.device, torch.Size                -> a plain value (a location string; a tuple)
+//   torch.Tensor, torch.nn.parameter.Parameter
+//                                           -> inert names, accepted only as _rebuild_from_type_v2's type
+//
+// Opcodes: protocols 0 to 5 as Python writes them for dicts, lists, tuples, numbers, strings and bytes, plus
+// GLOBAL/STACK_GLOBAL, REDUCE, BUILD (its state is kept as data), NEWOBJ of the names above, and BINPERSID/PERSID,
+// whose id ('storage', StorageClass, key, location, numel[, view]) becomes a storage reference. Every length is
+// checked against the bytes left before it is used, so no allocation is driven by an unchecked number: each opcode
+// creates at most one value, and the values live in one arena owned by the result, so a pickle that makes a list
+// contain itself cannot leak.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "wavg/tensor.hpp"
+
+namespace wavg::pytorch {
+
+enum class Kind { none, boolean, integer, big_integer, floating, string, bytes, tuple, list, dict, global, storage,
+                  tensor, device };
+
+struct Value;
+
+// What a persistent id names: a storage of `numel` elements under `key` (data/<key> in the zip format, the key in
+// the legacy storage table). A legacy view starts `view_offset` elements into its root storage.
+struct StorageRef {
+  DType dtype = DType::f32;
+  std::string key;
+  std::uint64_t numel = 0;
+  std::uint64_t view_offset = 0;
+  std::string location;
+};
+
+struct TensorRef {
+  const Value* storage = nullptr;  // a Kind::storage value
+  std::uint64_t offset = 0;        // in elements, from the start of the storage
+  Shape shape;
+  std::vector<std::uint64_t> stride;
+};
+
+struct Value {
+  Kind kind = Kind::none;
+  bool boolean = false;
+  std::int64_t integer = 0;
+  double floating = 0;
+  std::string text;                 // string, bytes, a global's dotted name, a big integer's bytes, a device
+  std::vector<Value*> items;        // tuple and list; a dict's keys and values alternately
+  const Value* state = nullptr;     // what BUILD gave a dict (an OrderedDict's attributes, such as _metadata)
+  StorageRef storage;
+  TensorRef tensor;
+};
+
+struct Pickle {
+  const Value* root = nullptr;
+  std::size_t consumed = 0;  // bytes up to and including STOP
+  std::vector<std::unique_ptr<Value>> arena;
+};
+
+// Unpickles the pickle at the start of [data, data + size). Throws Error (exit 1) naming `file` for a refused
+// global, an unknown opcode, a truncated or inconsistent pickle.
+Pickle unpickle(const std::string& file, const unsigned char* data, std::size_t size);
+
+// Returns `text` with control characters replaced by '?', so that a name taken from a file keeps an error message
+// on one line.
+std::string printable(std::string text);
+
+// Throws Error (exit 1) about `file` with printable(what).
+[[noreturn]] void refuse(const std::string& file, const std::string& what);
+
+// Returns the storage class torch names for a dtype ("torch.FloatStorage"), or nullptr (unsigned 16 to 64 bits).
+const char* storage_class(DType t);
+
+// Returns a short description of a non-tensor value for messages and -v ("int 7", "str 'adam'", "list of 3").
+std::string describe(const Value& v);
+
+}  // namespace wavg::pytorch

@@ -1,0 +1,111 @@
+#pragma once
+// PyTorch checkpoints written by torch.save, in both of its layouts.
+//
+// Zip format (torch >= 1.6): a zip archive (zip_layout.hpp) of stored entries under one top folder of any name:
+//
+//   TOP/data.pkl              the pickled object (a state_dict, or a dict nesting state_dicts and plain values);
+//                             tensors appear as _rebuild_tensor_v2(storage, offset, size, stride, ...), each
+//                             storage as the persistent id ('storage', torch.FloatStorage, KEY, 'cpu', numel)
+//   TOP/data/KEY              the storage's bytes, numel x element size, little-endian (torch pads entries so the
+//                             data starts at a multiple of 64)
+//   TOP/version               "3\n" (and sometimes .format_version, .storage_alignment, byteorder "little",
+//                             .data/serialization_id)
+//   TOP/wavg.json             wavg's provenance (an entry torch ignores); read back as metadata
+//
+// Legacy format (torch < 1.6): the concatenation of
+//
+//   pickle  the magic number 0x1950a86a20f9469cfc6c
+//   pickle  the protocol version 1001
+//   pickle  sys_info {"protocol_version": 1001, "little_endian": True, "type_sizes": {...}}
+//   pickle  the object, persistent ids ('storage', Class, KEY, location, numel, view_metadata or None)
+//   pickle  the list of storage KEYs, in the order their data follows
+//   per KEY u64 numel (little-endian), then numel x element size bytes
+//
+// The pickles are read by the restricted unpickler (pickle.hpp): nothing is imported or run. A tensor is named by
+// its key path through dicts and lists (model.conv1.weight, optimizer.state.0.exp_avg); every other leaf (epoch,
+// loss, hyper-parameters, None) is kept from input 1 and listed by kept_entries(). A view lies wholly inside its
+// storage (checked). Contiguous tensors are served from the memory mapping (view()); others (a Fortran-order
+// tensor) are gathered element by element.
+//
+// The writer keeps input 1's layout when input 1 is a PyTorch file: a zip input's entries are copied in order
+// (data.pkl byte for byte, so nested dicts, optimizer state and epoch stay), its storages overwritten where the
+// output's tensors lie, and TOP/wavg.json added; a legacy input is copied whole and its storages overwritten in
+// place (the legacy format has no place for provenance). With any other input 1 it writes a plain state_dict
+// (an OrderedDict of tensors, one storage each, top folder "archive") that torch.load(weights_only=True) accepts.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pytorch/pickle.hpp"
+#include "pytorch/zip_layout.hpp"
+#include "wavg/format.hpp"
+#include "wavg/mapped_file.hpp"
+
+namespace wavg::pytorch {
+
+enum class Container { zip, legacy };
+
+// Where one tensor's elements lie in the file.
+struct Placement {
+  std::size_t entry = 0;       // zip: the storage's index in entries()
+  std::uint64_t begin = 0;     // file offset of the tensor's first element
+  std::vector<std::uint64_t> stride;  // in elements
+  bool contiguous = true;      // row-major without gaps: element i at begin + i x element size
+};
+
+class PytorchReader final : public Reader {
+ public:
+  explicit PytorchReader(std::string path);
+
+  const std::string& path() const override { return m_file.path(); }
+  std::string format_name() const override { return "PyTorch"; }
+  std::string layout() const override;
+  const std::vector<TensorInfo>& tensors() const override { return m_tensors; }
+  void read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) override;
+  const void* view(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
+  void release(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
+  void prefetch(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
+  std::map<std::string, std::string> metadata() const override { return m_metadata; }
+  std::vector<std::string> kept_entries() const override { return m_kept; }
+
+  Container container() const { return m_container; }
+  const std::string& top() const { return m_top; }
+  const std::vector<ZipEntry>& entries() const { return m_entries; }
+  const MappedFile& file() const { return m_file; }
+  const Placement& placement(std::size_t index) const { return m_placements[index]; }
+
+ private:
+  struct StorageData {
+    std::size_t entry = 0;
+    std::uint64_t offset = 0, bytes = 0;  // in the file
+  };
+  void open_zip();
+  void open_legacy();
+  void name_tensors(const Value& root);
+  void walk(const Value& v, const std::string& name, int depth);
+  // Tells whether a list or tuple holds a tensor at any depth (then its items are named one by one).
+  bool holds_tensor(const Value& v, int depth);
+  void add_tensor(const Value& v, const std::string& name);
+
+  MappedFile m_file;
+  Container m_container = Container::zip;
+  std::string m_top;
+  std::vector<ZipEntry> m_entries;
+  std::vector<Pickle> m_pickles;  // kept alive: the tensors' values point into them
+  std::map<std::string, StorageData> m_storages;
+  std::vector<TensorInfo> m_tensors;
+  std::vector<Placement> m_placements;
+  std::vector<std::string> m_kept;
+  std::map<std::string, std::string> m_metadata;
+  std::string m_shape;  // "state_dict" or "checkpoint", for layout()
+  std::uint64_t m_visits = 0;
+};
+
+// Tells whether a file is a torch.save zip archive (its first entry TOP/data.pkl) or starts with the legacy magic.
+bool looks_like_pytorch(const std::string& path);
+
+std::unique_ptr<Writer> create_pytorch_writer(const std::string& tmp_path, const std::string& display_path,
+                                              const OutputSpec& spec);
+
+}  // namespace wavg::pytorch

@@ -1,0 +1,234 @@
+// Writing torch.save files (layout and the three cases in pytorch.hpp): the file is laid out and sized before any
+// value arrives, input 1's bytes are copied where they are kept, and every block is written in place with pwrite().
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "pytorch/pytorch.hpp"
+#include "wavg/error.hpp"
+
+namespace wavg::pytorch {
+
+namespace {
+
+// Pickle opcodes, protocol 2: what torch.load(weights_only=True) accepts.
+void pickle_string(std::string& out, const std::string& s) {
+  out += 'X';
+  for (int i = 0; i < 4; ++i) out += static_cast<char>((s.size() >> (8 * i)) & 0xff);
+  out += s;
+}
+void pickle_global(std::string& out, const std::string& module, const std::string& name) {
+  out += 'c' + module + '\n' + name + '\n';
+}
+void pickle_uint(std::string& out, std::uint64_t v) {
+  if (v < 0x80000000u) {
+    out += 'J';
+    for (int i = 0; i < 4; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
+    return;
+  }
+  out += "\x8a\x09";  // LONG1 of 9 bytes: 8 of value, one zero so it stays positive
+  for (int i = 0; i < 8; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
+  out += '\0';
+}
+void pickle_tuple(std::string& out, const std::vector<std::uint64_t>& values) {
+  out += '(';
+  for (const auto v : values) pickle_uint(out, v);
+  out += 't';
+}
+
+// OrderedDict([(name, _rebuild_tensor_v2(storage i, 0, shape, row-major stride, False, OrderedDict())), ...]).
+std::string state_dict_pickle(const std::vector<TensorInfo>& tensors, const std::string& display) {
+  std::string p = "\x80\x02";
+  pickle_global(p, "collections", "OrderedDict");
+  p += ")R(";
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const TensorInfo& t = tensors[i];
+    const char* cls = storage_class(t.dtype);
+    if (!cls) fail(display, t.name + ": PyTorch has no storage for " + std::string(dtype_name(t.dtype)));
+    pickle_string(p, t.name);
+    pickle_global(p, "torch._utils", "_rebuild_tensor_v2");
+    p += "((";
+    pickle_string(p, "storage");
+    pickle_global(p, "torch", cls + 6);  // past "torch."
+    pickle_string(p, std::to_string(i));
+    pickle_string(p, "cpu");
+    pickle_uint(p, t.count());
+    p += "tQ";
+    pickle_uint(p, 0);
+    std::vector<std::uint64_t> stride(t.shape.size());
+    std::uint64_t s = 1;
+    for (std::size_t d = t.shape.size(); d-- > 0;) stride[d] = s, s *= t.shape[d];
+    pickle_tuple(p, t.shape);
+    pickle_tuple(p, stride);
+    p += '\x89';
+    pickle_global(p, "collections", "OrderedDict");
+    p += ")RtR";
+  }
+  p += "u.";
+  return p;
+}
+
+std::string provenance_json(const std::map<std::string, std::string>& entries) {
+  return nlohmann::json(entries).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+class PytorchWriter final : public Writer {
+ public:
+  PytorchWriter(const std::string& tmp_path, const std::string& display_path, const OutputSpec& spec)
+      : m_display(display_path), m_spec(spec) {
+    m_fd = ::open(tmp_path.c_str(), O_RDWR | O_TRUNC | O_CLOEXEC);
+    if (m_fd < 0) fail(m_display, std::strerror(errno));
+    m_zip = std::make_unique<ZipWriter>(m_fd, m_display);
+    m_targets.resize(spec.tensors.size());
+    m_prefilled.assign(spec.tensors.size(), false);
+    const auto* input1 = dynamic_cast<const PytorchReader*>(spec.template_input);
+    if (input1 && input1->container() == Container::legacy) lay_out_legacy(*input1);
+    else if (input1) lay_out_zip(*input1);
+    else lay_out_plain();
+  }
+
+  ~PytorchWriter() override {
+    if (m_fd >= 0) ::close(m_fd);
+  }
+
+  bool holds_template_values(std::size_t index) const override { return m_prefilled[index]; }
+
+  void write(std::size_t index, std::uint64_t offset, std::uint64_t count, const void* src) override {
+    const Target& t = m_targets[index];
+    const TensorInfo& info = m_spec.tensors[index];
+    const std::size_t elem = dtype_size(info.dtype);
+    if (t.contiguous) {
+      m_zip->pwrite_all(src, count * elem, t.begin + offset * elem);
+      return;
+    }
+    // A strided view (rare, and small in practice): element by element.
+    const auto* in = static_cast<const unsigned char*>(src);
+    for (std::uint64_t i = 0; i < count; ++i) {
+      std::uint64_t flat = offset + i, at = 0;
+      for (std::size_t d = info.shape.size(); d-- > 0;) {
+        at += (flat % info.shape[d]) * t.stride[d];
+        flat /= info.shape[d];
+      }
+      m_zip->pwrite_all(in + i * elem, elem, t.begin + at * elem);
+    }
+  }
+
+  void finish() override {
+    if (m_provenance_size) {
+      const std::string text = provenance_json(m_spec.provenance.entries());
+      if (text.size() != m_provenance_size) fail(m_display, "the provenance changed length after the layout");
+      m_zip->pwrite_all(text.data(), text.size(), m_provenance_at);
+    }
+    if (m_is_zip) m_zip->finish();
+    const int fd = m_fd;
+    m_fd = -1;
+    if (::close(fd) != 0) fail(m_display, std::string("cannot close the output: ") + std::strerror(errno));
+  }
+
+ private:
+  struct Target {
+    std::uint64_t begin = 0;
+    std::vector<std::uint64_t> stride;
+    bool contiguous = true;
+  };
+
+  // Input 1's tensor of the same name, which must have the output's dtype and shape: its storage is kept.
+  std::size_t template_index(const PytorchReader& input1, std::size_t out) const {
+    const TensorInfo& t = m_spec.tensors[out];
+    const auto& in = input1.tensors();
+    for (std::size_t i = 0; i < in.size(); ++i)
+      if (in[i].name == t.name) {
+        if (in[i].dtype != t.dtype || in[i].shape != t.shape)
+          fail(m_display, t.name + ": the output's " + std::string(dtype_name(t.dtype)) + " " + shape_string(t.shape) +
+                              " differs from input 1's " + std::string(dtype_name(in[i].dtype)) + " " +
+                              shape_string(in[i].shape) + "; a .pt output keeps input 1's storages "
+                              "(write .safetensors to change dtypes)");
+        return i;
+      }
+    WAVG_ASSERT(!"output tensor missing from input 1");
+    return 0;
+  }
+
+  void lay_out_zip(const PytorchReader& input1) {
+    const auto& entries = input1.entries();
+    const std::string provenance_name = input1.top() + "/wavg.json";
+    std::vector<std::size_t> kept;  // input 1's entries, in order, without an older wavg.json
+    for (std::size_t i = 0; i < entries.size(); ++i)
+      if (entries[i].name != provenance_name) kept.push_back(i);
+    for (std::size_t i : kept) m_zip->add(entries[i].name, entries[i].size);
+    add_provenance(provenance_name);
+    const std::vector<std::uint64_t> at = m_zip->lay_out();
+    std::vector<std::uint64_t> new_offset(entries.size());
+    for (std::size_t k = 0; k < kept.size(); ++k) new_offset[kept[k]] = at[k];
+    m_provenance_at = at.back();
+
+    // A storage that one output tensor covers whole is written by the engine; every other entry is copied.
+    std::vector<bool> covered(entries.size(), false);
+    for (std::size_t o = 0; o < m_spec.tensors.size(); ++o) {
+      const std::size_t i = template_index(input1, o);
+      const Placement& p = input1.placement(i);
+      m_targets[o] = {p.begin - entries[p.entry].data_offset + new_offset[p.entry], p.stride, p.contiguous};
+      if (p.contiguous && p.begin == entries[p.entry].data_offset && m_spec.tensors[o].bytes() == entries[p.entry].size)
+        covered[p.entry] = true;
+    }
+    for (std::size_t i : kept)
+      if (!covered[i]) m_zip->pwrite_all(input1.file().data() + entries[i].data_offset, entries[i].size, new_offset[i]);
+    for (std::size_t o = 0; o < m_spec.tensors.size(); ++o)
+      m_prefilled[o] = !covered[input1.placement(template_index(input1, o)).entry];
+    m_is_zip = true;
+  }
+
+  void lay_out_legacy(const PytorchReader& input1) {
+    m_zip->pwrite_all(input1.file().data(), input1.file().size(), 0);
+    for (std::size_t o = 0; o < m_spec.tensors.size(); ++o) {
+      const Placement& p = input1.placement(template_index(input1, o));
+      m_targets[o] = {p.begin, p.stride, p.contiguous};
+      m_prefilled[o] = true;
+    }
+    m_is_zip = false;
+  }
+
+  void lay_out_plain() {
+    const std::string pickle = state_dict_pickle(m_spec.tensors, m_display);
+    m_zip->add("archive/data.pkl", pickle.size());
+    m_zip->add("archive/byteorder", 6);
+    for (std::size_t o = 0; o < m_spec.tensors.size(); ++o)
+      m_zip->add("archive/data/" + std::to_string(o), m_spec.tensors[o].bytes());
+    m_zip->add("archive/version", 2);
+    add_provenance("archive/wavg.json");
+    const std::vector<std::uint64_t> at = m_zip->lay_out();
+    m_zip->pwrite_all(pickle.data(), pickle.size(), at[0]);
+    m_zip->pwrite_all("little", 6, at[1]);
+    for (std::size_t o = 0; o < m_spec.tensors.size(); ++o) m_targets[o].begin = at[2 + o];
+    m_zip->pwrite_all("3\n", 2, at[at.size() - 2]);
+    m_provenance_at = at.back();
+    m_is_zip = true;
+  }
+
+  void add_provenance(const std::string& name) {
+    m_provenance_size = provenance_json(m_spec.provenance.layout_entries()).size();
+    m_zip->add(name, m_provenance_size);
+  }
+
+  std::string m_display;
+  const OutputSpec& m_spec;
+  int m_fd = -1;
+  std::unique_ptr<ZipWriter> m_zip;
+  std::vector<Target> m_targets;
+  std::vector<bool> m_prefilled;
+  bool m_is_zip = true;
+  std::uint64_t m_provenance_at = 0, m_provenance_size = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Writer> create_pytorch_writer(const std::string& tmp_path, const std::string& display_path,
+                                              const OutputSpec& spec) {
+  return std::make_unique<PytorchWriter>(tmp_path, display_path, spec);
+}
+
+}  // namespace wavg::pytorch

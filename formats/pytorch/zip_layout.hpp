@@ -1,0 +1,73 @@
+#pragma once
+// The zip container of torch.save files: where each entry's bytes lie in the file, and a writer of such archives.
+//
+// On disk (APPNOTE.TXT 6.3; every integer little-endian), as torch's writer (miniz) lays it out:
+//
+//   per entry   local header   u32 0x04034b50, u16 version, u16 flags, u16 method (0 = stored), u16 time,
+//                              u16 date, u32 crc32, u32 compressed size, u32 size, u16 name length n,
+//                              u16 extra length e, name (n), extra (e; torch pads with an "FB" field so the
+//                              data starts on a 64-byte boundary)
+//               data           the entry's bytes, stored
+//   then        central directory: per entry u32 0x02014b50, ... u32 crc32, u32 compressed size, u32 size,
+//                              u16 n, u16 e, u16 comment length, ..., u32 local header offset, name, extra,
+//                              comment (sizes and offset 0xffffffff when the zip64 extra field 0x0001 holds them)
+//               [zip64 end of central directory record u32 0x06064b50 and its locator u32 0x07064b50]
+//               end of central directory u32 0x06054b50, ..., u16 entries, u32 directory size,
+//                              u32 directory offset, u16 comment length, comment
+//
+// Parsed here rather than through libzip because libzip has no API for the file offset of an entry's data, and
+// the reader serves storages straight from a memory mapping at that offset. libzip still opens the archive
+// (ZIP_CHECKCONS) and its listing must agree with this parse, so two independent readers vouch for the layout.
+// Every count, offset and length is checked against the file before it is used.
+//
+// The writer is hand-written for the same reason in reverse: the data of every entry must start on a 64-byte
+// boundary (torch's own layout, and what lets a reader map it), and the storages are filled in place block by
+// block as the engine produces them, with the CRC-32s computed at the end; libzip writes sequentially from
+// sources and cannot align.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace wavg::pytorch {
+
+struct ZipEntry {
+  std::string name;
+  std::uint64_t data_offset = 0;  // in the file
+  std::uint64_t size = 0;
+};
+
+// Lists a zip archive's entries from its mapping. Refuses (Error naming `file`) compressed or encrypted entries,
+// entries whose data lies outside the file, and any inconsistency with libzip's reading of `file`.
+std::vector<ZipEntry> read_zip_directory(const std::string& file, const unsigned char* data, std::uint64_t size);
+
+// Writes an archive of stored entries into a file: add() every entry, then lay_out() sizes the file and returns
+// the data offset of each entry; the caller writes the bytes there; finish() computes the CRC-32s from the file
+// and writes the headers and the central directory.
+class ZipWriter {
+ public:
+  ZipWriter(int fd, std::string display) : m_fd(fd), m_display(std::move(display)) {}
+  void add(std::string name, std::uint64_t size);
+  std::vector<std::uint64_t> lay_out();
+  void finish();
+  // Writes `bytes` at file offset `at`.
+  void pwrite_all(const void* data, std::uint64_t bytes, std::uint64_t at);
+
+ private:
+  struct Entry {
+    std::string name;
+    std::uint64_t size;
+    std::uint64_t header = 0;  // offset of the local header
+    std::uint64_t data = 0;
+    std::uint16_t pad = 0;     // bytes of the alignment extra field
+  };
+  std::string local_header(const Entry& e, std::uint32_t crc) const;
+  std::vector<std::uint32_t> crcs();
+
+  int m_fd;
+  std::string m_display;
+  std::vector<Entry> m_entries;
+  std::uint64_t m_end = 0;  // where the central directory starts
+};
+
+}  // namespace wavg::pytorch

@@ -1,0 +1,13 @@
+#pragma once
+// Positional writes for writers that fill a pre-sized output in place.
+
+#include <cstdint>
+#include <string>
+
+namespace wavg {
+
+// Writes all `bytes` at file offset `at` of `fd`, retrying short writes and EINTR. Throws Error (exit 1) naming
+// `display` when the write fails (a full disk).
+void pwrite_all(int fd, const void* data, std::uint64_t bytes, std::uint64_t at, const std::string& display);
+
+}  // namespace wavg

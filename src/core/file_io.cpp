@@ -1,0 +1,24 @@
+#include "wavg/file_io.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "wavg/error.hpp"
+
+namespace wavg {
+
+void pwrite_all(int fd, const void* data, std::uint64_t bytes, std::uint64_t at, const std::string& display) {
+  const char* p = static_cast<const char*>(data);
+  while (bytes > 0) {
+    const ssize_t n = ::pwrite(fd, p, bytes, static_cast<off_t>(at));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) fail(display, std::string("write failed: ") + std::strerror(errno));
+    p += n;
+    at += static_cast<std::uint64_t>(n);
+    bytes -= static_cast<std::uint64_t>(n);
+  }
+}
+
+}  // namespace wavg

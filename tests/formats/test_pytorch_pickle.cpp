@@ -1,0 +1,106 @@
+// The restricted unpickler (formats/pytorch/pickle.hpp): pickles written byte by byte here, opcode by opcode as
+// Python's pickle module writes them (protocol 2), and the values they must give or the errors they must raise.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "pytorch/pickle.hpp"
+#include "wavg/error.hpp"
+
+using namespace wavg;
+using namespace wavg::pytorch;
+using namespace std::string_literals;  // "..."s keeps the embedded zero bytes
+
+namespace {
+
+Pickle parse(const std::string& bytes) {
+  return unpickle("x.pt", reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
+}
+
+// The one-line message unpickle() throws, or "" when it parses.
+std::string error_of(const std::string& bytes) {
+  try {
+    parse(bytes);
+  } catch (const Error& e) {
+    REQUIRE(e.problems().size() == 1);
+    return e.problems()[0].what;
+  }
+  return "";
+}
+
+// ('storage', torch.FloatStorage, '0', 'cpu', numel) followed by BINPERSID.
+std::string float_storage(char numel) {
+  return "(X\x07\0\0\0storage"s + "ctorch\nFloatStorage\n" + "X\x01\0\0\0" "0"s + "X\x03\0\0\0cpu"s + "K" +
+         std::string(1, numel) + "tQ";
+}
+
+// _rebuild_tensor_v2(storage, 0, (size,), (1,), False, OrderedDict()).
+std::string tensor_of(char numel, char size) {
+  return "ctorch._utils\n_rebuild_tensor_v2\n" + std::string("(") + float_storage(numel) + "K" +
+         std::string(1, '\0') + "K" + std::string(1, size) + "\x85K\x01\x85\x89" + "ccollections\nOrderedDict\n)R" +
+         "tR";
+}
+
+}  // namespace
+
+TEST_CASE("unpickler reads a dict of plain values with memo references") {
+  // {'a': 7, 'b': [1.5, 'x'], 'c': <memo 1, the list again>, 'd': -1 (LONG1), 'e': None, 'f': True}
+  const std::string p = "\x80\x02}q\x00(X\x01\0\0\0aK\x07X\x01\0\0\0b]q\x01(G\x3f\xf8\0\0\0\0\0\0"
+                        "X\x01\0\0\0xeX\x01\0\0\0ch\x01X\x01\0\0\0d\x8a\x01\xffX\x01\0\0\0eNX\x01\0\0\0f\x88u."s;
+  const Pickle r = parse(p);
+  REQUIRE(r.root->kind == Kind::dict);
+  const auto& items = r.root->items;
+  REQUIRE(items.size() == 12);
+  CHECK(items[1]->integer == 7);
+  REQUIRE(items[3]->kind == Kind::list);
+  CHECK(items[3]->items[0]->floating == 1.5);
+  CHECK(items[3]->items[1]->text == "x");
+  CHECK(items[5] == items[3]);  // the memo gives the same object
+  CHECK(items[7]->integer == -1);
+  CHECK(items[9]->kind == Kind::none);
+  CHECK(items[11]->boolean);
+  CHECK(r.consumed == p.size());
+}
+
+TEST_CASE("unpickler builds a tensor view from _rebuild_tensor_v2 and a storage persistent id") {
+  const Pickle r = parse("\x80\x02" + tensor_of(6, 4) + ".");
+  REQUIRE(r.root->kind == Kind::tensor);
+  const TensorRef& t = r.root->tensor;
+  CHECK(t.shape == Shape{4});
+  CHECK(t.stride == std::vector<std::uint64_t>{1});
+  CHECK(t.storage->storage.key == "0");
+  CHECK(t.storage->storage.numel == 6);
+  CHECK(t.storage->storage.dtype == DType::f32);
+}
+
+TEST_CASE("unpickler refuses a view that reaches past its storage") {
+  CHECK(error_of("\x80\x02" + tensor_of(4, 5) + ".").find("reaches element 4 of storage 0, which has 4") !=
+        std::string::npos);
+}
+
+TEST_CASE("unpickler refuses every global outside the allow-list, naming it") {
+  CHECK(error_of("\x80\x02" "cposix\nsystem\n" "X\x02\0\0\0id\x85R."s) ==
+        "the pickle names the global posix.system, which wavg refuses (it never runs pickled code)");
+  CHECK(error_of("\x80\x02" "c__builtin__\neval\n.") ==
+        "the pickle names the global __builtin__.eval, which wavg refuses (it never runs pickled code)");
+  // STACK_GLOBAL (protocol 4) goes through the same check.
+  CHECK(error_of("\x80\x04\x8c\x02os\x8c\x06system\x93."s).find("the global os.system,") != std::string::npos);
+  // An allowed name that is not a function cannot be called.
+  CHECK(error_of("\x80\x02" "ctorch\nFloatStorage\n)R.").find("only a name here") != std::string::npos);
+}
+
+TEST_CASE("unpickler keeps a list that contains itself without looping or leaking") {
+  const Pickle r = parse("\x80\x02]q\x00h\x00" "a."s);
+  REQUIRE(r.root->kind == Kind::list);
+  CHECK(r.root->items.at(0) == r.root);
+}
+
+TEST_CASE("unpickler refuses lengths past the end, missing memo entries, unknown opcodes and a missing STOP") {
+  CHECK(error_of("\x80\x02X\xff\xff\xff\x7f" "abc."s).find("truncated") != std::string::npos);
+  CHECK(error_of("\x80\x02\x8b\xff\xff\xff\xff."s).find("truncated") != std::string::npos);
+  CHECK(error_of("\x80\x02h\x05.").find("memo entry 5, which was never stored") != std::string::npos);
+  CHECK(error_of("\x80\x02\xff.").find("opcode 0xff") != std::string::npos);
+  CHECK(error_of("\x80\x02K\x01").find("ends without STOP") != std::string::npos);
+  CHECK(error_of("\x80\x02" "a.").find("empty stack") != std::string::npos);
+  CHECK(error_of("\x80\x02K\x01K\x02.").find("leaves 2 values") != std::string::npos);
+}
