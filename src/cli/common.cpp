@@ -26,10 +26,12 @@ void add_plan_options(CLI::App& app, PlanOptions& options) {
              "Pair tensors across inputs by full name, or by position with shape and dtype checks");
 }
 
-void add_no_hash(CLI::App& app, bool& no_hash) {
-  app.add_flag("--no-hash", no_hash,
-               "Record the inputs' names in the provenance without their SHA-256 (hashing costs about 0.6 "
-               "CPU-seconds per GB of input)");
+void add_hash(CLI::App& app, HashAlgo& hash) {
+  add_choice(app, "--hash", hash,
+             {{"xxh3", HashAlgo::xxh3_128}, {"sha256", HashAlgo::sha256}, {"none", HashAlgo::none}},
+             "Fingerprint each input in the provenance with XXH3-128 (fast), SHA-256 (cryptographic, about 0.6 "
+             "CPU-seconds per GB) or not at all");
+  app.add_flag_callback("--no-hash", [&hash] { hash = HashAlgo::none; }, "Same as --hash none");
 }
 
 void add_threads(CLI::App& app, int& threads) {

@@ -10,6 +10,7 @@
 #include "wavg/backend.hpp"
 #include "wavg/format.hpp"
 #include "wavg/plan.hpp"
+#include "wavg/provenance.hpp"
 
 namespace wavg::cli {
 
@@ -60,8 +61,8 @@ void apply_threads(int threads);
 // Adds --out-dtype (float16, bfloat16, float32 or float64; empty when not given).
 void add_out_dtype(CLI::App& app, std::string& out_dtype);
 
-// Adds --no-hash: the provenance names the inputs without their SHA-256.
-void add_no_hash(CLI::App& app, bool& no_hash);
+// Adds --hash xxh3|sha256|none (how the provenance fingerprints the inputs) and --no-hash, its old spelling of none.
+void add_hash(CLI::App& app, HashAlgo& hash);
 
 // Adds --device auto|cpu|cuda (default: auto).
 void add_device(CLI::App& app, std::string& device);

@@ -24,7 +24,7 @@ struct ConvertOptions {
   std::string device = "auto";
   int threads = 0;
   bool force = false;
-  bool no_hash = false;
+  HashAlgo hash = HashAlgo::xxh3_128;
   Verbosity verbosity;
 };
 
@@ -56,7 +56,7 @@ int run_convert(const ConvertOptions& o) {
   check_free_space(o.output, least_output_bytes(out_tensors));
   AtomicFile out(o.output, overwrite);
   const OutputSpec spec{out_tensors, reader.get(), {},
-                        make_provenance("convert", "copy", input_files({reader.get()}), o.out_dtype, !o.no_hash)};
+                        make_provenance("convert", "copy", input_files({reader.get()}), o.out_dtype, o.hash)};
   {
     auto writer = create_writer(format, out.tmp_path(), o.output, spec);
     engine.run(*writer);
@@ -77,7 +77,7 @@ RunFn setup_convert(CLI::App& app) {
   app.add_option("-o,--output", o->output, "Output checkpoint")->required();
   app.add_option("--format", o->format, "Output format (default: from the output's extension)");
   add_out_dtype(app, o->out_dtype);
-  add_no_hash(app, o->no_hash);
+  add_hash(app, o->hash);
   app.add_flag("-f,--force", o->force, "Replace an existing output");
   add_threads(app, o->threads);
   add_device(app, o->device);

@@ -24,7 +24,7 @@ struct MergeOptions {
   std::string device = "auto";
   PlanOptions plan;
   bool force = false;
-  bool no_hash = false;
+  HashAlgo hash = HashAlgo::xxh3_128;
   int threads = 0;
   Verbosity verbosity;
   FederatedCli fed;
@@ -115,7 +115,7 @@ int run_merge(MergeOptions& o) {
   check_free_space(o.output, least_output_bytes(out_tensors));
   AtomicFile out(o.output, overwrite);
   const OutputSpec spec{out_tensors, inputs.front(), plan.dropped_from_first,
-                        make_provenance("merge", method->describe(), input_files(inputs), o.out_dtype, !o.no_hash)};
+                        make_provenance("merge", method->describe(), input_files(inputs), o.out_dtype, o.hash)};
   {
     auto writer = create_writer(format, out.tmp_path(), o.output, spec);
     if (state) state->begin_write();
@@ -137,7 +137,7 @@ RunFn setup_merge(CLI::App& app) {
       ->type_name("LIST");
   app.add_option("--format", o->format, "Output format (default: from the output's extension)");
   add_out_dtype(app, o->out_dtype);
-  add_no_hash(app, o->no_hash);
+  add_hash(app, o->hash);
   app.add_flag("-f,--force", o->force, "Replace an existing output");
   add_plan_options(app, o->plan);
   add_federated_options(app, o->fed);
