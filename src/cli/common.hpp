@@ -61,6 +61,10 @@ void apply_threads(int threads);
 // Adds --out-dtype (float16, bfloat16, float32 or float64; empty when not given).
 void add_out_dtype(CLI::App& app, std::string& out_dtype);
 
+// Adds --include GLOB and --exclude GLOB (repeatable; the plan applies them). add_plan_options adds them too.
+void add_filters(CLI::App& app, PlanOptions& options);
+// Says with -v how many tensors --include / --exclude left out, and their names.
+void report_excluded(const Plan& plan, const Verbosity& v);
 // Adds --hash xxh3|sha256|none (how the provenance fingerprints the inputs) and --no-hash, its old spelling of none.
 void add_hash(CLI::App& app, HashAlgo& hash);
 

@@ -25,6 +25,7 @@ struct ConvertOptions {
   int threads = 0;
   bool force = false;
   HashAlgo hash = HashAlgo::xxh3_128;
+  PlanOptions plan;  // only --include / --exclude
   Verbosity verbosity;
 };
 
@@ -39,7 +40,8 @@ int run_convert(const ConvertOptions& o) {
   auto reader = open_reader(o.input);
   format = output_format(o.output, o.format, reader.get());
   const std::vector<Reader*> inputs{reader.get()};
-  Plan plan = build_plan(inputs, PlanOptions{});
+  Plan plan = build_plan(inputs, o.plan);
+  report_excluded(plan, o.verbosity);
   const auto out_dtype = o.out_dtype.empty() ? std::nullopt : dtype_from_name(o.out_dtype);
   for (PlanEntry& e : plan.entries)
     e.action = is_float(e.info.dtype) && out_dtype && *out_dtype != e.info.dtype ? Action::average
@@ -55,7 +57,7 @@ int run_convert(const ConvertOptions& o) {
   const std::vector<TensorInfo> out_tensors = output_tensors(plan);
   check_free_space(o.output, least_output_bytes(out_tensors));
   AtomicFile out(o.output, overwrite);
-  const OutputSpec spec{out_tensors, reader.get(), {},
+  const OutputSpec spec{out_tensors, reader.get(), plan.dropped_from_first,
                         make_provenance("convert", "copy", input_files({reader.get()}), o.out_dtype, o.hash)};
   {
     auto writer = create_writer(format, out.tmp_path(), o.output, spec);
@@ -78,6 +80,7 @@ RunFn setup_convert(CLI::App& app) {
   app.add_option("--format", o->format, "Output format (default: from the output's extension)");
   add_out_dtype(app, o->out_dtype);
   add_hash(app, o->hash);
+  add_filters(app, o->plan);
   app.add_flag("-f,--force", o->force, "Replace an existing output");
   add_threads(app, o->threads);
   add_device(app, o->device);

@@ -38,6 +38,7 @@ void report(const MergeOptions& o, const Plan& plan, const Method& method, const
                (is_optimizer_hyperparameter(e.info) ? " optimizer hyper-parameter, " : ", ") +
                (e.action == Action::check_equal ? "identical in every input" : "copied from input 1") + ")");
   for (const auto& w : plan.warnings) note(o.verbosity, 0, "warning: " + w);
+  report_excluded(plan, o.verbosity);
   if (!plan.dropped.empty()) {
     note(o.verbosity, 0,
          "dropped " + std::to_string(plan.dropped.size()) + " tensor(s) missing from some inputs (--tensors intersection)");

@@ -1,5 +1,8 @@
 #include "wavg/plan.hpp"
 
+#include <fnmatch.h>
+
+#include <algorithm>
 #include <string_view>
 #include <unordered_map>
 
@@ -33,6 +36,13 @@ NameIndex index_by_name(const Reader& reader) {
 
 }  // namespace
 
+bool passes_filters(const std::string& name, const PlanOptions& options) {
+  auto matches = [&name](const std::string& pattern) { return ::fnmatch(pattern.c_str(), name.c_str(), 0) == 0; };
+  if (!options.include.empty() && std::none_of(options.include.begin(), options.include.end(), matches))
+    return false;
+  return std::none_of(options.exclude.begin(), options.exclude.end(), matches);
+}
+
 bool is_optimizer_hyperparameter(const TensorInfo& t) {
   return is_float(t.dtype) && t.shape.empty() && is_optimizer_state(t.name);
 }
@@ -48,6 +58,9 @@ bool pairs_by_order(const std::vector<Reader*>& inputs);
 
 Plan build_plan(const std::vector<Reader*>& inputs, const PlanOptions& options) {
   WAVG_ASSERT(!inputs.empty());
+  const bool filtered = !options.include.empty() || !options.exclude.empty();
+  if (options.match == Pairing::order && filtered)
+    throw Error(ExitCode::usage, "", "--include and --exclude pair by name; they cannot be used with --match order");
   if (options.match == Pairing::order) return build_plan_by_order(inputs, options);
   const Reader& first = *inputs.front();
   std::vector<Problem> problems;
@@ -64,9 +77,21 @@ Plan build_plan(const std::vector<Reader*>& inputs, const PlanOptions& options) 
       if (in_first) plan.dropped_from_first.push_back(name);
     }
   };
+  // Left out by --include / --exclude: as if no input had it (an HDF5 or .keras output copied from input 1 unlinks
+  // it like a dropped tensor).
+  std::unordered_map<std::string_view, bool> excluded_seen;
+  auto filtered_out = [&](const std::string& name, bool in_first) {
+    if (passes_filters(name, options)) return false;
+    if (excluded_seen.emplace(name, true).second) {
+      plan.excluded.push_back(name);
+      if (in_first) plan.dropped_from_first.push_back(name);
+    }
+    return true;
+  };
 
   for (std::size_t t = 0; t < first.tensors().size(); ++t) {
     const TensorInfo& want = first.tensors()[t];
+    if (filtered_out(want.name, true)) continue;
     PlanEntry entry{want, {t}, action_for(want, options)};
     bool missing_somewhere = false;
     for (std::size_t k = 1; k < inputs.size(); ++k) {
@@ -101,7 +126,7 @@ Plan build_plan(const std::vector<Reader*>& inputs, const PlanOptions& options) 
 
   for (std::size_t k = 1; k < inputs.size(); ++k) {
     for (const TensorInfo& extra : inputs[k]->tensors()) {
-      if (indexes[0].contains(extra.name)) continue;
+      if (indexes[0].contains(extra.name) || filtered_out(extra.name, false)) continue;
       if (options.tensors == TensorMatch::strict) {
         problems.push_back({inputs[k]->path(), extra.name + ": not in " + first.path()});
         names_differ = true;
@@ -120,6 +145,8 @@ Plan build_plan(const std::vector<Reader*>& inputs, const PlanOptions& options) 
                                          "position, with equal shapes: --match order would pair them"});
     throw Error(ExitCode::incompatible, std::move(problems));
   }
+  if (plan.entries.empty() && filtered)
+    throw Error(ExitCode::incompatible, first.path(), "no tensor is left after --include / --exclude");
   if (plan.entries.empty())
     throw Error(ExitCode::incompatible, first.path(), "no tensor is common to all inputs; nothing to merge");
   return plan;
