@@ -100,6 +100,8 @@ std::unique_ptr<Reader> open_reader(const std::string& path);
 // gives a model.json, and wavg JSON otherwise.
 std::string output_format(const std::string& path, const std::string& forced,
                           const Reader* template_input = nullptr);
+// Returns the names --format accepts, as "hdf5|safetensors|...", for help and error messages.
+std::string output_format_names();
 
 // Creates a writer of `format` at `tmp_path` (a temporary file beside the target, already created empty).
 std::unique_ptr<Writer> create_writer(const std::string& format, const std::string& tmp_path,

@@ -27,6 +27,11 @@ void add_plan_options(CLI::App& app, PlanOptions& options) {
   add_filters(app, options);
 }
 
+void add_format(CLI::App& app, std::string& format) {
+  app.add_option("--format", format, "Output format (default: from the output's extension)")
+      ->type_name(output_format_names());
+}
+
 void add_filters(CLI::App& app, PlanOptions& options) {
   // One pattern per occurrence, so that `--exclude '*step*' a.h5 b.h5` leaves the inputs alone.
   app.add_option("--include", options.include,

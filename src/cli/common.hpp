@@ -61,6 +61,8 @@ void apply_threads(int threads);
 // Adds --out-dtype (float16, bfloat16, float32 or float64; empty when not given).
 void add_out_dtype(CLI::App& app, std::string& out_dtype);
 
+// Adds --format, its values listed in --help (the writable formats of the registry).
+void add_format(CLI::App& app, std::string& format);
 // Adds --include GLOB and --exclude GLOB (repeatable; the plan applies them). add_plan_options adds them too.
 void add_filters(CLI::App& app, PlanOptions& options);
 // Says with -v how many tensors --include / --exclude left out, and their names.

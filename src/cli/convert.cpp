@@ -77,7 +77,7 @@ RunFn setup_convert(CLI::App& app) {
   auto o = std::make_shared<ConvertOptions>();
   app.add_option("input", o->input, "Checkpoint to convert")->required();
   app.add_option("-o,--output", o->output, "Output checkpoint")->required();
-  app.add_option("--format", o->format, "Output format (default: from the output's extension)");
+  add_format(app, o->format);
   add_out_dtype(app, o->out_dtype);
   add_hash(app, o->hash);
   add_filters(app, o->plan);

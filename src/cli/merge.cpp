@@ -136,7 +136,7 @@ RunFn setup_merge(CLI::App& app) {
   app.add_option("-o,--output", o->output, "Output checkpoint")->required();
   app.add_option("-w,--weights", o->weights, "Comma-separated weights, one per input, normalised by their sum")
       ->type_name("LIST");
-  app.add_option("--format", o->format, "Output format (default: from the output's extension)");
+  add_format(app, o->format);
   add_out_dtype(app, o->out_dtype);
   add_hash(app, o->hash);
   app.add_flag("-f,--force", o->force, "Replace an existing output");
