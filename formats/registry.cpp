@@ -122,14 +122,24 @@ std::string output_format(const std::string& path, const std::string& forced, co
   if (!forced.empty()) {
     for (const Codec& c : k_codecs)
       if (forced == c.name) return forced;
-    fail_usage("--format " + forced + ": unknown format");
+    fail_usage("--format " + forced + ": unknown format; use one of " + output_format_names());
   }
   if (template_input && dynamic_cast<const TfjsReader*>(template_input) && ends_with(path, ".json")) return "tfjs";
   if (is_tensorflow_output_name(path)) return "tensorflow";
   for (const Codec& c : k_codecs)
     for (const char* ext : c.extensions)
       if (ext && ends_with(path, ext)) return c.name;
-  fail_usage(path + ": cannot tell the output format from the extension; use --format");
+  fail_usage("cannot tell the output format of '" + path + "'; use --format " + output_format_names());
+}
+
+std::string output_format_names() {
+  std::string names;
+  for (const Codec& c : k_codecs)
+    if (c.create) {
+      if (!names.empty()) names += '|';
+      names += c.name;
+    }
+  return names;
 }
 
 std::string output_file(const std::string& format, const std::string& path) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "wavg/error.hpp"
 #include "wavg/format.hpp"
 #include "wavg/method.hpp"
 #include "wavg/plan.hpp"
@@ -32,6 +33,9 @@ class Engine {
  private:
   std::uint64_t block_elements(const PlanEntry& entry) const;
   void read_block(const PlanEntry& entry, std::uint64_t offset, std::uint64_t count, std::size_t inputs);
+  // Adds one problem per input whose current block (read_block) differs from input 1's, naming that input.
+  void name_differing_inputs(const PlanEntry& entry, std::uint64_t offset, std::uint64_t count,
+                             std::vector<Problem>& differ) const;
   BlockInputs block_view(const PlanEntry& entry, std::uint64_t count, std::size_t inputs);
   const void* read_base(const PlanEntry& entry, std::uint64_t offset, std::uint64_t count);
   void release_block();

@@ -106,6 +106,8 @@ std::unique_ptr<Reader> open_reader(const std::string& path);
 // gives a model.json, and wavg JSON otherwise.
 std::string output_format(const std::string& path, const std::string& forced,
                           const Reader* template_input = nullptr);
+// Returns the names --format accepts, as "hdf5|safetensors|...", for help and error messages.
+std::string output_format_names();
 
 // Returns the file an output of `format` named `path` is committed as (the AtomicFile's target): `path` itself, or
 // PREFIX.index for a TensorFlow checkpoint named by its prefix (its data shard is a companion).

@@ -22,7 +22,15 @@ struct PlanOptions {
   IntPolicy int_policy = IntPolicy::first;
   TensorMatch tensors = TensorMatch::strict;
   Pairing match = Pairing::name;
+  // --include / --exclude: shell-style patterns (fnmatch, where * also matches /) over tensor names. A tensor is
+  // planned when it matches some include (or none were given) and no exclude; the others are left out of every
+  // input before pairing, and listed in Plan::excluded.
+  std::vector<std::string> include;
+  std::vector<std::string> exclude;
 };
+
+// Tells whether --include / --exclude keep the tensor named `name`.
+bool passes_filters(const std::string& name, const PlanOptions& options);
 
 enum class Action {
   average,      // floating point: combined by the merge method
@@ -44,7 +52,8 @@ struct PlanEntry {
 struct Plan {
   std::vector<PlanEntry> entries;    // input 1's order
   std::vector<std::string> dropped;  // names left out under --tensors intersection (from any input)
-  std::vector<std::string> dropped_from_first;  // the subset of `dropped` present in input 1
+  std::vector<std::string> dropped_from_first;  // the subset of `dropped` present in input 1, and `excluded` ones
+  std::vector<std::string> excluded;            // names left out by --include / --exclude (from any input)
   std::vector<std::string> warnings;            // for stderr: what --match order could not pair
   std::vector<std::string> pairing;             // --match order: "A = B (FILE)", one line per paired tensor
 

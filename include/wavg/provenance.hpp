@@ -4,13 +4,15 @@
 //   wavg_version  "0.1.0"
 //   wavg_command  "merge" / "convert"
 //   wavg_method   "mean", "weighted mean (weights 1,3)", "copy"
-//   wavg_inputs   JSON array [{"file": "runs/a/best.keras", "sha256": "..."}, ...], each input as given on the
+//   wavg_inputs   JSON array [{"file": "runs/a/best.keras", "xxh3_128": "..."}, ...], each input as given on the
 //                 command line (two best_model.keras of different runs stay apart); the digest covers every file
 //                 the input consists of, concatenated in order (a TF.js model.json, then its shards in manifest
-//                 order); "sha256": null when hashing was turned off (--no-hash)
+//                 order), and its member is named after its algorithm: "xxh3_128" (the default, 32 hex digits) or
+//                 "sha256" (--hash sha256, 64 hex digits); only "file" with --hash none
 //   wavg_out_dtype  only when --out-dtype was given
 //
-// Hashing every input costs as much CPU as the merge itself (SHA-256 runs at about 1.5 GB/s a core), so it runs
+// Hashing every input with SHA-256 costs as much CPU as the merge itself (about 1.5 GB/s a core; XXH3-128, the
+// default, runs about ten times faster but is no defence against a forged collision), so hashing runs
 // on threads of its own while the merge runs, and writers ask for the entries only in finish(). A writer that lays
 // out its header before the data (safetensors) uses layout_entries(), whose values have exactly the final lengths,
 // and rewrites the header in place at the end.
@@ -29,7 +31,15 @@ namespace wavg {
 // Per input, the files it consists of, the first as given on the command line (Reader::files()).
 using InputFiles = std::vector<std::vector<std::string>>;
 
-// Returns the lower-case hex SHA-256 of a file's bytes. Throws Error (exit 1) naming the file if it cannot be read.
+// How inputs are fingerprinted in the provenance (--hash).
+enum class HashAlgo { xxh3_128, sha256, none };
+// Returns the name the provenance records the digest under: "xxh3_128", "sha256" (or "none").
+const char* hash_algo_name(HashAlgo algo);
+
+// Returns the lower-case hex digest of a file's bytes (XXH3-128 in canonical big-endian order, as xxhsum -H2 prints
+// it). Throws Error (exit 1) naming the file if it cannot be read.
+std::string hash_file(HashAlgo algo, const std::string& path);
+// Returns the lower-case hex SHA-256 of a file's bytes.
 std::string sha256_file(const std::string& path);
 
 class Provenance {
@@ -38,14 +48,14 @@ class Provenance {
   Provenance() = default;
   // Fixed entries, nothing to hash.
   Provenance(std::map<std::string, std::string> entries);  // NOLINT: a map converts, as in tests
-  // Starts hashing `inputs` in the background at once, unless `hash` is false.
+  // Starts hashing `inputs` in the background at once, unless `hash` is none.
   Provenance(const std::string& command, const std::string& method, const InputFiles& inputs,
-             const std::string& out_dtype, bool hash = true);
+             const std::string& out_dtype, HashAlgo hash = HashAlgo::xxh3_128);
 
   bool empty() const { return !m_state; }
   // The entries, waiting for the hashes; rethrows a hashing error (naming the file).
   std::map<std::string, std::string> entries() const;
-  // The entries with every digest written as 64 zeros: the same keys and value lengths as entries(), at once.
+  // The entries with every digest written as zeros: the same keys and value lengths as entries(), at once.
   std::map<std::string, std::string> layout_entries() const;
 
  private:
@@ -59,9 +69,10 @@ void note_read_progress(double fraction);
 
 // Builds the provenance of an output made by `command` with `method` from `inputs`, and starts hashing them.
 Provenance make_provenance(const std::string& command, const std::string& method, const InputFiles& inputs,
-                           const std::string& out_dtype, bool hash = true);
+                           const std::string& out_dtype, HashAlgo hash = HashAlgo::xxh3_128);
 // The same for inputs of one file each.
 Provenance make_provenance(const std::string& command, const std::string& method,
-                           const std::vector<std::string>& inputs, const std::string& out_dtype, bool hash = true);
+                           const std::vector<std::string>& inputs, const std::string& out_dtype,
+                           HashAlgo hash = HashAlgo::xxh3_128);
 
 }  // namespace wavg

@@ -21,7 +21,7 @@ struct AlignOptions {
   std::string format;
   AlignCli align;
   bool force = false;
-  bool no_hash = false;
+  HashAlgo hash = HashAlgo::xxh3_128;
   int threads = 0;
   Verbosity verbosity;
 };
@@ -32,7 +32,7 @@ void write_aligned(Reader& aligned, Reader& original, const align::PermSpec& per
   AtomicFile out(o.output, overwrite);
   const OutputSpec spec{original.tensors(), &original, {},
                         make_provenance("align", "weight matching to " + fs::path(o.to).filename().string(),
-                                        {o.input, o.to}, "", !o.no_hash)};
+                                        {o.input, o.to}, "", o.hash)};
   {
     auto writer = create_writer(format, out.tmp_path(), o.output, spec);
     std::vector<unsigned char> bytes;
@@ -89,7 +89,7 @@ RunFn setup_align(CLI::App& app) {
   app.add_option("-o,--output", o->output, "Output checkpoint: B with its units permuted")->required();
   app.add_option("--format", o->format, "Output format (default: from the output's extension)");
   add_align_options(app, o->align, AlignFor::align);
-  add_no_hash(app, o->no_hash);
+  add_hash(app, o->hash);
   app.add_flag("-f,--force", o->force, "Replace an existing output");
   add_threads(app, o->threads);
   add_verbosity(app, o->verbosity);

@@ -39,7 +39,7 @@ RunFn setup_allreduce(CLI::App& app) {
   auto o = std::make_shared<AllreduceOptions>();
   app.add_option("input", o->input, "This rank's checkpoint")->required();
   app.add_option("-o,--output", o->output, "Output checkpoint, written by rank 0")->required();
-  app.add_option("--format", o->format, "Output format (default: from the output's extension)");
+  add_format(app, o->format);
   app.add_flag("-f,--force", o->force, "Replace an existing output (and --stats file)");
   add_reduction_options(app, o->reduction, o->stats);
   add_verbosity(app, o->verbosity);

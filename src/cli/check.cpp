@@ -21,6 +21,7 @@ int run_check(const CheckOptions& o) {
   const auto readers = pipeline::open_inputs(o.inputs);
   const std::vector<Reader*> inputs = pipeline::raw(readers);
   const Plan plan = build_plan(inputs, o.plan);
+  report_excluded(plan, o.verbosity);
   auto backend = make_cpu_backend();
   auto method = make_weighted_mean(*backend, {});
   Engine(plan, inputs, *method, *backend).verify();

@@ -24,12 +24,37 @@ void add_plan_options(CLI::App& app, PlanOptions& options) {
              "A tensor missing from some inputs is an error (strict) or left out (intersection)");
   add_choice(app, "--match", options.match, {{"name", Pairing::name}, {"order", Pairing::order}},
              "Pair tensors across inputs by full name, or by position with shape and dtype checks");
+  add_filters(app, options);
 }
 
-void add_no_hash(CLI::App& app, bool& no_hash) {
-  app.add_flag("--no-hash", no_hash,
-               "Record the inputs' names in the provenance without their SHA-256 (hashing costs about 0.6 "
-               "CPU-seconds per GB of input)");
+void add_format(CLI::App& app, std::string& format) {
+  app.add_option("--format", format, "Output format (default: from the output's extension)")
+      ->type_name(output_format_names());
+}
+
+void add_filters(CLI::App& app, PlanOptions& options) {
+  // One pattern per occurrence, so that `--exclude '*step*' a.h5 b.h5` leaves the inputs alone.
+  app.add_option("--include", options.include,
+                 "Plan only tensors whose names match this shell-style pattern (repeatable; * also matches /)")
+      ->type_name("GLOB")
+      ->allow_extra_args(false);
+  app.add_option("--exclude", options.exclude, "Leave out tensors whose names match this pattern (repeatable)")
+      ->type_name("GLOB")
+      ->allow_extra_args(false);
+}
+
+void report_excluded(const Plan& plan, const Verbosity& v) {
+  if (plan.excluded.empty()) return;
+  note(v, 1, "left out " + std::to_string(plan.excluded.size()) + " tensor(s) by --include / --exclude");
+  for (const auto& name : plan.excluded) note(v, 1, "left out: " + name);
+}
+
+void add_hash(CLI::App& app, HashAlgo& hash) {
+  add_choice(app, "--hash", hash,
+             {{"xxh3", HashAlgo::xxh3_128}, {"sha256", HashAlgo::sha256}, {"none", HashAlgo::none}},
+             "Fingerprint each input in the provenance with XXH3-128 (fast), SHA-256 (cryptographic, about 0.6 "
+             "CPU-seconds per GB) or not at all");
+  app.add_flag_callback("--no-hash", [&hash] { hash = HashAlgo::none; }, "Same as --hash none");
 }
 
 CLI::Option* add_reduction_options(CLI::App& app, train::Reduction& reduction, std::string& stats) {

@@ -13,6 +13,7 @@
 #include "wavg/format.hpp"
 #include "pipeline/pipeline.hpp"
 #include "wavg/plan.hpp"
+#include "wavg/provenance.hpp"
 
 namespace wavg::cli {
 
@@ -67,8 +68,14 @@ void add_out_dtype(CLI::App& app, std::string& out_dtype);
 // first, so a caller can tell whether it was given.
 CLI::Option* add_reduction_options(CLI::App& app, train::Reduction& reduction, std::string& stats);
 
-// Adds --no-hash: the provenance names the inputs without their SHA-256.
-void add_no_hash(CLI::App& app, bool& no_hash);
+// Adds --format, its values listed in --help (the writable formats of the registry).
+void add_format(CLI::App& app, std::string& format);
+// Adds --include GLOB and --exclude GLOB (repeatable; the plan applies them). add_plan_options adds them too.
+void add_filters(CLI::App& app, PlanOptions& options);
+// Says with -v how many tensors --include / --exclude left out, and their names.
+void report_excluded(const Plan& plan, const Verbosity& v);
+// Adds --hash xxh3|sha256|none (how the provenance fingerprints the inputs) and --no-hash, its old spelling of none.
+void add_hash(CLI::App& app, HashAlgo& hash);
 
 // Adds --tf-state: a TensorFlow output also writes the `checkpoint` state file beside it.
 void add_tf_state(CLI::App& app, bool& tf_state);

@@ -23,8 +23,9 @@ struct ConvertOptions {
   std::string device = "auto";
   int threads = 0;
   bool force = false;
-  bool no_hash = false;
+  HashAlgo hash = HashAlgo::xxh3_128;
   bool tf_state = false;
+  PlanOptions plan;  // only --include / --exclude
   Verbosity verbosity;
 };
 
@@ -38,7 +39,8 @@ int run_convert(const ConvertOptions& o) {
   auto reader = open_reader(o.input);
   const std::string format = output_format(o.output, o.format, reader.get());
   const std::vector<Reader*> inputs{reader.get()};
-  Plan plan = build_plan(inputs, PlanOptions{});
+  Plan plan = build_plan(inputs, o.plan);
+  report_excluded(plan, o.verbosity);
   const auto out_dtype = o.out_dtype.empty() ? std::nullopt : dtype_from_name(o.out_dtype);
   for (PlanEntry& e : plan.entries)
     e.action = is_float(e.info.dtype) && out_dtype && *out_dtype != e.info.dtype ? Action::average
@@ -54,8 +56,8 @@ int run_convert(const ConvertOptions& o) {
   const std::vector<TensorInfo> out_tensors = output_tensors(plan);
   check_free_space(o.output, least_output_bytes(out_tensors));
   pipeline::Output out(o.output, format, overwrite,
-                       {out_tensors, reader.get(), {},
-                        make_provenance("convert", "copy", input_files({reader.get()}), o.out_dtype, !o.no_hash),
+                       {out_tensors, reader.get(), plan.dropped_from_first,
+                        make_provenance("convert", "copy", input_files({reader.get()}), o.out_dtype, o.hash),
                         o.tf_state},
                        reader->files());
   engine.run(out.writer());
@@ -74,10 +76,11 @@ RunFn setup_convert(CLI::App& app) {
   auto o = std::make_shared<ConvertOptions>();
   app.add_option("input", o->input, "Checkpoint to convert")->required();
   app.add_option("-o,--output", o->output, "Output checkpoint")->required();
-  app.add_option("--format", o->format, "Output format (default: from the output's extension)");
+  add_format(app, o->format);
   add_out_dtype(app, o->out_dtype);
-  add_no_hash(app, o->no_hash);
+  add_hash(app, o->hash);
   add_tf_state(app, o->tf_state);
+  add_filters(app, o->plan);
   app.add_flag("-f,--force", o->force, "Replace an existing output");
   add_threads(app, o->threads);
   add_device(app, o->device);

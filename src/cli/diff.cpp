@@ -86,6 +86,7 @@ int run_diff(const DiffOptions& o) {
   const auto readers = pipeline::open_inputs(o.inputs);
   const std::vector<Reader*> inputs = pipeline::raw(readers);
   const Plan plan = build_plan(inputs, o.plan);
+  report_excluded(plan, o.verbosity);
   const ModelDiff d = diff_models(plan, *inputs[0], *inputs[1]);
   if (o.json) print_json(o, d);
   else print_table(d);
@@ -102,6 +103,7 @@ RunFn setup_diff(CLI::App& app) {
              "A tensor missing from one input is an error (strict) or left out (intersection)");
   add_choice(app, "--match", o->plan.match, {{"name", Pairing::name}, {"order", Pairing::order}},
              "Pair tensors by full name, or by position with shape and dtype checks");
+  add_filters(app, o->plan);
   app.add_flag("--json", o->json, "Print JSON instead of a table");
   add_threads(app, o->threads);
   add_verbosity(app, o->verbosity);

@@ -2,6 +2,7 @@
 // documented exit codes (0 success, 1 runtime error, 2 usage error, 3 incompatible inputs).
 
 #include <cstdio>
+#include <vector>
 #include <new>
 
 #include "cli/common.hpp"
@@ -50,6 +51,23 @@ void print_problem(const wavg::Problem& p) {
   else std::fprintf(stderr, "wavg: error: %s: %s\n", printable(p.file).c_str(), printable(p.what).c_str());
 }
 
+// A mismatch report shows this many lines without -v (its summaries lead), then says how many more there are.
+constexpr std::size_t k_report_lines = 20;
+
+// Prints an error's problems: every one with -v, else the first k_report_lines and a count of the rest.
+void print_problems(const std::vector<wavg::Problem>& problems, bool verbose) {
+  const std::size_t shown = verbose || problems.size() <= k_report_lines + 1 ? problems.size() : k_report_lines;
+  for (std::size_t i = 0; i < shown; ++i) print_problem(problems[i]);
+  if (shown < problems.size())
+    std::fprintf(stderr, "wavg: error: ... and %zu more (-v lists every one)\n", problems.size() - shown);
+}
+
+// Tells whether the subcommand that ran was given -v.
+bool verbose(const CLI::App* sub) {
+  const CLI::Option* v = sub ? sub->get_option_no_throw("--verbose") : nullptr;
+  return v && v->count() > 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -77,12 +95,16 @@ int main(int argc, char** argv) {
     return static_cast<int>(wavg::ExitCode::usage);
   }
 
+  const CLI::App* ran = nullptr;
   try {
-    for (auto& [sub, run] : runs)
-      if (sub->parsed()) return run();
+    for (auto& [sub, run] : runs) {
+      if (!sub->parsed()) continue;
+      ran = sub;
+      return run();
+    }
     return static_cast<int>(wavg::ExitCode::usage);
   } catch (const wavg::Error& e) {
-    for (const auto& p : e.problems()) print_problem(p);
+    print_problems(e.problems(), verbose(ran));
     return static_cast<int>(e.code());
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "wavg: error: out of memory\n");

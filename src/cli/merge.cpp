@@ -30,7 +30,7 @@ struct MergeOptions {
   std::string eval;
   PlanOptions plan;
   bool force = false;
-  bool no_hash = false;
+  HashAlgo hash = HashAlgo::xxh3_128;
   bool tf_state = false;
   int threads = 0;
   Verbosity verbosity;
@@ -50,6 +50,7 @@ void report(const MergeOptions& o, const std::string& format, const Plan& plan, 
                (e.action == Action::check_equal ? "identical in every input" : "copied from input 1") + ")");
   note_kept_entries(o.verbosity, *inputs.front(), format);
   for (const auto& w : plan.warnings) note(o.verbosity, 0, "warning: " + w);
+  report_excluded(plan, o.verbosity);
   if (!plan.dropped.empty()) {
     note(o.verbosity, 0,
          "dropped " + std::to_string(plan.dropped.size()) + " tensor(s) missing from some inputs (--tensors intersection)");
@@ -164,7 +165,7 @@ int run_merge(MergeOptions& o) {
   pipeline::Output out(o.output, format, overwrite,
                        {out_tensors, readers.front().get(), plan.dropped_from_first,
                         make_provenance("merge", method->describe() + sequence_note(o.seq), input_files(pipeline::raw(readers)),
-                                        o.out_dtype, !o.no_hash),
+                                        o.out_dtype, o.hash),
                         o.tf_state},
                        protected_files(o, pipeline::raw(readers), base.get()));
   std::optional<pipeline::Output> state_out;
@@ -192,9 +193,9 @@ RunFn setup_merge(CLI::App& app) {
   app.add_option("-o,--output", o->output, "Output checkpoint")->required();
   app.add_option("-w,--weights", o->weights, "Comma-separated weights, one per input, normalised by their sum")
       ->type_name("LIST");
-  app.add_option("--format", o->format, "Output format (default: from the output's extension)");
+  add_format(app, o->format);
   add_out_dtype(app, o->out_dtype);
-  add_no_hash(app, o->no_hash);
+  add_hash(app, o->hash);
   add_tf_state(app, o->tf_state);
   app.add_flag("-f,--force", o->force, "Replace an existing output");
   add_plan_options(app, o->plan);

@@ -29,7 +29,7 @@ struct SoupOptions {
   std::string out_dtype;
   PlanOptions plan;
   bool force = false;
-  bool no_hash = false;
+  HashAlgo hash = HashAlgo::xxh3_128;
   int threads = 0;
   Verbosity verbosity;
 };
@@ -131,7 +131,7 @@ int run_soup(SoupOptions& o) {
     }
   }
   record += "; soup " + names(soup) + ")";
-  write_average(o, soup, o.output, format, make_provenance("soup", record, soup, o.out_dtype, !o.no_hash));
+  write_average(o, soup, o.output, format, make_provenance("soup", record, soup, o.out_dtype, o.hash));
   if (!o.verbosity.quiet)
     std::printf("soup of %zu: %s (score %s) into %s\n", soup.size(), names(soup).c_str(), score_text(best).c_str(),
                 o.output.c_str());
@@ -150,7 +150,7 @@ RunFn setup_soup(CLI::App& app) {
       ->required();
   app.add_option("--format", o->format, "Output format (default: from the output's extension)");
   add_out_dtype(app, o->out_dtype);
-  add_no_hash(app, o->no_hash);
+  add_hash(app, o->hash);
   app.add_flag("-f,--force", o->force, "Replace an existing output");
   add_plan_options(app, o->plan);
   add_threads(app, o->threads);

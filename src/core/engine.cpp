@@ -87,6 +87,24 @@ BlockInputs Engine::block_view(const PlanEntry& entry, std::uint64_t count, std:
   return BlockInputs{entry.info.dtype, count, std::span<const void* const>(m_pointers.data(), inputs)};
 }
 
+// Names each input whose block differs from input 1's, with the first element that differs: the blocks are host
+// memory (all_equal stays a memcmp on the host, see backend.hpp), so this is a plain comparison.
+void Engine::name_differing_inputs(const PlanEntry& entry, std::uint64_t offset, std::uint64_t count,
+                                   std::vector<Problem>& differ) const {
+  const std::size_t size = dtype_size(entry.info.dtype);
+  const auto* first = static_cast<const unsigned char*>(m_pointers[0]);
+  for (std::size_t k = 1; k < m_inputs.size(); ++k) {
+    const auto* other = static_cast<const unsigned char*>(m_pointers[k]);
+    for (std::uint64_t i = 0; i < count; ++i) {
+      if (std::memcmp(first + i * size, other + i * size, size) == 0) continue;
+      differ.push_back({m_inputs[k]->path(), entry.info.name + ": " + std::string(dtype_name(entry.info.dtype)) +
+                                                 " values differ from " + m_inputs.front()->path() + "'s (element " +
+                                                 std::to_string(offset + i) + "; --int-policy equal)"});
+      break;
+    }
+  }
+}
+
 void Engine::verify() {
   std::vector<Problem> differ;
   for (const PlanEntry& entry : m_plan.entries) {
@@ -96,9 +114,7 @@ void Engine::verify() {
       const std::uint64_t count = std::min(step, n - off);
       read_block(entry, off, count, m_inputs.size());
       if (!m_backend.all_equal(block_view(entry, count, m_inputs.size()))) {
-        differ.push_back({m_inputs.front()->path(),
-                          entry.info.name + ": " + std::string(dtype_name(entry.info.dtype)) +
-                              " values differ between inputs (--int-policy equal)"});
+        name_differing_inputs(entry, off, count, differ);
         break;
       }
     }

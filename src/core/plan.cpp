@@ -1,5 +1,9 @@
 #include "wavg/plan.hpp"
 
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <optional>
 #include <string_view>
 #include <unordered_map>
 
@@ -31,7 +35,65 @@ NameIndex index_by_name(const Reader& reader) {
   return index;
 }
 
+enum class Mismatch { names, shapes, dtypes, extra };
+
+// What differs between one input and input 1, tensor by tensor, for the summary line that leads the report.
+class MismatchTally {
+ public:
+  // Records one problem; a missing tensor ends its tensor at once, shape and dtype wait for end_tensor().
+  void add(std::vector<Problem>& problems, Problem p, Mismatch why) {
+    if (m_first.what.empty()) m_first = p;
+    problems.push_back(std::move(p));
+    ++m_lines;
+    if (why == Mismatch::extra) {
+      ++m_extra;
+      return;
+    }
+    m_why[static_cast<int>(why)] = true;
+    if (why == Mismatch::names) ++m_differ;
+    else m_open = true;
+  }
+  void end_tensor() {
+    m_differ += m_open;
+    m_open = false;
+  }
+  // Returns "B.h5: 96 of 97 tensors differ from A.h5 (shapes); first: ...", or nothing when one line says it all.
+  std::optional<Problem> summary(const Reader& first, const std::string& path) const {
+    if (m_lines < 2) return std::nullopt;
+    std::string why;
+    const char* names[] = {"names", "shapes", "dtypes"};
+    for (int i = 0; i < 3; ++i)
+      if (m_why[i]) why += (why.empty() ? "" : ", ") + std::string(names[i]);
+    std::string what = std::to_string(m_differ) + " of " + std::to_string(first.tensors().size()) +
+                       " tensors differ from " + first.path() + (why.empty() ? "" : " (" + why + ")");
+    if (m_extra) what += (m_differ ? ", and " : "; ") + std::to_string(m_extra) + " are not in it";
+    return Problem{path, what + "; first: " + m_first.what};
+  }
+
+ private:
+  Problem m_first;
+  std::size_t m_lines = 0, m_differ = 0, m_extra = 0;
+  bool m_open = false;
+  bool m_why[3] = {false, false, false};
+};
+
+// Puts each input's summary line before the details, in input order.
+void lead_with_summaries(const std::vector<Reader*>& inputs, const std::vector<MismatchTally>& tally,
+                         std::vector<Problem>& problems) {
+  std::vector<Problem> lead;
+  for (std::size_t k = 1; k < inputs.size(); ++k)
+    if (auto line = tally[k].summary(*inputs.front(), inputs[k]->path())) lead.push_back(std::move(*line));
+  problems.insert(problems.begin(), lead.begin(), lead.end());
+}
+
 }  // namespace
+
+bool passes_filters(const std::string& name, const PlanOptions& options) {
+  auto matches = [&name](const std::string& pattern) { return ::fnmatch(pattern.c_str(), name.c_str(), 0) == 0; };
+  if (!options.include.empty() && std::none_of(options.include.begin(), options.include.end(), matches))
+    return false;
+  return std::none_of(options.exclude.begin(), options.exclude.end(), matches);
+}
 
 bool is_optimizer_hyperparameter(const TensorInfo& t) {
   return is_float(t.dtype) && t.shape.empty() && is_optimizer_state(t.name);
@@ -48,6 +110,9 @@ bool pairs_by_order(const std::vector<Reader*>& inputs);
 
 Plan build_plan(const std::vector<Reader*>& inputs, const PlanOptions& options) {
   WAVG_ASSERT(!inputs.empty());
+  const bool filtered = !options.include.empty() || !options.exclude.empty();
+  if (options.match == Pairing::order && filtered)
+    throw Error(ExitCode::usage, "", "--include and --exclude pair by name; they cannot be used with --match order");
   if (options.match == Pairing::order) return build_plan_by_order(inputs, options);
   const Reader& first = *inputs.front();
   std::vector<Problem> problems;
@@ -64,9 +129,22 @@ Plan build_plan(const std::vector<Reader*>& inputs, const PlanOptions& options) 
       if (in_first) plan.dropped_from_first.push_back(name);
     }
   };
+  // Left out by --include / --exclude: as if no input had it (an HDF5 or .keras output copied from input 1 unlinks
+  // it like a dropped tensor).
+  std::unordered_map<std::string_view, bool> excluded_seen;
+  auto filtered_out = [&](const std::string& name, bool in_first) {
+    if (passes_filters(name, options)) return false;
+    if (excluded_seen.emplace(name, true).second) {
+      plan.excluded.push_back(name);
+      if (in_first) plan.dropped_from_first.push_back(name);
+    }
+    return true;
+  };
 
+  std::vector<MismatchTally> tally(inputs.size());
   for (std::size_t t = 0; t < first.tensors().size(); ++t) {
     const TensorInfo& want = first.tensors()[t];
+    if (filtered_out(want.name, true)) continue;
     PlanEntry entry{want, {t}, action_for(want, options)};
     bool missing_somewhere = false;
     for (std::size_t k = 1; k < inputs.size(); ++k) {
@@ -75,18 +153,22 @@ Plan build_plan(const std::vector<Reader*>& inputs, const PlanOptions& options) 
       if (it == indexes[k].end()) {
         missing_somewhere = true;
         if (options.tensors == TensorMatch::strict) {
-          problems.push_back({other.path(), want.name + ": missing (present in " + first.path() + ")"});
+          tally[k].add(problems, {other.path(), want.name + ": missing (present in " + first.path() + ")"},
+                       Mismatch::names);
           names_differ = true;
         }
         continue;
       }
       const TensorInfo& found = other.tensors()[it->second];
       if (found.shape != want.shape)
-        problems.push_back({other.path(), want.name + ": expected shape " + shape_string(want.shape) + ", found " +
-                                              shape_string(found.shape)});
+        tally[k].add(problems, {other.path(), want.name + ": expected shape " + shape_string(want.shape) +
+                                                  ", found " + shape_string(found.shape)},
+                     Mismatch::shapes);
       if (found.dtype != want.dtype)
-        problems.push_back({other.path(), want.name + ": expected dtype " + std::string(dtype_name(want.dtype)) +
-                                              ", found " + std::string(dtype_name(found.dtype))});
+        tally[k].add(problems, {other.path(), want.name + ": expected dtype " + std::string(dtype_name(want.dtype)) +
+                                                  ", found " + std::string(dtype_name(found.dtype))},
+                     Mismatch::dtypes);
+      tally[k].end_tensor();
       entry.source.push_back(it->second);
     }
     if (missing_somewhere) {
@@ -101,9 +183,9 @@ Plan build_plan(const std::vector<Reader*>& inputs, const PlanOptions& options) 
 
   for (std::size_t k = 1; k < inputs.size(); ++k) {
     for (const TensorInfo& extra : inputs[k]->tensors()) {
-      if (indexes[0].contains(extra.name)) continue;
+      if (indexes[0].contains(extra.name) || filtered_out(extra.name, false)) continue;
       if (options.tensors == TensorMatch::strict) {
-        problems.push_back({inputs[k]->path(), extra.name + ": not in " + first.path()});
+        tally[k].add(problems, {inputs[k]->path(), extra.name + ": not in " + first.path()}, Mismatch::extra);
         names_differ = true;
       } else {
         drop(extra.name, false);
@@ -112,14 +194,18 @@ Plan build_plan(const std::vector<Reader*>& inputs, const PlanOptions& options) 
   }
 
   if (!problems.empty()) {
-    // The summary leads: a Keras 2 vs Keras 3 comparison lists every tensor of both files below it.
+    const std::size_t details = problems.size();
+    lead_with_summaries(inputs, tally, problems);
+    // The hint leads: a Keras 2 vs Keras 3 comparison lists every tensor of both files below it.
     if (names_differ && pairs_by_order(inputs))
       problems.insert(problems.begin(),
-                      {first.path(), std::to_string(problems.size()) +
+                      {first.path(), std::to_string(details) +
                                          " tensor names differ (listed below), but every input's model tensors pair up with these by "
                                          "position, with equal shapes: --match order would pair them"});
     throw Error(ExitCode::incompatible, std::move(problems));
   }
+  if (plan.entries.empty() && filtered)
+    throw Error(ExitCode::incompatible, first.path(), "no tensor is left after --include / --exclude");
   if (plan.entries.empty())
     throw Error(ExitCode::incompatible, first.path(), "no tensor is common to all inputs; nothing to merge");
   return plan;

@@ -68,12 +68,13 @@ def commands(args, model, n, paths, out_dir):
     for t in args.threads:
         cmds.append((f"wavg merge HDF5 -j{t}", [args.wavg, "merge", "-q", f"-j{t}", *h5, "-o", out("h5")], out("h5")))
     j = f"-j{args.threads[-1]}"
-    # The same merge without SHA-256 fingerprints of the inputs, whose hashing is CPU work of its own.
-    no_hash = "--no-hash" in subprocess.run([args.wavg, "merge", "--help"], capture_output=True, text=True).stdout
-    if no_hash:
-        t = f"-j{args.threads[0]}"
-        cmds.append((f"wavg merge HDF5 --no-hash {t}",
-                     [args.wavg, "merge", "-q", t, "--no-hash", *h5, "-o", out("h5")], out("h5")))
+    # The same merge with each way of fingerprinting the inputs (the default rows above use the default,
+    # XXH3-128, on builds that have --hash): SHA-256, and none at all, whose difference is the hashing's cost.
+    t = f"-j{args.threads[0]}"
+    hash_rows = hash_variants(args.wavg)
+    for flags in hash_rows:
+        cmds.append((f"wavg merge HDF5 {' '.join(flags)} {t}",
+                     [args.wavg, "merge", "-q", t, *flags, *h5, "-o", out("h5")], out("h5")))
     floor_files = h5
     for label, extra, files in method_rows(args, n, out_dir, h5):
         if files != floor_files:  # a method's own floor: the bytes its passes read, then the output written
@@ -88,18 +89,18 @@ def commands(args, model, n, paths, out_dir):
         cmds.append((f"wavg merge safetensors -j{args.threads[-1]}",
                      [args.wavg, "merge", "-q", f"-j{args.threads[-1]}", *st, "-o", out("safetensors")]
                      if ok else None, out("safetensors")))
-        if no_hash:
-            cmds.append((f"wavg merge safetensors --no-hash {t}",
-                         [args.wavg, "merge", "-q", t, "--no-hash", *st, "-o", out("safetensors")]
+        for flags in hash_rows:
+            cmds.append((f"wavg merge safetensors {' '.join(flags)} {t}",
+                         [args.wavg, "merge", "-q", t, *flags, *st, "-o", out("safetensors")]
                          if ok else None, out("safetensors")))
     # PyTorch zip files: the storages are memory-mapped from the archive, so the same merge as on safetensors.
     if pt:
         ok = wavg_reads(args.wavg, pt[0])
         cmds.append((f"wavg merge PyTorch .pt {j}",
                      [args.wavg, "merge", "-q", j, *pt, "-o", out("wavg.pt")] if ok else None, out("wavg.pt")))
-        if no_hash:
-            cmds.append((f"wavg merge PyTorch .pt --no-hash {t}",
-                         [args.wavg, "merge", "-q", t, "--no-hash", *pt, "-o", out("wavg.pt")] if ok else None,
+        for flags in hash_rows:
+            cmds.append((f"wavg merge PyTorch .pt {' '.join(flags)} {t}",
+                         [args.wavg, "merge", "-q", t, *flags, *pt, "-o", out("wavg.pt")] if ok else None,
                          out("wavg.pt")))
     if args.convert and st:
         one = os.path.getsize(st[0])
@@ -122,6 +123,15 @@ def commands(args, model, n, paths, out_dir):
                      synced([args.torch_python, os.path.join(HERE, "peers", "torch_mean.py"), out("pt"), *pt],
                             out("pt")) if pt else None, out("pt")))
     return cmds
+
+
+def hash_variants(wavg):
+    """Returns the fingerprint flags this wavg knows beside its default: --hash sha256 / none, or the older
+    --no-hash (SHA-256 was the default then)."""
+    helptext = subprocess.run([wavg, "merge", "--help"], capture_output=True, text=True).stdout
+    if "--hash" in helptext:
+        return [["--hash", "sha256"], ["--hash", "none"]]
+    return [["--no-hash"]] if "--no-hash" in helptext else []
 
 
 def method_rows(args, n, out_dir, h5):

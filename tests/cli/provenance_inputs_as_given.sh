@@ -15,7 +15,7 @@ for p in sorted(glob.glob("tfa/*.bin")):  # the same shapes, other weights
     open(os.path.join("tfb", os.path.basename(p)), "wb").write(bytes(data))
 PY
 "$WAVG" merge -q run1/best_model.h5 "$PWD/run2/best_model.h5" -o avg.h5
-"$WAVG" merge -q tfa/model.json tfb/model.json -o avg.safetensors
+"$WAVG" merge -q --hash sha256 tfa/model.json tfb/model.json -o avg.safetensors
 /usr/bin/python3 - "$PWD" <<'PY'
 import glob, hashlib, json, struct, sys
 import h5py

@@ -1,9 +1,9 @@
 # The three tinygrad MNIST checkpoints (G6) merge, each tensor equal bit for bit to numpy's float64 mean rounded
-# to float32, and the output records wavg's provenance with each input's sha256.
+# to float32, and the output records wavg's provenance with each input's sha256 (--hash sha256).
 G6=$SHARED/real-checkpoints/tinygrad-mnist-linear
 [ -d "$G6" ] || { echo "no $G6"; exit 77; }
-"$WAVG" merge -q "$G6"/model_4bc2046.safetensors "$G6"/model_4fe0665.safetensors "$G6"/model_6682ba5.safetensors \
-  -o avg.safetensors
+"$WAVG" merge -q --hash sha256 "$G6"/model_4bc2046.safetensors "$G6"/model_4fe0665.safetensors \
+  "$G6"/model_6682ba5.safetensors -o avg.safetensors
 PYTHONPATH=$ROOT/tests/cli /usr/bin/python3 - "$G6" <<'PY'
 import hashlib, json, sys
 import numpy as np

@@ -1,5 +1,6 @@
-// Provenance: SHA-256 against the FIPS 180-2 test vectors, digests kept in input order while hashed on several
-// threads, layout_entries() with the final lengths, and a hashing error that reaches entries() naming the file.
+// Provenance: SHA-256 against the FIPS 180-2 test vectors, XXH3-128 against Python's xxhash module, digests
+// kept in input order while hashed on several threads, layout_entries() with the final lengths, and a hashing
+// error that reaches entries() naming the file.
 
 #include <doctest/doctest.h>
 
@@ -38,9 +39,35 @@ TEST_CASE("SHA-256 of the FIPS 180-2 test vectors") {
   std::remove(three.c_str());
 }
 
+TEST_CASE("XXH3-128 in canonical order, as Python's xxhash.xxh3_128_hexdigest() gives it") {
+  const std::string empty = temp_file("empty", ""), abc = temp_file("abc", "abc"),
+                    three = temp_file("three", std::string(3000000, 'a'));  // three 1 MiB reads
+  CHECK(hash_file(HashAlgo::xxh3_128, empty) == "99aa06d3014798d86001c324468d497f");
+  CHECK(hash_file(HashAlgo::xxh3_128, abc) == "06b05ab6733a618578af5f94892f3950");
+  CHECK(hash_file(HashAlgo::xxh3_128, three) == "9220778898dfe2af488fe7c89469a712");
+  for (const auto& f : {empty, abc, three}) std::remove(f.c_str());
+}
+
+TEST_CASE("the default fingerprint is XXH3-128, recorded under its name; --hash none records the names only") {
+  const std::string a = temp_file("a", "abc"), c = temp_file("c", "abc");
+  const Provenance p("merge", "mean", InputFiles{{a, c}, {a}}, "");
+  const auto entries = p.entries();
+  const auto list = nlohmann::json::parse(entries.at("wavg_inputs"));
+  REQUIRE(list.size() == 2);
+  CHECK(list[0] == nlohmann::json({{"file", a}, {"xxh3_128", "3b3faa148c5f05f1b441a07dd428557b"}}));  // "abcabc"
+  CHECK(list[1] == nlohmann::json({{"file", a}, {"xxh3_128", "06b05ab6733a618578af5f94892f3950"}}));
+  const auto layout = p.layout_entries();
+  CHECK(layout.at("wavg_inputs").size() == entries.at("wavg_inputs").size());
+  CHECK(nlohmann::json::parse(layout.at("wavg_inputs"))[0]["xxh3_128"] == std::string(32, '0'));
+  const Provenance none("merge", "mean", InputFiles{{a}}, "", HashAlgo::none);
+  const auto names_only = nlohmann::json::parse(none.entries().at("wavg_inputs"));
+  CHECK(names_only == nlohmann::json::parse(R"([{"file": ")" + a + "\"}]"));
+  for (const auto& f : {a, c}) std::remove(f.c_str());
+}
+
 TEST_CASE("input digests keep the inputs' order whatever thread hashed them") {
   const std::string a = temp_file("a", "abc"), b = temp_file("b", ""), c = temp_file("c", "abc");
-  const Provenance p = make_provenance("merge", "mean", {a, b, c, a}, "float16");
+  const Provenance p = make_provenance("merge", "mean", {a, b, c, a}, "float16", HashAlgo::sha256);
   const auto layout = p.layout_entries();
   const auto entries = p.entries();
   REQUIRE(entries.size() == 5);
@@ -61,7 +88,7 @@ TEST_CASE("input digests keep the inputs' order whatever thread hashed them") {
 
 TEST_CASE("an input of several files (TF.js model.json and shards) has one digest over their concatenation") {
   const std::string a = temp_file("a", "abc"), c = temp_file("c", "abc");
-  const Provenance p("merge", "mean", InputFiles{{a, c}, {a}}, "");
+  const Provenance p("merge", "mean", InputFiles{{a, c}, {a}}, "", HashAlgo::sha256);
   const auto list = nlohmann::json::parse(p.entries().at("wavg_inputs"));
   REQUIRE(list.size() == 2);
   CHECK(list[0]["file"] == a);
