@@ -80,8 +80,15 @@ TEST_CASE("a fault outside any guard keeps its default action") {
     { const h5::CrashGuard guard("bad.h5"); }
     std::raise(SIGSEGV);
   });
+#if defined(__SANITIZE_ADDRESS__)
+  // Under AddressSanitizer the handler that was there before wavg's is ASan's own: it reports and exits 1. What
+  // matters is the same: wavg says nothing of its own and does not swallow the fault.
+  CHECK(r.exit_code != 0);
+  CHECK(r.err.find("wavg: error") == std::string::npos);
+#else
   CHECK(r.exit_code == 128 + SIGSEGV);
   CHECK(r.err.empty());
+#endif
 }
 
 TEST_CASE("SIGBUS on a truncated mapping names the mapped file, even inside an HDF5 call") {
