@@ -86,11 +86,9 @@ RunFn setup_align(CLI::App& app) {
   auto o = std::make_shared<AlignOptions>();
   app.add_option("input", o->input, "Checkpoint whose hidden units are permuted (B)")->required();
   app.add_option("--to", o->to, "Checkpoint to match (A)")->required();
-  app.add_option("-o,--output", o->output, "Output checkpoint: B with its units permuted")->required();
-  app.add_option("--format", o->format, "Output format (default: from the output's extension)");
+  add_output(app, o->output, o->format, o->force, "Output checkpoint: B with its units permuted");
   add_align_options(app, o->align, AlignFor::align);
   add_hash(app, o->hash);
-  app.add_flag("-f,--force", o->force, "Replace an existing output");
   add_threads(app, o->threads);
   add_verbosity(app, o->verbosity);
   return [o] { return run_align(*o); };
