@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "cli/align_options.hpp"
+#include "pipeline/pipeline.hpp"
 #include "wavg/atomic_file.hpp"
 #include "wavg/error.hpp"
 #include "wavg/provenance.hpp"
@@ -50,10 +51,8 @@ void write_aligned(Reader& aligned, Reader& original, const align::PermSpec& per
 
 int run_align(const AlignOptions& o) {
   std::string format = output_format(o.output, o.format);
-  check_output_not_input(o.output, {o.input, o.to});
   const Overwrite overwrite = o.force ? Overwrite::yes : Overwrite::no;
-  if (overwrite == Overwrite::no && fs::exists(o.output))
-    throw Error(ExitCode::usage, o.output, "already exists (use --force to replace it)");
+  pipeline::check_output(o.output, {o.input, o.to}, overwrite);
   apply_threads(o.threads);
 
   auto reference = open_reader(o.to);
