@@ -20,7 +20,7 @@
 #include "unknown_kind.hpp"
 #include "wavg/error.hpp"
 #include "wavg/format.hpp"
-#include "wavg/regular_file.hpp"
+#include "wavg/mapped_file.hpp"
 
 namespace wavg {
 
@@ -112,7 +112,7 @@ std::unique_ptr<Reader> check_names(std::unique_ptr<Reader> reader) {
 std::unique_ptr<Reader> open_reader(const std::string& path) {
   // Before any sniffer opens it: a FIFO would block its open() for ever. A TensorFlow checkpoint is named by a
   // prefix that is no file itself: PREFIX.index is.
-  require_regular(is_tensorflow_prefix(path) ? path + ".index" : path);
+  require_regular_file(is_tensorflow_prefix(path) ? path + ".index" : path);
   for (const Codec& c : k_codecs)
     if (c.sniff(path)) return check_names(c.open(path));
   fail(path, describe_unknown(path));

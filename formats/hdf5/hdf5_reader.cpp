@@ -18,7 +18,6 @@
 #include "hdf5/structure_probe.hpp"
 #include "wavg/mapped_file.hpp"
 #include "wavg/error.hpp"
-#include "wavg/regular_file.hpp"
 
 namespace wavg {
 

@@ -37,23 +37,17 @@
 #include <string>
 #include <vector>
 
+#include "mapped_tensors.hpp"
 #include "wavg/format.hpp"
-#include "wavg/mapped_file.hpp"
 
 namespace wavg {
 
-class MxnetReader final : public Reader {
+class MxnetReader final : public MappedTensorsReader {
  public:
   explicit MxnetReader(std::string path);
 
-  const std::string& path() const override { return m_file.path(); }
   std::string format_name() const override { return "MXNet"; }
   std::string layout() const override { return m_layout; }
-  const std::vector<TensorInfo>& tensors() const override { return m_tensors; }
-  void read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) override;
-  const void* view(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
-  void release(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
-  void prefetch(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
   std::map<std::string, std::string> metadata() const override { return {}; }
 
   // Tells whether the file lists names (false: a plain list, its arrays named by index).
@@ -62,14 +56,9 @@ class MxnetReader final : public Reader {
   bool numpy_semantics() const { return m_numpy_semantics; }
 
  private:
-  std::uint64_t file_offset(std::size_t index, std::uint64_t offset) const;
-
-  MappedFile m_file;
   std::string m_layout;
   bool m_has_names = false;
   bool m_numpy_semantics = false;
-  std::vector<TensorInfo> m_tensors;
-  std::vector<std::uint64_t> m_data;  // per array, the file offset of its first element
 };
 
 // Tells whether a file starts with the NDArray list magic 0x112 and a zero reserved word.

@@ -168,7 +168,7 @@ bool looks_like_mxnet(const std::string& path) {
   return in.read(reinterpret_cast<char*>(&magic), sizeof magic) && magic == k_list_magic;
 }
 
-MxnetReader::MxnetReader(std::string path) : m_file(std::move(path)) {
+MxnetReader::MxnetReader(std::string path) : MappedTensorsReader(std::move(path)) {
   const std::string& file = m_file.path();
   Cursor c(m_file);
   if (c.take<std::uint64_t>("list magic") != k_list_magic) fail(file, "not an MXNet NDArray list (no magic 0x112)");
@@ -182,8 +182,7 @@ MxnetReader::MxnetReader(std::string path) : m_file(std::move(path)) {
   for (std::uint64_t i = 0; i < n; ++i) {
     Parsed p = parse_array(c, file, "array " + std::to_string(i));
     used.insert(p.encoding);
-    m_tensors.push_back(std::move(p.info));
-    m_data.push_back(p.data);
+    add_tensor(std::move(p.info), p.data);
   }
 
   const auto k = c.take<std::uint64_t>("name count");
@@ -214,31 +213,6 @@ MxnetReader::MxnetReader(std::string path) : m_file(std::move(path)) {
     names = prefixed ? "Module arg:/aux: names" : "Gluon names";
   }
   m_layout = "NDArray list, " + encodings_text(used) + ", " + names;
-}
-
-std::uint64_t MxnetReader::file_offset(std::size_t index, std::uint64_t offset) const {
-  WAVG_ASSERT(index < m_tensors.size() && offset <= m_tensors[index].count());
-  return m_data[index] + offset * dtype_size(m_tensors[index].dtype);
-}
-
-void MxnetReader::read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) {
-  WAVG_ASSERT(offset + count <= m_tensors[index].count());
-  std::memcpy(dst, m_file.data() + file_offset(index, offset), count * dtype_size(m_tensors[index].dtype));
-}
-
-const void* MxnetReader::view(std::size_t index, std::uint64_t offset, std::uint64_t count) {
-  WAVG_ASSERT(offset + count <= m_tensors[index].count());
-  const std::uint64_t at = file_offset(index, offset);
-  // Legacy headers have odd lengths: data that do not start on a multiple of their element size go through read().
-  return at % dtype_size(m_tensors[index].dtype) == 0 ? m_file.data() + at : nullptr;
-}
-
-void MxnetReader::release(std::size_t index, std::uint64_t offset, std::uint64_t count) {
-  m_file.release(file_offset(index, offset), file_offset(index, offset + count));
-}
-
-void MxnetReader::prefetch(std::size_t index, std::uint64_t offset, std::uint64_t count) {
-  m_file.prefetch(file_offset(index, offset), file_offset(index, offset + count));
 }
 
 }  // namespace wavg

@@ -22,37 +22,23 @@
 #include <string>
 #include <vector>
 
+#include "mapped_tensors.hpp"
 #include "wavg/format.hpp"
-#include "wavg/mapped_file.hpp"
 
 namespace wavg {
 
-class SafetensorsReader final : public Reader {
+class SafetensorsReader final : public MappedTensorsReader {
  public:
   explicit SafetensorsReader(std::string path);
-  SafetensorsReader(const SafetensorsReader&) = delete;
-  SafetensorsReader& operator=(const SafetensorsReader&) = delete;
 
-  const std::string& path() const override { return m_path; }
   std::string format_name() const override { return "safetensors"; }
   std::string layout() const override { return "safetensors"; }
-  const std::vector<TensorInfo>& tensors() const override { return m_tensors; }
-  void read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) override;
-  const void* view(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
-  void release(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
-  void prefetch(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
   std::map<std::string, std::string> metadata() const override { return m_metadata; }
 
  private:
   void parse_header(const char* text, std::size_t size);
-  // The file offset of element `offset` of tensor `index`.
-  std::uint64_t file_offset(std::size_t index, std::uint64_t offset) const;
 
-  std::string m_path;
-  MappedFile m_file;
   std::uint64_t m_data_start = 0;
-  std::vector<TensorInfo> m_tensors;
-  std::vector<std::uint64_t> m_begin;  // per tensor, relative to the data section
   std::map<std::string, std::string> m_metadata;
 };
 

@@ -99,14 +99,14 @@ bool looks_like_safetensors(const std::string& path) {
   return n >= 2 && buf[8] == '{' && (n <= k_max_header || n > size);
 }
 
-SafetensorsReader::SafetensorsReader(std::string path) : m_path(std::move(path)), m_file(m_path) {
+SafetensorsReader::SafetensorsReader(std::string file) : MappedTensorsReader(std::move(file)) {
   const std::uint64_t size = m_file.size();
-  if (size < 8) fail(m_path, "truncated safetensors file (" + std::to_string(size) + " bytes, no header length)");
+  if (size < 8) fail(path(), "truncated safetensors file (" + std::to_string(size) + " bytes, no header length)");
   const std::uint64_t n = read_le64(m_file.data());
   if (n > k_max_header)
-    fail(m_path, "safetensors header length " + std::to_string(n) + " exceeds the limit of 100000000 bytes");
+    fail(path(), "safetensors header length " + std::to_string(n) + " exceeds the limit of 100000000 bytes");
   if (n > size - 8)
-    fail(m_path, "safetensors header length " + std::to_string(n) + " runs past the end of the file (" +
+    fail(path(), "safetensors header length " + std::to_string(n) + " runs past the end of the file (" +
                      std::to_string(size) + " bytes)");
   m_data_start = 8 + n;
   parse_header(reinterpret_cast<const char*>(m_file.data() + 8), static_cast<std::size_t>(n));
@@ -114,8 +114,8 @@ SafetensorsReader::SafetensorsReader(std::string path) : m_path(std::move(path))
 
 void SafetensorsReader::parse_header(const char* text, std::size_t size) {
   if (!valid_utf8(reinterpret_cast<const unsigned char*>(text), size))
-    fail(m_path, "safetensors header is not valid UTF-8");
-  if (size == 0 || text[0] != '{') fail(m_path, "safetensors header does not start with '{'");
+    fail(path(), "safetensors header is not valid UTF-8");
+  if (size == 0 || text[0] != '{') fail(path(), "safetensors header does not start with '{'");
 
   // nlohmann keeps the last of duplicate keys silently; the reference refuses them. A SAX pass finds them (and any
   // syntax error) in linear time; only then is the DOM built, without a callback: nlohmann's callback parser walks
@@ -123,16 +123,16 @@ void SafetensorsReader::parse_header(const char* text, std::size_t size) {
   DuplicateKeys sax;
   nlohmann::json::sax_parse(text, text + size, &sax);
   if (!sax.error.empty())
-    fail(m_path, "safetensors header is not valid JSON (at byte " + std::to_string(8 + sax.error_byte) + ": " +
+    fail(path(), "safetensors header is not valid JSON (at byte " + std::to_string(8 + sax.error_byte) + ": " +
                      sax.error + ")");
-  if (!sax.duplicate.empty()) fail(m_path, "safetensors header has the key " + sax.duplicate + " twice");
+  if (!sax.duplicate.empty()) fail(path(), "safetensors header has the key " + sax.duplicate + " twice");
   nlohmann::json header;
   try {
     header = nlohmann::json::parse(text, text + size);
   } catch (const nlohmann::json::exception& e) {  // the SAX pass saw the same text: not expected
-    fail(m_path, "safetensors header is not valid JSON");
+    fail(path(), "safetensors header is not valid JSON");
   }
-  if (!header.is_object()) fail(m_path, "safetensors header is not a JSON object");
+  if (!header.is_object()) fail(path(), "safetensors header is not a JSON object");
 
   struct Raw {
     std::string name;
@@ -145,33 +145,33 @@ void SafetensorsReader::parse_header(const char* text, std::size_t size) {
     const std::string& name = it.key();
     const nlohmann::json& v = it.value();
     if (name == "__metadata__") {
-      if (!v.is_object()) fail(m_path, "safetensors __metadata__ is not an object");
+      if (!v.is_object()) fail(path(), "safetensors __metadata__ is not an object");
       for (auto m = v.begin(); m != v.end(); ++m) {
-        if (!m.value().is_string()) fail(m_path, "safetensors __metadata__ entry " + m.key() + " is not a string");
+        if (!m.value().is_string()) fail(path(), "safetensors __metadata__ entry " + m.key() + " is not a string");
         m_metadata[m.key()] = m.value().get<std::string>();
       }
       continue;
     }
     if (!v.is_object() || !v.contains("dtype") || !v.contains("shape") || !v.contains("data_offsets"))
-      fail(m_path, name + ": entry needs dtype, shape and data_offsets");
+      fail(path(), name + ": entry needs dtype, shape and data_offsets");
     const auto& jd = v["dtype"];
     const auto& js = v["shape"];
     const auto& jo = v["data_offsets"];
-    if (!jd.is_string()) fail(m_path, name + ": dtype is not a string");
+    if (!jd.is_string()) fail(path(), name + ": dtype is not a string");
     const std::string dname = jd.get<std::string>();
     const DTypeName* known = nullptr;
     for (const auto& d : k_dtypes)
       if (dname == d.name) known = &d;
-    if (!known) fail(m_path, name + ": unknown safetensors dtype " + dname);
-    if (!known->dtype) fail(m_path, name + ": dtype " + dname + " is not supported (wavg averages F16, BF16, F32 and F64)");
-    if (!js.is_array()) fail(m_path, name + ": shape is not an array");
+    if (!known) fail(path(), name + ": unknown safetensors dtype " + dname);
+    if (!known->dtype) fail(path(), name + ": dtype " + dname + " is not supported (wavg averages F16, BF16, F32 and F64)");
+    if (!js.is_array()) fail(path(), name + ": shape is not an array");
     Shape shape;
     for (const auto& d : js) {
-      if (!d.is_number_unsigned()) fail(m_path, name + ": shape holds something other than a non-negative integer");
+      if (!d.is_number_unsigned()) fail(path(), name + ": shape holds something other than a non-negative integer");
       shape.push_back(d.get<std::uint64_t>());
     }
     if (!jo.is_array() || jo.size() != 2 || !jo[0].is_number_unsigned() || !jo[1].is_number_unsigned())
-      fail(m_path, name + ": data_offsets is not a pair of non-negative integers");
+      fail(path(), name + ": data_offsets is not a pair of non-negative integers");
     const auto begin = jo[0].get<std::uint64_t>(), end = jo[1].get<std::uint64_t>();
     raws.push_back({name, *known->dtype, std::move(shape), begin, end});
   }
@@ -184,53 +184,26 @@ void SafetensorsReader::parse_header(const char* text, std::size_t size) {
   std::uint64_t at = 0;
   for (Raw& r : raws) {
     if (r.begin != at)
-      fail(m_path, r.name + ": data_offsets [" + std::to_string(r.begin) + ", " + std::to_string(r.end) + "] " +
+      fail(path(), r.name + ": data_offsets [" + std::to_string(r.begin) + ", " + std::to_string(r.end) + "] " +
                        (r.begin < at ? "overlap the previous tensor" : "leave a gap after the previous tensor") +
                        " (expected to start at " + std::to_string(at) + ")");
-    if (r.end < r.begin) fail(m_path, r.name + ": data_offsets end before they begin");
+    if (r.end < r.begin) fail(path(), r.name + ": data_offsets end before they begin");
     std::uint64_t count = 0;
     if (!checked_count(r.shape, dtype_size(r.dtype), count))
-      fail(m_path, r.name + ": shape " + shape_string(r.shape) + " overflows");
+      fail(path(), r.name + ": shape " + shape_string(r.shape) + " overflows");
     if (r.end - r.begin != count * dtype_size(r.dtype))
-      fail(m_path, r.name + ": data_offsets span " + std::to_string(r.end - r.begin) + " bytes but shape " +
+      fail(path(), r.name + ": data_offsets span " + std::to_string(r.end - r.begin) + " bytes but shape " +
                        shape_string(r.shape) + " of " + safetensors_dtype_name(r.dtype) + " needs " +
                        std::to_string(count * dtype_size(r.dtype)));
     if (r.end > data_size)
-      fail(m_path, r.name + ": data_offsets end at " + std::to_string(r.end) + ", past the end of the data (" +
+      fail(path(), r.name + ": data_offsets end at " + std::to_string(r.end) + ", past the end of the data (" +
                        std::to_string(data_size) + " bytes)");
     at = r.end;
-    m_tensors.push_back({std::move(r.name), r.dtype, std::move(r.shape)});
-    m_begin.push_back(r.begin);
+    add_tensor({std::move(r.name), r.dtype, std::move(r.shape)}, m_data_start + r.begin);
   }
   if (at != data_size)
-    fail(m_path, "safetensors data section has " + std::to_string(data_size) + " bytes but the tensors use " +
+    fail(path(), "safetensors data section has " + std::to_string(data_size) + " bytes but the tensors use " +
                      std::to_string(at));
-}
-
-std::uint64_t SafetensorsReader::file_offset(std::size_t index, std::uint64_t offset) const {
-  WAVG_ASSERT(index < m_tensors.size() && offset <= m_tensors[index].count());
-  return m_data_start + m_begin[index] + offset * dtype_size(m_tensors[index].dtype);
-}
-
-void SafetensorsReader::read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) {
-  WAVG_ASSERT(offset + count <= m_tensors[index].count());
-  std::memcpy(dst, m_file.data() + file_offset(index, offset), count * dtype_size(m_tensors[index].dtype));
-}
-
-const void* SafetensorsReader::view(std::size_t index, std::uint64_t offset, std::uint64_t count) {
-  WAVG_ASSERT(offset + count <= m_tensors[index].count());
-  const std::uint64_t at = file_offset(index, offset);
-  // Kernels load whole elements: a tensor at an offset that is not a multiple of its element size (the format
-  // allows any header length) is copied into an aligned buffer by read() instead.
-  return at % dtype_size(m_tensors[index].dtype) == 0 ? m_file.data() + at : nullptr;
-}
-
-void SafetensorsReader::release(std::size_t index, std::uint64_t offset, std::uint64_t count) {
-  m_file.release(file_offset(index, offset), file_offset(index, offset + count));
-}
-
-void SafetensorsReader::prefetch(std::size_t index, std::uint64_t offset, std::uint64_t count) {
-  m_file.prefetch(file_offset(index, offset), file_offset(index, offset + count));
 }
 
 }  // namespace wavg

@@ -18,6 +18,7 @@
 #include "tensorflow/tf_table.hpp"
 #include "wavg/atomic_file.hpp"
 #include "wavg/error.hpp"
+#include "wavg/file_io.hpp"
 
 namespace wavg {
 
@@ -176,16 +177,9 @@ class TensorflowWriter final : public Writer {
     ::close(fd);
   }
 
+  // Writes into the data shard (wavg/file_io.hpp's loop; a failure names the shard).
   void pwrite_all(const void* data, std::uint64_t bytes, std::uint64_t at) {
-    const char* p = static_cast<const char*>(data);
-    while (bytes > 0) {
-      const ssize_t n = ::pwrite(m_fd, p, bytes, static_cast<off_t>(at));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) fail(m_display, std::string("cannot write the data shard: ") + std::strerror(errno));
-      p += n;
-      at += static_cast<std::uint64_t>(n);
-      bytes -= static_cast<std::uint64_t>(n);
-    }
+    wavg::pwrite_all(m_fd, data, bytes, at, m_display + " (data shard)");
   }
 
   std::string m_tmp, m_display, m_data_tmp, m_state_tmp, m_state_text;

@@ -15,7 +15,7 @@
 
 #include "tfjs/tfjs.hpp"
 #include "wavg/error.hpp"
-#include "wavg/regular_file.hpp"
+#include "wavg/mapped_file.hpp"
 
 namespace wavg {
 
@@ -153,7 +153,7 @@ void TfjsReader::open_group(std::size_t g, const void* group_json) {
       fail(m_path, group_name(g) + ": shard path " + rel + " " + bad + " (shards must lie beside model.json)");
     const std::string shard_path = m_dir + rel;
     std::string why;
-    const int fd = open_regular(shard_path, Follow::no, why);
+    const int fd = try_open_regular_file(shard_path, FollowLinks::no, why);
     if (fd < 0)  // "is a FIFO, not a regular file", "is a symbolic link", or the system's reason
       fail(m_path, "shard " + rel + ": " + why +
                        (why.rfind("is ", 0) == 0 ? " (shards must be regular files beside model.json)" : ""));

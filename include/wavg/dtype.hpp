@@ -14,6 +14,8 @@ enum class DType : std::uint8_t { f16, bf16, f32, f64, i8, i16, i32, i64, u8, u1
 std::size_t dtype_size(DType t);
 // Returns the lower-case name used in messages and JSON (float32, int64, bool, ...).
 std::string_view dtype_name(DType t);
+// Returns the short form of the name (f16, bf16, i32, ...; bool for boolean).
+std::string_view dtype_short_name(DType t);
 // Parses a name as printed by dtype_name; also accepts the short forms f16, bf16, f32, f64.
 std::optional<DType> dtype_from_name(std::string_view name);
 // Tells whether values of this type are averaged (floating point) or follow --int-policy.

@@ -1,8 +1,9 @@
 #pragma once
 // Per-element arithmetic that the CPU backend and the CUDA kernels must do identically, written once as
 // __host__ __device__ functions: float16/bfloat16 rounding and widening from the bits, loading and storing one
-// element of any float dtype, the reduction chunk, the order statistics' sort and weighted median, and the server
-// optimizers' step. The CPU build compiles them as plain inline functions; nvcc (with -fmad=false, like g++'s
+// element of any float dtype, the reduction chunk, the order statistics' sort and weighted median, the federated
+// kernels' formulas (sum of squares and distance chunks, combine, order statistics) and the server optimizers'
+// step. The CPU build compiles them as plain inline functions; nvcc (with -fmad=false, like g++'s
 // -ffp-contract=off) compiles the same source for the GPU, so results agree bit for bit by construction.
 
 #include <cmath>
@@ -159,6 +160,74 @@ WAVG_HD inline double weighted_median(const Valued* v, std::uint32_t n) {
     if (2 * cum >= total) return v[k].value;
   }
   return v[n - 1].value;
+}
+
+// The update u = x[i] - base[i] (x[i] itself when base is null) of a float array of dtype T, as double.
+template <DType T> WAVG_HD inline double update_at(const void* x, const void* base, std::uint64_t i) {
+  const double v = load<T>(x, i);
+  return base ? v - load<T>(base, i) : v;
+}
+
+// The federated kernels' formulas, over an accessor `in` of one block's N inputs: in.n() inputs and in.update(k, i),
+// input k's update at element i. The CPU backend's accessor reads N pointers, the CUDA kernels' one strided device
+// buffer; the loops around these (threads, chunks, the order partial sums are added in) are each backend's own.
+
+// The sum of u_k^2 over elements [begin, end), in element order: one reduction chunk.
+template <class In>
+WAVG_HD inline double sum_squares_chunk(const In& in, std::uint32_t k, std::uint64_t begin, std::uint64_t end) {
+  double acc = 0;
+  for (std::uint64_t i = begin; i < end; ++i) {
+    const double u = in.update(k, i);
+    acc += u * u;
+  }
+  return acc;
+}
+
+// The term element i adds to the squared distance of inputs j and l, with y_k = scales[k] * u_k.
+WAVG_HD inline double sq_distance_term(double yj, double yl) {
+  const double diff = yj - yl;
+  return diff * diff;
+}
+
+// The sum of (y_j - y_l)^2 over elements [begin, end), in element order: one reduction chunk.
+template <class In>
+WAVG_HD inline double sq_distance_chunk(const In& in, const double* scales, std::uint32_t j, std::uint32_t l,
+                                        std::uint64_t begin, std::uint64_t end) {
+  double acc = 0;
+  for (std::uint64_t i = begin; i < end; ++i)
+    acc += sq_distance_term(scales[j] * in.update(j, i), scales[l] * in.update(l, i));
+  return acc;
+}
+
+// Backend::update_combine for one element: (c_1 u_1 + c_2 u_2 + ...) / divisor, in input order.
+template <class In>
+WAVG_HD inline double combine_element(const In& in, const double* coeffs, double divisor, std::uint64_t i) {
+  double acc = 0;
+  for (std::uint32_t k = 0; k < in.n(); ++k) acc += coeffs[k] * in.update(k, i);
+  return acc / divisor;
+}
+
+// The mean of sorted values v[trim .. n - trim), value(v[k]) giving each one's value.
+template <class V, class Value>
+WAVG_HD inline double trimmed_mean(const V* v, std::uint32_t n, std::uint32_t trim, Value value) {
+  double acc = 0;
+  for (std::uint32_t k = trim; k < n - trim; ++k) acc += value(v[k]);
+  return acc / static_cast<double>(n - 2 * trim);
+}
+
+// Backend::update_order_statistic for one element (weighted median, or trimmed mean); `v` has room for N values.
+// A zero weight takes no part in the median.
+template <class In>
+WAVG_HD inline double order_statistic_element(const In& in, const double* scales, const double* weights,
+                                              OrderStat stat, std::uint32_t trim, std::uint64_t i, Valued* v) {
+  std::uint32_t m = 0;
+  for (std::uint32_t k = 0; k < in.n(); ++k) {
+    if (stat == OrderStat::median && !(weights[k] > 0)) continue;
+    v[m++] = {scales[k] * in.update(k, i), weights[k], k};
+  }
+  sort_values(v, m);
+  if (stat == OrderStat::trimmed_mean) return trimmed_mean(v, in.n(), trim, [](const Valued& x) { return x.value; });
+  return weighted_median(v, m);
 }
 
 WAVG_HD inline double sign_of(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0); }

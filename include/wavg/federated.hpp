@@ -5,6 +5,7 @@
 // be added, and a server optimizer turns the aggregate into the step added to the base. The formulas are in
 // wavg-merge(1); the essay on how this streams is at the top of src/core/federated.cpp.
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -15,6 +16,7 @@
 #include "wavg/error.hpp"
 #include "wavg/format.hpp"
 #include "wavg/method.hpp"
+#include "wavg/names.hpp"
 #include "wavg/plan.hpp"
 
 namespace wavg {
@@ -25,6 +27,19 @@ enum class Aggregator {
   task_arithmetic, ties, dare_linear, dare_ties, slerp, model_stock
 };
 enum class InputKind { models, deltas };
+
+inline constexpr std::array<Named<Aggregator>, 12> k_aggregator_names{{
+    {"mean", Aggregator::mean}, {"median", Aggregator::median}, {"trimmed-mean", Aggregator::trimmed_mean},
+    {"krum", Aggregator::krum}, {"multi-krum", Aggregator::multi_krum},
+    {"geometric-median", Aggregator::geometric_median}, {"task-arithmetic", Aggregator::task_arithmetic},
+    {"ties", Aggregator::ties}, {"dare-linear", Aggregator::dare_linear}, {"dare-ties", Aggregator::dare_ties},
+    {"slerp", Aggregator::slerp}, {"model-stock", Aggregator::model_stock}}};
+inline constexpr std::array<Named<InputKind>, 2> k_input_kind_names{
+    {{"models", InputKind::models}, {"deltas", InputKind::deltas}}};
+// --server-opt (none: no optimizer, the update is added; not a value the option takes).
+inline constexpr std::array<Named<ServerOptKind>, 5> k_server_opt_names{
+    {{"sgd", ServerOptKind::sgd}, {"momentum", ServerOptKind::momentum}, {"adam", ServerOptKind::adam},
+     {"yogi", ServerOptKind::yogi}, {"adagrad", ServerOptKind::adagrad}}};
 
 struct RobustOptions {
   Aggregator method = Aggregator::mean;

@@ -14,8 +14,16 @@ enum class FollowLinks { yes, no };
 
 // Refuses (Error, exit 1, naming `path`) anything but a regular file: a FIFO would block the open forever, a
 // device has no end, a directory is no checkpoint. Opens with O_NONBLOCK first, so not even the check can hang, and
-// returns the open descriptor (O_CLOEXEC, blocking mode restored); the caller closes it.
+// returns the open descriptor (O_CLOEXEC, blocking mode restored); the caller closes it. The check is made on the
+// opened descriptor (fstat), so there is no window between a check and the open.
 int open_regular_file(const std::string& path, FollowLinks follow = FollowLinks::yes);
+// Opens `path` as open_regular_file does, but returns -1 with `why` set ("is a FIFO, not a regular file", "is a
+// symbolic link", the system's reason) instead of throwing, for a caller that words the error itself.
+int try_open_regular_file(const std::string& path, FollowLinks follow, std::string& why);
+// Checks that `path` opens as a regular file (open_regular_file, then close): before a sniffer opens it.
+void require_regular_file(const std::string& path);
+// Returns the absolute path, all symbolic links resolved, of the file open as `fd` (from /proc/self/fd), or "".
+std::string resolved_path_of(int fd);
 
 class MappedFile {
  public:

@@ -2,11 +2,13 @@
 // The plan: inputs checked against input 1 (names, shapes, dtypes) and every tensor given an action. All mismatches
 // are collected and thrown at once (exit 3), before anything is written.
 
+#include <array>
 #include <cstddef>
 #include <string>
 #include <vector>
 
 #include "wavg/format.hpp"
+#include "wavg/names.hpp"
 
 namespace wavg {
 
@@ -17,6 +19,12 @@ enum class TensorMatch { strict, intersection };
 // How tensors of different inputs are paired: by full name, or by position with shape checks (--match order), for
 // checkpoints of one architecture whose names differ (Keras 2 vs Keras 3, auto layer names dense_3 vs dense).
 enum class Pairing { name, order };
+
+inline constexpr std::array<Named<IntPolicy>, 3> k_int_policy_names{
+    {{"first", IntPolicy::first}, {"equal", IntPolicy::equal}, {"error", IntPolicy::error}}};
+inline constexpr std::array<Named<TensorMatch>, 2> k_tensor_match_names{
+    {{"strict", TensorMatch::strict}, {"intersection", TensorMatch::intersection}}};
+inline constexpr std::array<Named<Pairing>, 2> k_pairing_names{{{"name", Pairing::name}, {"order", Pairing::order}}};
 
 struct PlanOptions {
   IntPolicy int_policy = IntPolicy::first;

@@ -30,8 +30,6 @@ struct TaskOptions {
 
 // Tells whether --method names a task-vector method rather than a federated aggregator.
 bool is_task_method(Aggregator a);
-// Returns the --method spelling of a task-vector method.
-const char* task_method_name(Aggregator a);
 // Formats a method parameter as printf's %g does, for messages and descriptions.
 std::string parameter_text(double v);
 // Checks the options against the number of inputs and refuses the federated options, which do not apply. Throws a

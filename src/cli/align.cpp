@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "cli/align_options.hpp"
+#include "pipeline/pipeline.hpp"
 #include "wavg/atomic_file.hpp"
 #include "wavg/error.hpp"
 #include "wavg/provenance.hpp"
@@ -50,10 +51,8 @@ void write_aligned(Reader& aligned, Reader& original, const align::PermSpec& per
 
 int run_align(const AlignOptions& o) {
   std::string format = output_format(o.output, o.format);
-  check_output_not_input(o.output, {o.input, o.to});
   const Overwrite overwrite = o.force ? Overwrite::yes : Overwrite::no;
-  if (overwrite == Overwrite::no && fs::exists(o.output))
-    throw Error(ExitCode::usage, o.output, "already exists (use --force to replace it)");
+  pipeline::check_output(o.output, {o.input, o.to}, overwrite);
   apply_threads(o.threads);
 
   auto reference = open_reader(o.to);
@@ -86,11 +85,9 @@ RunFn setup_align(CLI::App& app) {
   auto o = std::make_shared<AlignOptions>();
   app.add_option("input", o->input, "Checkpoint whose hidden units are permuted (B)")->required();
   app.add_option("--to", o->to, "Checkpoint to match (A)")->required();
-  app.add_option("-o,--output", o->output, "Output checkpoint: B with its units permuted")->required();
-  app.add_option("--format", o->format, "Output format (default: from the output's extension)");
+  add_output(app, o->output, o->format, o->force, "Output checkpoint: B with its units permuted");
   add_align_options(app, o->align, AlignFor::align);
   add_hash(app, o->hash);
-  app.add_flag("-f,--force", o->force, "Replace an existing output");
   add_threads(app, o->threads);
   add_verbosity(app, o->verbosity);
   return [o] { return run_align(*o); };

@@ -38,9 +38,8 @@ int run_allreduce(const AllreduceOptions& o) {
 RunFn setup_allreduce(CLI::App& app) {
   auto o = std::make_shared<AllreduceOptions>();
   app.add_option("input", o->input, "This rank's checkpoint")->required();
-  app.add_option("-o,--output", o->output, "Output checkpoint, written by rank 0")->required();
-  add_format(app, o->format);
-  app.add_flag("-f,--force", o->force, "Replace an existing output (and --stats file)");
+  add_output(app, o->output, o->format, o->force, "Output checkpoint, written by rank 0",
+             "Replace an existing output (and --stats file)");
   add_reduction_options(app, o->reduction, o->stats);
   add_verbosity(app, o->verbosity);
   return [o] { return run_allreduce(*o); };

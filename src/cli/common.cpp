@@ -16,20 +16,21 @@ void add_verbosity(CLI::App& app, Verbosity& v) {
 }
 
 void add_plan_options(CLI::App& app, PlanOptions& options) {
-  add_choice(app, "--int-policy", options.int_policy,
-             {{"first", IntPolicy::first}, {"equal", IntPolicy::equal}, {"error", IntPolicy::error}},
+  add_choice(app, "--int-policy", options.int_policy, k_int_policy_names,
              "Non-float tensors: copy input 1's, require identical values, or refuse");
-  add_choice(app, "--tensors", options.tensors,
-             {{"strict", TensorMatch::strict}, {"intersection", TensorMatch::intersection}},
+  add_choice(app, "--tensors", options.tensors, k_tensor_match_names,
              "A tensor missing from some inputs is an error (strict) or left out (intersection)");
-  add_choice(app, "--match", options.match, {{"name", Pairing::name}, {"order", Pairing::order}},
+  add_choice(app, "--match", options.match, k_pairing_names,
              "Pair tensors across inputs by full name, or by position with shape and dtype checks");
   add_filters(app, options);
 }
 
-void add_format(CLI::App& app, std::string& format) {
+void add_output(CLI::App& app, std::string& output, std::string& format, bool& force, const std::string& output_help,
+                const std::string& force_help) {
+  app.add_option("-o,--output", output, output_help)->required();
   app.add_option("--format", format, "Output format (default: from the output's extension)")
       ->type_name(output_format_names());
+  app.add_flag("-f,--force", force, force_help);
 }
 
 void add_filters(CLI::App& app, PlanOptions& options) {
@@ -50,16 +51,17 @@ void report_excluded(const Plan& plan, const Verbosity& v) {
 }
 
 void add_hash(CLI::App& app, HashAlgo& hash) {
-  add_choice(app, "--hash", hash,
-             {{"xxh3", HashAlgo::xxh3_128}, {"sha256", HashAlgo::sha256}, {"none", HashAlgo::none}},
+  // The provenance records xxh3 as "xxh3_128" (hash_algo_name): the file format's spelling, not the option's.
+  static constexpr std::array<Named<HashAlgo>, 3> k_hash_names{
+      {{"xxh3", HashAlgo::xxh3_128}, {"sha256", HashAlgo::sha256}, {"none", HashAlgo::none}}};
+  add_choice(app, "--hash", hash, k_hash_names,
              "Fingerprint each input in the provenance with XXH3-128 (fast), SHA-256 (cryptographic, about 0.6 "
              "CPU-seconds per GB) or not at all");
   app.add_flag_callback("--no-hash", [&hash] { hash = HashAlgo::none; }, "Same as --hash none");
 }
 
 CLI::Option* add_reduction_options(CLI::App& app, train::Reduction& reduction, std::string& stats) {
-  CLI::Option* algorithm = add_choice(app, "--algorithm", reduction,
-             {{"reduce-scatter", train::Reduction::reduce_scatter}, {"gather", train::Reduction::gather}},
+  CLI::Option* algorithm = add_choice(app, "--algorithm", reduction, train::k_reduction_names,
              "How MPI ranks average: reduce-scatter + allgather (each rank moves 2(K-1)/K of the model) or "
              "allgather of everything ((K-1) times); the bytes written are the same");
   app.add_option("--stats", stats, "Write each rank's bytes sent and received, messages and seconds to this JSON");
@@ -76,10 +78,16 @@ void apply_threads(int threads) {
   if (threads > 0) omp_set_num_threads(threads);
 }
 
-void add_out_dtype(CLI::App& app, std::string& out_dtype) {
-  app.add_option("--out-dtype", out_dtype,
-                 "Store floating-point tensors as this type, rounded once to nearest (default: as in input 1)")
-      ->check(CLI::IsMember({"float16", "bfloat16", "float32", "float64"}));
+void add_out_dtype(CLI::App& app, std::optional<DType>& out_dtype) {
+  std::vector<Named<DType>> names;  // the float rows of DType's own table (dtype.cpp), short names as aliases
+  for (DType t : {DType::f16, DType::bf16, DType::f32, DType::f64})
+    names.insert(names.end(), {{dtype_name(t), t}, {dtype_short_name(t), t, true}});
+  add_choice(app, "--out-dtype", out_dtype, names,
+             "Store floating-point tensors as this type, rounded once to nearest (default: as in input 1)");
+}
+
+std::string out_dtype_name(const std::optional<DType>& out_dtype) {
+  return out_dtype ? std::string(dtype_name(*out_dtype)) : "";
 }
 
 void add_tf_state(CLI::App& app, bool& tf_state) {
@@ -92,19 +100,18 @@ void check_tf_state(bool tf_state, const std::string& format) {
   if (tf_state && format != "tensorflow") fail_usage("--tf-state needs a TensorFlow output (--format tensorflow)");
 }
 
-void add_device(CLI::App& app, std::string& device) {
-  app.add_option("--device", device, "Where the arithmetic runs: the GPU when it pays (auto), cpu or cuda")
-      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
-      ->default_str("auto");
+void add_device(CLI::App& app, Device& device) {
+  add_choice(app, "--device", device, k_device_names,
+             "Where the arithmetic runs: the GPU when it pays (auto), cpu or cuda");
 }
 
-std::unique_ptr<Backend> make_backend(const std::string& device, std::uint64_t job_bytes, const Verbosity& v) {
-  if (device == "cpu") {
+std::unique_ptr<Backend> make_backend(Device device, std::uint64_t job_bytes, const Verbosity& v) {
+  if (device == Device::cpu) {
     note(v, 1, "device: cpu (--device cpu)");
     return make_cpu_backend();
   }
   const CudaProbe probe = probe_cuda();
-  if (device == "cuda" || (probe.usable && job_bytes >= k_auto_cuda_bytes)) {
+  if (device == Device::cuda || (probe.usable && job_bytes >= k_auto_cuda_bytes)) {
     auto backend = make_cuda_backend();  // throws, naming the reason, when the probe said no
     note(v, 1, "device: cuda (" + probe.detail + ")");
     return backend;
@@ -118,7 +125,7 @@ std::unique_ptr<Backend> make_backend(const std::string& device, std::uint64_t j
   return make_cpu_backend();
 }
 
-std::vector<double> parse_weights(const std::string& text) {
+std::vector<double> parse_numbers(const std::string& option, const std::string& text) {
   std::vector<double> out;
   if (text.empty()) return out;
   std::size_t start = 0;
@@ -129,7 +136,7 @@ std::vector<double> parse_weights(const std::string& text) {
     errno = 0;
     const double v = std::strtod(item.c_str(), &end);
     if (item.empty() || end != item.c_str() + item.size() || errno == ERANGE)
-      fail_usage("--weights: '" + item + "' is not a number");
+      fail_usage(option + ": '" + item + "' is not a number");
     out.push_back(v);
     if (comma == std::string::npos) break;
     start = comma + 1;

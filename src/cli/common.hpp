@@ -4,13 +4,19 @@
 
 #include <CLI/CLI.hpp>
 
+#include <array>
+#include <initializer_list>
 #include <memory>
+#include <optional>
+#include <ranges>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "train/mpi_reduce.hpp"
 #include "wavg/backend.hpp"
 #include "wavg/format.hpp"
+#include "wavg/names.hpp"
 #include "pipeline/pipeline.hpp"
 #include "wavg/plan.hpp"
 #include "wavg/provenance.hpp"
@@ -26,32 +32,48 @@ struct Verbosity {
 
 // Adds -v/--verbose (repeatable) and -q/--quiet.
 void add_verbosity(CLI::App& app, Verbosity& v);
-// Binds an enum option to its names: help shows them as a|b|c with the default, and anything else is refused with
-// a plain "'x' is not one of a|b|c" message.
-template <typename Enum>
-CLI::Option* add_choice(CLI::App& app, const std::string& name, Enum& target,
-                        std::vector<std::pair<std::string, Enum>> choices, std::string help) {
+// Binds an enum option to its name table (wavg/names.hpp): help shows the names as a|b|c with the default, the
+// completions offer them, an alias is accepted unlisted, and anything else is refused with a plain "'x' is not one
+// of a|b|c". `target` is the enum, or a std::optional of it for an option without a default.
+template <typename Target, typename Table>
+CLI::Option* add_choice(CLI::App& app, const std::string& name, Target& target, const Table& table,
+                        std::string help) {
+  using Row = std::ranges::range_value_t<Table>;
+  std::vector<Row> rows(std::ranges::begin(table), std::ranges::end(table));
   std::string names;
-  for (const auto& [n, value] : choices) {
-    names += names.empty() ? n : "|" + n;
-    if (value == target) help += " (default: " + n + ")";
+  for (const Row& r : rows) {
+    if (r.alias) continue;
+    names += (names.empty() ? "" : "|") + std::string(r.name);
+    if constexpr (std::is_same_v<Target, std::remove_cv_t<decltype(r.value)>>)
+      if (r.value == target) help += " (default: " + std::string(r.name) + ")";
   }
   return app
       .add_option_function<std::string>(
           name,
-          [&target, choices](const std::string& text) {
-            for (const auto& [n, value] : choices)
-              if (n == text) target = value;
+          [&target, rows](const std::string& text) {
+            for (const Row& r : rows)
+              if (r.name == text) target = r.value;
           },
           help)
       ->type_name(names)
       ->check(
-          [choices, names](const std::string& text) -> std::string {
-            for (const auto& c : choices)
-              if (c.first == text) return "";
+          [rows, names](const std::string& text) -> std::string {
+            for (const Row& r : rows)
+              if (r.name == text) return "";
             return "'" + text + "' is not one of " + names;
           },
           "");
+}
+
+// The enum a choice option sets: Target itself, or T of std::optional<T>.
+template <typename Target> struct ChoiceEnum { using type = Target; };
+template <typename Enum> struct ChoiceEnum<std::optional<Enum>> { using type = Enum; };
+
+// The same for an enum only the command line names (local-sgd's --shard), its table written at the call.
+template <typename Target>
+CLI::Option* add_choice(CLI::App& app, const std::string& name, Target& target,
+                        std::initializer_list<Named<typename ChoiceEnum<Target>::type>> table, std::string help) {
+  return add_choice(app, name, target, std::vector(table), std::move(help));
 }
 
 // Adds --int-policy and --tensors.
@@ -61,15 +83,20 @@ void add_threads(CLI::App& app, int& threads);
 // Applies -j/--threads (0 leaves OpenMP's default: OMP_NUM_THREADS or all cores).
 void apply_threads(int threads);
 
-// Adds --out-dtype (float16, bfloat16, float32 or float64; empty when not given).
-void add_out_dtype(CLI::App& app, std::string& out_dtype);
+// Adds --out-dtype float16|bfloat16|float32|float64 (or f16, bf16, f32, f64; unset when not given).
+void add_out_dtype(CLI::App& app, std::optional<DType>& out_dtype);
+// Returns the name --out-dtype records in the provenance ("" when not given).
+std::string out_dtype_name(const std::optional<DType>& out_dtype);
 
 // Adds --algorithm reduce-scatter|gather and --stats FILE.json, the options of averaging over MPI; returns the
 // first, so a caller can tell whether it was given.
 CLI::Option* add_reduction_options(CLI::App& app, train::Reduction& reduction, std::string& stats);
 
-// Adds --format, its values listed in --help (the writable formats of the registry).
-void add_format(CLI::App& app, std::string& format);
+// Adds the output options: -o/--output (required), --format (its values listed in --help: the registry's writable
+// formats) and -f/--force.
+void add_output(CLI::App& app, std::string& output, std::string& format, bool& force,
+                const std::string& output_help = "Output checkpoint",
+                const std::string& force_help = "Replace an existing output");
 // Adds --include GLOB and --exclude GLOB (repeatable; the plan applies them). add_plan_options adds them too.
 void add_filters(CLI::App& app, PlanOptions& options);
 // Says with -v how many tensors --include / --exclude left out, and their names.
@@ -82,19 +109,25 @@ void add_tf_state(CLI::App& app, bool& tf_state);
 // Refuses (usage error) --tf-state for an output that is not a TensorFlow checkpoint.
 void check_tf_state(bool tf_state, const std::string& format);
 
+// Where the arithmetic runs (--device).
+enum class Device { automatic, cpu, cuda };
+inline constexpr std::array<Named<Device>, 3> k_device_names{
+    {{"auto", Device::automatic}, {"cpu", Device::cpu}, {"cuda", Device::cuda}}};
 // Adds --device auto|cpu|cuda (default: auto).
-void add_device(CLI::App& app, std::string& device);
+void add_device(CLI::App& app, Device& device);
 // Returns the backend --device names: `auto` takes the GPU when one is usable and the job reads at least
 // k_auto_cuda_bytes, else the CPU; -v says which and why. `cuda` without a usable GPU is an error (exit 1).
-std::unique_ptr<Backend> make_backend(const std::string& device, std::uint64_t job_bytes, const Verbosity& v);
+std::unique_ptr<Backend> make_backend(Device device, std::uint64_t job_bytes, const Verbosity& v);
 // Below this many input bytes, copying to the GPU and back costs more than it saves (not yet measured).
 constexpr std::uint64_t k_auto_cuda_bytes = 256ull << 20;
 
 // Returns each input's files (Reader::files()), what its provenance fingerprint covers.
 InputFiles input_files(const std::vector<Reader*>& inputs);
 
-// Parses "1,3,2" into numbers; throws a usage error naming the bad item.
-std::vector<double> parse_weights(const std::string& text);
+// Parses "1,3,2" (the value of `option`) into numbers; throws a usage error naming the option and the bad item.
+std::vector<double> parse_numbers(const std::string& option, const std::string& text);
+// Parses --weights.
+inline std::vector<double> parse_weights(const std::string& text) { return parse_numbers("--weights", text); }
 
 // Prints a note on stderr (progress, what was skipped); `level` 0 prints unless --quiet.
 void note(const Verbosity& v, int level, const std::string& text);

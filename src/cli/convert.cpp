@@ -19,8 +19,8 @@ struct ConvertOptions {
   std::string input;
   std::string output;
   std::string format;
-  std::string out_dtype;
-  std::string device = "auto";
+  std::optional<DType> out_dtype;
+  Device device = Device::automatic;
   int threads = 0;
   bool force = false;
   HashAlgo hash = HashAlgo::xxh3_128;
@@ -41,11 +41,10 @@ int run_convert(const ConvertOptions& o) {
   const std::vector<Reader*> inputs{reader.get()};
   Plan plan = build_plan(inputs, o.plan);
   report_excluded(plan, o.verbosity);
-  const auto out_dtype = o.out_dtype.empty() ? std::nullopt : dtype_from_name(o.out_dtype);
   for (PlanEntry& e : plan.entries)
-    e.action = is_float(e.info.dtype) && out_dtype && *out_dtype != e.info.dtype ? Action::average
-                                                                                 : Action::copy_first;
-  if (out_dtype) set_out_dtype(plan, *out_dtype);
+    e.action = is_float(e.info.dtype) && o.out_dtype && *o.out_dtype != e.info.dtype ? Action::average
+                                                                                     : Action::copy_first;
+  if (o.out_dtype) set_out_dtype(plan, *o.out_dtype);
   std::uint64_t retyped = 0;
   for (const PlanEntry& e : plan.entries)
     if (e.action == Action::average) retyped += e.info.bytes();
@@ -57,7 +56,7 @@ int run_convert(const ConvertOptions& o) {
   check_free_space(o.output, least_output_bytes(out_tensors));
   pipeline::Output out(o.output, format, overwrite,
                        {out_tensors, reader.get(), plan.dropped_from_first,
-                        make_provenance("convert", "copy", input_files({reader.get()}), o.out_dtype, o.hash),
+                        make_provenance("convert", "copy", input_files({reader.get()}), out_dtype_name(o.out_dtype), o.hash),
                         o.tf_state},
                        reader->files());
   engine.run(out.writer());
@@ -75,13 +74,11 @@ int run_convert(const ConvertOptions& o) {
 RunFn setup_convert(CLI::App& app) {
   auto o = std::make_shared<ConvertOptions>();
   app.add_option("input", o->input, "Checkpoint to convert")->required();
-  app.add_option("-o,--output", o->output, "Output checkpoint")->required();
-  add_format(app, o->format);
+  add_output(app, o->output, o->format, o->force);
   add_out_dtype(app, o->out_dtype);
   add_hash(app, o->hash);
   add_tf_state(app, o->tf_state);
   add_filters(app, o->plan);
-  app.add_flag("-f,--force", o->force, "Replace an existing output");
   add_threads(app, o->threads);
   add_device(app, o->device);
   add_verbosity(app, o->verbosity);

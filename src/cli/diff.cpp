@@ -98,10 +98,9 @@ int run_diff(const DiffOptions& o) {
 RunFn setup_diff(CLI::App& app) {
   auto o = std::make_shared<DiffOptions>();
   app.add_option("inputs", o->inputs, "The two checkpoints to compare: A, then B")->required();
-  add_choice(app, "--tensors", o->plan.tensors,
-             {{"strict", TensorMatch::strict}, {"intersection", TensorMatch::intersection}},
+  add_choice(app, "--tensors", o->plan.tensors, k_tensor_match_names,
              "A tensor missing from one input is an error (strict) or left out (intersection)");
-  add_choice(app, "--match", o->plan.match, {{"name", Pairing::name}, {"order", Pairing::order}},
+  add_choice(app, "--match", o->plan.match, k_pairing_names,
              "Pair tensors by full name, or by position with shape and dtype checks");
   add_filters(app, o->plan);
   app.add_flag("--json", o->json, "Print JSON instead of a table");

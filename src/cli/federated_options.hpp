@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <optional>
 #include <string>
 
 #include "wavg/federated.hpp"
@@ -11,17 +12,11 @@
 namespace wavg::cli {
 
 struct FederatedCli {
-  std::string base, state, weight_by, staleness, staleness_fn = "polynomial:a=0.5";
-  FederatedOptions options;
-  // Raw values; whether each was given is read from its CLI::Option when resolving.
-  double trim = 0, server_lr = 0, beta1 = 0, beta2 = 0, tau = 0, mix = 0;
-  int byzantine = 0, select = 0;
-  std::uint64_t seed = 0;
-  CLI::Option *trim_opt = nullptr, *byzantine_opt = nullptr, *select_opt = nullptr, *seed_opt = nullptr,
-              *lr_opt = nullptr, *beta1_opt = nullptr, *beta2_opt = nullptr, *tau_opt = nullptr,
-              *staleness_fn_opt = nullptr, *mix_opt = nullptr;
+  std::string base, state, weight_by, staleness;
+  std::optional<std::string> staleness_fn;  // parsed into options.staleness_fn by resolve()
+  FederatedOptions options;  // the optional values (--trim, --server-lr, ...) are bound to it directly
 
-  // Copies what was given into `options` (has_base, has_state and the optional values).
+  // Completes `options` from what was given (has_base, has_state, the staleness function).
   void resolve();
 };
 

@@ -27,7 +27,7 @@ struct LocalSgdCli {
 
 std::vector<std::size_t> parse_widths(const std::string& text) {
   std::vector<std::size_t> out;
-  for (double v : parse_weights(text)) {
+  for (double v : parse_numbers("--hidden", text)) {
     if (v < 1 || v > 1e6 || v != static_cast<double>(static_cast<std::size_t>(v)))
       fail_usage("--hidden: '" + text + "' is not a comma-separated list of layer widths");
     out.push_back(static_cast<std::size_t>(v));

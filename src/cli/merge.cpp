@@ -25,8 +25,8 @@ struct MergeOptions {
   std::string output;
   std::string weights;
   std::string format;
-  std::string out_dtype;
-  std::string device = "auto";
+  std::optional<DType> out_dtype;
+  Device device = Device::automatic;
   std::string eval;
   PlanOptions plan;
   bool force = false;
@@ -141,7 +141,7 @@ int run_merge(MergeOptions& o) {
   const std::vector<double> weights = input_weights(o, inputs);
   Plan plan = build_plan(inputs, o.plan);
   if (!aligned.readers.empty()) check_aligned_plan(plan, aligned);
-  if (!o.out_dtype.empty()) set_out_dtype(plan, *dtype_from_name(o.out_dtype));
+  if (o.out_dtype) set_out_dtype(plan, *o.out_dtype);
   auto base = fed.has_base ? open_reader(o.fed.base) : nullptr;
   const std::vector<std::size_t> base_source = base ? match_base(plan, *base) : std::vector<std::size_t>{};
   auto state = fed.has_state ? std::make_unique<ServerState>(o.fed.state, pipeline::open_if_exists(o.fed.state),
@@ -165,7 +165,7 @@ int run_merge(MergeOptions& o) {
   pipeline::Output out(o.output, format, overwrite,
                        {out_tensors, readers.front().get(), plan.dropped_from_first,
                         make_provenance("merge", method->describe() + sequence_note(o.seq), input_files(pipeline::raw(readers)),
-                                        o.out_dtype, o.hash),
+                                        out_dtype_name(o.out_dtype), o.hash),
                         o.tf_state},
                        protected_files(o, pipeline::raw(readers), base.get()));
   std::optional<pipeline::Output> state_out;
@@ -190,14 +190,12 @@ int run_merge(MergeOptions& o) {
 RunFn setup_merge(CLI::App& app) {
   auto o = std::make_shared<MergeOptions>();
   app.add_option("inputs", o->inputs, "Checkpoints to merge (two or more; one or more with --base)")->required();
-  app.add_option("-o,--output", o->output, "Output checkpoint")->required();
+  add_output(app, o->output, o->format, o->force);
   app.add_option("-w,--weights", o->weights, "Comma-separated weights, one per input, normalised by their sum")
       ->type_name("LIST");
-  add_format(app, o->format);
   add_out_dtype(app, o->out_dtype);
   add_hash(app, o->hash);
   add_tf_state(app, o->tf_state);
-  app.add_flag("-f,--force", o->force, "Replace an existing output");
   add_plan_options(app, o->plan);
   add_federated_options(app, o->fed);
   add_task_options(app, o->task);

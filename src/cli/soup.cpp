@@ -26,7 +26,7 @@ struct SoupOptions {
   std::string output;
   std::string eval;
   std::string format;
-  std::string out_dtype;
+  std::optional<DType> out_dtype;
   PlanOptions plan;
   bool force = false;
   HashAlgo hash = HashAlgo::xxh3_128;
@@ -60,7 +60,7 @@ void write_average(const SoupOptions& o, const std::vector<std::string>& paths, 
   const auto readers = pipeline::open_inputs(paths);
   const std::vector<Reader*> inputs = pipeline::raw(readers);
   Plan plan = build_plan(inputs, o.plan);
-  if (!o.out_dtype.empty()) set_out_dtype(plan, *dtype_from_name(o.out_dtype));
+  if (o.out_dtype) set_out_dtype(plan, *o.out_dtype);
   auto backend = make_cpu_backend();
   auto method = make_weighted_mean(*backend, {});
   Engine engine(plan, inputs, *method, *backend);
@@ -131,7 +131,7 @@ int run_soup(SoupOptions& o) {
     }
   }
   record += "; soup " + names(soup) + ")";
-  write_average(o, soup, o.output, format, make_provenance("soup", record, soup, o.out_dtype, o.hash));
+  write_average(o, soup, o.output, format, make_provenance("soup", record, soup, out_dtype_name(o.out_dtype), o.hash));
   if (!o.verbosity.quiet)
     std::printf("soup of %zu: %s (score %s) into %s\n", soup.size(), names(soup).c_str(), score_text(best).c_str(),
                 o.output.c_str());
@@ -143,15 +143,13 @@ int run_soup(SoupOptions& o) {
 RunFn setup_soup(CLI::App& app) {
   auto o = std::make_shared<SoupOptions>();
   app.add_option("inputs", o->inputs, "Checkpoints to choose from (two or more)")->required();
-  app.add_option("-o,--output", o->output, "Output checkpoint")->required();
+  add_output(app, o->output, o->format, o->force);
   app.add_option("--eval", o->eval,
                  "Evaluation command, run by /bin/sh with {model} replaced by a checkpoint's path; the last line "
                  "of its output is the score, higher is better")
       ->required();
-  app.add_option("--format", o->format, "Output format (default: from the output's extension)");
   add_out_dtype(app, o->out_dtype);
   add_hash(app, o->hash);
-  app.add_flag("-f,--force", o->force, "Replace an existing output");
   add_plan_options(app, o->plan);
   add_threads(app, o->threads);
   add_verbosity(app, o->verbosity);

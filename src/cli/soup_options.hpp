@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,8 +15,7 @@
 namespace wavg::cli {
 
 struct TaskCli {
-  double lambda = 1, density = 0, t = 0;
-  CLI::Option *lambda_opt = nullptr, *density_opt = nullptr, *t_opt = nullptr;
+  std::optional<double> lambda, density, t;
 
   // Returns the task options from these, the federated ones (--method, --base, --seed) and the input weights.
   TaskOptions resolve(const FederatedOptions& fed, std::vector<double> weights) const;
@@ -26,6 +26,6 @@ void add_task_options(CLI::App& app, TaskCli& t);
 
 // Returns the backend a task-vector method runs on: the CPU, which alone has its kernels; -v says so, and why when
 // --device asked for another.
-std::unique_ptr<Backend> task_backend(const std::string& device, const Verbosity& v);
+std::unique_ptr<Backend> task_backend(Device device, const Verbosity& v);
 
 }  // namespace wavg::cli

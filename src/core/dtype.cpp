@@ -42,6 +42,7 @@ const DTypeRow& row(DType t) {
 
 std::size_t dtype_size(DType t) { return row(t).size; }
 std::string_view dtype_name(DType t) { return row(t).name; }
+std::string_view dtype_short_name(DType t) { return row(t).short_name; }
 
 std::optional<DType> dtype_from_name(std::string_view name) {
   for (const auto& r : k_dtypes)

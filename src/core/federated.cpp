@@ -25,16 +25,8 @@ constexpr std::uint64_t k_sub = 1 << 18;
 
 enum class Pass { norms, distances };
 
-const char* optimizer_name(ServerOptKind k) {
-  switch (k) {
-    case ServerOptKind::none: return "none";
-    case ServerOptKind::sgd: return "sgd";
-    case ServerOptKind::momentum: return "momentum";
-    case ServerOptKind::adam: return "adam";
-    case ServerOptKind::yogi: return "yogi";
-    case ServerOptKind::adagrad: return "adagrad";
-  }
-  return "?";
+std::string optimizer_name(ServerOptKind k) {
+  return k == ServerOptKind::none ? "none" : std::string(name_of(k_server_opt_names, k));
 }
 
 std::string list_inputs(const std::vector<std::size_t>& picked) {
@@ -89,7 +81,7 @@ class Federated final : public FederatedMethod {
     if (!m_o.staleness.empty()) s += ", staleness-weighted";
     if (m_o.privacy.clip > 0) s += ", clipped";
     if (m_sigma > 0) s += ", noised";
-    if (m_o.server.kind != ServerOptKind::none) s += ", server " + std::string(optimizer_name(m_o.server.kind));
+    if (m_o.server.kind != ServerOptKind::none) s += ", server " + optimizer_name(m_o.server.kind);
     return s;
   }
 

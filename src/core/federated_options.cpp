@@ -12,18 +12,6 @@ namespace wavg {
 
 namespace {
 
-const char* aggregator_option(Aggregator a) {
-  switch (a) {
-    case Aggregator::mean: return "mean";
-    case Aggregator::median: return "median";
-    case Aggregator::trimmed_mean: return "trimmed-mean";
-    case Aggregator::krum: return "krum";
-    case Aggregator::multi_krum: return "multi-krum";
-    case Aggregator::geometric_median: return "geometric-median";
-    default: return task_method_name(a);
-  }
-}
-
 void need_inputs(std::size_t inputs, std::size_t least, const std::string& why) {
   if (inputs < least)
     fail_usage(why + " needs at least " + std::to_string(least) + " inputs, got " + std::to_string(inputs));
@@ -36,7 +24,7 @@ void check_finite(const char* option, double v, double lo, bool lo_open, double 
 
 void validate_robust(const FederatedOptions& o, std::size_t n) {
   const RobustOptions& r = o.robust;
-  const std::string m = std::string("--method ") + aggregator_option(r.method);
+  const std::string m = "--method " + std::string(name_of(k_aggregator_names, r.method));
   const bool weighted = !o.weights.empty();
   if (r.trim && r.method != Aggregator::trimmed_mean) fail_usage("--trim only applies to --method trimmed-mean");
   const bool krum_family = r.method == Aggregator::krum || r.method == Aggregator::multi_krum;
@@ -93,7 +81,7 @@ void validate_privacy(const FederatedOptions& o, std::size_t) {
     if (p.clip == 0) fail_usage("--noise-multiplier needs --clip: the noise is scaled to the clipping norm");
     if (o.robust.method != Aggregator::mean)
       fail_usage("--noise-multiplier is calibrated for the mean (sensitivity C/n) and cannot be used with --method " +
-                 std::string(aggregator_option(o.robust.method)));
+                 std::string(name_of(k_aggregator_names, o.robust.method)));
     if (!o.weights.empty())
       fail_usage("--noise-multiplier is calibrated for the unweighted mean (sensitivity C/n); drop the weights");
   } else if (p.seed) {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <limits>
 #include <utility>
@@ -15,30 +16,52 @@
 
 namespace wavg {
 
-int open_regular_file(const std::string& path, FollowLinks follow) {
+namespace {
+constexpr const char* k_symbolic_link = "is a symbolic link";
+}  // namespace
+
+int try_open_regular_file(const std::string& path, FollowLinks follow, std::string& why) {
   int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK;
   if (follow == FollowLinks::no) flags |= O_NOFOLLOW;
   const int fd = ::open(path.c_str(), flags);
   if (fd < 0) {
-    if (errno == ELOOP && follow == FollowLinks::no) fail(path, "is a symbolic link (refused)");
-    fail(path, std::strerror(errno));
+    why = errno == ELOOP && follow == FollowLinks::no ? k_symbolic_link : std::strerror(errno);
+    return -1;
   }
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
-    const int e = errno;
+    why = std::strerror(errno);
     ::close(fd);
-    fail(path, std::strerror(e));
+    return -1;
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    fail(path, S_ISDIR(st.st_mode)    ? "is a directory"
-               : S_ISFIFO(st.st_mode) ? "is a FIFO, not a regular file"
-               : S_ISSOCK(st.st_mode) ? "is a socket, not a regular file"
-                                      : "is a device, not a regular file");
+    why = S_ISDIR(st.st_mode)    ? "is a directory"
+          : S_ISFIFO(st.st_mode) ? "is a FIFO, not a regular file"
+          : S_ISSOCK(st.st_mode) ? "is a socket, not a regular file"
+                                 : "is a device, not a regular file";
+    return -1;
   }
   // O_NONBLOCK only mattered for the open itself; reads of a regular file ignore it, but say what we mean.
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   return fd;
+}
+
+int open_regular_file(const std::string& path, FollowLinks follow) {
+  std::string why;
+  const int fd = try_open_regular_file(path, follow, why);
+  if (fd < 0) fail(path, why == k_symbolic_link ? why + " (refused)" : why);
+  return fd;
+}
+
+void require_regular_file(const std::string& path) { ::close(open_regular_file(path)); }
+
+std::string resolved_path_of(int fd) {
+  char buf[PATH_MAX + 1];
+  const std::string link = "/proc/self/fd/" + std::to_string(fd);
+  const ssize_t n = ::readlink(link.c_str(), buf, PATH_MAX);
+  if (n <= 0) return "";
+  return std::string(buf, static_cast<std::size_t>(n));
 }
 
 MappedFile::MappedFile(std::string path, FollowLinks follow) : m_path(std::move(path)) {

@@ -22,18 +22,6 @@ bool is_task_method(Aggregator a) {
   }
 }
 
-const char* task_method_name(Aggregator a) {
-  switch (a) {
-    case Aggregator::task_arithmetic: return "task-arithmetic";
-    case Aggregator::ties: return "ties";
-    case Aggregator::dare_linear: return "dare-linear";
-    case Aggregator::dare_ties: return "dare-ties";
-    case Aggregator::slerp: return "slerp";
-    case Aggregator::model_stock: return "model-stock";
-    default: return "?";
-  }
-}
-
 namespace {
 
 void refuse_if(bool given, const std::string& option, const std::string& method) {
@@ -49,7 +37,7 @@ std::string parameter_text(double v) {
 }
 
 void validate_task(const TaskOptions& o, const FederatedOptions& f, std::size_t inputs) {
-  const std::string m = task_method_name(o.method);
+  const std::string m(name_of(k_aggregator_names, o.method));
   const bool sparsifies = o.method == Aggregator::ties || o.method == Aggregator::dare_linear ||
                           o.method == Aggregator::dare_ties;
   const bool dare = o.method == Aggregator::dare_linear || o.method == Aggregator::dare_ties;

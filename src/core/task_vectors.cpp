@@ -56,7 +56,7 @@ class TaskVectors final : public Method {
   }
 
   std::string describe() const override {
-    std::string s = task_method_name(m_o.method);
+    std::string s(name_of(k_aggregator_names, m_o.method));
     if (m_o.density) s += ", density " + parameter_text(*m_o.density);
     if (m_params.sparsify == Sparsify::random) s += ", seed " + std::to_string(m_params.seed);
     s += ", lambda " + parameter_text(m_params.lambda);

@@ -36,7 +36,6 @@
 
 namespace wavg::train {
 
-const char* reduction_name(Reduction r) { return r == Reduction::gather ? "gather" : "reduce-scatter"; }
 
 #if WAVG_HAVE_MPI
 
@@ -154,7 +153,7 @@ void write_stats(const std::string& path, const CommStats& mine, Reduction reduc
                         {"messages", all_counts[4 * r + 2]},
                         {"comm_seconds", all_seconds[2 * r]},
                         {"compute_seconds", all_seconds[2 * r + 1]}});
-  const nlohmann::json j = {{"algorithm", reduction_name(reduction)},
+  const nlohmann::json j = {{"algorithm", std::string(name_of(k_reduction_names, reduction))},
                             {"ranks", ranks},
                             {"averaged_bytes", mine.averaged_bytes},
                             {"per_rank", per_rank}};

@@ -4,16 +4,20 @@
 // bit-identical to the single-process engine. The statistics each rank keeps are written by write_stats.
 // Usable only in a build with WAVG_MPI (mpi.cpp refuses every entry point otherwise).
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "wavg/atomic_file.hpp"
 #include "wavg/method.hpp"
+#include "wavg/names.hpp"
 
 namespace wavg::train {
 
 enum class Reduction { reduce_scatter, gather };
+inline constexpr std::array<Named<Reduction>, 2> k_reduction_names{
+    {{"reduce-scatter", Reduction::reduce_scatter}, {"gather", Reduction::gather}}};
 
 // What one rank did to average: bytes it handed to and got from other ranks (its own share, which MPI copies
 // locally, is not counted), the point-to-point messages those amount to, and where the time went.
@@ -42,9 +46,6 @@ class MpiReducer {
   std::vector<double> m_buffer;  // received values, one 8-byte-aligned slot per rank
   std::uint64_t m_turn = 0;      // rotates which rank owns the larger shares of an uneven split
 };
-
-// Returns the name --algorithm uses for `r`.
-const char* reduction_name(Reduction r);
 
 // Collects every rank's statistics on rank 0, which writes them to `path` as JSON. Every rank must call it.
 void write_stats(const std::string& path, const CommStats& mine, Reduction reduction, Overwrite overwrite);

@@ -91,10 +91,10 @@ TEST_CASE("cuda elements: norms, distances, combinations and order statistics ma
     dispatch(t, [&]<DType T>() {
       for (std::uint64_t r = 0; r < chunks; ++r) {
         const std::uint64_t begin = r * cuda::k_reduce_chunk, end = std::min(b.count, begin + cuda::k_reduce_chunk);
-        for (std::uint32_t k = 0; k < 5; ++k) got[k] += cuda::sum_squares_chunk<T>(g, k, begin, end);
+        for (std::uint32_t k = 0; k < 5; ++k) got[k] += sum_squares_chunk(cuda::Strided<T>{g}, k, begin, end);
         for (std::uint32_t j = 0; j < 5; ++j)
           for (std::uint32_t l = j + 1; l < 5; ++l)
-            dgot[j * 5 + l] += cuda::sq_distance_chunk<T>(g, scales.data(), j, l, begin, end);
+            dgot[j * 5 + l] += sq_distance_chunk(cuda::Strided<T>{g}, scales.data(), j, l, begin, end);
       }
     });
     for (std::uint32_t j = 0; j < 5; ++j)
@@ -105,7 +105,7 @@ TEST_CASE("cuda elements: norms, distances, combinations and order statistics ma
     std::vector<double> ewant(b.count), egot(b.count);
     cpu->update_combine(c, coeffs.data(), 1.0, ewant.data());
     dispatch(t, [&]<DType T>() {
-      for (std::uint64_t i = 0; i < b.count; ++i) egot[i] = cuda::combine_element<T>(g, coeffs.data(), 1.0, i);
+      for (std::uint64_t i = 0; i < b.count; ++i) egot[i] = combine_element(cuda::Strided<T>{g}, coeffs.data(), 1.0, i);
     });
     CHECK(std::memcmp(ewant.data(), egot.data(), b.count * sizeof(double)) == 0);
 
@@ -114,7 +114,7 @@ TEST_CASE("cuda elements: norms, distances, combinations and order statistics ma
       cuda::Valued v[5];
       dispatch(t, [&]<DType T>() {
         for (std::uint64_t i = 0; i < b.count; ++i)
-          egot[i] = cuda::order_statistic_element<T>(g, scales.data(), weights.data(), stat, trim, i, v);
+          egot[i] = order_statistic_element(cuda::Strided<T>{g}, scales.data(), weights.data(), stat, trim, i, v);
       });
       CHECK(std::memcmp(ewant.data(), egot.data(), b.count * sizeof(double)) == 0);
     }

@@ -17,12 +17,16 @@ constexpr std::uint64_t k_parallel_threshold = 1 << 15;
 using wavg::load;
 using wavg::Storage;
 using wavg::store;
+using wavg::update_at;
 
-// The update u[i] = x[i] - base[i] (x[i] itself when base is null) of a float array of dtype T, as double.
-template <DType T> inline double update_at(const void* x, const void* base, std::uint64_t i) {
-  const double v = load<T>(x, i);
-  return base ? v - load<T>(base, i) : v;
-}
+// The federated formulas' accessor (element_math.hpp) over a block's N inputs of dtype T, one pointer each.
+template <DType T> struct Updates {
+  const void* const* data;
+  const void* base;
+  std::uint32_t count;
+  std::uint32_t n() const { return count; }
+  double update(std::uint32_t k, std::uint64_t i) const { return update_at<T>(data[k], base, i); }
+};
 
 // Calls f.template operator()<T>() for the floating-point dtype t.
 template <class F> void dispatch_float(DType t, F&& f) {

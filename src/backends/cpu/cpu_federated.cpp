@@ -26,19 +26,13 @@ void update_sum_squares(const BlockInputs& in, double* sums) {
   const std::int64_t chunks = chunk_count(in.count);
   std::vector<double> partial(static_cast<std::size_t>(chunks) * n, 0.0);
   dispatch_float(in.dtype, [&]<DType T>() {
-    const void* const* data = in.data.data();
+    const Updates<T> u{in.data.data(), in.base, static_cast<std::uint32_t>(n)};
 #pragma omp parallel for schedule(static) if (in.count >= k_parallel_threshold)
     for (std::int64_t c = 0; c < chunks; ++c) {
       const std::uint64_t begin = static_cast<std::uint64_t>(c) * k_reduce_chunk;
       const std::uint64_t end = std::min(in.count, begin + k_reduce_chunk);
-      for (std::size_t k = 0; k < n; ++k) {
-        double acc = 0;
-        for (std::uint64_t i = begin; i < end; ++i) {
-          const double u = update_at<T>(data[k], in.base, i);
-          acc += u * u;
-        }
-        partial[static_cast<std::size_t>(c) * n + k] = acc;
-      }
+      for (std::uint32_t k = 0; k < n; ++k)
+        partial[static_cast<std::size_t>(c) * n + k] = sum_squares_chunk(u, k, begin, end);
     }
   });
   for (std::int64_t c = 0; c < chunks; ++c)
@@ -59,13 +53,11 @@ void update_sq_distances(const BlockInputs& in, const double* scales, double* di
         double* d = partial.data() + static_cast<std::size_t>(c) * n * n;
         const std::uint64_t begin = static_cast<std::uint64_t>(c) * k_reduce_chunk;
         const std::uint64_t end = std::min(in.count, begin + k_reduce_chunk);
+        // sq_distance_chunk's sums, element by element for all pairs at once: each update is read once.
         for (std::uint64_t i = begin; i < end; ++i) {
           for (std::size_t k = 0; k < n; ++k) y[k] = scales[k] * update_at<T>(data[k], in.base, i);
           for (std::size_t j = 0; j < n; ++j)
-            for (std::size_t l = j + 1; l < n; ++l) {
-              const double diff = y[j] - y[l];
-              d[j * n + l] += diff * diff;
-            }
+            for (std::size_t l = j + 1; l < n; ++l) d[j * n + l] += sq_distance_term(y[j], y[l]);
         }
       }
     }
@@ -83,13 +75,11 @@ void update_combine(const BlockInputs& in, const double* coeffs, double divisor,
   const std::size_t n = in.data.size();
   const auto count = static_cast<std::int64_t>(in.count);
   dispatch_float(in.dtype, [&]<DType T>() {
-    const void* const* data = in.data.data();
+    const Updates<T> u{in.data.data(), in.base, static_cast<std::uint32_t>(n)};
 #pragma omp parallel for schedule(static) if (in.count >= k_parallel_threshold)
     for (std::int64_t s = 0; s < count; ++s) {
       const auto i = static_cast<std::uint64_t>(s);
-      double acc = 0;
-      for (std::size_t k = 0; k < n; ++k) acc += coeffs[k] * update_at<T>(data[k], in.base, i);
-      out[i] = acc / divisor;
+      out[i] = combine_element(u, coeffs, divisor, i);
     }
   });
 }
@@ -136,13 +126,8 @@ void plain_order_statistic(const BlockInputs& in, const double* scales, OrderSta
       const auto i = static_cast<std::uint64_t>(s);
       for (std::size_t k = 0; k < n; ++k) v[k] = scales[k] * update_at<T>(data[k], in.base, i);
       sort_doubles(v.data(), n);
-      if (stat == OrderStat::median) {
-        out[i] = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-      } else {
-        double acc = 0;
-        for (std::size_t k = trim; k < n - trim; ++k) acc += v[k];
-        out[i] = acc / static_cast<double>(n - 2 * trim);
-      }
+      if (stat == OrderStat::median) out[i] = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+      else out[i] = trimmed_mean(v.data(), static_cast<std::uint32_t>(n), trim, [](double x) { return x; });
     }
   }
 }
@@ -157,26 +142,14 @@ void update_order_statistic(const BlockInputs& in, const double* scales, const d
   const bool plain = plain_order(weights, n, stat);
   dispatch_float(in.dtype, [&]<DType T>() {
     if (plain) return plain_order_statistic<T>(in, scales, stat, trim, out);
-    const void* const* data = in.data.data();
+    const Updates<T> u{in.data.data(), in.base, static_cast<std::uint32_t>(n)};
 #pragma omp parallel if (in.count >= k_parallel_threshold)
     {
       std::vector<Valued> v(n);  // per thread, outside the element loop
 #pragma omp for schedule(static)
       for (std::int64_t s = 0; s < count; ++s) {
         const auto i = static_cast<std::uint64_t>(s);
-        std::uint32_t m = 0;
-        for (std::uint32_t k = 0; k < n; ++k) {
-          if (stat == OrderStat::median && !(weights[k] > 0)) continue;  // a zero weight takes no part
-          v[m++] = {scales[k] * update_at<T>(data[k], in.base, i), weights[k], k};
-        }
-        sort_values(v.data(), m);
-        if (stat == OrderStat::median) {
-          out[i] = weighted_median(v.data(), m);
-        } else {
-          double acc = 0;
-          for (std::size_t k = trim; k < n - trim; ++k) acc += v[k].value;
-          out[i] = acc / static_cast<double>(n - 2 * trim);
-        }
+        out[i] = order_statistic_element(u, scales, weights, stat, trim, i, v.data());
       }
     }
   });

@@ -45,7 +45,7 @@ template <DType T> __global__ void sum_squares_kernel(Inputs in, std::uint64_t c
     const auto k = static_cast<std::uint32_t>(w % in.n);
     const std::uint64_t begin = r * k_reduce_chunk;
     const std::uint64_t end = begin + k_reduce_chunk < count ? begin + k_reduce_chunk : count;
-    partial[w] = sum_squares_chunk<T>(in, k, begin, end);
+    partial[w] = sum_squares_chunk(Strided<T>{in}, k, begin, end);
   }
 }
 
@@ -60,13 +60,14 @@ __global__ void sq_distances_kernel(Inputs in, std::uint64_t count, const double
     if (j >= l) continue;
     const std::uint64_t begin = r * k_reduce_chunk;
     const std::uint64_t end = begin + k_reduce_chunk < count ? begin + k_reduce_chunk : count;
-    partial[w] = sq_distance_chunk<T>(in, scales, j, l, begin, end);
+    partial[w] = sq_distance_chunk(Strided<T>{in}, scales, j, l, begin, end);
   }
 }
 
 template <DType T>
 __global__ void combine_kernel(Inputs in, std::uint64_t count, const double* coeffs, double divisor, double* out) {
-  for (std::uint64_t i = first_index(); i < count; i += grid_step()) out[i] = combine_element<T>(in, coeffs, divisor, i);
+  for (std::uint64_t i = first_index(); i < count; i += grid_step())
+    out[i] = combine_element(Strided<T>{in}, coeffs, divisor, i);
 }
 
 template <DType T>
@@ -74,7 +75,7 @@ __global__ void order_statistic_kernel(Inputs in, std::uint64_t count, const dou
                                        OrderStat stat, std::uint32_t trim, double* out) {
   Valued v[k_max_sort_inputs];
   for (std::uint64_t i = first_index(); i < count; i += grid_step())
-    out[i] = order_statistic_element<T>(in, scales, weights, stat, trim, i, v);
+    out[i] = order_statistic_element(Strided<T>{in}, scales, weights, stat, trim, i, v);
 }
 
 __global__ void noise_kernel(double* values, std::uint64_t count, double sigma, std::uint64_t seed,

@@ -1,0 +1,43 @@
+#pragma once
+// The part of a reader whose tensors lie whole, contiguous and in native byte order in one mapped file (safetensors,
+// MXNet NDArray lists): read, view, release and prefetch from each tensor's file offset, so such a codec is its
+// parsing and nothing else. The codec checks every offset and length against the file before add_tensor().
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "wavg/format.hpp"
+#include "wavg/mapped_file.hpp"
+
+namespace wavg {
+
+class MappedTensorsReader : public Reader {
+ public:
+  MappedTensorsReader(const MappedTensorsReader&) = delete;
+  MappedTensorsReader& operator=(const MappedTensorsReader&) = delete;
+
+  const std::string& path() const override { return m_file.path(); }
+  const std::vector<TensorInfo>& tensors() const override { return m_tensors; }
+  void read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) override;
+  const void* view(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
+  void release(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
+  void prefetch(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
+
+ protected:
+  // Maps `path` (Error, exit 1, when it is no regular file or cannot be mapped).
+  explicit MappedTensorsReader(std::string path) : m_file(std::move(path)) {}
+  // Adds a tensor whose element 0 lies at byte `at` of the file.
+  void add_tensor(TensorInfo tensor, std::uint64_t at);
+
+  MappedFile m_file;
+  std::vector<TensorInfo> m_tensors;
+
+ private:
+  // The file offset of element `offset` of tensor `index`.
+  std::uint64_t file_offset(std::size_t index, std::uint64_t offset) const;
+
+  std::vector<std::uint64_t> m_begin;  // per tensor, the file offset of its element 0
+};
+
+}  // namespace wavg
