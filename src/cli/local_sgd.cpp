@@ -35,6 +35,23 @@ std::vector<std::size_t> parse_widths(const std::string& text) {
   return out;
 }
 
+// Hierarchical local SGD: G consecutive workers per group (G divides K, as PyTorch's subgroups require) and a
+// global period that is a whole number of local phases.
+void check_groups(const LocalSgdCli& c) {
+  const LocalSgdOptions& o = c.o;
+  if ((o.group_size == 0) != (o.group_period == 0)) fail_usage("give --group-size and --group-period together");
+  if (o.group_size == 0) return;
+  if (!o.train_cmd.empty() || o.mode != Mode::local)
+    fail_usage("--group-size averages the built-in trainer's workers in --mode local");
+  if (o.local_epochs > 0) fail_usage("--group-period counts steps: give --period, not --local-epochs");
+  if (o.workers % o.group_size != 0 || o.group_size == o.workers)
+    fail_usage("--group-size " + std::to_string(o.group_size) + " must divide --workers " +
+               std::to_string(o.workers) + " into two or more groups");
+  if (o.group_period % o.period != 0 || o.group_period == o.period)
+    fail_usage("--group-period " + std::to_string(o.group_period) + " must be a multiple of --period " +
+               std::to_string(o.period) + " larger than it");
+}
+
 void check(const LocalSgdCli& c) {
   const LocalSgdOptions& o = c.o;
   if (o.train_cmd.empty() == o.data.empty()) fail_usage("give either --data (built-in trainer) or --train-cmd");
@@ -48,6 +65,7 @@ void check(const LocalSgdCli& c) {
     fail_usage(c.stats + " already exists (use --force to replace it)");
   if (o.min_workers > o.workers) fail_usage("--min-workers is larger than --workers");
   if (o.period == 0) fail_usage("--period must be at least 1");
+  check_groups(c);
   if (!(o.lr > 0)) fail_usage("--lr must be positive");
   if (!(o.momentum >= 0 && o.momentum < 1)) fail_usage("--momentum must be in [0, 1)");
   if (!(o.test_fraction >= 0 && o.test_fraction < 1)) fail_usage("--test-fraction must be in [0, 1)");
@@ -105,6 +123,11 @@ RunFn setup_local_sgd(CLI::App& app) {
   app.add_option("--hidden", c->hidden, "Hidden layer widths of the MLP")->default_str("64,32");
   app.add_option("--workers", o.workers, "Number of workers K")->check(CLI::Range(1, 4096))->default_str("4");
   app.add_option("--period", o.period, "Local steps H between averages")->default_str("8");
+  app.add_option("--group-size", o.group_size, "Hierarchical: also average within groups of G consecutive workers")
+      ->type_name("G")
+      ->check(CLI::Range(1, 4096));
+  app.add_option("--group-period", o.group_period, "Hierarchical: steps P between averages over all workers")
+      ->type_name("P");
   app.add_option("--local-epochs", o.local_epochs, "Local steps per round as passes over a shard (overrides --period)");
   app.add_option("--rounds", o.rounds, "Rounds R to run in all (counting those before a --resume)")
       ->default_str("50");

@@ -38,6 +38,16 @@ namespace wavg::train {
 
 const char* reduction_name(Reduction r) { return r == Reduction::gather ? "gather" : "reduce-scatter"; }
 
+CommStats& CommStats::operator+=(const CommStats& o) {
+  bytes_sent += o.bytes_sent;
+  bytes_received += o.bytes_received;
+  messages += o.messages;
+  averaged_bytes += o.averaged_bytes;
+  comm_seconds += o.comm_seconds;
+  compute_seconds += o.compute_seconds;
+  return *this;
+}
+
 #if WAVG_HAVE_MPI
 
 namespace {
@@ -53,8 +63,20 @@ double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::
 
 }  // namespace
 
+int MpiReducer::comm_size() const {
+  int s = 1;
+  MPI_Comm_size(m_comm, &s);
+  return s;
+}
+
+int MpiReducer::comm_rank() const {
+  int r = 0;
+  MPI_Comm_rank(m_comm, &r);
+  return r;
+}
+
 void MpiReducer::average(const PlanEntry& entry, const void* src, void* dst, std::uint64_t count, Method& method) {
-  const std::uint64_t elem = dtype_size(entry.info.dtype), ranks = static_cast<std::uint64_t>(mpi_size());
+  const std::uint64_t elem = dtype_size(entry.info.dtype), ranks = static_cast<std::uint64_t>(comm_size());
   const std::uint64_t per_rank = std::max<std::uint64_t>(1, k_chunk_bytes / elem);
   const std::uint64_t step = m_reduction == Reduction::gather
                                  ? per_rank
@@ -72,12 +94,12 @@ void MpiReducer::average(const PlanEntry& entry, const void* src, void* dst, std
 void MpiReducer::gather_chunk(const PlanEntry& entry, std::uint64_t off, const char* src, char* dst,
                               std::uint64_t n, Method& method) {
   const std::uint64_t elem = dtype_size(entry.info.dtype), bytes = n * elem, words = (bytes + 7) / 8;
-  const int ranks = mpi_size();
+  const int ranks = comm_size();
   m_buffer.resize(words * static_cast<std::size_t>(ranks));
   auto t = Clock::now();
   // Each rank's chunk lands at a multiple of 8 bytes, so any dtype is aligned.
   MPI_Allgather(src, static_cast<int>(bytes), MPI_BYTE, m_buffer.data(), static_cast<int>(words * 8), MPI_BYTE,
-                MPI_COMM_WORLD);
+                m_comm);
   m_stats.comm_seconds += since(t);
   const auto others = static_cast<std::uint64_t>(ranks - 1);
   m_stats.bytes_sent += bytes * others;
@@ -94,7 +116,7 @@ void MpiReducer::gather_chunk(const PlanEntry& entry, std::uint64_t off, const c
 void MpiReducer::scatter_chunk(const PlanEntry& entry, std::uint64_t off, const char* src, char* dst,
                                std::uint64_t n, Method& method) {
   const std::uint64_t elem = dtype_size(entry.info.dtype);
-  const int ranks = mpi_size(), me = mpi_rank();
+  const int ranks = comm_size(), me = comm_rank();
   const auto k = static_cast<std::uint64_t>(ranks);
   // Piece j is elements [n*j/K, n*(j+1)/K); rank r owns piece (r + turn) mod K.
   std::vector<int> begin(k), size(k);
@@ -114,7 +136,7 @@ void MpiReducer::scatter_chunk(const PlanEntry& entry, std::uint64_t off, const 
 
   auto t = Clock::now();
   MPI_Alltoallv(src, size.data(), begin.data(), MPI_BYTE, m_buffer.data(), recv_size.data(), recv_at.data(),
-                MPI_BYTE, MPI_COMM_WORLD);
+                MPI_BYTE, m_comm);
   m_stats.comm_seconds += since(t);
 
   t = Clock::now();
@@ -127,7 +149,7 @@ void MpiReducer::scatter_chunk(const PlanEntry& entry, std::uint64_t off, const 
   m_stats.compute_seconds += since(t);
 
   t = Clock::now();
-  MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, dst, size.data(), begin.data(), MPI_BYTE, MPI_COMM_WORLD);
+  MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, dst, size.data(), begin.data(), MPI_BYTE, m_comm);
   m_stats.comm_seconds += since(t);
 
   const auto chunk = n * elem, own = static_cast<std::uint64_t>(size[mine]);

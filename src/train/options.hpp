@@ -32,6 +32,11 @@ struct LocalSgdOptions {
   // Rounds.
   std::size_t workers = 4;
   std::uint64_t period = 8;
+  // Hierarchical local SGD (PyTorch's HierarchicalModelAverager): with group_size G > 0, workers average within
+  // groups of G consecutive workers every `period` steps and across all workers every `group_period` steps, so a
+  // round is group_period / period local phases, the last ending in the global average.
+  std::size_t group_size = 0;
+  std::uint64_t group_period = 0;
   std::uint64_t local_epochs = 0;  // >0: period = epochs * batches per shard
   std::uint64_t rounds = 50;
   std::uint64_t warmup_steps = 0;
