@@ -8,6 +8,7 @@
 #include "train/driver.hpp"
 #include "train/mpi.hpp"
 #include "wavg/error.hpp"
+#include "wavg/federated.hpp"
 
 namespace wavg::cli {
 
@@ -22,6 +23,8 @@ struct LocalSgdCli {
   Reduction reduction = Reduction::reduce_scatter;
   std::string stats;
   CLI::Option* algorithm = nullptr;
+  CLI::Option* round_timeout = nullptr;
+  CLI::Option* staleness_fn = nullptr;
   Verbosity verbosity;
 };
 
@@ -66,6 +69,13 @@ void check(const LocalSgdCli& c) {
   if (o.min_workers > o.workers) fail_usage("--min-workers is larger than --workers");
   if (o.period == 0) fail_usage("--period must be at least 1");
   check_groups(c);
+  if (c.staleness_fn->count() > 0 && c.round_timeout->count() == 0)
+    fail_usage("--staleness-fn weights late workers' results: it needs --round-timeout");
+  if (c.round_timeout->count() > 0) {
+    if (o.train_cmd.empty()) fail_usage("--round-timeout closes rounds of --train-cmd workers");
+    if (!(o.round_timeout > 0 && o.round_timeout <= 1e9)) fail_usage("--round-timeout must be a positive number");
+    parse_staleness_fn(o.staleness_fn);  // refuses a malformed function before any work
+  }
   if (!(o.lr > 0)) fail_usage("--lr must be positive");
   if (!(o.momentum >= 0 && o.momentum < 1)) fail_usage("--momentum must be in [0, 1)");
   if (!(o.test_fraction >= 0 && o.test_fraction < 1)) fail_usage("--test-fraction must be in [0, 1)");
@@ -148,6 +158,12 @@ RunFn setup_local_sgd(CLI::App& app) {
   app.add_option("--jobs", o.jobs, "Commands run at once (default: --workers)");
   app.add_option("--retries", o.retries, "Retries of a failing worker before it is left out")->default_str("1");
   app.add_option("--min-workers", o.min_workers, "Fewest successful workers for a round")->default_str("1");
+  c->round_timeout = app.add_option("--round-timeout", o.round_timeout,
+                                    "Close a round after this long; a late worker's result joins a later round")
+                         ->type_name("SECONDS");
+  c->staleness_fn = app.add_option("--staleness-fn", o.staleness_fn,
+                                   "s(tau) for late results: constant, polynomial:a=A or hinge:a=A,b=B")
+                        ->default_str("polynomial:a=0.5");
   app.add_option("--format", o.format, "Checkpoint format")->default_str("hdf5");
   add_choice(app, "--backend", o.transport, {{"local", Transport::local}, {"mpi", Transport::mpi}},
              "local (one process) or mpi (one worker per rank, under mpirun)");

@@ -49,6 +49,10 @@ struct LocalSgdOptions {
   std::size_t jobs = 0;  // 0: as many as workers
   std::size_t retries = 1;
   std::size_t min_workers = 1;
+  // > 0: a round closes this many seconds after it started with the workers that finished; a late worker's result
+  // is mixed into the first round that closes after it arrives, weighted by its staleness (FedAsync's rule).
+  double round_timeout = 0;
+  std::string staleness_fn = "polynomial:a=0.5";
 
   // Output.
   std::string out_dir;
