@@ -23,6 +23,7 @@
 #include "train/model_io.hpp"
 #include "train/run_dir.hpp"
 #include "wavg/error.hpp"
+#include "wavg/free_space.hpp"
 
 namespace wavg::train {
 
@@ -211,6 +212,7 @@ RunSummary run_builtin(const LocalSgdOptions& o, Averager& averager) {
     const double seconds =
         state.seconds + std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     if (dir) {
+      check_free_space(dir->checkpoint(state.round), 8 * global.size());  // float64 parameters at least
       save_model(global, dir->checkpoint(state.round), o.format);
       RunState done = state;
       done.seconds = seconds;

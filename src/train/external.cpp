@@ -31,6 +31,7 @@
 #include "wavg/engine.hpp"
 #include "wavg/error.hpp"
 #include "wavg/federated.hpp"
+#include "wavg/free_space.hpp"
 #include "wavg/plan.hpp"
 #include "wavg/provenance.hpp"
 #include "wavg/signals.hpp"
@@ -319,6 +320,10 @@ RunSummary run_external(const LocalSgdOptions& o) {
       paths.push_back(r.path);
       stale = stale || r.tau > 0;
     }
+    // The merged checkpoint is about as large as a worker's: say so now if the disk cannot hold it.
+    std::error_code size_ec;
+    const std::uintmax_t size = fs::file_size(paths.front(), size_ec);
+    if (!size_ec) check_free_space(dir.checkpoint(round), size);
     // A round of fresh results only is their plain mean, as without --round-timeout.
     if (stale) merge_stale(results, init, dir.checkpoint(round), o);
     else pipeline::merge_files({paths, dir.checkpoint(round), o.format, Overwrite::yes, "local-sgd", {}});

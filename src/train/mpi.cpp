@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "wavg/error.hpp"
+#include "wavg/free_space.hpp"
 #include "wavg/provenance.hpp"
 
 #if WAVG_HAVE_MPI
@@ -261,6 +262,10 @@ int allreduce_checkpoint(const AllreduceJob& job) {
   Plan plan;
   agreed([&] { plan = build_plan({&rank0, reader.get()}, PlanOptions{}); });
   for (PlanEntry& e : plan.entries) e.source = {e.source[1]};
+  // Rank 0 writes; every rank learns before the reduction starts when its disk cannot hold the output.
+  agreed([&] {
+    if (rank == 0) check_free_space(output, least_output_bytes(output_tensors(plan)));
+  });
 
   auto backend = make_cpu_backend();
   auto mean = make_weighted_mean(*backend, {});
