@@ -2,7 +2,7 @@
 """A stand-in trainer for --round-timeout tests, on wavg JSON (json module only, so it starts fast): copies INIT to
 OUT with every float value plus (rank + 1). Worker 2 of round 1 is late on purpose: it waits for the file `go`,
 which worker 0 of round 2 creates, and then worker 0 waits for `late-done` (written by worker 2's command once it
-finished) and half a second more, so worker 2 comes back while round 2 is open."""
+finished) and 0.3 s more, so worker 2 comes back while round 2 is open."""
 import json
 import os
 import sys
@@ -25,7 +25,7 @@ if rank == 2 and round_ == 1:
 if rank == 0 and round_ == 2:
     open("go", "w").close()
     wait_for("late-done")
-    time.sleep(0.5)
+    time.sleep(0.3)
 doc = json.load(open(init))
 for t in doc["tensors"]:
     if t["dtype"].startswith("float"):

@@ -7,7 +7,7 @@
 P=/usr/bin/python3
 $P -c 'import json; json.dump({"format": "wavg-json", "version": 1, "tensors": [{"name": "w", "dtype": "float64", "shape": [1], "data": [0.0]}]}, open("init.json", "w"))'
 cmd="$P $ROOT/tests/cli/late_worker.py {init} {out} {rank} {round} && if [ {rank}{round} = 21 ]; then touch late-done; fi"
-"$WAVG" local-sgd --train-cmd "$cmd" --init init.json --format json --workers 3 --rounds 3 --round-timeout 2 \
+"$WAVG" local-sgd --train-cmd "$cmd" --init init.json --format json --workers 3 --rounds 3 --round-timeout 3 \
   --out-dir run -q
 $P - <<'PY'
 import json, numpy as np
