@@ -76,9 +76,14 @@ pid_t spawn(const std::string& cmd, std::size_t rank) {
   if (pid < 0) fail("--train-cmd", std::string("cannot start a worker: ") + std::strerror(errno));
   if (pid == 0) {
     ::setpgid(0, 0);
-    sigset_t held;  // held back by DeferInterrupts in wavg, not to be in the command
+    // wavg's handlers (which remove wavg's temporary files) must not run here, and the signals DeferInterrupts
+    // holds back in wavg are the command's own again.
+    sigset_t held;
     sigemptyset(&held);
-    for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&held, sig);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+      ::signal(sig, SIG_DFL);
+      sigaddset(&held, sig);
+    }
     ::sigprocmask(SIG_UNBLOCK, &held, nullptr);
     ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
