@@ -109,9 +109,12 @@ void zero(Mlp& m) {
 }
 
 nlohmann::json settings_of(const LocalSgdOptions& o) {
+  // A flat run records null groups, which is also what a state.json from before hierarchical runs reads as.
+  auto or_null = [&](std::uint64_t v) { return o.group_size > 0 ? nlohmann::json(v) : nlohmann::json(nullptr); };
   return {{"data", o.data},     {"hidden", o.hidden},         {"workers", o.workers},
           {"seed", o.seed},     {"shard", o.shard == Shard::iid ? "iid" : "label-sorted"},
-          {"mode", o.mode == Mode::local ? "local" : "sync"}, {"batch", o.batch}};
+          {"mode", o.mode == Mode::local ? "local" : "sync"}, {"batch", o.batch},
+          {"group_size", or_null(o.group_size)}, {"group_period", or_null(o.group_period)}};
 }
 
 std::string percent(double v) {

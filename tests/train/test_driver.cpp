@@ -274,3 +274,26 @@ TEST_CASE("hierarchical local SGD follows the schedule of group and global means
   CHECK(max_relative_difference(got, flat_h) > 1e-6);
   CHECK(max_relative_difference(got, flat_p) > 1e-6);
 }
+
+TEST_CASE("a resumed hierarchical run ends where an uninterrupted one does; other groups are refused") {
+  LocalSgdOptions straight = small_run(temp_dir("hier_straight")), split = small_run(temp_dir("hier_split"));
+  for (LocalSgdOptions* o : {&straight, &split}) {
+    o->period = 2;
+    o->group_size = 2;
+    o->group_period = 4;
+  }
+  straight.rounds = 4;
+  split.rounds = 2;
+  auto a = make_local_averager();
+  run_builtin(straight, *a);
+  run_builtin(split, *a);
+  split.rounds = 4;
+  split.resume = true;
+  LocalSgdOptions flat = split;
+  flat.group_size = flat.group_period = 0;
+  CHECK_THROWS_WITH(run_builtin(flat, *a), doctest::Contains("--resume: group_period was 4, now null"));
+  const RunSummary s = run_builtin(split, *a);
+  CHECK(s.steps == 16);
+  Mlp x = final_model(straight), y = final_model(split);
+  CHECK(max_relative_difference(x, y) == 0.0);
+}
