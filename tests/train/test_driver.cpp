@@ -55,6 +55,28 @@ double max_relative_difference(Mlp& a, Mlp& b) {
   return diff / scale;
 }
 
+// Runs `o` for its rounds straight through in NAME_straight and, in NAME_split, for half of them and then on with
+// --resume to the end.
+struct Resumed {
+  LocalSgdOptions split;  // the resumed run's options (--resume set)
+  RunSummary summary;     // what the resumed part reported
+  double difference = 0;  // between the two final models (max_relative_difference)
+};
+Resumed straight_and_resumed(const LocalSgdOptions& o, const std::string& name) {
+  LocalSgdOptions straight = o, split = o;
+  straight.out_dir = temp_dir(name + "_straight").string();
+  split.out_dir = temp_dir(name + "_split").string();
+  split.rounds = o.rounds / 2;
+  auto a = make_local_averager();
+  run_builtin(straight, *a);
+  run_builtin(split, *a);
+  split.rounds = o.rounds;
+  split.resume = true;
+  const RunSummary s = run_builtin(split, *a);
+  Mlp x = final_model(straight), y = final_model(split);
+  return {split, s, max_relative_difference(x, y)};
+}
+
 }  // namespace
 
 TEST_CASE("load_csv reads features and labels from hand-written rows") {
@@ -164,20 +186,13 @@ TEST_CASE("the driver's result does not depend on the thread count") {
 }
 
 TEST_CASE("a resumed run ends where an uninterrupted one does, counters included") {
-  LocalSgdOptions straight = small_run(temp_dir("straight")), split = small_run(temp_dir("split"));
-  straight.rounds = 6;
-  split.rounds = 3;
-  auto a = make_local_averager();
-  run_builtin(straight, *a);
-  run_builtin(split, *a);
-  split.rounds = 6;
-  split.resume = true;
-  const RunSummary s = run_builtin(split, *a);
-  CHECK(s.rounds == 6);
-  CHECK(s.steps == 48);
-  Mlp x = final_model(straight), y = final_model(split);
-  CHECK(max_relative_difference(x, y) == 0.0);
-  std::ifstream log(split.out_dir + "/log.csv");
+  LocalSgdOptions o = small_run(temp_dir("plain"));
+  o.rounds = 6;
+  const Resumed r = straight_and_resumed(o, "plain");
+  CHECK(r.summary.rounds == 6);
+  CHECK(r.summary.steps == 48);
+  CHECK(r.difference == 0.0);
+  std::ifstream log(r.split.out_dir + "/log.csv");
   std::string line, last;
   int lines = 0;
   while (std::getline(log, line)) ++lines, last = line;
@@ -276,24 +291,16 @@ TEST_CASE("hierarchical local SGD follows the schedule of group and global means
 }
 
 TEST_CASE("a resumed hierarchical run ends where an uninterrupted one does; other groups are refused") {
-  LocalSgdOptions straight = small_run(temp_dir("hier_straight")), split = small_run(temp_dir("hier_split"));
-  for (LocalSgdOptions* o : {&straight, &split}) {
-    o->period = 2;
-    o->group_size = 2;
-    o->group_period = 4;
-  }
-  straight.rounds = 4;
-  split.rounds = 2;
-  auto a = make_local_averager();
-  run_builtin(straight, *a);
-  run_builtin(split, *a);
-  split.rounds = 4;
-  split.resume = true;
-  LocalSgdOptions flat = split;
+  LocalSgdOptions o = small_run(temp_dir("hier_resume"));
+  o.period = 2;
+  o.group_size = 2;
+  o.group_period = 4;
+  o.rounds = 4;
+  const Resumed r = straight_and_resumed(o, "hier_resume");
+  CHECK(r.summary.steps == 16);
+  CHECK(r.difference == 0.0);
+  LocalSgdOptions flat = r.split;
   flat.group_size = flat.group_period = 0;
+  auto a = make_local_averager();
   CHECK_THROWS_WITH(run_builtin(flat, *a), doctest::Contains("--resume: group_period was 4, now null"));
-  const RunSummary s = run_builtin(split, *a);
-  CHECK(s.steps == 16);
-  Mlp x = final_model(straight), y = final_model(split);
-  CHECK(max_relative_difference(x, y) == 0.0);
 }
