@@ -67,6 +67,7 @@ void check(const LocalSgdCli& c) {
   if (!c.stats.empty() && !o.force && std::filesystem::exists(c.stats))
     fail_usage(c.stats + " already exists (use --force to replace it)");
   if (o.min_workers > o.workers) fail_usage("--min-workers is larger than --workers");
+  if (o.min_workers == 0) fail_usage("--min-workers must be at least 1 (a round merges something)");
   if (o.period == 0) fail_usage("--period must be at least 1");
   check_groups(c);
   if (c.staleness_fn->count() > 0 && c.round_timeout->count() == 0)

@@ -304,11 +304,12 @@ RunSummary run_external(const LocalSgdOptions& o) {
   Progress progress(!o.quiet);
   const std::string ext = extension_for(o.format);
   Workers workers(o);
+  auto work_dir = [&](std::uint64_t r) { return fs::path(o.out_dir) / ("round-" + std::to_string(r) + ".work"); };
   std::uint64_t first_work = state.round + 1;  // the oldest round whose work directory may still exist
   while (state.round < o.rounds) {
     const std::uint64_t round = state.round + 1;
     const std::string init = state.round == 0 ? o.init_file : dir.checkpoint(state.round);
-    const fs::path work = fs::path(o.out_dir) / ("round-" + std::to_string(round) + ".work");
+    const fs::path work = work_dir(round);
     fs::create_directories(work);
     std::vector<std::string> outs;
     for (std::size_t k = 0; k < o.workers; ++k) outs.push_back((work / ("worker-" + std::to_string(k) + ext)).string());
@@ -336,7 +337,7 @@ RunSummary run_external(const LocalSgdOptions& o) {
     for (std::uint64_t r = first_work; r <= round; ++r) {
       if (workers.started_in(r)) break;
       std::error_code ec;
-      fs::remove_all(fs::path(o.out_dir) / ("round-" + std::to_string(r) + ".work"), ec);
+      fs::remove_all(work_dir(r), ec);
       first_work = r + 1;
     }
     state.round = round;
@@ -349,7 +350,7 @@ RunSummary run_external(const LocalSgdOptions& o) {
   workers.stop();
   for (std::uint64_t r = first_work; r <= state.round; ++r) {
     std::error_code ec;
-    fs::remove_all(fs::path(o.out_dir) / ("round-" + std::to_string(r) + ".work"), ec);
+    fs::remove_all(work_dir(r), ec);
   }
   if (state.round > 0) copy_atomically(dir.checkpoint(state.round), dir.final_path());
   RunSummary s;
