@@ -55,6 +55,15 @@ double max_relative_difference(Mlp& a, Mlp& b) {
   return diff / scale;
 }
 
+// A hierarchical run of small_run's 4 workers: groups of 2, H = 2, global averages every `group_period` steps.
+LocalSgdOptions groups_of_two(const std::string& name, std::uint64_t group_period) {
+  LocalSgdOptions o = small_run(temp_dir(name));
+  o.period = 2;
+  o.group_size = 2;
+  o.group_period = group_period;
+  return o;
+}
+
 // Runs `o` for its rounds straight through in NAME_straight and, in NAME_split, for half of them and then on with
 // --resume to the end.
 struct Resumed {
@@ -221,11 +230,8 @@ TEST_CASE("average_groups gives each worker its group's mean (hand-computed)") {
 TEST_CASE("hierarchical local SGD follows the schedule of group and global means, and differs from flat") {
   // Full-shard batches (FedSGD steps), so the reference below needs no minibatch order: every worker takes
   // --period steps, its group of 2 is averaged, twice, then all 4 are averaged (P = 3 H), for 2 rounds.
-  LocalSgdOptions o = small_run(temp_dir("hier"));
+  LocalSgdOptions o = groups_of_two("hier", 6);
   o.batch = 0;
-  o.period = 2;
-  o.group_size = 2;
-  o.group_period = 6;
   o.rounds = 2;
   auto averager = make_local_averager();
   const RunSummary s = run_builtin(o, *averager);
@@ -291,10 +297,7 @@ TEST_CASE("hierarchical local SGD follows the schedule of group and global means
 }
 
 TEST_CASE("a resumed hierarchical run ends where an uninterrupted one does; other groups are refused") {
-  LocalSgdOptions o = small_run(temp_dir("hier_resume"));
-  o.period = 2;
-  o.group_size = 2;
-  o.group_period = 4;
+  LocalSgdOptions o = groups_of_two("hier_resume", 4);
   o.rounds = 4;
   const Resumed r = straight_and_resumed(o, "hier_resume");
   CHECK(r.summary.steps == 16);
@@ -303,4 +306,12 @@ TEST_CASE("a resumed hierarchical run ends where an uninterrupted one does; othe
   flat.group_size = flat.group_period = 0;
   auto a = make_local_averager();
   CHECK_THROWS_WITH(run_builtin(flat, *a), doctest::Contains("--resume: group_period was 4, now null"));
+}
+
+TEST_CASE("hierarchical rounds start after the warm-up: rounds of 1 step, then of P steps") {
+  LocalSgdOptions o = groups_of_two("hier_warmup", 4);
+  o.warmup_steps = 3;
+  o.rounds = 5;
+  auto a = make_local_averager();
+  CHECK(run_builtin(o, *a).steps == 3 + 2 * 4);
 }
