@@ -106,6 +106,8 @@ class MpiAverager final : public Averager {
     return all;
   }
   Reduction reduction() const { return m_reducer.reduction(); }
+  // The part of stats() spent in group averages; null in a flat run.
+  const CommStats* group_stats() const { return m_group ? &m_group->stats() : nullptr; }
 
  private:
   static void average_over(MpiReducer& reducer, const std::vector<Mlp*>& local, Mlp& out) {
@@ -226,7 +228,7 @@ std::unique_ptr<Averager> make_mpi_averager(Reduction reduction) { return std::m
 void write_averager_stats(const Averager& averager, const std::string& path, Overwrite overwrite) {
   const auto* mpi = dynamic_cast<const MpiAverager*>(&averager);
   WAVG_ASSERT(mpi);
-  write_stats(path, mpi->stats(), mpi->reduction(), overwrite);
+  write_stats(path, mpi->stats(), mpi->reduction(), overwrite, mpi->group_stats());
 }
 
 // Each rank's share of an engine block for allreduce: the block is the reducer's chunk (this much per rank), so

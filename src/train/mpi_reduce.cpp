@@ -159,25 +159,49 @@ void MpiReducer::scatter_chunk(const PlanEntry& entry, std::uint64_t off, const 
   m_stats.messages += 2 * (k - 1);
 }
 
-void write_stats(const std::string& path, const CommStats& mine, Reduction reduction, Overwrite overwrite) {
-  const int ranks = mpi_size();
+namespace {
+
+// Every rank's statistics, gathered on rank 0 (elsewhere: empty).
+std::vector<CommStats> gather_stats(const CommStats& mine) {
+  const auto ranks = static_cast<std::size_t>(mpi_size());
   const std::uint64_t counts[4] = {mine.bytes_sent, mine.bytes_received, mine.messages, mine.averaged_bytes};
   const double seconds[2] = {mine.comm_seconds, mine.compute_seconds};
-  std::vector<std::uint64_t> all_counts(4 * static_cast<std::size_t>(ranks));
-  std::vector<double> all_seconds(2 * static_cast<std::size_t>(ranks));
+  std::vector<std::uint64_t> all_counts(4 * ranks);
+  std::vector<double> all_seconds(2 * ranks);
   MPI_Gather(counts, 4, MPI_UINT64_T, all_counts.data(), 4, MPI_UINT64_T, 0, MPI_COMM_WORLD);
   MPI_Gather(seconds, 2, MPI_DOUBLE, all_seconds.data(), 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  std::vector<CommStats> all;
+  if (mpi_rank() == 0)
+    for (std::size_t r = 0; r < ranks; ++r)
+      all.push_back({all_counts[4 * r], all_counts[4 * r + 1], all_counts[4 * r + 2], all_counts[4 * r + 3],
+                     all_seconds[2 * r], all_seconds[2 * r + 1]});
+  return all;
+}
+
+nlohmann::json stats_json(const CommStats& s) {
+  return {{"bytes_sent", s.bytes_sent},
+          {"bytes_received", s.bytes_received},
+          {"messages", s.messages},
+          {"comm_seconds", s.comm_seconds},
+          {"compute_seconds", s.compute_seconds}};
+}
+
+}  // namespace
+
+void write_stats(const std::string& path, const CommStats& mine, Reduction reduction, Overwrite overwrite,
+                 const CommStats* in_groups) {
+  const std::vector<CommStats> all = gather_stats(mine);
+  const std::vector<CommStats> groups = in_groups ? gather_stats(*in_groups) : std::vector<CommStats>{};
   if (mpi_rank() != 0) return;
   nlohmann::json per_rank = nlohmann::json::array();
-  for (std::size_t r = 0; r < static_cast<std::size_t>(ranks); ++r)
-    per_rank.push_back({{"rank", r},
-                        {"bytes_sent", all_counts[4 * r]},
-                        {"bytes_received", all_counts[4 * r + 1]},
-                        {"messages", all_counts[4 * r + 2]},
-                        {"comm_seconds", all_seconds[2 * r]},
-                        {"compute_seconds", all_seconds[2 * r + 1]}});
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    nlohmann::json row = {{"rank", r}};
+    row.update(stats_json(all[r]));
+    if (in_groups) row["in_groups"] = stats_json(groups[r]);
+    per_rank.push_back(row);
+  }
   const nlohmann::json j = {{"algorithm", reduction_name(reduction)},
-                            {"ranks", ranks},
+                            {"ranks", all.size()},
                             {"averaged_bytes", mine.averaged_bytes},
                             {"per_rank", per_rank}};
   write_text_atomically(path, j.dump(2) + "\n", overwrite);

@@ -64,6 +64,8 @@ class MpiReducer {
 const char* reduction_name(Reduction r);
 
 // Collects every rank's statistics on rank 0, which writes them to `path` as JSON. Every rank must call it.
-void write_stats(const std::string& path, const CommStats& mine, Reduction reduction, Overwrite overwrite);
+// `in_groups` (hierarchical local SGD, on every rank or none): the part of `mine` spent in group averages.
+void write_stats(const std::string& path, const CommStats& mine, Reduction reduction, Overwrite overwrite,
+                 const CommStats* in_groups = nullptr);
 
 }  // namespace wavg::train
