@@ -1,10 +1,10 @@
 // wavg local-sgd: train K replicas, average them every H steps (built-in MLP trainer, external commands, or MPI).
 
 #include <cstdio>
-#include <filesystem>
 #include <map>
 
 #include "cli/common.hpp"
+#include "pipeline/pipeline.hpp"
 #include "train/driver.hpp"
 #include "train/mpi.hpp"
 #include "wavg/error.hpp"
@@ -64,8 +64,7 @@ void check(const LocalSgdCli& c) {
     fail_usage("--stats counts MPI traffic: it needs --backend mpi");
   if (c.algorithm && c.algorithm->count() > 0 && o.transport != Transport::mpi)
     fail_usage("--algorithm is how MPI ranks exchange weights: it needs --backend mpi");
-  if (!c.stats.empty() && !o.force && std::filesystem::exists(c.stats))
-    fail_usage(c.stats + " already exists (use --force to replace it)");
+  if (!c.stats.empty()) pipeline::check_output(c.stats, {}, o.force ? Overwrite::yes : Overwrite::no);
   if (o.min_workers > o.workers) fail_usage("--min-workers is larger than --workers");
   if (o.min_workers == 0) fail_usage("--min-workers must be at least 1 (a round merges something)");
   if (o.period == 0) fail_usage("--period must be at least 1");

@@ -248,11 +248,9 @@ int allreduce_checkpoint(const AllreduceJob& job) {
     if (rank == 0) {
       pipeline::check_output(output, {local}, overwrite);
       if (!job.stats.empty()) {
-        if (overwrite == Overwrite::no && std::filesystem::exists(job.stats))
-          throw Error(ExitCode::usage, job.stats, "already exists (use --force to replace it)");
         if (std::filesystem::absolute(job.stats) == std::filesystem::absolute(output))
           throw Error(ExitCode::usage, job.stats, "--stats and --output name the same file");
-        check_output_not_input(job.stats, {local});
+        pipeline::check_output(job.stats, {local}, overwrite);
       }
     }
     reader = open_reader(local);
