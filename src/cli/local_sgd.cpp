@@ -1,13 +1,14 @@
 // wavg local-sgd: train K replicas, average them every H steps (built-in MLP trainer, external commands, or MPI).
 
 #include <cstdio>
-#include <filesystem>
 #include <map>
 
 #include "cli/common.hpp"
+#include "pipeline/pipeline.hpp"
 #include "train/driver.hpp"
 #include "train/mpi.hpp"
 #include "wavg/error.hpp"
+#include "wavg/federated.hpp"
 
 namespace wavg::cli {
 
@@ -22,6 +23,8 @@ struct LocalSgdCli {
   Reduction reduction = Reduction::reduce_scatter;
   std::string stats;
   CLI::Option* algorithm = nullptr;
+  CLI::Option* round_timeout = nullptr;
+  CLI::Option* staleness_fn = nullptr;
   Verbosity verbosity;
 };
 
@@ -35,6 +38,23 @@ std::vector<std::size_t> parse_widths(const std::string& text) {
   return out;
 }
 
+// Hierarchical local SGD: G consecutive workers per group (G divides K, as PyTorch's subgroups require) and a
+// global period that is a whole number of local phases.
+void check_groups(const LocalSgdCli& c) {
+  const LocalSgdOptions& o = c.o;
+  if ((o.group_size == 0) != (o.group_period == 0)) fail_usage("give --group-size and --group-period together");
+  if (o.group_size == 0) return;
+  if (!o.train_cmd.empty() || o.mode != Mode::local)
+    fail_usage("--group-size averages the built-in trainer's workers in --mode local");
+  if (o.local_epochs > 0) fail_usage("--group-period counts steps: give --period, not --local-epochs");
+  if (o.workers % o.group_size != 0 || o.group_size == o.workers)
+    fail_usage("--group-size " + std::to_string(o.group_size) + " must divide --workers " +
+               std::to_string(o.workers) + " into two or more groups");
+  if (o.group_period % o.period != 0 || o.group_period == o.period)
+    fail_usage("--group-period " + std::to_string(o.group_period) + " must be a multiple of --period " +
+               std::to_string(o.period) + " larger than it");
+}
+
 void check(const LocalSgdCli& c) {
   const LocalSgdOptions& o = c.o;
   if (o.train_cmd.empty() == o.data.empty()) fail_usage("give either --data (built-in trainer) or --train-cmd");
@@ -44,10 +64,18 @@ void check(const LocalSgdCli& c) {
     fail_usage("--stats counts MPI traffic: it needs --backend mpi");
   if (c.algorithm && c.algorithm->count() > 0 && o.transport != Transport::mpi)
     fail_usage("--algorithm is how MPI ranks exchange weights: it needs --backend mpi");
-  if (!c.stats.empty() && !o.force && std::filesystem::exists(c.stats))
-    fail_usage(c.stats + " already exists (use --force to replace it)");
+  if (!c.stats.empty()) pipeline::check_output(c.stats, {}, o.force ? Overwrite::yes : Overwrite::no);
   if (o.min_workers > o.workers) fail_usage("--min-workers is larger than --workers");
+  if (o.min_workers == 0) fail_usage("--min-workers must be at least 1 (a round merges something)");
   if (o.period == 0) fail_usage("--period must be at least 1");
+  check_groups(c);
+  if (c.staleness_fn->count() > 0 && c.round_timeout->count() == 0)
+    fail_usage("--staleness-fn weights late workers' results: it needs --round-timeout");
+  if (c.round_timeout->count() > 0) {
+    if (o.train_cmd.empty()) fail_usage("--round-timeout closes rounds of --train-cmd workers");
+    if (!(o.round_timeout > 0 && o.round_timeout <= 1e9)) fail_usage("--round-timeout must be a positive number");
+    parse_staleness_fn(o.staleness_fn);  // refuses a malformed function before any work
+  }
   if (!(o.lr > 0)) fail_usage("--lr must be positive");
   if (!(o.momentum >= 0 && o.momentum < 1)) fail_usage("--momentum must be in [0, 1)");
   if (!(o.test_fraction >= 0 && o.test_fraction < 1)) fail_usage("--test-fraction must be in [0, 1)");
@@ -105,6 +133,11 @@ RunFn setup_local_sgd(CLI::App& app) {
   app.add_option("--hidden", c->hidden, "Hidden layer widths of the MLP")->default_str("64,32");
   app.add_option("--workers", o.workers, "Number of workers K")->check(CLI::Range(1, 4096))->default_str("4");
   app.add_option("--period", o.period, "Local steps H between averages")->default_str("8");
+  app.add_option("--group-size", o.group_size, "Hierarchical: also average within groups of G consecutive workers")
+      ->type_name("G")
+      ->check(CLI::Range(1, 4096));
+  app.add_option("--group-period", o.group_period, "Hierarchical: steps P between averages over all workers")
+      ->type_name("P");
   app.add_option("--local-epochs", o.local_epochs, "Local steps per round as passes over a shard (overrides --period)");
   app.add_option("--rounds", o.rounds, "Rounds R to run in all (counting those before a --resume)")
       ->default_str("50");
@@ -125,6 +158,12 @@ RunFn setup_local_sgd(CLI::App& app) {
   app.add_option("--jobs", o.jobs, "Commands run at once (default: --workers)");
   app.add_option("--retries", o.retries, "Retries of a failing worker before it is left out")->default_str("1");
   app.add_option("--min-workers", o.min_workers, "Fewest successful workers for a round")->default_str("1");
+  c->round_timeout = app.add_option("--round-timeout", o.round_timeout,
+                                    "Close a round after this long; a late worker's result joins a later round")
+                         ->type_name("SECONDS");
+  c->staleness_fn = app.add_option("--staleness-fn", o.staleness_fn,
+                                   "s(tau) for late results: constant, polynomial:a=A or hinge:a=A,b=B")
+                        ->default_str("polynomial:a=0.5");
   app.add_option("--format", o.format, "Checkpoint format")->default_str("hdf5");
   add_choice(app, "--backend", o.transport, {{"local", Transport::local}, {"mpi", Transport::mpi}},
              "local (one process) or mpi (one worker per rank, under mpirun)");

@@ -1,7 +1,11 @@
 // The driver for the built-in trainer. Round r starts at global step s from the global model; each worker k trains
 // H steps (H = 1 while s < --warmup-steps, as in post-local SGD, else --period) on its own shard, and the average
-// of the workers' models becomes the next global model. Optimizer state (momentum) lives for one round, like a
-// FedAvg client's, so a round needs nothing but the global model and the step counter, and resuming is exact.
+// of the workers' models becomes the next global model. Optimizer state (momentum) lives until the next average,
+// like a FedAvg client's, so a round needs nothing but the global model and the step counter: resuming is exact.
+// Hierarchical local SGD (--group-size G, --group-period P) keeps that shape: a round after the warm-up is P / H
+// phases of H steps, each but the last ending in an average within every group of G consecutive workers, the last
+// in the average over all of them. A round still starts and ends at one global model, so checkpoints, the log and
+// --resume stay as they are; the step counter moves by P.
 //
 // Every random choice is a pure function of (seed, worker, step): the minibatch of worker k at step t is slice
 // t mod b of a permutation drawn for epoch t / b of its shard (b batches per epoch). Workers are trained in
@@ -19,6 +23,7 @@
 #include "train/model_io.hpp"
 #include "train/run_dir.hpp"
 #include "wavg/error.hpp"
+#include "wavg/free_space.hpp"
 
 namespace wavg::train {
 
@@ -33,6 +38,16 @@ class LocalAverager final : public Averager {
   }
   bool is_root() const override { return true; }
   void average(const std::vector<Mlp*>& local, Mlp& global) override { average_models(local, {}, global); }
+  void average_groups(const std::vector<Mlp*>& local, std::size_t group_size) override {
+    Mlp mean;
+    for (std::size_t first = 0; first < local.size(); first += group_size) {
+      const auto begin = local.begin() + static_cast<std::ptrdiff_t>(first);
+      const std::vector<Mlp*> group(begin, begin + static_cast<std::ptrdiff_t>(group_size));
+      mean = *group.front();
+      average_models(group, {}, mean);
+      for (Mlp* m : group) *m = mean;
+    }
+  }
 };
 
 // Chooses worker k's minibatch at step t, caching the permutation of the current epoch.
@@ -94,9 +109,12 @@ void zero(Mlp& m) {
 }
 
 nlohmann::json settings_of(const LocalSgdOptions& o) {
+  // A flat run records null groups, which is also what a state.json from before hierarchical runs reads as.
+  auto or_null = [&](std::uint64_t v) { return o.group_size > 0 ? nlohmann::json(v) : nlohmann::json(nullptr); };
   return {{"data", o.data},     {"hidden", o.hidden},         {"workers", o.workers},
           {"seed", o.seed},     {"shard", o.shard == Shard::iid ? "iid" : "label-sorted"},
-          {"mode", o.mode == Mode::local ? "local" : "sync"}, {"batch", o.batch}};
+          {"mode", o.mode == Mode::local ? "local" : "sync"}, {"batch", o.batch},
+          {"group_size", or_null(o.group_size)}, {"group_period", or_null(o.group_period)}};
 }
 
 std::string percent(double v) {
@@ -141,21 +159,30 @@ RunSummary run_builtin(const LocalSgdOptions& o, Averager& averager) {
   const int n_local = static_cast<int>(mine.size());
   while (state.round < o.rounds) {
     const std::uint64_t h = state.step < o.warmup_steps ? 1 : period;
+    // Hierarchical: the round is `phases` local phases of h steps; all but the last end in a group average.
+    const std::uint64_t phases = o.group_size > 0 && state.step >= o.warmup_steps ? o.group_period / period : 1;
     if (o.mode == Mode::local) {
-#pragma omp parallel for schedule(static, 1)
-      for (int j = 0; j < n_local; ++j) {
-        Worker& w = workers[static_cast<std::size_t>(j)];
-        const std::size_t k = mine[static_cast<std::size_t>(j)];
-        w.model = global;
-        if (state.round == 0 && o.init_mode == InitMode::independent) w.model.init_glorot(hash_key(o.seed, 0x1417, k + 1));
-        zero(w.velocity);
-        for (std::uint64_t t = 0; t < h; ++t) {
-          gradient(w.model, shards[k], batches[static_cast<std::size_t>(j)].at(state.step + t), w.grad, w.ws);
-          sgd_update(w.model, w.grad, w.velocity, o.lr, o.momentum);
-        }
-      }
       std::vector<Mlp*> local;
       for (Worker& w : workers) local.push_back(&w.model);
+      for (std::uint64_t phase = 0; phase < phases; ++phase) {
+        const std::uint64_t first_step = state.step + phase * h;
+#pragma omp parallel for schedule(static, 1)
+        for (int j = 0; j < n_local; ++j) {
+          Worker& w = workers[static_cast<std::size_t>(j)];
+          const std::size_t k = mine[static_cast<std::size_t>(j)];
+          if (phase == 0) {
+            w.model = global;
+            if (state.round == 0 && o.init_mode == InitMode::independent)
+              w.model.init_glorot(hash_key(o.seed, 0x1417, k + 1));
+          }
+          zero(w.velocity);
+          for (std::uint64_t t = 0; t < h; ++t) {
+            gradient(w.model, shards[k], batches[static_cast<std::size_t>(j)].at(first_step + t), w.grad, w.ws);
+            sgd_update(w.model, w.grad, w.velocity, o.lr, o.momentum);
+          }
+        }
+        if (phase + 1 < phases) averager.average_groups(local, o.group_size);
+      }
       averager.average(local, global);
     } else {
       if (mine.size() != o.workers) fail_usage("--mode sync runs in one process (no --backend mpi)");
@@ -181,13 +208,14 @@ RunSummary run_builtin(const LocalSgdOptions& o, Averager& averager) {
       }
     }
     state.round += 1;
-    state.step += h;
+    state.step += h * phases;
 
     // Every rank holds the same global model, so every rank scores it and stops at the same round.
     const Scores tr = evaluate(global, train, eval_ws), te = evaluate(global, test, eval_ws);
     const double seconds =
         state.seconds + std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     if (dir) {
+      check_free_space(dir->checkpoint(state.round), 8 * global.size());  // float64 parameters at least
       save_model(global, dir->checkpoint(state.round), o.format);
       RunState done = state;
       done.seconds = seconds;

@@ -21,6 +21,9 @@ class Averager {
   virtual bool is_root() const = 0;
   // Replaces `global` by the average over all workers of the models in `local` (this process's workers).
   virtual void average(const std::vector<Mlp*>& local, Mlp& global) = 0;
+  // Replaces each model in `local` by the average over its group: workers k and j are in one group when
+  // k / group_size == j / group_size (group_size divides the number of workers).
+  virtual void average_groups(const std::vector<Mlp*>& local, std::size_t group_size) = 0;
 };
 
 std::unique_ptr<Averager> make_local_averager();

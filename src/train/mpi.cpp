@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "wavg/error.hpp"
+#include "wavg/free_space.hpp"
 #include "wavg/provenance.hpp"
 
 #if WAVG_HAVE_MPI
@@ -76,6 +77,9 @@ template <class F> void agreed(F&& step) {
 class MpiAverager final : public Averager {
  public:
   explicit MpiAverager(Reduction reduction) : m_reducer(reduction) {}
+  ~MpiAverager() override {
+    if (m_group_comm != MPI_COMM_NULL) MPI_Comm_free(&m_group_comm);
+  }
   std::vector<std::size_t> local_workers(std::size_t workers) const override {
     if (workers != static_cast<std::size_t>(mpi_size()))
       fail_usage("--workers " + std::to_string(workers) + " but mpirun started " + std::to_string(mpi_size()) +
@@ -83,20 +87,43 @@ class MpiAverager final : public Averager {
     return {static_cast<std::size_t>(mpi_rank())};
   }
   bool is_root() const override { return mpi_rank() == 0; }
-  void average(const std::vector<Mlp*>& local, Mlp& global) override {
+  void average(const std::vector<Mlp*>& local, Mlp& global) override { average_over(m_reducer, local, global); }
+  void average_groups(const std::vector<Mlp*>& local, std::size_t group_size) override {
+    // Ranks r and q share a group when r / G == q / G; ranked by their world rank, so a group sums in worker
+    // order exactly as the one-process driver does.
+    if (!m_group) {
+      MPI_Comm_split(MPI_COMM_WORLD, mpi_rank() / static_cast<int>(group_size), mpi_rank(), &m_group_comm);
+      m_group.emplace(m_reducer.reduction(), m_group_comm);
+    }
+    Mlp mean = *local.at(0);
+    average_over(*m_group, local, mean);
+    *local[0] = mean;
+  }
+  // Everything this rank sent and received, in the global and in the group averages.
+  CommStats stats() const {
+    CommStats all = m_reducer.stats();
+    if (m_group) all += m_group->stats();
+    return all;
+  }
+  Reduction reduction() const { return m_reducer.reduction(); }
+  // The part of stats() spent in group averages; null in a flat run.
+  const CommStats* group_stats() const { return m_group ? &m_group->stats() : nullptr; }
+
+ private:
+  static void average_over(MpiReducer& reducer, const std::vector<Mlp*>& local, Mlp& out) {
     WAVG_ASSERT(local.size() == 1);
     auto backend = make_cpu_backend();
     auto method = make_weighted_mean(*backend, {});
-    std::vector<ParamRef> mine = local[0]->params(), out = global.params();
+    std::vector<ParamRef> mine = local[0]->params(), dst = out.params();
     for (std::size_t i = 0; i < mine.size(); ++i) {
       const PlanEntry entry{mine[i].info, {}, Action::average};
-      m_reducer.average(entry, mine[i].data, out[i].data, mine[i].info.count(), *method);
+      reducer.average(entry, mine[i].data, dst[i].data, mine[i].info.count(), *method);
     }
   }
-  const MpiReducer& reducer() const { return m_reducer; }
 
- private:
   MpiReducer m_reducer;
+  MPI_Comm m_group_comm = MPI_COMM_NULL;
+  std::optional<MpiReducer> m_group;
 };
 
 // Rank 0's tensor list, to check every rank's checkpoint against it with the plan's own messages. Holds no values.
@@ -201,7 +228,7 @@ std::unique_ptr<Averager> make_mpi_averager(Reduction reduction) { return std::m
 void write_averager_stats(const Averager& averager, const std::string& path, Overwrite overwrite) {
   const auto* mpi = dynamic_cast<const MpiAverager*>(&averager);
   WAVG_ASSERT(mpi);
-  write_stats(path, mpi->reducer().stats(), mpi->reducer().reduction(), overwrite);
+  write_stats(path, mpi->stats(), mpi->reduction(), overwrite, mpi->group_stats());
 }
 
 // Each rank's share of an engine block for allreduce: the block is the reducer's chunk (this much per rank), so
@@ -235,6 +262,10 @@ int allreduce_checkpoint(const AllreduceJob& job) {
   Plan plan;
   agreed([&] { plan = build_plan({&rank0, reader.get()}, PlanOptions{}); });
   for (PlanEntry& e : plan.entries) e.source = {e.source[1]};
+  // Rank 0 writes; every rank learns before the reduction starts when its disk cannot hold the output.
+  agreed([&] {
+    if (rank == 0) check_free_space(output, least_output_bytes(output_tensors(plan)));
+  });
 
   auto backend = make_cpu_backend();
   auto mean = make_weighted_mean(*backend, {});

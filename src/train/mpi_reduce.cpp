@@ -37,6 +37,16 @@
 namespace wavg::train {
 
 
+CommStats& CommStats::operator+=(const CommStats& o) {
+  bytes_sent += o.bytes_sent;
+  bytes_received += o.bytes_received;
+  messages += o.messages;
+  averaged_bytes += o.averaged_bytes;
+  comm_seconds += o.comm_seconds;
+  compute_seconds += o.compute_seconds;
+  return *this;
+}
+
 #if WAVG_HAVE_MPI
 
 namespace {
@@ -52,8 +62,20 @@ double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::
 
 }  // namespace
 
+int MpiReducer::comm_size() const {
+  int s = 1;
+  MPI_Comm_size(m_comm, &s);
+  return s;
+}
+
+int MpiReducer::comm_rank() const {
+  int r = 0;
+  MPI_Comm_rank(m_comm, &r);
+  return r;
+}
+
 void MpiReducer::average(const PlanEntry& entry, const void* src, void* dst, std::uint64_t count, Method& method) {
-  const std::uint64_t elem = dtype_size(entry.info.dtype), ranks = static_cast<std::uint64_t>(mpi_size());
+  const std::uint64_t elem = dtype_size(entry.info.dtype), ranks = static_cast<std::uint64_t>(comm_size());
   const std::uint64_t per_rank = std::max<std::uint64_t>(1, k_chunk_bytes / elem);
   const std::uint64_t step = m_reduction == Reduction::gather
                                  ? per_rank
@@ -71,12 +93,12 @@ void MpiReducer::average(const PlanEntry& entry, const void* src, void* dst, std
 void MpiReducer::gather_chunk(const PlanEntry& entry, std::uint64_t off, const char* src, char* dst,
                               std::uint64_t n, Method& method) {
   const std::uint64_t elem = dtype_size(entry.info.dtype), bytes = n * elem, words = (bytes + 7) / 8;
-  const int ranks = mpi_size();
+  const int ranks = comm_size();
   m_buffer.resize(words * static_cast<std::size_t>(ranks));
   auto t = Clock::now();
   // Each rank's chunk lands at a multiple of 8 bytes, so any dtype is aligned.
   MPI_Allgather(src, static_cast<int>(bytes), MPI_BYTE, m_buffer.data(), static_cast<int>(words * 8), MPI_BYTE,
-                MPI_COMM_WORLD);
+                m_comm);
   m_stats.comm_seconds += since(t);
   const auto others = static_cast<std::uint64_t>(ranks - 1);
   m_stats.bytes_sent += bytes * others;
@@ -93,7 +115,7 @@ void MpiReducer::gather_chunk(const PlanEntry& entry, std::uint64_t off, const c
 void MpiReducer::scatter_chunk(const PlanEntry& entry, std::uint64_t off, const char* src, char* dst,
                                std::uint64_t n, Method& method) {
   const std::uint64_t elem = dtype_size(entry.info.dtype);
-  const int ranks = mpi_size(), me = mpi_rank();
+  const int ranks = comm_size(), me = comm_rank();
   const auto k = static_cast<std::uint64_t>(ranks);
   // Piece j is elements [n*j/K, n*(j+1)/K); rank r owns piece (r + turn) mod K.
   std::vector<int> begin(k), size(k);
@@ -113,7 +135,7 @@ void MpiReducer::scatter_chunk(const PlanEntry& entry, std::uint64_t off, const 
 
   auto t = Clock::now();
   MPI_Alltoallv(src, size.data(), begin.data(), MPI_BYTE, m_buffer.data(), recv_size.data(), recv_at.data(),
-                MPI_BYTE, MPI_COMM_WORLD);
+                MPI_BYTE, m_comm);
   m_stats.comm_seconds += since(t);
 
   t = Clock::now();
@@ -126,7 +148,7 @@ void MpiReducer::scatter_chunk(const PlanEntry& entry, std::uint64_t off, const 
   m_stats.compute_seconds += since(t);
 
   t = Clock::now();
-  MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, dst, size.data(), begin.data(), MPI_BYTE, MPI_COMM_WORLD);
+  MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, dst, size.data(), begin.data(), MPI_BYTE, m_comm);
   m_stats.comm_seconds += since(t);
 
   const auto chunk = n * elem, own = static_cast<std::uint64_t>(size[mine]);
@@ -136,25 +158,49 @@ void MpiReducer::scatter_chunk(const PlanEntry& entry, std::uint64_t off, const 
   m_stats.messages += 2 * (k - 1);
 }
 
-void write_stats(const std::string& path, const CommStats& mine, Reduction reduction, Overwrite overwrite) {
-  const int ranks = mpi_size();
+namespace {
+
+// Every rank's statistics, gathered on rank 0 (elsewhere: empty).
+std::vector<CommStats> gather_stats(const CommStats& mine) {
+  const auto ranks = static_cast<std::size_t>(mpi_size());
   const std::uint64_t counts[4] = {mine.bytes_sent, mine.bytes_received, mine.messages, mine.averaged_bytes};
   const double seconds[2] = {mine.comm_seconds, mine.compute_seconds};
-  std::vector<std::uint64_t> all_counts(4 * static_cast<std::size_t>(ranks));
-  std::vector<double> all_seconds(2 * static_cast<std::size_t>(ranks));
+  std::vector<std::uint64_t> all_counts(4 * ranks);
+  std::vector<double> all_seconds(2 * ranks);
   MPI_Gather(counts, 4, MPI_UINT64_T, all_counts.data(), 4, MPI_UINT64_T, 0, MPI_COMM_WORLD);
   MPI_Gather(seconds, 2, MPI_DOUBLE, all_seconds.data(), 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  std::vector<CommStats> all;
+  if (mpi_rank() == 0)
+    for (std::size_t r = 0; r < ranks; ++r)
+      all.push_back({all_counts[4 * r], all_counts[4 * r + 1], all_counts[4 * r + 2], all_counts[4 * r + 3],
+                     all_seconds[2 * r], all_seconds[2 * r + 1]});
+  return all;
+}
+
+nlohmann::json stats_json(const CommStats& s) {
+  return {{"bytes_sent", s.bytes_sent},
+          {"bytes_received", s.bytes_received},
+          {"messages", s.messages},
+          {"comm_seconds", s.comm_seconds},
+          {"compute_seconds", s.compute_seconds}};
+}
+
+}  // namespace
+
+void write_stats(const std::string& path, const CommStats& mine, Reduction reduction, Overwrite overwrite,
+                 const CommStats* in_groups) {
+  const std::vector<CommStats> all = gather_stats(mine);
+  const std::vector<CommStats> groups = in_groups ? gather_stats(*in_groups) : std::vector<CommStats>{};
   if (mpi_rank() != 0) return;
   nlohmann::json per_rank = nlohmann::json::array();
-  for (std::size_t r = 0; r < static_cast<std::size_t>(ranks); ++r)
-    per_rank.push_back({{"rank", r},
-                        {"bytes_sent", all_counts[4 * r]},
-                        {"bytes_received", all_counts[4 * r + 1]},
-                        {"messages", all_counts[4 * r + 2]},
-                        {"comm_seconds", all_seconds[2 * r]},
-                        {"compute_seconds", all_seconds[2 * r + 1]}});
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    nlohmann::json row = {{"rank", r}};
+    row.update(stats_json(all[r]));
+    if (in_groups) row["in_groups"] = stats_json(groups[r]);
+    per_rank.push_back(row);
+  }
   const nlohmann::json j = {{"algorithm", std::string(name_of(k_reduction_names, reduction))},
-                            {"ranks", ranks},
+                            {"ranks", all.size()},
                             {"averaged_bytes", mine.averaged_bytes},
                             {"per_rank", per_rank}};
   write_text_atomically(path, j.dump(2) + "\n", overwrite);

@@ -13,6 +13,10 @@
 #include "wavg/method.hpp"
 #include "wavg/names.hpp"
 
+#if WAVG_HAVE_MPI
+#include <mpi.h>
+#endif
+
 namespace wavg::train {
 
 enum class Reduction { reduce_scatter, gather };
@@ -25,11 +29,18 @@ struct CommStats {
   std::uint64_t bytes_sent = 0, bytes_received = 0, messages = 0;
   std::uint64_t averaged_bytes = 0;  // the size of everything averaged, summed over calls
   double comm_seconds = 0, compute_seconds = 0;
+
+  CommStats& operator+=(const CommStats& o);
 };
 
 class MpiReducer {
  public:
+#if WAVG_HAVE_MPI
+  // Averages over the ranks of `comm` (a group of MPI_Comm_split for hierarchical local SGD), in their order.
+  explicit MpiReducer(Reduction reduction, MPI_Comm comm = MPI_COMM_WORLD) : m_reduction(reduction), m_comm(comm) {}
+#else
   explicit MpiReducer(Reduction reduction) : m_reduction(reduction) {}
+#endif
   // Replaces `dst` (every rank's) by `method` over every rank's `count` elements at `src`, in rank order.
   void average(const PlanEntry& entry, const void* src, void* dst, std::uint64_t count, Method& method);
   const CommStats& stats() const { return m_stats; }
@@ -41,13 +52,21 @@ class MpiReducer {
   void scatter_chunk(const PlanEntry& entry, std::uint64_t off, const char* src, char* dst, std::uint64_t n,
                      Method& method);
 
+  int comm_size() const;
+  int comm_rank() const;
+
   Reduction m_reduction;
+#if WAVG_HAVE_MPI
+  MPI_Comm m_comm;
+#endif
   CommStats m_stats;
   std::vector<double> m_buffer;  // received values, one 8-byte-aligned slot per rank
   std::uint64_t m_turn = 0;      // rotates which rank owns the larger shares of an uneven split
 };
 
 // Collects every rank's statistics on rank 0, which writes them to `path` as JSON. Every rank must call it.
-void write_stats(const std::string& path, const CommStats& mine, Reduction reduction, Overwrite overwrite);
+// `in_groups` (hierarchical local SGD, on every rank or none): the part of `mine` spent in group averages.
+void write_stats(const std::string& path, const CommStats& mine, Reduction reduction, Overwrite overwrite,
+                 const CommStats* in_groups = nullptr);
 
 }  // namespace wavg::train

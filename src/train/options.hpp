@@ -32,6 +32,11 @@ struct LocalSgdOptions {
   // Rounds.
   std::size_t workers = 4;
   std::uint64_t period = 8;
+  // Hierarchical local SGD (PyTorch's HierarchicalModelAverager): with group_size G > 0, workers average within
+  // groups of G consecutive workers every `period` steps and across all workers every `group_period` steps, so a
+  // round is group_period / period local phases, the last ending in the global average.
+  std::size_t group_size = 0;
+  std::uint64_t group_period = 0;
   std::uint64_t local_epochs = 0;  // >0: period = epochs * batches per shard
   std::uint64_t rounds = 50;
   std::uint64_t warmup_steps = 0;
@@ -44,6 +49,10 @@ struct LocalSgdOptions {
   std::size_t jobs = 0;  // 0: as many as workers
   std::size_t retries = 1;
   std::size_t min_workers = 1;
+  // > 0: a round closes this many seconds after it started with the workers that finished; a late worker's result
+  // is mixed into the first round that closes after it arrives, weighted by its staleness (FedAsync's rule).
+  double round_timeout = 0;
+  std::string staleness_fn = "polynomial:a=0.5";
 
   // Output.
   std::string out_dir;

@@ -55,6 +55,37 @@ double max_relative_difference(Mlp& a, Mlp& b) {
   return diff / scale;
 }
 
+// A hierarchical run of small_run's 4 workers: groups of 2, H = 2, global averages every `group_period` steps.
+LocalSgdOptions groups_of_two(const std::string& name, std::uint64_t group_period) {
+  LocalSgdOptions o = small_run(temp_dir(name));
+  o.period = 2;
+  o.group_size = 2;
+  o.group_period = group_period;
+  return o;
+}
+
+// Runs `o` for its rounds straight through in NAME_straight and, in NAME_split, for half of them and then on with
+// --resume to the end.
+struct Resumed {
+  LocalSgdOptions split;  // the resumed run's options (--resume set)
+  RunSummary summary;     // what the resumed part reported
+  double difference = 0;  // between the two final models (max_relative_difference)
+};
+Resumed straight_and_resumed(const LocalSgdOptions& o, const std::string& name) {
+  LocalSgdOptions straight = o, split = o;
+  straight.out_dir = temp_dir(name + "_straight").string();
+  split.out_dir = temp_dir(name + "_split").string();
+  split.rounds = o.rounds / 2;
+  auto a = make_local_averager();
+  run_builtin(straight, *a);
+  run_builtin(split, *a);
+  split.rounds = o.rounds;
+  split.resume = true;
+  const RunSummary s = run_builtin(split, *a);
+  Mlp x = final_model(straight), y = final_model(split);
+  return {split, s, max_relative_difference(x, y)};
+}
+
 }  // namespace
 
 TEST_CASE("load_csv reads features and labels from hand-written rows") {
@@ -164,23 +195,123 @@ TEST_CASE("the driver's result does not depend on the thread count") {
 }
 
 TEST_CASE("a resumed run ends where an uninterrupted one does, counters included") {
-  LocalSgdOptions straight = small_run(temp_dir("straight")), split = small_run(temp_dir("split"));
-  straight.rounds = 6;
-  split.rounds = 3;
-  auto a = make_local_averager();
-  run_builtin(straight, *a);
-  run_builtin(split, *a);
-  split.rounds = 6;
-  split.resume = true;
-  const RunSummary s = run_builtin(split, *a);
-  CHECK(s.rounds == 6);
-  CHECK(s.steps == 48);
-  Mlp x = final_model(straight), y = final_model(split);
-  CHECK(max_relative_difference(x, y) == 0.0);
-  std::ifstream log(split.out_dir + "/log.csv");
+  LocalSgdOptions o = small_run(temp_dir("plain"));
+  o.rounds = 6;
+  const Resumed r = straight_and_resumed(o, "plain");
+  CHECK(r.summary.rounds == 6);
+  CHECK(r.summary.steps == 48);
+  CHECK(r.difference == 0.0);
+  std::ifstream log(r.split.out_dir + "/log.csv");
   std::string line, last;
   int lines = 0;
   while (std::getline(log, line)) ++lines, last = line;
   CHECK(lines == 7);
   CHECK(last.rfind("6,48,", 0) == 0);
+}
+
+TEST_CASE("average_groups gives each worker its group's mean (hand-computed)") {
+  // Four one-weight models (kernel 1x1 and bias): groups {0, 1} and {2, 3} of size 2.
+  std::vector<Mlp> models(4, Mlp(1, {}, 1));
+  const double kernels[4] = {1, 2, 3, 6}, biases[4] = {-1, 0.5, 10, 20};
+  std::vector<Mlp*> local;
+  for (std::size_t k = 0; k < 4; ++k) {
+    models[k].layers[0].kernel(0, 0) = kernels[k];
+    models[k].layers[0].bias(0) = biases[k];
+    local.push_back(&models[k]);
+  }
+  make_local_averager()->average_groups(local, 2);
+  const double want_kernel[4] = {1.5, 1.5, 4.5, 4.5}, want_bias[4] = {-0.25, -0.25, 15, 15};
+  for (std::size_t k = 0; k < 4; ++k) {
+    CHECK(models[k].layers[0].kernel(0, 0) == want_kernel[k]);
+    CHECK(models[k].layers[0].bias(0) == want_bias[k]);
+  }
+}
+
+TEST_CASE("hierarchical local SGD follows the schedule of group and global means, and differs from flat") {
+  // Full-shard batches (FedSGD steps), so the reference below needs no minibatch order: every worker takes
+  // --period steps, its group of 2 is averaged, twice, then all 4 are averaged (P = 3 H), for 2 rounds.
+  LocalSgdOptions o = groups_of_two("hier", 6);
+  o.batch = 0;
+  o.rounds = 2;
+  auto averager = make_local_averager();
+  const RunSummary s = run_builtin(o, *averager);
+  CHECK(s.steps == 12);
+
+  Dataset all = load_csv(o.data, o.label_col), train, test;
+  split_train_test(all, o.test_fraction, train, test);
+  scale_features(train, test);
+  const std::vector<Dataset> shards = make_shards(train, o.workers, o.shard, o.seed);
+  Mlp global(64, o.hidden, 10), grad = global;
+  global.init_glorot(hash_key(o.seed, 0x1417));
+  Workspace ws;
+  // The mean of models[first..first+n) in plain loops, summed in worker order and divided once.
+  auto mean_into = [](std::vector<Mlp>& models, std::size_t first, std::size_t n, Mlp& out) {
+    std::vector<ParamRef> dst = out.params();
+    for (std::size_t i = 0; i < dst.size(); ++i)
+      for (std::uint64_t j = 0; j < dst[i].info.count(); ++j) {
+        double sum = 0;
+        for (std::size_t k = first; k < first + n; ++k) sum += models[k].params()[i].data[j];
+        dst[i].data[j] = sum / static_cast<double>(n);
+      }
+  };
+  for (std::uint64_t round = 0; round < o.rounds; ++round) {
+    std::vector<Mlp> models(o.workers, global);
+    for (int phase = 0; phase < 3; ++phase) {
+      for (std::size_t k = 0; k < o.workers; ++k) {
+        std::vector<std::size_t> rows(shards[k].rows());
+        for (std::size_t r = 0; r < rows.size(); ++r) rows[r] = r;
+        for (int t = 0; t < 2; ++t) {
+          gradient(models[k], shards[k], rows, grad, ws);
+          std::vector<ParamRef> w = models[k].params(), g = grad.params();
+          for (std::size_t i = 0; i < w.size(); ++i)
+            for (std::uint64_t j = 0; j < w[i].info.count(); ++j) w[i].data[j] -= o.lr * g[i].data[j];
+        }
+      }
+      if (phase < 2) {
+        for (std::size_t first = 0; first < o.workers; first += 2) {
+          Mlp m = global;
+          mean_into(models, first, 2, m);
+          models[first] = models[first + 1] = m;
+        }
+      } else {
+        mean_into(models, 0, o.workers, global);
+      }
+    }
+  }
+  Mlp got = final_model(o);
+  // The driver sums each gradient over its rows in another order, hence a tolerance rather than equal bits.
+  CHECK(max_relative_difference(got, global) < 1e-9);
+
+  // Flat averaging every 2 steps, and every 6 steps, over the same 12 steps: both differ.
+  LocalSgdOptions every_h = o, every_p = o;
+  every_h.out_dir = temp_dir("flat_h").string();
+  every_p.out_dir = temp_dir("flat_p").string();
+  every_h.group_size = every_p.group_size = 0;
+  every_h.rounds = 6;
+  every_p.period = 6;
+  run_builtin(every_h, *averager);
+  run_builtin(every_p, *averager);
+  Mlp flat_h = final_model(every_h), flat_p = final_model(every_p);
+  CHECK(max_relative_difference(got, flat_h) > 1e-6);
+  CHECK(max_relative_difference(got, flat_p) > 1e-6);
+}
+
+TEST_CASE("a resumed hierarchical run ends where an uninterrupted one does; other groups are refused") {
+  LocalSgdOptions o = groups_of_two("hier_resume", 4);
+  o.rounds = 4;
+  const Resumed r = straight_and_resumed(o, "hier_resume");
+  CHECK(r.summary.steps == 16);
+  CHECK(r.difference == 0.0);
+  LocalSgdOptions flat = r.split;
+  flat.group_size = flat.group_period = 0;
+  auto a = make_local_averager();
+  CHECK_THROWS_WITH(run_builtin(flat, *a), doctest::Contains("--resume: group_period was 4, now null"));
+}
+
+TEST_CASE("hierarchical rounds start after the warm-up: rounds of 1 step, then of P steps") {
+  LocalSgdOptions o = groups_of_two("hier_warmup", 4);
+  o.warmup_steps = 3;
+  o.rounds = 5;
+  auto a = make_local_averager();
+  CHECK(run_builtin(o, *a).steps == 3 + 2 * 4);
 }
