@@ -15,10 +15,10 @@
 // An input is the folder or its index file. The reader opens every shard with its format's reader and serves the
 // tensors from them, shard by shard in the order of their names. It distrusts the index: at most 64 MiB, valid
 // UTF-8 JSON without duplicate keys, weight_map an object of strings; each shard named by a plain relative path
-// (no "..", not absolute) to a regular file, not a symbolic link, that resolves inside the folder; every tensor of
-// the index found in the shard it names and every tensor of a shard named by the index for that shard (so no tensor
-// is in two shards); and no file of the folder named like a shard (PREFIX-NNNNN-of-NNNNN.EXT of the index's kind)
-// left out of the index. metadata.total_size is not checked: the ecosystem's writers have disagreed on it (tied
+// (no "..", not absolute) to a regular file, not a symbolic link (so a hub cache snapshot, links to its blobs, is
+// refused), that resolves inside the folder; every tensor of the index found in the shard it names and every
+// tensor of a shard named by the index for that shard (so no tensor is in two shards); and no file of the folder
+// named like a shard (PREFIX-NNNNN-of-NNNNN.EXT of the index's kind) left out of the index. metadata.total_size is not checked: the ecosystem's writers have disagreed on it (tied
 // weights, padding), and the tensors are counted from the shards themselves. metadata() holds the index's string
 // metadata (a wavg output's provenance) over shard 1's.
 //

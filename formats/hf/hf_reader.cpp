@@ -204,6 +204,9 @@ void FolderReader::add_shard(const std::string& name) {
   for (const fs::path& part : rel)
     if (part == "..") fail(shown, "shard path " + name + " leads out of the folder");
   const std::string full = in_folder(m_folder, rel.string());
+  if (fs::is_symlink(fs::symlink_status(full)))
+    fail(full, "is a symbolic link, which wavg does not follow out of a model folder (a hub cache snapshot links "
+               "to its blobs: download it with --local-dir)");
   if (!is_file_no_link(full)) {
     std::string why;
     const int fd = open_regular(full, Follow::no, why);

@@ -1,7 +1,8 @@
 # A Hugging Face folder whose index and shards disagree is refused in one line naming the file, exit 1, nothing
 # written: an index naming a tensor its shard lacks, a shard file the index does not name, a tensor in two shards,
 # a key twice in weight_map, shard paths that leave the folder (.., absolute, a symbolic link, a linked folder),
-# shard names that disagree on their count, and a folder with no weights. An existing output folder is refused
+# shard names that disagree on their count, a FIFO for a shard, an index that is truncated, not UTF-8, larger than
+# 64 MiB, without a weight_map object or with a shard name that is not a string, and a folder with no weights. An existing output folder is refused
 # without --force (exit 2), and --force replaces only a model folder (not a folder of notes); a merge that fails
 # leaves neither the output folder nor its temporary directory.
 /usr/bin/python3 -c 'import numpy' 2>/dev/null || { echo "numpy missing"; exit 77; }
@@ -47,10 +48,24 @@ variant("count", count)
 shutil.copytree("good", "dupkey")
 text = open("dupkey/model.safetensors.index.json").read()
 open("dupkey/model.safetensors.index.json", "w").write(text.replace('"weight_map": {', '"weight_map": {"position_ids": "model-00001-of-00002.safetensors", ', 1))
+def index_text(name, text):
+    shutil.copytree("good", name)
+    open(f"{name}/model.safetensors.index.json", "wb").write(text)
+good_index = open("good/model.safetensors.index.json", "rb").read()
+index_text("truncated", good_index[:len(good_index) // 2])
+index_text("notutf8", good_index.replace(b"embed", b"emb\xff"))
+index_text("notobject", b'{"weight_map": ["model-00001-of-00002.safetensors"]}')
+index_text("nonstring", good_index.replace(b'"model-00002-of-00002.safetensors"', b"7", 1))
+index_text("huge", b"")
+os.truncate("huge/model.safetensors.index.json", 65 << 20)
+shutil.copytree("good", "fifo")
+os.remove("fifo/model-00002-of-00002.safetensors")
+os.mkfifo("fifo/model-00002-of-00002.safetensors")
 os.makedirs("empty")
 open("empty/config.json", "w").write("{}")
 PY
-for d in absent unlisted twice dupkey dotdot absolute symlink linkeddir count empty; do
+for d in absent unlisted twice dupkey dotdot absolute symlink linkeddir count truncated notutf8 notobject nonstring \
+         huge fifo empty; do
   code=0
   "$WAVG" merge good "$d" -o out/ || code=$?
   echo "$d: exit $code"
