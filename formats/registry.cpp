@@ -9,6 +9,7 @@
 
 #include "caffe/caffe.hpp"
 #include "hdf5/hdf5_reader.hpp"
+#include "hf/hf.hpp"
 #include "hdf5/hdf5_writer.hpp"
 #include "json/json.hpp"
 #include "keras/keras_archive.hpp"
@@ -34,7 +35,7 @@ struct Codec {
   std::unique_ptr<Writer> (*create)(const std::string& tmp, const std::string& display, const OutputSpec& spec);
 };
 
-const std::array<Codec, 10> k_codecs{{
+const std::array<Codec, 12> k_codecs{{
     {"hdf5",
      {".h5", ".hdf5", ".he5", ".keras_h5"},
      looks_like_hdf5,
@@ -72,6 +73,19 @@ const std::array<Codec, 10> k_codecs{{
      looks_like_tensorflow,
      [](const std::string& p) -> std::unique_ptr<Reader> { return std::make_unique<TensorflowReader>(p); },
      create_tensorflow_writer},
+    // A folder, or its *.safetensors.index.json / *.bin.index.json; before "tfjs" and "json", which claim .json.
+    // An output is a folder when its path ends in '/' or names one (output_format), or with --format hf / hf-bin.
+    {"hf",
+     {nullptr, nullptr, nullptr, nullptr},
+     hf::looks_like_hf,
+     [](const std::string& p) -> std::unique_ptr<Reader> { return std::make_unique<hf::FolderReader>(p); },
+     hf::create_hf_writer},
+    // The same folder with torch.save shards; chosen with --format only, and read by the "hf" row.
+    {"hf-bin",
+     {nullptr, nullptr, nullptr, nullptr},
+     [](const std::string&) { return false; },
+     nullptr,
+     hf::create_hf_bin_writer},
     // Before "json": both claim .json; a TF.js model.json is told by its weightsManifest member.
     {"tfjs",
      {nullptr, nullptr, nullptr, nullptr},
@@ -111,7 +125,13 @@ std::unique_ptr<Reader> check_names(std::unique_ptr<Reader> reader) {
 
 std::unique_ptr<Reader> open_reader(const std::string& path) {
   // Before any sniffer opens it: a FIFO would block its open() for ever. A TensorFlow checkpoint is named by a
-  // prefix that is no file itself: PREFIX.index is.
+  // prefix that is no file itself: PREFIX.index is. A folder is a Hugging Face model or nothing.
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    if (!hf::looks_like_hf(path))
+      fail(path, "a folder without model.safetensors, pytorch_model.bin or their sharded indexes");
+    return check_names(std::make_unique<hf::FolderReader>(path));
+  }
   require_regular_file(is_tensorflow_prefix(path) ? path + ".index" : path);
   for (const Codec& c : k_codecs)
     if (c.sniff(path)) return check_names(c.open(path));
@@ -124,6 +144,8 @@ std::string output_format(const std::string& path, const std::string& forced, co
       if (forced == c.name) return forced;
     fail_usage("--format " + forced + ": unknown format; use one of " + output_format_names());
   }
+  std::error_code ec;
+  if (ends_with(path, "/") || std::filesystem::is_directory(path, ec)) return "hf";
   if (template_input && dynamic_cast<const TfjsReader*>(template_input) && ends_with(path, ".json")) return "tfjs";
   if (is_tensorflow_output_name(path)) return "tensorflow";
   for (const Codec& c : k_codecs)
@@ -143,8 +165,15 @@ std::string output_format_names() {
 }
 
 std::string output_file(const std::string& format, const std::string& path) {
+  if (writes_folder(format)) {
+    std::string dir = path;
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    return dir;
+  }
   return format == "tensorflow" ? tensorflow_index_path(path) : path;
 }
+
+bool writes_folder(const std::string& format) { return format == "hf" || format == "hf-bin"; }
 
 std::unique_ptr<Writer> create_writer(const std::string& format, const std::string& tmp_path,
                                       const std::string& display_path, const OutputSpec& spec) {

@@ -4,6 +4,7 @@
 
 #include <bit>
 #include <cstring>
+#include <map>
 #include <unordered_map>
 
 #include "wavg/error.hpp"
@@ -30,8 +31,21 @@ constexpr StorageClass k_storages[] = {
 constexpr const char* k_functions[] = {
     "collections.OrderedDict", "torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_tensor",
     "torch._utils._rebuild_parameter", "torch._tensor._rebuild_from_type_v2", "torch.device", "torch.Size",
-    "torch.Tensor", "torch.nn.parameter.Parameter",
+    "torch.Tensor", "torch.nn.parameter.Parameter", "__builtin__.set", "builtins.set",
+    "torch.nn.backends.thnn._get_thnn_function_backend",
 };
+
+// What BUILD may give a tensor: nothing, an empty dict, or torch < 1.0's Parameter state (requires_grad, is_leaf,
+// backward hooks) as a tuple of flags and Nones.
+bool plain_tensor_state(const Value& state) {
+  const auto empty = [](const Value& v) {
+    return v.kind == Kind::none || v.kind == Kind::boolean || (v.kind == Kind::dict && v.items.empty());
+  };
+  if (state.kind != Kind::tuple) return empty(state);
+  for (const Value* v : state.items)
+    if (!empty(*v)) return false;
+  return true;
+}
 
 bool allowed_global(const std::string& name) {
   for (const char* f : k_functions)
@@ -55,6 +69,8 @@ class Machine {
       if (m_stack.size() > k_max_stack) bad("nests too deeply");
     }
     if (m_stack.size() != 1 || !m_marks.empty()) bad("leaves " + std::to_string(m_stack.size()) + " values at STOP");
+    for (const auto& [name, made] : m_classes)
+      if (!made) refuse_named(name);
     m_result.root = m_stack.back();
     m_result.consumed = static_cast<std::size_t>(m_p - m_begin);
     return std::move(m_result);
@@ -142,17 +158,31 @@ class Machine {
     if (v->kind != k) bad(std::string(op) + " on a " + describe(*v));
     return v;
   }
+  [[noreturn]] void refuse_named(const std::string& full) const {
+    refuse(m_file, "the pickle names the global " + full + ", which wavg refuses (it never runs pickled code)");
+  }
+  // A name outside the table called by REDUCE, or by NEWOBJ with arguments.
+  [[noreturn]] void refuse_global(const std::string& full) const {
+    if (full.rfind("torch.nn.", 0) == 0 || full.rfind("__main__.", 0) == 0)
+      refuse(m_file, "is a whole-model pickle (torch.save(model)) that calls " + full +
+                         " to rebuild an object; wavg never runs pickled code, save model.state_dict() instead");
+    refuse_named(full);
+  }
   void global(const std::string& module, const std::string& name) {
     const std::string full = module + "." + name;
-    if (!allowed_global(full)) {
-      if (module.rfind("torch.nn", 0) == 0 || module == "__main__")
-        refuse(m_file, "is a whole-model pickle (torch.save(model)): it names the class " + full +
-                         "; wavg never runs pickled code, save model.state_dict() instead");
-      refuse(m_file, "the pickle names the global " + full + ", which wavg refuses (it never runs pickled code)");
-    }
+    // Not in the table: only a class name, which NEWOBJ may instantiate as data (see pickle.hpp).
+    if (!allowed_global(full)) m_classes.emplace(full, false);
     Value* v = make(Kind::global);
     v->text = full;
     push(v);
+  }
+  // NEWOBJ(class, ()) of a name outside the table: the object as data, its attributes set by BUILD.
+  Value* instantiate(const Value& cls, const Value& args) {
+    if (args.kind != Kind::tuple || !args.items.empty()) refuse_global(cls.text);
+    m_classes[cls.text] = true;
+    Value* v = make(Kind::object);
+    v->text = cls.text;
+    return v;
   }
 
   void step(unsigned char op);
@@ -167,6 +197,7 @@ class Machine {
   std::vector<Value*> m_stack;
   std::vector<std::size_t> m_marks;
   std::unordered_map<std::uint64_t, Value*> m_memo;
+  std::map<std::string, bool> m_classes;  // names outside the table, and whether NEWOBJ instantiated them
   Pickle m_result;
 };
 
@@ -294,15 +325,17 @@ void Machine::step(unsigned char op) {
     case 'R': case 0x81: {                                        // REDUCE, NEWOBJ
       Value* args = pop();
       Value* callable = pop();
-      push(call(*callable, *args));
+      const bool named = callable->kind == Kind::global && allowed_global(callable->text);
+      if (callable->kind == Kind::global && !named && op == 0x81) push(instantiate(*callable, *args));
+      else if (callable->kind == Kind::global && !named) refuse_global(callable->text);
+      else push(call(*callable, *args));
       break;
     }
     case 'b': {                                                   // BUILD: the state stays data
       Value* state = pop();
       Value* obj = top();
-      if (obj->kind == Kind::dict) obj->state = state;
-      else if (obj->kind != Kind::tensor || (state->kind != Kind::none && !(state->kind == Kind::dict && state->items.empty())))
-        bad("BUILD on a " + describe(*obj));
+      if (obj->kind == Kind::dict || obj->kind == Kind::object) obj->state = state;
+      else if (obj->kind != Kind::tensor || !plain_tensor_state(*state)) bad("BUILD on a " + describe(*obj));
       break;
     }
     case 'Q': push(persistent(*pop())); break;                    // BINPERSID
@@ -335,12 +368,28 @@ Value* Machine::call(const Value& callable, const Value& args) {
     if (a.empty() || a[0]->kind != Kind::tensor) bad("_rebuild_parameter of something other than a tensor");
     return a[0];
   }
+  if (f == "torch.nn.parameter.Parameter") {  // torch < 1.0: Parameter(data[, requires_grad]) is its tensor
+    if (a.empty() || a.size() > 2 || a[0]->kind != Kind::tensor || (a.size() == 2 && a[1]->kind != Kind::boolean))
+      bad("Parameter of something other than a tensor");
+    return a[0];
+  }
   if (f == "torch._tensor._rebuild_from_type_v2") {
     if (a.size() < 3 || a[0]->kind != Kind::global || a[2]->kind != Kind::tuple ||
         (a[0]->text != "torch._utils._rebuild_tensor_v2" && a[0]->text != "torch._utils._rebuild_parameter") ||
         a[1]->kind != Kind::global || (a[1]->text != "torch.Tensor" && a[1]->text != "torch.nn.parameter.Parameter"))
       bad("_rebuild_from_type_v2 with arguments other than a tensor's");
     return call(*a[0], *a[2]);
+  }
+  if (f == "__builtin__.set" || f == "builtins.set") {
+    if (a.empty()) return make(Kind::list);
+    if (a.size() != 1 || a[0]->kind != Kind::list) bad("set of something other than a list");
+    return a[0];
+  }
+  if (f == "torch.nn.backends.thnn._get_thnn_function_backend") {  // a torch < 1.0 module's _backend: a name
+    if (!a.empty()) bad("_get_thnn_function_backend with arguments");
+    Value* v = make(Kind::object);
+    v->text = f;
+    return v;
   }
   if (f == "torch.Size") {
     if (a.size() != 1 || a[0]->kind != Kind::tuple) bad("torch.Size of something other than a tuple");
@@ -397,6 +446,10 @@ Value* Machine::rebuild_tensor(const Value& args) {
 // (view_key, offset, size) for a storage that is a slice of another.
 Value* Machine::persistent(const Value& pid) {
   const auto& a = pid.items;
+  if (pid.kind == Kind::tuple && a.size() == 4 && a[0]->kind == Kind::string && a[0]->text == "module") {
+    if (a[1]->kind != Kind::global) bad("a module persistent id does not name a class");
+    return a[1];
+  }
   if (pid.kind != Kind::tuple || a.size() < 5 || a.size() > 6 || a[0]->kind != Kind::string ||
       a[0]->text != "storage" || a[1]->kind != Kind::global || a[2]->kind != Kind::string ||
       a[3]->kind != Kind::string || a[4]->kind != Kind::integer || a[4]->integer < 0)
@@ -465,6 +518,7 @@ std::string describe(const Value& v) {
     case Kind::storage: return "storage";
     case Kind::tensor: return "tensor";
     case Kind::device: return "device " + v.text;
+    case Kind::object: return "object of " + v.text;
   }
   return "value";
 }

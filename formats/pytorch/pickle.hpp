@@ -17,11 +17,23 @@
 //                                           -> a storage's element type, inside a persistent id
 //   torch.device, torch.Size                -> a plain value (a location string; a tuple)
 //   torch.Tensor, torch.nn.parameter.Parameter
-//                                           -> inert names, accepted only as _rebuild_from_type_v2's type
+//                                           -> inert names, accepted only as _rebuild_from_type_v2's type, and
+//                                              Parameter(tensor[, requires_grad]) as its tensor (torch < 1.0)
+//   __builtin__.set, builtins.set           -> a list (a module's _non_persistent_buffers_set)
+//   torch.nn.backends.thnn._get_thnn_function_backend
+//                                           -> an object of that name, uncalled (a torch < 1.0 module's _backend)
+//
+// A whole-model pickle (torch.save(model)) names the model's classes (__main__.Net, torch.nn.modules.conv.Conv2d)
+// and makes each object with NEWOBJ(class, ()) and BUILD(attribute dict). Any other name is therefore accepted
+// as an inert class name, but only to be instantiated that way: NEWOBJ with no arguments gives an object value
+// (the class's name and, after BUILD, its attributes as data), nothing is imported and no __new__ or
+// __setstate__ runs. Called by REDUCE, or NEWOBJ with arguments, such a name is refused there (posix.system); a
+// name the pickle mentions but never instantiates is refused at STOP. Either way nothing has been read yet.
 //
 // Opcodes: protocols 0 to 5 as Python writes them for dicts, lists, tuples, numbers, strings and bytes, plus
 // GLOBAL/STACK_GLOBAL, REDUCE, BUILD (its state is kept as data), NEWOBJ of the names above, and BINPERSID/PERSID,
-// whose id ('storage', StorageClass, key, location, numel[, view]) becomes a storage reference. Every length is
+// whose id ('storage', StorageClass, key, location, numel[, view]) becomes a storage reference, and whose legacy
+// ('module', class, source file, source) (torch < 1.6 saving a model's classes with their source) the class name. Every length is
 // checked against the bytes left before it is used, so no allocation is driven by an unchecked number: each opcode
 // creates at most one value, and the values live in one arena owned by the result, so a pickle that makes a list
 // contain itself cannot leak.
@@ -36,7 +48,7 @@
 namespace wavg::pytorch {
 
 enum class Kind { none, boolean, integer, big_integer, floating, string, bytes, tuple, list, dict, global, storage,
-                  tensor, device };
+                  tensor, device, object };
 
 struct Value;
 
@@ -62,9 +74,11 @@ struct Value {
   bool boolean = false;
   std::int64_t integer = 0;
   double floating = 0;
-  std::string text;                 // string, bytes, a global's dotted name, a big integer's bytes, a device
+  std::string text;                 // string, bytes, a global's or an object's class dotted name, a big integer's
+                                    // bytes, a device
   std::vector<Value*> items;        // tuple and list; a dict's keys and values alternately
-  const Value* state = nullptr;     // what BUILD gave a dict (an OrderedDict's attributes, such as _metadata)
+  const Value* state = nullptr;     // what BUILD gave a dict (an OrderedDict's attributes, such as _metadata) or
+                                    // an object (its attributes)
   StorageRef storage;
   TensorRef tensor;
 };

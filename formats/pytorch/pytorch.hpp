@@ -22,7 +22,8 @@
 //   per KEY u64 numel (little-endian), then numel x element size bytes
 //
 // The pickles are read by the restricted unpickler (pickle.hpp): nothing is imported or run. A tensor is named by
-// its key path through dicts and lists (model.conv1.weight, optimizer.state.0.exp_avg); every other leaf (epoch,
+// its key path through dicts and lists (model.conv1.weight, optimizer.state.0.exp_avg), or in a whole-model
+// pickle (torch.save(model)) by its attribute path as the model's state_dict names it (conv1.weight); every other leaf (epoch,
 // loss, hyper-parameters, None) is kept from input 1 and listed by kept_entries(). A view lies wholly inside its
 // storage (checked). Contiguous tensors are served from the memory mapping (view()); others (a Fortran-order
 // tensor) are gathered element by element.
@@ -34,6 +35,7 @@
 // (an OrderedDict of tensors, one storage each, top folder "archive") that torch.load(weights_only=True) accepts.
 
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -86,6 +88,7 @@ class PytorchReader final : public Reader {
   void walk(const Value& v, const std::string& name, int depth);
   // Tells whether a list or tuple holds a tensor at any depth (then its items are named one by one).
   bool holds_tensor(const Value& v, int depth);
+  void walk_object(const Value& v, const std::string& name, int depth);
   void add_tensor(const Value& v, const std::string& name);
 
   MappedFile m_file;
@@ -100,6 +103,9 @@ class PytorchReader final : public Reader {
   std::map<std::string, std::string> m_metadata;
   std::string m_shape;  // "state_dict" or "checkpoint", for layout()
   std::uint64_t m_visits = 0;
+  bool m_whole_model = false;         // the pickle holds objects (torch.save(model))
+  std::set<const Value*> m_named;     // tensors already named
+  int m_attributes = 0;               // > 0 while walking an object's plain attributes
 };
 
 // Tells whether a file is a torch.save zip archive (its first entry TOP/data.pkl) or starts with the legacy magic.

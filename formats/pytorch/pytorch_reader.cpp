@@ -130,8 +130,9 @@ std::string PytorchReader::layout() const {
 
 void PytorchReader::name_tensors(const Value& root) {
   walk(root, "", 0);
-  m_shape = m_kept.empty() || (m_kept.size() == 1 && m_kept[0].rfind("_metadata (", 0) == 0) ? "state_dict"
-                                                                                          : "checkpoint";
+  m_shape = m_whole_model ? "whole model"
+            : m_kept.empty() || (m_kept.size() == 1 && m_kept[0].rfind("_metadata (", 0) == 0) ? "state_dict"
+                                                                                               : "checkpoint";
 }
 
 bool PytorchReader::holds_tensor(const Value& v, int depth) {
@@ -148,6 +149,7 @@ void PytorchReader::walk(const Value& v, const std::string& name, int depth) {
   if (depth > k_max_depth) refuse(path(), (name.empty() ? "the object" : name) + " nests deeper than 64 levels");
   switch (v.kind) {
     case Kind::tensor: add_tensor(v, name.empty() ? "tensor" : name); return;
+    case Kind::object: walk_object(v, name, depth); return;
     case Kind::dict:
       for (std::size_t i = 0; i + 1 < v.items.size(); i += 2) {
         const Value& key = *v.items[i];
@@ -175,7 +177,36 @@ void PytorchReader::walk(const Value& v, const std::string& name, int depth) {
   }
 }
 
+// A whole model's object (torch.save(model)): a module's parameters, buffers and submodules are named as its
+// state_dict names them (conv1.weight: the members of _parameters, _buffers and _modules join the module's own
+// name), then its other attributes by attribute path, kept unless they hold tensors. A tensor those attributes
+// hold again (an LSTM's _flat_weights lists its parameters) is the same value and is not named twice.
+void PytorchReader::walk_object(const Value& v, const std::string& name, int depth) {
+  m_whole_model = true;
+  const std::string shown = name.empty() ? "the model" : name;
+  if (!v.state || v.state->kind != Kind::dict) {
+    m_kept.push_back(shown + " (" + describe(v) + (v.state ? ", attributes " + describe(*v.state) : "") + ")");
+    return;
+  }
+  const auto& items = v.state->items;
+  const auto key_of = [&](std::size_t i) -> const std::string& {
+    if (items[i]->kind != Kind::string) refuse(path(), shown + ": an attribute name is a " + describe(*items[i]));
+    return items[i]->text;
+  };
+  const auto flattened = [&](std::size_t i) {
+    const std::string& k = key_of(i);
+    return (k == "_parameters" || k == "_buffers" || k == "_modules") && items[i + 1]->kind == Kind::dict;
+  };
+  for (std::size_t i = 0; i + 1 < items.size(); i += 2)
+    if (flattened(i)) walk(*items[i + 1], name, depth + 1);
+  ++m_attributes;
+  for (std::size_t i = 0; i + 1 < items.size(); i += 2)
+    if (!flattened(i)) walk(*items[i + 1], join(name, key_of(i)), depth + 1);
+  --m_attributes;
+}
+
 void PytorchReader::add_tensor(const Value& v, const std::string& name) {
+  if (!m_named.insert(&v).second && m_attributes > 0) return;
   for (const auto& t : m_tensors)
     if (t.name == name) refuse(path(), name + ": two tensors have this name");
   const TensorRef& t = v.tensor;

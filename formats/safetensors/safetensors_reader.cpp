@@ -3,8 +3,8 @@
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <unordered_set>
 
+#include "json/duplicate_keys.hpp"
 #include "safetensors/safetensors.hpp"
 #include "wavg/error.hpp"
 #include "wavg/utf8.hpp"
@@ -36,47 +36,6 @@ std::uint64_t read_le64(const unsigned char* p) {
   for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
   return v;
 }
-
-// Records the first key that appears twice in one object, and the first syntax error or out-of-range number.
-class DuplicateKeys final : public nlohmann::json_sax<nlohmann::json> {
- public:
-  std::string duplicate;
-  std::string error;
-  std::size_t error_byte = 0;
-
-  bool null() override { return true; }
-  bool boolean(bool) override { return true; }
-  bool number_integer(number_integer_t) override { return true; }
-  bool number_unsigned(number_unsigned_t) override { return true; }
-  bool number_float(number_float_t, const string_t&) override { return true; }
-  bool string(string_t&) override { return true; }
-  bool binary(binary_t&) override { return true; }
-  bool start_object(std::size_t) override {
-    m_open.emplace_back();
-    return true;
-  }
-  bool key(string_t& k) override {
-    if (!m_open.empty() && !m_open.back().insert(k).second && duplicate.empty()) duplicate = k;
-    return true;
-  }
-  bool end_object() override {
-    if (!m_open.empty()) m_open.pop_back();
-    return true;
-  }
-  bool start_array(std::size_t) override { return true; }
-  bool end_array() override { return true; }
-  bool parse_error(std::size_t position, const std::string&, const nlohmann::json::exception& e) override {
-    error_byte = position;
-    // nlohmann's text is "[json.exception.parse_error.101] parse error at line 1, column 3: ..."; keep the reason.
-    const std::string what = e.what();
-    const std::size_t colon = what.rfind(": ");
-    error = e.id == 406 ? "a number out of range" : colon == std::string::npos ? what : what.substr(colon + 2);
-    return false;
-  }
-
- private:
-  std::vector<std::unordered_set<std::string>> m_open;
-};
 
 }  // namespace
 

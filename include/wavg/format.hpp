@@ -85,6 +85,8 @@ struct OutputSpec {
   Provenance provenance;
   // --tf-state: a TensorFlow output also writes the `checkpoint` state file naming it, beside it.
   bool write_tf_state = false;
+  // --shard-size: the largest shard of a Hugging Face folder output, in bytes (0: the ecosystem's 5 GB).
+  std::uint64_t shard_size = 0;
 };
 
 class Writer {
@@ -103,7 +105,8 @@ std::unique_ptr<Reader> open_reader(const std::string& path);
 
 // Returns the output format for `path`: `forced` if not empty, else from the extension. Two formats share .json:
 // the output is TensorFlow.js when input 1 (`template_input`, when known) is, so that merging model.json files
-// gives a model.json, and wavg JSON otherwise.
+// gives a model.json, and wavg JSON otherwise. A path ending in '/' or naming an existing folder is a Hugging Face
+// folder ("hf").
 std::string output_format(const std::string& path, const std::string& forced,
                           const Reader* template_input = nullptr);
 // Returns the names --format accepts, as "hdf5|safetensors|...", for help and error messages.
@@ -112,6 +115,10 @@ std::string output_format_names();
 // Returns the file an output of `format` named `path` is committed as (the AtomicFile's target): `path` itself, or
 // PREFIX.index for a TensorFlow checkpoint named by its prefix (its data shard is a companion).
 std::string output_file(const std::string& format, const std::string& path);
+
+// Tells whether an output of `format` is a folder (a Hugging Face model), committed by an AtomicDirectory: its
+// writer is handed the temporary directory instead of a file.
+bool writes_folder(const std::string& format);
 
 // Creates a writer of `format` at `tmp_path` (a temporary file beside the target, already created empty).
 std::unique_ptr<Writer> create_writer(const std::string& format, const std::string& tmp_path,

@@ -100,6 +100,46 @@ void check_tf_state(bool tf_state, const std::string& format) {
   if (tf_state && format != "tensorflow") fail_usage("--tf-state needs a TensorFlow output (--format tensorflow)");
 }
 
+namespace {
+
+std::uint64_t parse_shard_size(const std::string& text) {
+  static const std::pair<const char*, std::uint64_t> k_units[] = {
+      {"KiB", 1ull << 10}, {"MiB", 1ull << 20}, {"GiB", 1ull << 30}, {"KB", 1000ull},
+      {"MB", 1000'000ull}, {"GB", 1000'000'000ull}, {"B", 1}};
+  std::uint64_t unit = 1;
+  std::string digits = text;
+  for (const auto& [suffix, factor] : k_units) {
+    const std::string s = suffix;
+    if (digits.size() > s.size() && digits.compare(digits.size() - s.size(), s.size(), s) == 0) {
+      digits.resize(digits.size() - s.size());
+      unit = factor;
+      break;
+    }
+  }
+  std::uint64_t n = 0;
+  bool ok = !digits.empty() && digits.size() <= 12;
+  for (char c : digits) {
+    ok = ok && c >= '0' && c <= '9';
+    if (ok) n = n * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  if (!ok || n == 0 || n > UINT64_MAX / unit)
+    fail_usage("--shard-size " + text + ": give a positive size such as 5GB, 500MB or 2GiB");
+  return n * unit;
+}
+
+}  // namespace
+
+void add_shard_size(CLI::App& app, std::uint64_t& bytes) {
+  app.add_option_function<std::string>(
+         "--shard-size", [&bytes](const std::string& text) { bytes = parse_shard_size(text); },
+         "With a folder output: the largest shard (default 5GB; KB/MB/GB or KiB/MiB/GiB)")
+      ->type_name("SIZE");
+}
+
+void check_shard_size(std::uint64_t bytes, const std::string& format) {
+  if (bytes && !writes_folder(format)) fail_usage("--shard-size needs a folder output (a path ending in '/')");
+}
+
 void add_device(CLI::App& app, Device& device) {
   add_choice(app, "--device", device, k_device_names,
              "Where the arithmetic runs: the GPU when it pays (auto), cpu or cuda");

@@ -113,6 +113,12 @@ void check_tf_state(bool tf_state, const std::string& format);
 enum class Device { automatic, cpu, cuda };
 inline constexpr std::array<Named<Device>, 3> k_device_names{
     {{"auto", Device::automatic}, {"cpu", Device::cpu}, {"cuda", Device::cuda}}};
+// Adds --shard-size SIZE: the largest shard of a folder output; bytes, or a number with KB/MB/GB (powers of 1000,
+// as huggingface_hub counts) or KiB/MiB/GiB. 0 when not given.
+void add_shard_size(CLI::App& app, std::uint64_t& bytes);
+// Refuses (usage error) --shard-size for an output that is not a folder.
+void check_shard_size(std::uint64_t bytes, const std::string& format);
+
 // Adds --device auto|cpu|cuda (default: auto).
 void add_device(CLI::App& app, Device& device);
 // Returns the backend --device names: `auto` takes the GPU when one is usable and the job reads at least

@@ -25,6 +25,7 @@ struct ConvertOptions {
   bool force = false;
   HashAlgo hash = HashAlgo::xxh3_128;
   bool tf_state = false;
+  std::uint64_t shard_size = 0;
   PlanOptions plan;  // only --include / --exclude
   Verbosity verbosity;
 };
@@ -32,6 +33,7 @@ struct ConvertOptions {
 int run_convert(const ConvertOptions& o) {
   const std::string early_format = output_format(o.output, o.format);  // refused before the input opens
   check_tf_state(o.tf_state, early_format);
+  check_shard_size(o.shard_size, early_format);
   const Overwrite overwrite = o.force ? Overwrite::yes : Overwrite::no;
   pipeline::check_output(output_file(early_format, o.output), {o.input}, overwrite);
 
@@ -57,7 +59,7 @@ int run_convert(const ConvertOptions& o) {
   pipeline::Output out(o.output, format, overwrite,
                        {out_tensors, reader.get(), plan.dropped_from_first,
                         make_provenance("convert", "copy", input_files({reader.get()}), out_dtype_name(o.out_dtype), o.hash),
-                        o.tf_state},
+                        o.tf_state, o.shard_size},
                        reader->files());
   engine.run(out.writer());
   out.commit();
@@ -78,6 +80,7 @@ RunFn setup_convert(CLI::App& app) {
   add_out_dtype(app, o->out_dtype);
   add_hash(app, o->hash);
   add_tf_state(app, o->tf_state);
+  add_shard_size(app, o->shard_size);
   add_filters(app, o->plan);
   add_threads(app, o->threads);
   add_device(app, o->device);

@@ -32,6 +32,7 @@ struct MergeOptions {
   bool force = false;
   HashAlgo hash = HashAlgo::xxh3_128;
   bool tf_state = false;
+  std::uint64_t shard_size = 0;
   int threads = 0;
   Verbosity verbosity;
   FederatedCli fed;
@@ -124,6 +125,7 @@ void validate_options(MergeOptions& o) {
   if (fed.server.kind != ServerOptKind::none && fed.server.kind != ServerOptKind::sgd && !fed.has_state)
     note(o.verbosity, 0, "no --state: the server optimizer's moments start from zero and are not saved");
   check_tf_state(o.tf_state, output_format(o.output, o.format));
+  check_shard_size(o.shard_size, output_format(o.output, o.format));
 }
 
 int run_merge(MergeOptions& o) {
@@ -166,7 +168,7 @@ int run_merge(MergeOptions& o) {
                        {out_tensors, readers.front().get(), plan.dropped_from_first,
                         make_provenance("merge", method->describe() + sequence_note(o.seq), input_files(pipeline::raw(readers)),
                                         out_dtype_name(o.out_dtype), o.hash),
-                        o.tf_state},
+                        o.tf_state, o.shard_size},
                        protected_files(o, pipeline::raw(readers), base.get()));
   std::optional<pipeline::Output> state_out;
   if (state) {
@@ -196,6 +198,7 @@ RunFn setup_merge(CLI::App& app) {
   add_out_dtype(app, o->out_dtype);
   add_hash(app, o->hash);
   add_tf_state(app, o->tf_state);
+  add_shard_size(app, o->shard_size);
   add_plan_options(app, o->plan);
   add_federated_options(app, o->fed);
   add_task_options(app, o->task);

@@ -46,15 +46,24 @@ std::vector<std::string> files_of(const std::vector<Reader*>& readers) {
 
 Output::Output(const std::string& path, const std::string& format, Overwrite overwrite, OutputSpec spec,
                const std::vector<std::string>& inputs)
-    // A format may commit under another name than the one given (a TensorFlow prefix: PREFIX.index).
-    : m_file(output_file(format, path), overwrite, inputs), m_spec(std::move(spec)),
-      m_writer(create_writer(format, m_file.tmp_path(), output_file(format, path), m_spec)) {}
+    : m_spec(std::move(spec)) {
+  // A format may commit under another name than the one given (a TensorFlow prefix: PREFIX.index).
+  const std::string target = output_file(format, path);
+  if (writes_folder(format))
+    m_dir.emplace(target, overwrite, inputs);
+  else
+    m_file.emplace(target, overwrite, inputs);
+  m_writer = create_writer(format, m_dir ? m_dir->tmp_path() : m_file->tmp_path(), target, m_spec);
+}
 
 Output::~Output() = default;
 
 void Output::commit() {
   m_writer.reset();
-  m_file.commit();
+  if (m_dir)
+    m_dir->commit();
+  else
+    m_file->commit();
 }
 
 void merge_files(const MergeJob& job) {

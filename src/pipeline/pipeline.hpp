@@ -5,9 +5,11 @@
 // base, a server state), or merge_files() runs the plain job whole.
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "wavg/atomic_directory.hpp"
 #include "wavg/atomic_file.hpp"
 #include "wavg/format.hpp"
 
@@ -42,7 +44,9 @@ class Output {
   void commit();
 
  private:
-  AtomicFile m_file;
+  // One of the two: a folder output (writes_folder) is an AtomicDirectory, any other an AtomicFile.
+  std::optional<AtomicFile> m_file;
+  std::optional<AtomicDirectory> m_dir;
   OutputSpec m_spec;  // declared before the writer, which refers to it
   std::unique_ptr<Writer> m_writer;
 };

@@ -89,6 +89,32 @@ TEST_CASE("unpickler refuses every global outside the allow-list, naming it") {
   CHECK(error_of("\x80\x02" "ctorch\nFloatStorage\n)R.").find("only a name here") != std::string::npos);
 }
 
+TEST_CASE("unpickler makes a whole model's object from a class name without calling it, its state kept as data") {
+  // NEWOBJ(__main__.Net, ()) then BUILD({'w': tensor, 'training': True}), as torch.save(model) writes a module.
+  const Pickle r = parse("\x80\x02" "c__main__\nNet\n)\x81}(X\x01\0\0\0w"s + tensor_of(2, 2) +
+                         "X\x08\0\0\0training\x88ub."s);
+  REQUIRE(r.root->kind == Kind::object);
+  CHECK(r.root->text == "__main__.Net");
+  REQUIRE(r.root->state != nullptr);
+  REQUIRE(r.root->state->items.size() == 4);
+  CHECK(r.root->state->items[1]->kind == Kind::tensor);
+  CHECK(r.root->state->items[3]->boolean);
+  // set([]) (a module's _non_persistent_buffers_set) is a list.
+  CHECK(parse("\x80\x02" "c__builtin__\nset\n]\x85R."s).root->kind == Kind::list);
+}
+
+TEST_CASE("unpickler refuses a class name that is called, or named without being instantiated") {
+  // NEWOBJ with arguments would run the class's __new__ on them; REDUCE would call it.
+  CHECK(error_of("\x80\x02" "c__main__\nNet\nK\x01\x85\x81."s) ==
+        "is a whole-model pickle (torch.save(model)) that calls __main__.Net to rebuild an object; wavg never runs "
+        "pickled code, save model.state_dict() instead");
+  CHECK(error_of("\x80\x02" "cposix\nsystem\n)\x81" "cposix\nsystem\nX\x02\0\0\0id\x85R."s) ==
+        "the pickle names the global posix.system, which wavg refuses (it never runs pickled code)");
+  // A name only mentioned (a value, never an object's class) is refused at STOP.
+  CHECK(error_of("\x80\x02" "c__main__\nNet\n)\x81" "c__main__\nhelper\n\x86."s) ==
+        "the pickle names the global __main__.helper, which wavg refuses (it never runs pickled code)");
+}
+
 TEST_CASE("unpickler keeps a list that contains itself without looping or leaking") {
   const Pickle r = parse("\x80\x02]q\x00h\x00" "a."s);
   REQUIRE(r.root->kind == Kind::list);
