@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -96,6 +97,8 @@ InputFiles input_files(const std::vector<Reader*>& inputs);
 // Parses "1,3,2" into numbers; throws a usage error naming the bad item.
 std::vector<double> parse_weights(const std::string& text);
 
+// Returns where a subcommand's result line goes: stdout, or stderr when the output itself goes to stdout (-o -).
+std::FILE* report_stream(const std::string& output);
 // Prints a note on stderr (progress, what was skipped); `level` 0 prints unless --quiet.
 void note(const Verbosity& v, int level, const std::string& text);
 // Reports input 1's values that are not tensors (a PyTorch checkpoint's epoch): kept, listed with -v, when the

@@ -12,7 +12,6 @@
 #include <xxhash.h>
 
 #include <algorithm>
-#include <chrono>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -23,6 +22,7 @@
 #include <thread>
 
 #include "wavg/error.hpp"
+#include "wavg/stdio_files.hpp"
 #include "wavg/version.hpp"
 
 namespace wavg {
@@ -100,17 +100,17 @@ std::unique_ptr<Digest> make_digest(HashAlgo algo) {
   return std::make_unique<Xxh3>();
 }
 
-// The engine's furthest read, in units of 2^-32 of the plan's bytes.
-std::atomic<std::uint64_t> g_progress{0};
+// The engine's furthest read is kept in units of 2^-32 of the plan's bytes.
 constexpr double k_progress_one = 4294967296.0;
 constexpr std::uint64_t k_hash_lead = 64u << 20;  // how far a paced hash may run ahead of the engine
 
 // Hashes the concatenation of `paths` (one input: a file, or a TF.js model.json and its shards) in 1 MiB preads
 // (faster here than through a mapping, whose page faults cost more than the copy they save); returns an empty
 // string when `stop` was raised before the end. While `paced` holds, stays within k_hash_lead bytes of the engine's
-// progress through the input.
+// `progress` through the input.
 std::string hash_files(HashAlgo algo, const std::vector<std::string>& paths, const std::atomic<bool>* stop,
-                       const std::atomic<bool>* paced = nullptr) {
+                       const std::atomic<bool>* paced = nullptr,
+                       const std::atomic<std::uint64_t>* progress = nullptr) {
   double size = 0;
   for (const std::string& path : paths) {
     struct stat st {};
@@ -129,11 +129,15 @@ std::string hash_files(HashAlgo algo, const std::vector<std::string>& paths, con
     off_t at = 0;
     for (;;) {
       if (stop && stop->load(std::memory_order_relaxed)) return {};
-      if (paced && paced->load(std::memory_order_relaxed)) {
-        const double engine_at =
-            static_cast<double>(g_progress.load(std::memory_order_relaxed)) / k_progress_one * size;
+      // Acquire: a value join() bumped comes with its `paced` false (checked after it), so no thread waits for a
+      // progress that will never come.
+      const std::uint64_t seen = progress ? progress->load(std::memory_order_acquire) : 0;
+      if (paced && progress && paced->load(std::memory_order_relaxed)) {
+        const double engine_at = static_cast<double>(seen) / k_progress_one * size;
+        // Sleep until the engine reads on (note_read_progress wakes the thread), instead of polling: on a busy
+        // machine every wake-up of a waiting hash thread takes a turn on a core from the merge.
         if (before + static_cast<double>(at) > engine_at + static_cast<double>(k_hash_lead)) {
-          std::this_thread::sleep_for(std::chrono::microseconds(200));
+          progress->wait(seen, std::memory_order_relaxed);
           continue;
         }
       }
@@ -165,12 +169,13 @@ struct Provenance::State {
   std::atomic<std::size_t> next{0};
   std::atomic<bool> stop{false};
   std::atomic<bool> paced{true};
+  std::atomic<std::uint64_t> progress{0};  // the engine's furthest read (k_progress_one: all of it)
   std::once_flag joined;
 
   void work() {
     for (std::size_t i; (i = next.fetch_add(1)) < inputs.size();) {
       try {
-        digests[i] = hash_files(algo, files[i], &stop, &paced);
+        digests[i] = hash_files(algo, files[i], &stop, &paced, &progress);
       } catch (...) {
         errors[i] = std::current_exception();
       }
@@ -178,6 +183,8 @@ struct Provenance::State {
   }
   void join() {
     paced = false;
+    progress.fetch_add(1);  // a new value wakes the threads waiting for the engine
+    progress.notify_all();
     std::call_once(joined, [this] {
       for (auto& t : workers) t.join();
     });
@@ -211,10 +218,9 @@ Provenance::Provenance(const std::string& command, const std::string& method, co
   if (!out_dtype.empty()) s.fixed["wavg_out_dtype"] = out_dtype;
   s.record_inputs = true;
   s.algo = hash;
-  g_progress.store(0, std::memory_order_relaxed);
   for (const auto& files : inputs) {
     WAVG_ASSERT(!files.empty());
-    s.inputs.push_back(files.front());
+    s.inputs.push_back(as_given(files.front()));
   }
   s.files = inputs;
   s.digests.resize(inputs.size());
@@ -242,11 +248,15 @@ std::map<std::string, std::string> Provenance::layout_entries() const {
   return out;
 }
 
-void note_read_progress(double fraction) {
-  const auto v = static_cast<std::uint64_t>(std::clamp(fraction, 0.0, 1.0) * k_progress_one);
-  std::uint64_t seen = g_progress.load(std::memory_order_relaxed);
-  while (v > seen && !g_progress.compare_exchange_weak(seen, v, std::memory_order_relaxed)) {
+void Provenance::note_read_progress(std::uint64_t done, std::uint64_t total) const {
+  if (!m_state || total == 0) return;
+  const double fraction = std::min(1.0, static_cast<double>(done) / static_cast<double>(total));
+  const auto v = static_cast<std::uint64_t>(fraction * k_progress_one);
+  std::atomic<std::uint64_t>& progress = m_state->progress;
+  std::uint64_t seen = progress.load(std::memory_order_relaxed);
+  while (v > seen && !progress.compare_exchange_weak(seen, v, std::memory_order_relaxed)) {
   }
+  if (v > seen) progress.notify_all();
 }
 
 std::string hash_file(HashAlgo algo, const std::string& path) {
