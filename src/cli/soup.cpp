@@ -72,7 +72,9 @@ void write_average(const SoupOptions& o, const std::vector<std::string>& paths, 
   AtomicFile out(target, o.force || target != o.output ? Overwrite::yes : Overwrite::no);
   {
     pipeline::pace_hashing(engine, provenance);
-    const OutputSpec spec{output_tensors(plan), inputs.front(), plan.dropped_from_first, std::move(provenance)};
+    const std::vector<TensorInfo> tensors = output_tensors(plan);
+    const pipeline::Template templ = pipeline::choose_template(format, inputs, plan, tensors);
+    const OutputSpec spec{tensors, templ.input, templ.dropped, std::move(provenance)};
     auto writer = create_writer(format, out.tmp_path(), target, spec);
     engine.run(*writer);
   }
