@@ -3,6 +3,7 @@
 #include "wavg/stdio_files.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -87,13 +88,20 @@ void check_stdout_is_not_terminal() {
 void copy_to_stdout(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) fail(path, std::string("cannot read: ") + std::strerror(errno));
-  try {
-    copy_stream(fd, STDOUT_FILENO, path, k_stdio_name);
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
-  ::close(fd);
+  // A reader that closes the pipe early (| head) must not kill wavg with SIGPIPE, which would leave the whole
+  // output in $TMPDIR: the write fails with EPIPE instead, and the error path removes the temporary file.
+  struct sigaction ignore {}, old {};
+  ignore.sa_handler = SIG_IGN;
+  ::sigaction(SIGPIPE, &ignore, &old);
+  struct Restore {
+    int fd;
+    struct sigaction old;
+    ~Restore() {
+      ::sigaction(SIGPIPE, &old, nullptr);
+      ::close(fd);
+    }
+  } restore{fd, old};
+  copy_stream(fd, STDOUT_FILENO, path, k_stdio_name);
 }
 
 }  // namespace wavg
