@@ -1,11 +1,14 @@
 // The format registry: one row per codec. Inputs are recognised by content (sniff), never by extension alone;
 // outputs take their format from --format or the extension.
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <filesystem>
+#include <string_view>
+#include <unordered_map>
 
 #include "caffe/caffe.hpp"
 #include "hdf5/hdf5_reader.hpp"
@@ -22,6 +25,7 @@
 #include "wavg/error.hpp"
 #include "wavg/format.hpp"
 #include "wavg/mapped_file.hpp"
+#include "wavg/stdio_files.hpp"
 
 namespace wavg {
 
@@ -29,6 +33,7 @@ namespace {
 
 struct Codec {
   const char* name;
+  const char* reader_name;  // its reader's format_name()
   std::array<const char*, 4> extensions;
   bool (*sniff)(const std::string& path);
   std::unique_ptr<Reader> (*open)(const std::string& path);
@@ -36,63 +41,63 @@ struct Codec {
 };
 
 const std::array<Codec, 12> k_codecs{{
-    {"hdf5",
+    {"hdf5", "HDF5",
      {".h5", ".hdf5", ".he5", ".keras_h5"},
      looks_like_hdf5,
      [](const std::string& p) -> std::unique_ptr<Reader> { return std::make_unique<Hdf5Reader>(p); },
      create_hdf5_writer},
-    {"safetensors",
+    {"safetensors", "safetensors",
      {".safetensors", nullptr, nullptr, nullptr},
      looks_like_safetensors,
      [](const std::string& p) -> std::unique_ptr<Reader> { return std::make_unique<SafetensorsReader>(p); },
      create_safetensors_writer},
     // Before "keras": both are zip archives; torch.save's first entry is TOP/data.pkl.
-    {"pytorch",
+    {"pytorch", "PyTorch",
      {".pt", ".pth", ".bin", nullptr},
      pytorch::looks_like_pytorch,
      [](const std::string& p) -> std::unique_ptr<Reader> { return std::make_unique<pytorch::PytorchReader>(p); },
      pytorch::create_pytorch_writer},
-    {"keras",
+    {"keras", "Keras archive",
      {".keras", nullptr, nullptr, nullptr},
      looks_like_keras,
      [](const std::string& p) -> std::unique_ptr<Reader> { return std::make_unique<KerasArchiveReader>(p); },
      create_keras_writer},
-    {"mxnet",
+    {"mxnet", "MXNet",
      {".params", nullptr, nullptr, nullptr},
      looks_like_mxnet,
      [](const std::string& p) -> std::unique_ptr<Reader> { return std::make_unique<MxnetReader>(p); },
      create_mxnet_writer},
-    {"caffe",
+    {"caffe", "Caffe",
      {".caffemodel", nullptr, nullptr, nullptr},
      looks_like_caffe,
      [](const std::string& p) -> std::unique_ptr<Reader> { return std::make_unique<CaffeReader>(p); },
      create_caffe_writer},
     // Given by prefix (model.ckpt-1000) or by PREFIX.index; an output named *.ckpt-N is TensorFlow too.
-    {"tensorflow",
+    {"tensorflow", "TensorFlow checkpoint",
      {".ckpt", ".index", nullptr, nullptr},
      looks_like_tensorflow,
      [](const std::string& p) -> std::unique_ptr<Reader> { return std::make_unique<TensorflowReader>(p); },
      create_tensorflow_writer},
     // A folder, or its *.safetensors.index.json / *.bin.index.json; before "tfjs" and "json", which claim .json.
     // An output is a folder when its path ends in '/' or names one (output_format), or with --format hf / hf-bin.
-    {"hf",
+    {"hf", "Hugging Face",
      {nullptr, nullptr, nullptr, nullptr},
      hf::looks_like_hf,
      [](const std::string& p) -> std::unique_ptr<Reader> { return std::make_unique<hf::FolderReader>(p); },
      hf::create_hf_writer},
     // The same folder with torch.save shards; chosen with --format only, and read by the "hf" row.
-    {"hf-bin",
+    {"hf-bin", "Hugging Face",
      {nullptr, nullptr, nullptr, nullptr},
      [](const std::string&) { return false; },
      nullptr,
      hf::create_hf_bin_writer},
     // Before "json": both claim .json; a TF.js model.json is told by its weightsManifest member.
-    {"tfjs",
+    {"tfjs", "TensorFlow.js",
      {nullptr, nullptr, nullptr, nullptr},
      looks_like_tfjs,
      [](const std::string& p) -> std::unique_ptr<Reader> { return std::make_unique<TfjsReader>(p); },
      create_tfjs_writer},
-    {"json",
+    {"json", "wavg JSON",
      {".json", nullptr, nullptr, nullptr},
      looks_like_wavg_json,
      [](const std::string& p) -> std::unique_ptr<Reader> { return std::make_unique<JsonReader>(p); },
@@ -100,7 +105,7 @@ const std::array<Codec, 12> k_codecs{{
        return create_json_writer(t, d, s, JsonEncoding::values);
      }},
     // The same format with base64 data; chosen with --format only, and read by the "json" row.
-    {"json-base64",
+    {"json-base64", "wavg JSON",
      {nullptr, nullptr, nullptr, nullptr},
      [](const std::string&) { return false; },
      nullptr,
@@ -123,7 +128,9 @@ std::unique_ptr<Reader> check_names(std::unique_ptr<Reader> reader) {
 
 }  // namespace
 
-std::unique_ptr<Reader> open_reader(const std::string& path) {
+std::unique_ptr<Reader> open_reader(const std::string& given) {
+  const bool from_stdin = given == k_stdio_name;
+  const std::string& path = from_stdin ? stdin_copy() : given;
   // Before any sniffer opens it: a FIFO would block its open() for ever. A TensorFlow checkpoint is named by a
   // prefix that is no file itself: PREFIX.index is. A folder is a Hugging Face model or nothing.
   std::error_code ec;
@@ -133,12 +140,26 @@ std::unique_ptr<Reader> open_reader(const std::string& path) {
     return check_names(std::make_unique<hf::FolderReader>(path));
   }
   require_regular_file(is_tensorflow_prefix(path) ? path + ".index" : path);
-  for (const Codec& c : k_codecs)
-    if (c.sniff(path)) return check_names(c.open(path));
+  for (const Codec& c : k_codecs) {
+    if (!c.sniff(path)) continue;
+    // Its other files would be looked for beside the copy, in $TMPDIR, where they are not (or are someone else's).
+    if (from_stdin && std::string(c.name) == "tfjs")
+      fail(given, "a TF.js model.json names weight files beside it, so it cannot come from standard input; give "
+                  "its path");
+    if (from_stdin && std::string(c.name) == "hf")
+      fail(given, "a Hugging Face index names shard files beside it, so it cannot come from standard input; give "
+                  "its folder");
+    return check_names(c.open(path));
+  }
   fail(path, describe_unknown(path));
 }
 
 std::string output_format(const std::string& path, const std::string& forced, const Reader* template_input) {
+  if (path == k_stdio_name) {
+    if (forced.empty()) fail_usage("-o - (standard output) needs --format " + output_format_names());
+    if (forced == "tfjs" || forced == "tensorflow" || writes_folder(forced))
+      fail_usage("--format " + forced + " writes several files, so it cannot go to standard output (-o -)");
+  }
   if (!forced.empty()) {
     for (const Codec& c : k_codecs)
       if (forced == c.name) return forced;
@@ -152,6 +173,26 @@ std::string output_format(const std::string& path, const std::string& forced, co
     for (const char* ext : c.extensions)
       if (ext && ends_with(path, ext)) return c.name;
   fail_usage("cannot tell the output format of '" + path + "'; use --format " + output_format_names());
+}
+
+std::size_t template_input(const std::string& format, const std::vector<Reader*>& inputs,
+                           const std::vector<TensorInfo>& tensors) {
+  const Codec* codec = nullptr;
+  for (const Codec& c : k_codecs)
+    if (format == c.name) codec = &c;
+  WAVG_ASSERT(codec && !inputs.empty());
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    if (inputs[k]->format_name() != codec->reader_name) continue;
+    // The writer finds each output tensor in the template by name (the plan names them after input 1's).
+    std::unordered_map<std::string_view, const TensorInfo*> by_name;
+    for (const TensorInfo& t : inputs[k]->tensors()) by_name.emplace(t.name, &t);
+    const bool fits = std::all_of(tensors.begin(), tensors.end(), [&](const TensorInfo& t) {
+      const auto it = by_name.find(t.name);
+      return it != by_name.end() && it->second->shape == t.shape;
+    });
+    if (fits) return k;
+  }
+  return 0;
 }
 
 std::string output_format_names() {

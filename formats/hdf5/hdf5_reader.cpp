@@ -187,6 +187,7 @@ bool Hdf5Reader::add_dataset(const std::string& name, Listed listed) {
   check_allocated(ds.get(), name, bytes);
 
   Entry entry;
+  entry.listed = listed == Listed::yes;
   entry.mem_type = h5::memory_type(*dtype, type.get());
   if (H5Pget_layout(dcpl.get()) == H5D_CONTIGUOUS) {
     const haddr_t addr = H5Dget_offset(ds.get());

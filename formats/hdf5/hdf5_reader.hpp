@@ -62,12 +62,16 @@ class Hdf5Reader final : public Reader {
   // Returns the file offset of a contiguous, unfiltered, native-typed tensor's data, or -1 when it must go through
   // H5Dread. Used by the HDF5 writer to patch a byte copy of this file in place.
   std::int64_t direct_offset(std::size_t index) const { return m_entries[index].direct_offset; }
+  // Tells whether the file's Keras layout names tensor `index` (a layer's weight_names, a vars/N, the optimizer's
+  // list): a copy of the file without it would not read back, nor load in Keras.
+  bool listed_by_layout(std::size_t index) const { return m_entries[index].listed; }
 
  private:
   struct Entry {
     h5::Handle dataset;
     h5::Handle mem_type;
     std::int64_t direct_offset = -1;
+    bool listed = false;  // named by the Keras layout (weight_names, vars/N), not found by the coverage walk
   };
 
   void open_tree();

@@ -107,6 +107,7 @@ class Hdf5Writer final : public Writer {
 
  private:
   void copy_template() {
+    refuse_listed_drops();
     m_fd = ::open(m_tmp.c_str(), O_WRONLY | O_CLOEXEC);
     if (m_fd < 0) fail(m_display, std::strerror(errno));
     std::unordered_map<std::string_view, std::size_t> by_name;
@@ -131,6 +132,19 @@ class Hdf5Writer final : public Writer {
       h5::check(H5Ldelete(m_file.get(), t.name.c_str(), H5P_DEFAULT), m_display, "cannot replace " + t.name);
       m_datasets.emplace(i, create_dataset(t, H5P_DEFAULT));
     }
+  }
+
+  // A tensor left out of the output (--exclude, --tensors intersection) is unlinked from the copy; one that input
+  // 1's Keras layout lists would leave the layout naming a dataset that is gone, which no reader (Keras, wavg)
+  // accepts. Refused before anything is written, naming the first one.
+  void refuse_listed_drops() const {
+    const auto& tt = m_template->tensors();
+    for (const std::string& name : m_spec.dropped)
+      for (std::size_t i = 0; i < tt.size(); ++i)
+        if (tt[i].name == name && m_template->listed_by_layout(i))
+          fail(m_display, "cannot leave " + name + " out: the output copies the tree of a " + m_template->layout() +
+                              " input, whose layout lists it, so the copy would not load; leave it in, or write "
+                              "another format (.safetensors, .json)");
   }
 
   // Reads the finished copy back (through the structure probe, as any input) and compares it with what was meant:

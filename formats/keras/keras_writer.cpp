@@ -1,5 +1,7 @@
 // Writing .keras archives: the weights through the HDF5 writer into a private temporary file, then one zip with
-// input 1's config.json, its metadata.json plus provenance, and the new weights (layout in keras_archive.hpp).
+// the template's config.json, its metadata.json plus provenance, and the new weights (layout in keras_archive.hpp).
+// When every float variable changed to one new dtype (--out-dtype), config.json's layer dtype policies say so, or
+// Keras would build float32 variables and cast the stored float16 values up on load.
 
 #include <unistd.h>
 #include <zip.h>
@@ -14,6 +16,43 @@ namespace wavg {
 
 namespace {
 
+// Returns the one float dtype every float output tensor has when it differs from the template's for some tensor
+// (the output was retyped), or nothing.
+std::optional<DType> retyped_to(const std::vector<TensorInfo>& out, const std::vector<TensorInfo>& in) {
+  std::optional<DType> to;
+  bool changed = false;
+  for (const TensorInfo& t : out) {
+    if (!is_float(t.dtype)) continue;
+    if (to && *to != t.dtype) return std::nullopt;
+    to = t.dtype;
+    for (const TensorInfo& u : in)
+      if (u.name == t.name && u.dtype != t.dtype) changed = true;
+  }
+  return changed ? to : std::nullopt;
+}
+
+bool is_float_policy(const std::string& name) {
+  return name == "float16" || name == "bfloat16" || name == "float32" || name == "float64" ||
+         name == "mixed_float16" || name == "mixed_bfloat16";
+}
+
+// Sets every layer's dtype policy in a Keras 3 config to `dtype`: DTypePolicy objects and plain dtype strings
+// (Keras 3.0's spelling), but not an InputLayer's dtype, which is the dtype of the data fed to the model.
+void set_policies(nlohmann::ordered_json& node, const std::string& dtype) {
+  if (node.is_array())
+    for (auto& item : node) set_policies(item, dtype);
+  if (!node.is_object()) return;
+  const bool input_layer = node.value("class_name", nlohmann::ordered_json()) == "InputLayer";
+  for (auto& [key, value] : node.items()) {
+    if (key == "dtype" && value.is_string() && is_float_policy(value.get<std::string>())) value = dtype;
+    if (key == "dtype" && value.is_object() && value.contains("config") && value["config"].is_object()) {
+      auto& name = value["config"]["name"];
+      if (name.is_string() && is_float_policy(name.get<std::string>())) name = dtype;
+    }
+    if (!(input_layer && key == "config")) set_policies(value, dtype);
+  }
+}
+
 struct ZipDiscard {
   void operator()(zip_t* z) const { zip_discard(z); }
 };
@@ -24,8 +63,8 @@ class KerasWriter final : public Writer {
       : m_tmp_path(tmp_path), m_display(display_path) {
     m_template = dynamic_cast<KerasArchiveReader*>(spec.template_input);
     if (!m_template)
-      fail(display_path, "a .keras output needs a .keras input 1 (its config.json describes the model); "
-                         "write .weights.h5 instead");
+      fail(display_path, "a .keras output needs a .keras input whose weights are named like the output's (its "
+                         "config.json describes the model); write .weights.h5 instead");
     // The weights file keeps input 1's HDF5 tree; provenance goes to metadata.json, where Keras keeps its own.
     m_inner_spec = spec;
     m_inner_spec.template_input = &m_template->weights();
@@ -33,6 +72,17 @@ class KerasWriter final : public Writer {
     m_provenance = spec.provenance;
     m_weights.emplace("keras-out", ".weights.h5", display_path);
     m_inner = create_hdf5_writer(m_weights->path(), display_path, m_inner_spec);
+    m_config = m_template->config_json();
+    if (const auto to = retyped_to(spec.tensors, m_template->tensors())) {
+      nlohmann::ordered_json config;
+      try {
+        config = nlohmann::ordered_json::parse(m_config);
+      } catch (const nlohmann::json::exception&) {
+        fail(m_template->path(), "config.json is not JSON, so its dtype cannot follow --out-dtype");
+      }
+      set_policies(config, std::string(dtype_name(*to)));
+      m_config = config.dump();
+    }
   }
 
   ~KerasWriter() override { m_inner.reset(); }
@@ -52,7 +102,7 @@ class KerasWriter final : public Writer {
     for (const auto& [k, v] : m_provenance.entries()) meta[k] = v;
     m_metadata = meta.dump();
     add_buffer(z.get(), "metadata.json", m_metadata);
-    add_buffer(z.get(), "config.json", m_template->config_json());
+    add_buffer(z.get(), "config.json", m_config);
     zip_source_t* src = zip_source_file(z.get(), m_weights->path().c_str(), 0, -1);
     if (!src) fail(m_display, std::string("model.weights.h5: ") + zip_strerror(z.get()));
     add_source(z.get(), "model.weights.h5", src);
@@ -84,6 +134,7 @@ class KerasWriter final : public Writer {
   OutputSpec m_inner_spec;
   Provenance m_provenance;
   std::string m_metadata;  // metadata.json; libzip reads it at zip_close
+  std::string m_config;    // config.json, likewise
   std::optional<TempFile> m_weights;  // model.weights.h5, written by m_inner
   std::unique_ptr<Writer> m_inner;
 };

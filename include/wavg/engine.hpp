@@ -3,6 +3,7 @@
 // for any model size. Block order and the per-element summation order do not depend on the thread count.
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "wavg/error.hpp"
@@ -20,6 +21,12 @@ class Engine {
   // Streams `base` (the global model) alongside the inputs for averaged tensors: `source[e]` is plan entry e's
   // index in base->tensors() (see match_base). The method sees it as BlockInputs::base.
   void set_base(Reader* base, std::vector<std::size_t> source);
+
+  // Called after each block is read, with how far the current pass (verify's, or run's) is through the plan:
+  // `done` of `total` bytes of one input (total > 0). Each pass starts again from 0.
+  using ProgressFn = std::function<void(std::uint64_t done, std::uint64_t total)>;
+  // Adds a listener of the engine's progress (the provenance's hash threads, the terminal's progress line).
+  void on_progress(ProgressFn fn);
 
   // Runs everything that can fail on the inputs' values (--int-policy equal, the method's extra passes) before
   // any output exists. Throws Error(incompatible) listing every tensor that differs.
@@ -53,6 +60,7 @@ class Engine {
   std::vector<double> m_out;
   std::vector<std::uint64_t> m_bytes_before;  // per plan entry, the bytes of the entries before it
   std::uint64_t m_total_bytes = 0;
+  std::vector<ProgressFn> m_progress;
   struct Held {  // the block whose views the readers have lent, given back before the next one
     const PlanEntry* entry = nullptr;
     std::uint64_t offset = 0, count = 0;

@@ -109,6 +109,11 @@ std::unique_ptr<Reader> open_reader(const std::string& path);
 // folder ("hf").
 std::string output_format(const std::string& path, const std::string& forced,
                           const Reader* template_input = nullptr);
+// Returns the index of the input an output of `format` keeps the structure and metadata of (OutputSpec's
+// template_input): the first input in that format that holds every one of the output's `tensors` by name and
+// shape (a .keras output needs a .keras input's config.json, a TF.js one a model.json), else input 1.
+std::size_t template_input(const std::string& format, const std::vector<Reader*>& inputs,
+                           const std::vector<TensorInfo>& tensors);
 // Returns the names --format accepts, as "hdf5|safetensors|...", for help and error messages.
 std::string output_format_names();
 

@@ -17,7 +17,8 @@
 // out its header before the data (safetensors) uses layout_entries(), whose values have exactly the final lengths,
 // and rewrites the header in place at the end.
 //
-// Each input has a hash thread that follows the engine through the file (note_read_progress), at most 64 MiB
+// Each input has a hash thread that follows the engine through the file (note_read_progress, which the subcommand
+// connects to Engine::on_progress), at most 64 MiB
 // ahead of it: the hash reads the pages the merge has just read, so when the inputs do not fit in the page cache
 // every byte still comes from disk once, not twice. Once the writer asks for the entries, hashing runs freely.
 
@@ -57,15 +58,14 @@ class Provenance {
   std::map<std::string, std::string> entries() const;
   // The entries with every digest written as zeros: the same keys and value lengths as entries(), at once.
   std::map<std::string, std::string> layout_entries() const;
+  // Lets the hash threads read up to `done` of `total` bytes of the plan (the engine's progress; tensors lie in the
+  // files in about plan order), plus their lead. The furthest point any pass reached counts.
+  void note_read_progress(std::uint64_t done, std::uint64_t total) const;
 
  private:
   struct State;
   std::shared_ptr<State> m_state;
 };
-
-// Tells the hash threads how far the engine has read into the inputs: `fraction` (0 to 1) of the plan's bytes in
-// its current pass. The furthest point any pass reached counts; a new Provenance starts again from 0.
-void note_read_progress(double fraction);
 
 // Builds the provenance of an output made by `command` with `method` from `inputs`, and starts hashing them.
 Provenance make_provenance(const std::string& command, const std::string& method, const InputFiles& inputs,

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "cli/align_options.hpp"
+#include "cli/progress.hpp"
 #include "pipeline/pipeline.hpp"
 #include "wavg/atomic_file.hpp"
 #include "wavg/error.hpp"
@@ -36,13 +37,18 @@ void write_aligned(Reader& aligned, Reader& original, const align::PermSpec& per
                                         {o.input, o.to}, "", o.hash)};
   {
     auto writer = create_writer(format, out.tmp_path(), o.output, spec);
+    ProgressLine progress(o.verbosity, "align");
+    std::uint64_t total = 0, done = 0;
+    for (const TensorInfo& t : spec.tensors) total += t.bytes();
     std::vector<unsigned char> bytes;
     for (std::size_t i = 0; i < spec.tensors.size(); ++i) {
       const TensorInfo& t = spec.tensors[i];
+      done += t.bytes();
       if (!perm_spec.tensors[i].permuted() && writer->holds_template_values(i)) continue;
       bytes.resize(t.bytes());
       aligned.read(i, 0, t.count(), bytes.data());
       writer->write(i, 0, t.count(), bytes.data());
+      progress.update(done, total);
     }
     writer->finish();
   }

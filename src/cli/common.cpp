@@ -1,4 +1,5 @@
 #include "cli/common.hpp"
+#include "cli/progress.hpp"
 
 #include <omp.h>
 
@@ -7,6 +8,7 @@
 #include <cstdlib>
 
 #include "wavg/error.hpp"
+#include "wavg/stdio_files.hpp"
 
 namespace wavg::cli {
 
@@ -184,9 +186,12 @@ std::vector<double> parse_numbers(const std::string& option, const std::string& 
   return out;
 }
 
+std::FILE* report_stream(const std::string& output) { return output == k_stdio_name ? stderr : stdout; }
+
 void note(const Verbosity& v, int level, const std::string& text) {
   if (v.quiet || v.verbose < level) return;
-  std::fprintf(stderr, "wavg: %s\n", printable(text).c_str());
+  ProgressLine::erase_current();
+  std::fprintf(stderr, "wavg: %s\n", printable(as_given(text)).c_str());
 }
 
 InputFiles input_files(const std::vector<Reader*>& inputs) {

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include <array>
+#include <cstdio>
 #include <initializer_list>
 #include <memory>
 #include <optional>
@@ -135,6 +136,8 @@ std::vector<double> parse_numbers(const std::string& option, const std::string& 
 // Parses --weights.
 inline std::vector<double> parse_weights(const std::string& text) { return parse_numbers("--weights", text); }
 
+// Returns where a subcommand's result line goes: stdout, or stderr when the output itself goes to stdout (-o -).
+std::FILE* report_stream(const std::string& output);
 // Prints a note on stderr (progress, what was skipped); `level` 0 prints unless --quiet.
 void note(const Verbosity& v, int level, const std::string& text);
 // Reports input 1's values that are not tensors (a PyTorch checkpoint's epoch): kept, listed with -v, when the

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "cli/common.hpp"
+#include "cli/progress.hpp"
 #include "pipeline/pipeline.hpp"
 #include "wavg/engine.hpp"
 #include "wavg/error.hpp"
@@ -61,11 +62,15 @@ int run_convert(const ConvertOptions& o) {
                         make_provenance("convert", "copy", input_files({reader.get()}), out_dtype_name(o.out_dtype), o.hash),
                         o.tf_state, o.shard_size},
                        reader->files());
+  ProgressLine progress(o.verbosity, "convert");
+  progress.follow(engine);
+  pipeline::pace_hashing(engine, out.spec().provenance);
   engine.run(out.writer());
   out.commit();
+  progress.erase();
   note_kept_entries(o.verbosity, *reader, format);
   if (!o.verbosity.quiet)
-    std::printf("converted %s (%s) to %s (%s): %zu tensors, %zu retyped\n", o.input.c_str(),
+    std::fprintf(report_stream(o.output), "converted %s (%s) to %s (%s): %zu tensors, %zu retyped\n", o.input.c_str(),
                 reader->format_name().c_str(), o.output.c_str(), format.c_str(), plan.entries.size(),
                 plan.count(Action::average));
   return 0;

@@ -8,6 +8,7 @@
 #include "cli/common.hpp"
 #include "wavg/build_info.hpp"
 #include "wavg/error.hpp"
+#include "wavg/stdio_files.hpp"
 #include "wavg/version.hpp"
 
 namespace {
@@ -47,8 +48,10 @@ std::string version_text() {
 // Every error line is printed here (or by note()), with what came from files escaped: one line, printable.
 void print_problem(const wavg::Problem& p) {
   using wavg::printable;
-  if (p.file.empty()) std::fprintf(stderr, "wavg: error: %s\n", printable(p.what).c_str());
-  else std::fprintf(stderr, "wavg: error: %s: %s\n", printable(p.file).c_str(), printable(p.what).c_str());
+  // An input read from standard input is named "-", as given, not by the path of its temporary copy.
+  const std::string what = wavg::as_given(p.what), file = wavg::as_given(p.file);
+  if (file.empty()) std::fprintf(stderr, "wavg: error: %s\n", printable(what).c_str());
+  else std::fprintf(stderr, "wavg: error: %s: %s\n", printable(file).c_str(), printable(what).c_str());
 }
 
 // A mismatch report shows this many lines without -v (its summaries lead), then says how many more there are.

@@ -7,6 +7,7 @@
 #include "cli/common.hpp"
 #include "cli/eval_command.hpp"
 #include "cli/federated_options.hpp"
+#include "cli/progress.hpp"
 #include "cli/sequence.hpp"
 #include "cli/soup_options.hpp"
 #include "pipeline/pipeline.hpp"
@@ -60,10 +61,11 @@ void report(const MergeOptions& o, const std::string& format, const Plan& plan, 
   if (o.verbosity.quiet) return;
   const std::size_t averaged = plan.count(Action::average);
   const std::size_t other = plan.entries.size() - averaged;
-  std::printf("merged %zu inputs (%s) into %s: %zu tensors averaged (%llu values, %s), %zu copied\n", inputs.size(),
+  std::FILE* out = report_stream(o.output);
+  std::fprintf(out, "merged %zu inputs (%s) into %s: %zu tensors averaged (%llu values, %s), %zu copied\n", inputs.size(),
               inputs.front()->layout().c_str(), o.output.c_str(), averaged,
               static_cast<unsigned long long>(plan.values(Action::average)), method.describe().c_str(), other);
-  for (const std::string& line : method.report()) std::printf("%s\n", line.c_str());
+  for (const std::string& line : method.report()) std::fprintf(out, "%s\n", line.c_str());
 }
 
 // The bytes of one input that go through the backend's kernels (what --device auto weighs).
@@ -159,13 +161,19 @@ int run_merge(MergeOptions& o) {
                                    : make_weighted_mean(*backend, weights);
   Engine engine(plan, inputs, *method, *backend);
   if (base) engine.set_base(base.get(), base_source);
+  ProgressLine progress(o.verbosity, "merge", inputs.size());
+  progress.follow(engine);
   engine.verify();
 
   const std::vector<TensorInfo> out_tensors = output_tensors(plan);
   check_free_space(o.output, least_output_bytes(out_tensors));
   const std::string format = output_format(o.output, o.format, inputs[0]);
+  const pipeline::Template templ = pipeline::choose_template(format, pipeline::raw(readers), plan, out_tensors);
+  if (templ.index != 0)  // input 1 is the rule; another input is worth saying
+    note(o.verbosity, 1, "template: " + o.inputs[templ.index] + " (input " + std::to_string(templ.index + 1) +
+                             "): the output keeps its structure and metadata, input 1 has none in " + format);
   pipeline::Output out(o.output, format, overwrite,
-                       {out_tensors, readers.front().get(), plan.dropped_from_first,
+                       {out_tensors, templ.input, templ.dropped,
                         make_provenance("merge", method->describe() + sequence_note(o.seq), input_files(pipeline::raw(readers)),
                                         out_dtype_name(o.out_dtype), o.hash),
                         o.tf_state, o.shard_size},
@@ -176,8 +184,10 @@ int run_merge(MergeOptions& o) {
                       pipeline::files_of(inputs));
     state->begin_write(state_out->writer());
   }
+  pipeline::pace_hashing(engine, out.spec().provenance);
   engine.run(out.writer());
   out.commit();
+  progress.erase();
   if (state) {
     state->finish();
     state_out->commit();

@@ -10,12 +10,14 @@
 #include <numeric>
 
 #include "cli/common.hpp"
+#include "cli/progress.hpp"
 #include "pipeline/pipeline.hpp"
 #include "cli/eval_command.hpp"
 #include "wavg/atomic_file.hpp"
 #include "wavg/engine.hpp"
 #include "wavg/error.hpp"
 #include "wavg/provenance.hpp"
+#include "wavg/stdio_files.hpp"
 
 namespace wavg::cli {
 
@@ -64,10 +66,15 @@ void write_average(const SoupOptions& o, const std::vector<std::string>& paths, 
   auto backend = make_cpu_backend();
   auto method = make_weighted_mean(*backend, {});
   Engine engine(plan, inputs, *method, *backend);
+  ProgressLine progress(o.verbosity, "soup", inputs.size());
+  progress.follow(engine);
   engine.verify();
   AtomicFile out(target, o.force || target != o.output ? Overwrite::yes : Overwrite::no);
   {
-    const OutputSpec spec{output_tensors(plan), inputs.front(), plan.dropped_from_first, std::move(provenance)};
+    pipeline::pace_hashing(engine, provenance);
+    const std::vector<TensorInfo> tensors = output_tensors(plan);
+    const pipeline::Template templ = pipeline::choose_template(format, inputs, plan, tensors);
+    const OutputSpec spec{tensors, templ.input, templ.dropped, std::move(provenance)};
     auto writer = create_writer(format, out.tmp_path(), target, spec);
     engine.run(*writer);
   }
@@ -85,6 +92,9 @@ std::string names(const std::vector<std::string>& paths) {
 
 int run_soup(SoupOptions& o) {
   if (o.inputs.size() < 2) fail_usage("soup needs at least two inputs");
+  // The --eval command is handed each candidate's path; standard input has none.
+  if (std::find(o.inputs.begin(), o.inputs.end(), k_stdio_name) != o.inputs.end())
+    fail_usage("soup cannot read an input from standard input ('-'): --eval needs each input's path");
   check_eval_command(o.eval);
   check_output_not_input(o.output, o.inputs);
   if (!o.force && std::filesystem::exists(o.output))

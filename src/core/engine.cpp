@@ -12,7 +12,6 @@
 #include <cstring>
 
 #include "wavg/error.hpp"
-#include "wavg/provenance.hpp"
 
 namespace wavg {
 
@@ -53,13 +52,14 @@ void Engine::read_block(const PlanEntry& entry, std::uint64_t offset, std::uint6
     m_pointers[k] = m_buffers[k].data();
   }
   m_held = {&entry, offset, count, inputs};
-  // Where the inputs' hash threads may read up to (provenance.hpp): tensors lie in the files in about plan order.
-  if (m_total_bytes > 0) {
+  if (m_total_bytes > 0 && !m_progress.empty()) {
     const auto index = static_cast<std::size_t>(&entry - m_plan.entries.data());
-    note_read_progress(static_cast<double>(m_bytes_before[index] + (offset + count) * dtype_size(entry.info.dtype)) /
-                       static_cast<double>(m_total_bytes));
+    const std::uint64_t done = m_bytes_before[index] + (offset + count) * dtype_size(entry.info.dtype);
+    for (const ProgressFn& fn : m_progress) fn(done, m_total_bytes);
   }
 }
+
+void Engine::on_progress(ProgressFn fn) { m_progress.push_back(std::move(fn)); }
 
 void Engine::release_block() {
   if (!m_held.entry) return;

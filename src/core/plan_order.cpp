@@ -21,6 +21,7 @@
 #include <map>
 #include <string>
 
+#include "core/mismatch_tally.hpp"
 #include "wavg/error.hpp"
 #include "wavg/plan.hpp"
 
@@ -73,11 +74,13 @@ std::string describe(const LayerInfo& l) { return l.name + (l.kind.empty() ? "" 
 // Pairs input 1's layers with another input's: returns, per layer of input 1, the paired layer's index in `b`
 // (npos when unpaired), or adds problems.
 std::vector<std::size_t> pair_layers(const Reader& first, const ModelLayers& a, const Reader& other,
-                                     const ModelLayers& b, std::vector<Problem>& problems) {
+                                     const ModelLayers& b, std::vector<Problem>& problems, MismatchTally& tally) {
   std::vector<std::size_t> to(a.layers.size(), npos);
   if (a.layers.size() != b.layers.size()) {
-    problems.push_back({other.path(), "has " + std::to_string(b.layers.size()) + " layers with weights, " +
-                                          first.path() + " has " + std::to_string(a.layers.size()) + " (--match order)"});
+    tally.add(problems,
+              {other.path(), "has " + std::to_string(b.layers.size()) + " layers with weights, " + first.path() +
+                                 " has " + std::to_string(a.layers.size()) + " (--match order)"},
+              Mismatch::layers);
     return to;
   }
   if (a.order == LayerOrder::model && b.order == LayerOrder::model) {
@@ -91,11 +94,13 @@ std::vector<std::size_t> pair_layers(const Reader& first, const ModelLayers& a, 
   };
   if (!kinds_known(a) || !kinds_known(b)) {
     const bool a_unordered = a.order == LayerOrder::per_kind;
-    problems.push_back({a_unordered ? first.path() : other.path(),
-                        "its layer order is unknown (a Keras 3 .weights.h5 holds no architecture; a .keras archive "
-                        "does) and " + (a_unordered ? other.path() : first.path()) +
-                            " does not name its layers' classes: pairing layers by position would be a guess "
-                            "(--match order)"});
+    tally.add(problems,
+              {a_unordered ? first.path() : other.path(),
+               "its layer order is unknown (a Keras 3 .weights.h5 holds no architecture; a .keras archive "
+               "does) and " + (a_unordered ? other.path() : first.path()) +
+                   " does not name its layers' classes: pairing layers by position would be a guess "
+                   "(--match order)"},
+              Mismatch::layers);
     return to;
   }
   // The n-th layer of each class pairs with the n-th of that class.
@@ -109,8 +114,10 @@ std::vector<std::size_t> pair_layers(const Reader& first, const ModelLayers& a, 
     if (n < candidates.size())
       to[i] = candidates[n];
     else
-      problems.push_back({other.path(), "has no layer of class " + kind + " to pair with " +
-                                            describe(a.layers[i]) + " of " + first.path() + " (--match order)"});
+      tally.add(problems,
+                {other.path(), "has no layer of class " + kind + " to pair with " + describe(a.layers[i]) + " of " +
+                                   first.path() + " (--match order)"},
+                Mismatch::layers);
   }
   return to;
 }
@@ -123,15 +130,18 @@ void note_pair(const Reader& first, std::size_t i, const Reader& other, std::siz
 // Pairs tensors `a` of input 1 with `b` of another input one by one, checking each pair.
 void pair_tensors(const Reader& first, const std::vector<std::size_t>& a, const Reader& other,
                   const std::vector<std::size_t>& b, std::vector<std::size_t>& source, std::vector<Problem>& problems,
-                  Plan& plan) {
+                  MismatchTally& tally, Plan& plan) {
   for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) {
     const TensorInfo& want = first.tensors()[a[i]];
     const TensorInfo& found = other.tensors()[b[i]];
     if (!same_kind(want, found))
-      problems.push_back({other.path(), found.name + " is " + std::string(dtype_name(found.dtype)) + " " +
-                                            shape_string(found.shape) + ", but " + want.name + " in " + first.path() +
-                                            " is " + std::string(dtype_name(want.dtype)) + " " +
-                                            shape_string(want.shape) + " (--match order)"});
+      tally.add(problems,
+                {other.path(), found.name + " is " + std::string(dtype_name(found.dtype)) + " " +
+                                   shape_string(found.shape) + ", but " + want.name + " in " + first.path() + " is " +
+                                   std::string(dtype_name(want.dtype)) + " " + shape_string(want.shape) +
+                                   " (--match order)"},
+                want.shape != found.shape ? Mismatch::shapes : Mismatch::dtypes);
+    tally.end_tensor();
     source[a[i]] = b[i];
     note_pair(first, a[i], other, b[i], plan);
   }
@@ -139,7 +149,7 @@ void pair_tensors(const Reader& first, const std::vector<std::size_t>& a, const 
 
 // Pairs input 1's model tensors with another input's; fills source[i] for each tensor of input 1 it pairs.
 void pair_model(const Reader& first, const Parts& p1, const Reader& other, const Parts& pk,
-                std::vector<std::size_t>& source, std::vector<Problem>& problems, Plan& plan) {
+                std::vector<std::size_t>& source, std::vector<Problem>& problems, MismatchTally& tally, Plan& plan) {
   std::vector<std::size_t> model1, modelk;  // when either file has no layers: all model tensors, one by one
   if (p1.layers.layers.empty() || pk.layers.layers.empty()) {
     for (const Parts* p : {&p1, &pk}) {
@@ -148,41 +158,49 @@ void pair_model(const Reader& first, const Parts& p1, const Reader& other, const
       out.insert(out.end(), p->rest.begin(), p->rest.end());
     }
     if (model1.size() != modelk.size()) {
-      problems.push_back({other.path(), "has " + std::to_string(modelk.size()) + " model tensors, " + first.path() +
-                                            " has " + std::to_string(model1.size()) + " (--match order)"});
+      tally.add(problems,
+                {other.path(), "has " + std::to_string(modelk.size()) + " model tensors, " + first.path() + " has " +
+                                   std::to_string(model1.size()) + " (--match order)"},
+                Mismatch::layers);
       return;
     }
-    pair_tensors(first, model1, other, modelk, source, problems, plan);
+    pair_tensors(first, model1, other, modelk, source, problems, tally, plan);
     return;
   }
-  const auto to = pair_layers(first, p1.layers, other, pk.layers, problems);
+  const auto to = pair_layers(first, p1.layers, other, pk.layers, problems, tally);
   for (std::size_t i = 0; i < to.size(); ++i) {
     if (to[i] == npos) continue;
     const LayerInfo& a = p1.layers.layers[i];
     const LayerInfo& b = pk.layers.layers[to[i]];
     const std::string both = describe(b) + " would pair with " + describe(a) + " of " + first.path();
     if (!a.kind.empty() && !b.kind.empty() && a.kind != b.kind) {
-      problems.push_back({other.path(), "layer " + both + ": different layer classes (--match order)"});
+      tally.add(problems, {other.path(), "layer " + both + ": different layer classes (--match order)"},
+                Mismatch::layers);
     } else if (a.sub_objects != b.sub_objects) {
-      problems.push_back({other.path(), "layer " + both + ": one file orders its sub-layers by attribute name "
-                                                        "(Keras 3), the other does not, so position cannot pair them "
-                                                        "(--match order)"});
+      tally.add(problems,
+                {other.path(), "layer " + both + ": one file orders its sub-layers by attribute name (Keras 3), the "
+                                                 "other does not, so position cannot pair them (--match order)"},
+                Mismatch::layers);
     } else if (a.tensors.size() != b.tensors.size()) {
-      problems.push_back({other.path(), "layer " + both + ": " + std::to_string(b.tensors.size()) + " weights, not " +
-                                            std::to_string(a.tensors.size()) + " (--match order)"});
+      tally.add(problems,
+                {other.path(), "layer " + both + ": " + std::to_string(b.tensors.size()) + " weights, not " +
+                                   std::to_string(a.tensors.size()) + " (--match order)"},
+                Mismatch::layers);
     } else {
-      pair_tensors(first, a.tensors, other, b.tensors, source, problems, plan);
+      pair_tensors(first, a.tensors, other, b.tensors, source, problems, tally, plan);
     }
   }
   if (pairs(first, p1.rest, other, pk.rest)) {
-    pair_tensors(first, p1.rest, other, pk.rest, source, problems, plan);
+    pair_tensors(first, p1.rest, other, pk.rest, source, problems, tally, plan);
     return;
   }
   for (std::size_t i : p1.rest) {
     const TensorInfo& t = first.tensors()[i];
     if (is_float(t.dtype))
-      problems.push_back({first.path(), t.name + ": outside the model's layers, and " + other.path() +
-                                            " has no tensor at the same position to pair it with (--match order)"});
+      tally.add(problems,
+                {first.path(), t.name + ": outside the model's layers, and " + other.path() +
+                                   " has no tensor at the same position to pair it with (--match order)"},
+                Mismatch::names);
     else
       plan.warnings.push_back(first.path() + ": " + t.name + " (" + std::string(dtype_name(t.dtype)) +
                               ") has no partner in " + other.path() + "; the output keeps input 1's");
@@ -201,8 +219,9 @@ bool pairs_by_order(const std::vector<Reader*>& inputs) {
   Plan scratch;
   std::vector<Problem> problems;
   std::vector<std::size_t> source(inputs.front()->tensors().size(), npos);
+  MismatchTally tally;
   for (std::size_t k = 1; k < inputs.size(); ++k)
-    pair_model(*inputs.front(), p1, *inputs[k], parts_of(*inputs[k]), source, problems, scratch);
+    pair_model(*inputs.front(), p1, *inputs[k], parts_of(*inputs[k]), source, problems, tally, scratch);
   return problems.empty();
 }
 
@@ -215,11 +234,12 @@ Plan build_plan_by_order(const std::vector<Reader*>& inputs, const PlanOptions& 
   std::vector<std::vector<std::size_t>> source(inputs.size(), std::vector<std::size_t>(first.tensors().size(), npos));
   for (std::size_t i = 0; i < first.tensors().size(); ++i) source[0][i] = i;
   bool optimizer_paired = true;
+  std::vector<MismatchTally> tally(inputs.size());
 
   for (std::size_t k = 1; k < inputs.size(); ++k) {
     const Reader& other = *inputs[k];
     const Parts pk = parts_of(other);
-    pair_model(first, p1, other, pk, source[k], problems, plan);
+    pair_model(first, p1, other, pk, source[k], problems, tally[k], plan);
     if (pairs(first, p1.optimizer, other, pk.optimizer)) {
       for (std::size_t i = 0; i < p1.optimizer.size(); ++i) {
         source[k][p1.optimizer[i]] = pk.optimizer[i];
@@ -235,6 +255,12 @@ Plan build_plan_by_order(const std::vector<Reader*>& inputs, const PlanOptions& 
 
   for (std::size_t i = 0; i < first.tensors().size(); ++i) {
     const TensorInfo& t = first.tensors()[i];
+    // --include / --exclude name input 1's tensors; their partners leave with them.
+    if (!passes_filters(t.name, options)) {
+      plan.excluded.push_back(t.name);
+      plan.dropped_from_first.push_back(t.name);
+      continue;
+    }
     PlanEntry entry{t, {i}, action_for(t, options)};
     bool unpaired = is_optimizer_state(t.name) && !optimizer_paired;
     for (std::size_t k = 1; k < inputs.size(); ++k) unpaired = unpaired || source[k][i] == npos;
@@ -250,7 +276,12 @@ Plan build_plan_by_order(const std::vector<Reader*>& inputs, const PlanOptions& 
     }
     plan.entries.push_back(std::move(entry));
   }
-  if (!problems.empty()) throw Error(ExitCode::incompatible, std::move(problems));
+  if (!problems.empty()) {
+    lead_with_summaries(inputs, tally, problems);
+    throw Error(ExitCode::incompatible, std::move(problems));
+  }
+  if (plan.entries.empty())
+    throw Error(ExitCode::incompatible, first.path(), "no tensor is left after --include / --exclude");
   return plan;
 }
 

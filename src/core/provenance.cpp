@@ -12,8 +12,9 @@
 #include <xxhash.h>
 
 #include <algorithm>
-#include <chrono>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cerrno>
 #include <cstring>
 #include <exception>
@@ -23,6 +24,7 @@
 #include <thread>
 
 #include "wavg/error.hpp"
+#include "wavg/stdio_files.hpp"
 #include "wavg/version.hpp"
 
 namespace wavg {
@@ -100,17 +102,47 @@ std::unique_ptr<Digest> make_digest(HashAlgo algo) {
   return std::make_unique<Xxh3>();
 }
 
-// The engine's furthest read, in units of 2^-32 of the plan's bytes.
-std::atomic<std::uint64_t> g_progress{0};
+// The engine's furthest read is kept in units of 2^-32 of the plan's bytes.
 constexpr double k_progress_one = 4294967296.0;
 constexpr std::uint64_t k_hash_lead = 64u << 20;  // how far a paced hash may run ahead of the engine
 
+// What the hash threads of one Provenance follow: the engine's furthest read, while pacing is on. A thread that is
+// far enough ahead sleeps until the engine reads on (note_read_progress) instead of polling, so on a busy machine
+// a waiting hash thread takes no turns on a core from the merge; the wait's timeout is only a safety net.
+struct Pace {
+  std::atomic<bool> on{true};
+  std::atomic<std::uint64_t> progress{0};  // k_progress_one: all of it
+  std::mutex mutex;
+  std::condition_variable moved;
+
+  void wait_past(std::uint64_t seen) {
+    std::unique_lock lock(mutex);
+    moved.wait_for(lock, std::chrono::milliseconds(20), [&] { return progress.load() != seen || !on.load(); });
+  }
+  void advance_to(std::uint64_t v) {
+    std::uint64_t seen = progress.load(std::memory_order_relaxed);
+    while (v > seen && !progress.compare_exchange_weak(seen, v)) {
+    }
+    if (v > seen) wake();
+  }
+  void end() {
+    on = false;
+    wake();
+  }
+
+ private:
+  void wake() {
+    { const std::lock_guard lock(mutex); }  // a thread between its check and its sleep has gone to sleep
+    moved.notify_all();
+  }
+};
+
 // Hashes the concatenation of `paths` (one input: a file, or a TF.js model.json and its shards) in 1 MiB preads
 // (faster here than through a mapping, whose page faults cost more than the copy they save); returns an empty
-// string when `stop` was raised before the end. While `paced` holds, stays within k_hash_lead bytes of the engine's
+// string when `stop` was raised before the end. While `pace` is on, stays within k_hash_lead bytes of the engine's
 // progress through the input.
 std::string hash_files(HashAlgo algo, const std::vector<std::string>& paths, const std::atomic<bool>* stop,
-                       const std::atomic<bool>* paced = nullptr) {
+                       Pace* pace = nullptr) {
   double size = 0;
   for (const std::string& path : paths) {
     struct stat st {};
@@ -129,11 +161,11 @@ std::string hash_files(HashAlgo algo, const std::vector<std::string>& paths, con
     off_t at = 0;
     for (;;) {
       if (stop && stop->load(std::memory_order_relaxed)) return {};
-      if (paced && paced->load(std::memory_order_relaxed)) {
-        const double engine_at =
-            static_cast<double>(g_progress.load(std::memory_order_relaxed)) / k_progress_one * size;
+      if (pace && pace->on.load()) {
+        const std::uint64_t seen = pace->progress.load();
+        const double engine_at = static_cast<double>(seen) / k_progress_one * size;
         if (before + static_cast<double>(at) > engine_at + static_cast<double>(k_hash_lead)) {
-          std::this_thread::sleep_for(std::chrono::microseconds(200));
+          pace->wait_past(seen);
           continue;
         }
       }
@@ -164,20 +196,20 @@ struct Provenance::State {
   std::vector<std::thread> workers;
   std::atomic<std::size_t> next{0};
   std::atomic<bool> stop{false};
-  std::atomic<bool> paced{true};
+  Pace pace;
   std::once_flag joined;
 
   void work() {
     for (std::size_t i; (i = next.fetch_add(1)) < inputs.size();) {
       try {
-        digests[i] = hash_files(algo, files[i], &stop, &paced);
+        digests[i] = hash_files(algo, files[i], &stop, &pace);
       } catch (...) {
         errors[i] = std::current_exception();
       }
     }
   }
   void join() {
-    paced = false;
+    pace.end();
     std::call_once(joined, [this] {
       for (auto& t : workers) t.join();
     });
@@ -211,10 +243,9 @@ Provenance::Provenance(const std::string& command, const std::string& method, co
   if (!out_dtype.empty()) s.fixed["wavg_out_dtype"] = out_dtype;
   s.record_inputs = true;
   s.algo = hash;
-  g_progress.store(0, std::memory_order_relaxed);
   for (const auto& files : inputs) {
     WAVG_ASSERT(!files.empty());
-    s.inputs.push_back(files.front());
+    s.inputs.push_back(as_given(files.front()));
   }
   s.files = inputs;
   s.digests.resize(inputs.size());
@@ -242,11 +273,10 @@ std::map<std::string, std::string> Provenance::layout_entries() const {
   return out;
 }
 
-void note_read_progress(double fraction) {
-  const auto v = static_cast<std::uint64_t>(std::clamp(fraction, 0.0, 1.0) * k_progress_one);
-  std::uint64_t seen = g_progress.load(std::memory_order_relaxed);
-  while (v > seen && !g_progress.compare_exchange_weak(seen, v, std::memory_order_relaxed)) {
-  }
+void Provenance::note_read_progress(std::uint64_t done, std::uint64_t total) const {
+  if (!m_state || total == 0) return;
+  const double fraction = std::min(1.0, static_cast<double>(done) / static_cast<double>(total));
+  m_state->pace.advance_to(static_cast<std::uint64_t>(fraction * k_progress_one));
 }
 
 std::string hash_file(HashAlgo algo, const std::string& path) {

@@ -11,15 +11,20 @@
 
 #include "wavg/atomic_directory.hpp"
 #include "wavg/atomic_file.hpp"
+#include "wavg/engine.hpp"
 #include "wavg/format.hpp"
+#include "wavg/plan.hpp"
+#include "wavg/provenance.hpp"
+#include "wavg/temp_file.hpp"
 
 namespace wavg::pipeline {
 
 // Refuses (usage error, exit 2), before any input is opened: an output that names one of `inputs` (the command
-// line's paths), and an existing output without Overwrite::yes.
+// line's paths), and an existing output without Overwrite::yes; for `-o -` (standard output), a terminal there.
 void check_output(const std::string& output, const std::vector<std::string>& inputs, Overwrite overwrite);
 
-// Opens every input before any work starts; the first unreadable one is the error.
+// Opens every input before any work starts; the first unreadable one is the error. "-" is standard input, at most
+// once (stdio_files.hpp).
 std::vector<std::unique_ptr<Reader>> open_inputs(const std::vector<std::string>& paths);
 std::vector<Reader*> raw(const std::vector<std::unique_ptr<Reader>>& readers);
 // Opens `path` when it exists (the server state an earlier round left), else returns null.
@@ -27,8 +32,23 @@ std::unique_ptr<Reader> open_if_exists(const std::string& path);
 // Returns every file the readers consist of (Reader::files()): what no output may replace.
 std::vector<std::string> files_of(const std::vector<Reader*>& readers);
 
+// The input an output keeps the structure of, and that input's tensors the output leaves out (OutputSpec).
+struct Template {
+  Reader* input = nullptr;
+  std::size_t index = 0;  // among the inputs
+  std::vector<std::string> dropped;
+};
+// Chooses the template of an output of `format` with tensors `out` (template_input in format.hpp): the first
+// input in that format whose tensors fit, else input 1.
+Template choose_template(const std::string& format, const std::vector<Reader*>& inputs, const Plan& plan,
+                         const std::vector<TensorInfo>& out);
+
+// Lets the provenance's hash threads follow `engine` through the inputs, so each byte is read from disk once.
+void pace_hashing(Engine& engine, const Provenance& provenance);
+
 // One output: its atomic file, the spec with the provenance, and the writer of its format. Destroyed before
-// commit(), it leaves nothing behind.
+// commit(), it leaves nothing behind. The path "-" is standard output: the output is made in a private temporary
+// file and copied there by commit().
 class Output {
  public:
   // `format` is output_format()'s name; `inputs` lists every file the output may not replace (files_of).
@@ -44,6 +64,7 @@ class Output {
   void commit();
 
  private:
+  std::unique_ptr<TempFile> m_stdout;  // the whole output before it goes to standard output (path "-")
   // One of the two: a folder output (writes_folder) is an AtomicDirectory, any other an AtomicFile.
   std::optional<AtomicFile> m_file;
   std::optional<AtomicDirectory> m_dir;

@@ -280,6 +280,7 @@ int allreduce_checkpoint(const AllreduceJob& job) {
                            make_provenance("allreduce", method.describe(), {local}, "")},
                 reader->files());
   NoOutput nowhere;
+  if (out) pipeline::pace_hashing(engine, out->spec().provenance);
   engine.run(out ? out->writer() : nowhere);
   if (out) out->commit();
   if (!job.stats.empty()) write_stats(job.stats, reducer.stats(), job.reduction, overwrite);

@@ -41,12 +41,8 @@ PY
 PYTHONPATH=$ROOT/tests/cli /usr/bin/python3 - . <<'PY'
 import sys, h5py, numpy as np
 import safetensors_tools as st
+from h5_tools import datasets
 d = sys.argv[1]
-def datasets(path):
-    out = {}
-    with h5py.File(path, "r") as f:
-        f.visititems(lambda n, o: out.__setitem__(n, o[()]) if isinstance(o, h5py.Dataset) else None)
-    return out
 a, b = datasets(f"{d}/node1.h5"), datasets(f"{d}/node2.h5")
 for path, keep in (("avg.safetensors", lambda n: "optimizer" not in n and not n.endswith("/bias:0")),
                    ("one.safetensors", lambda n: "dense_1/kernel" in n)):

@@ -1,0 +1,72 @@
+// The terminal progress line. The first update draws at once (a short job shows it too, then erases it, so the line
+// can be seen to work on any job), later ones at most every 200 ms; each redraw is one write of "\r" + the text +
+// "erase to the end of the line", so a shorter line leaves nothing of the longer one behind.
+
+#include "cli/progress.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+namespace wavg::cli {
+
+namespace {
+
+constexpr auto k_redraw = std::chrono::milliseconds(200);
+ProgressLine* g_current = nullptr;  // the line on the terminal now; one job draws at a time
+
+// "812 MB", "1.9 GB": decimal units, two or three significant digits.
+std::string human_bytes(double bytes) {
+  static const char* const k_units[] = {"B", "kB", "MB", "GB", "TB"};
+  int unit = 0;
+  while (bytes >= 1000 && unit < 4) bytes /= 1000, ++unit;
+  char text[32];
+  std::snprintf(text, sizeof text, bytes < 10 && unit > 0 ? "%.1f %s" : "%.0f %s", bytes, k_units[unit]);
+  return text;
+}
+
+}  // namespace
+
+ProgressLine::ProgressLine(const Verbosity& v, std::string what, std::size_t inputs)
+    : m_enabled(!v.quiet && ::isatty(STDERR_FILENO) == 1), m_what(std::move(what)), m_scale(inputs),
+      m_pass_start(Clock::now()) {}
+
+ProgressLine::~ProgressLine() { erase(); }
+
+void ProgressLine::follow(Engine& engine) {
+  if (m_enabled) engine.on_progress([this](std::uint64_t done, std::uint64_t total) { update(done, total); });
+}
+
+void ProgressLine::update(std::uint64_t done, std::uint64_t total) {
+  if (!m_enabled || total == 0) return;
+  const Clock::time_point now = Clock::now();
+  if (done < m_last_done) m_pass_start = now;
+  m_last_done = done;
+  if (m_shown && now - m_last_draw < k_redraw) return;
+  m_last_draw = now;
+  const double seconds = std::chrono::duration<double>(now - m_pass_start).count();
+  const double rate = seconds > 0 ? static_cast<double>(done) / seconds : 0;
+  std::string line = "wavg: " + m_what + " " + std::to_string(done * 100 / total) + "% of " +
+                     human_bytes(static_cast<double>(total * m_scale));
+  // The rate and time left only once they mean something (a quarter second into the pass).
+  if (seconds >= 0.25 && rate > 0) {
+    line += ", " + human_bytes(rate * static_cast<double>(m_scale)) + "/s, ";
+    line += std::to_string(static_cast<long long>(static_cast<double>(total - done) / rate + 0.5)) + " s left";
+  }
+  std::fprintf(stderr, "\r%s\033[K", line.c_str());
+  m_shown = true;
+  g_current = this;
+}
+
+void ProgressLine::erase() {
+  if (g_current == this) g_current = nullptr;
+  if (!m_shown) return;
+  std::fputs("\r\033[K", stderr);
+  m_shown = false;
+}
+
+void ProgressLine::erase_current() {
+  if (g_current) g_current->erase();
+}
+
+}  // namespace wavg::cli
