@@ -1,8 +1,8 @@
 // Task arithmetic, TIES and DARE on the task vectors tau_k = x_k - base, as mergekit's generalized task
 // arithmetic defines them (sparsify each tau_k, optionally elect a sign per element, combine, scale by lambda, add
 // to the base). Everything is element-wise except TIES's trimming, which keeps the k = floor(D * n) largest
-// |tau_k| of each tensor: that threshold is a whole-tensor order statistic, found exactly in two streaming passes
-// without holding any tensor in memory:
+// |tau_k| of each tensor: that threshold is a whole-tensor order statistic, found exactly in at most two streaming
+// passes without holding any tensor in memory:
 //
 //   pass 0   a histogram of the nonzero |tau_k| over 2^15 buckets (the top 16 bits of the double, which order as
 //            the values do) for each input; at the end of each tensor, the bucket in which the k-th largest falls
