@@ -19,6 +19,8 @@ class Method {
   // Tells whether the engine should run whole-model pass `pass` (0, 1, ...) through observe() before combine();
   // asked again after each pass, so a method can decide from what it saw how many passes it needs.
   virtual bool wants_pass(int /*pass*/) { return false; }
+  // Tells whether pass `pass` needs this entry's blocks at all; the engine does not read those it need not.
+  virtual bool observes(int /*pass*/, const PlanEntry&) { return true; }
   virtual void observe(int /*pass*/, const PlanEntry&, std::uint64_t /*offset*/, const BlockInputs&) {}
   // Runs after every block of pass `pass` was observed.
   virtual void end_pass(int /*pass*/) {}

@@ -23,16 +23,20 @@ struct Philox4x32 {
   std::uint32_t v[4];
 };
 
+// Philox4x32's round multipliers and key increments (the paper's constants; also used by the CPU backend's
+// lane-by-lane version of the rounds, src/backends/cpu/cpu_task.cpp).
+constexpr std::uint32_t k_philox_m0 = 0xD2511F53u, k_philox_m1 = 0xCD9E8D57u;
+constexpr std::uint32_t k_philox_w0 = 0x9E3779B9u, k_philox_w1 = 0xBB67AE85u;
+
 // Returns Philox4x32-10 of `counter` under `key` (two 32-bit key words).
 WAVG_PHILOX_HD inline Philox4x32 philox4x32_10(Philox4x32 counter, std::uint32_t k0, std::uint32_t k1) {
-  constexpr std::uint32_t m0 = 0xD2511F53u, m1 = 0xCD9E8D57u, w0 = 0x9E3779B9u, w1 = 0xBB67AE85u;
   for (int round = 0; round < 10; ++round) {
     if (round > 0) {
-      k0 += w0;
-      k1 += w1;
+      k0 += k_philox_w0;
+      k1 += k_philox_w1;
     }
-    const std::uint64_t p0 = std::uint64_t{m0} * counter.v[0];
-    const std::uint64_t p1 = std::uint64_t{m1} * counter.v[2];
+    const std::uint64_t p0 = std::uint64_t{k_philox_m0} * counter.v[0];
+    const std::uint64_t p1 = std::uint64_t{k_philox_m1} * counter.v[2];
     counter = {{static_cast<std::uint32_t>(p1 >> 32) ^ counter.v[1] ^ k0, static_cast<std::uint32_t>(p1),
                 static_cast<std::uint32_t>(p0 >> 32) ^ counter.v[3] ^ k1, static_cast<std::uint32_t>(p0)}};
   }

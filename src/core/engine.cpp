@@ -124,7 +124,7 @@ void Engine::verify() {
 
   for (int pass = 0; m_method.wants_pass(pass); ++pass) {
     for (const PlanEntry& entry : m_plan.entries) {
-      if (entry.action != Action::average) continue;
+      if (entry.action != Action::average || !m_method.observes(pass, entry)) continue;
       const std::uint64_t n = entry.info.count(), step = block_elements(entry);
       for (std::uint64_t off = 0; off < n; off += step) {
         const std::uint64_t count = std::min(step, n - off);

@@ -1,8 +1,8 @@
 // Task arithmetic, TIES and DARE on the task vectors tau_k = x_k - base, as mergekit's generalized task
 // arithmetic defines them (sparsify each tau_k, optionally elect a sign per element, combine, scale by lambda, add
 // to the base). Everything is element-wise except TIES's trimming, which keeps the k = floor(D * n) largest
-// |tau_k| of each tensor: that threshold is a whole-tensor order statistic, found exactly in two streaming passes
-// without holding any tensor in memory:
+// |tau_k| of each tensor: that threshold is a whole-tensor order statistic, found exactly in at most two streaming
+// passes without holding any tensor in memory:
 //
 //   pass 0   a histogram of the nonzero |tau_k| over 2^15 buckets (the top 16 bits of the double, which order as
 //            the values do) for each input; at the end of each tensor, the bucket in which the k-th largest falls
@@ -12,11 +12,15 @@
 //
 // A bucket spans 1/16 of a binary order of magnitude, so pass 1 holds a small fraction of a tensor. Zeros are
 // never counted: a zero entry contributes nothing whether kept or not, and never agrees with an elected sign.
+// Pass 1 is skipped where it has nothing to find: a tensor that fits in one engine block gets its candidates in
+// pass 0 from the block still at hand, and when the whole bucket is kept its lower edge is the threshold (the
+// same mask as its smallest value would give). Only tensors larger than a block are read a second time.
 // The per-element combination is Backend::task_combine; DARE's drop mask comes from Philox keyed by (seed, tensor,
 // input, element), so it is the same for any block size and thread count.
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "wavg/error.hpp"
@@ -70,7 +74,16 @@ class TaskVectors final : public Method {
     return s + ", on task vectors";
   }
 
-  bool wants_pass(int pass) override { return m_params.sparsify == Sparsify::magnitude && pass < 2; }
+  bool wants_pass(int pass) override {
+    if (m_params.sparsify != Sparsify::magnitude) return false;
+    return pass == 0 || (pass == 1 && std::any_of(m_cuts.begin(), m_cuts.end(), pending));
+  }
+
+  bool observes(int pass, const PlanEntry& entry) override {
+    if (pass == 0) return true;
+    const auto first = m_cuts.begin() + static_cast<std::ptrdiff_t>(entry_index(entry) * m_n);
+    return std::any_of(first, first + static_cast<std::ptrdiff_t>(m_n), pending);
+  }
 
   void observe(int pass, const PlanEntry& entry, std::uint64_t offset, const BlockInputs& in) override {
     const std::size_t index = entry_index(entry);
@@ -78,12 +91,21 @@ class TaskVectors final : public Method {
       finish_entry(pass);
       m_current = index;
       if (pass == 0) m_hist.assign(m_n * k_magnitude_buckets, 0);
-      else m_candidates.assign(m_n, {});
+      m_candidates.assign(m_n, {});
     }
     for (std::size_t k = 0; k < m_n; ++k) {
       if (pass == 0) m_backend.magnitude_histogram(in, k, m_hist.data() + k * k_magnitude_buckets);
-      else if (const Cut& c = m_cuts[index * m_n + k]; c.bucket != k_none)
+      else if (const Cut& c = m_cuts[index * m_n + k]; pending(c))
         m_backend.magnitude_candidates(in, k, c.bucket, offset, m_candidates[k]);
+    }
+    if (pass == 0 && offset == 0 && in.count == entry.info.count()) {
+      // The block is the whole tensor and still at hand: its candidates are taken now, and pass 1 skips it.
+      finish_entry(0);
+      for (std::size_t k = 0; k < m_n; ++k)
+        if (const Cut& c = m_cuts[index * m_n + k]; pending(c))
+          m_backend.magnitude_candidates(in, k, c.bucket, offset, m_candidates[k]);
+      finish_entry(1);
+      m_current = k_none;
     }
   }
 
@@ -113,6 +135,17 @@ class TaskVectors final : public Method {
   }
 
  private:
+  // Whether pass 1 must still find this cut's threshold among its bucket's values.
+  static bool pending(const Cut& c) { return c.bucket != k_none; }
+
+  // The smallest double in magnitude bucket b (its top 16 bits are b, the rest zero).
+  static double bucket_floor(std::size_t b) {
+    const std::uint64_t bits = static_cast<std::uint64_t>(b) << 48;
+    double v;
+    std::memcpy(&v, &bits, sizeof v);
+    return v;
+  }
+
   std::size_t entry_index(const PlanEntry& entry) const {
     return static_cast<std::size_t>(&entry - m_plan.entries.data());
   }
@@ -131,13 +164,14 @@ class TaskVectors final : public Method {
         if (keep == 0) c.threshold = std::numeric_limits<double>::quiet_NaN();  // nothing compares equal or above
         for (std::size_t b = k_magnitude_buckets; keep > 0 && b-- > 0;) {
           if (above + hist[b] >= keep) {
-            c.bucket = b;
             c.need = keep - above;
+            if (c.need < hist[b]) c.bucket = b;
+            else c.threshold = bucket_floor(b);  // the whole bucket is kept: no candidates needed
             break;
           }
           above += hist[b];
         }
-      } else if (c.bucket != k_none) {
+      } else if (pending(c)) {
         std::vector<Magnitude>& v = m_candidates[k];
         WAVG_ASSERT(v.size() >= c.need && c.need > 0);
         const auto nth = v.begin() + static_cast<std::ptrdiff_t>(c.need - 1);

@@ -8,3 +8,8 @@ def datasets(source):
     with h5py.File(source, "r") as f:
         f.visititems(lambda n, o: out.__setitem__(n, o[()]) if isinstance(o, h5py.Dataset) else None)
     return out
+
+
+def tensors(source):
+    """Returns {dataset path: its bytes} for every dataset in the file."""
+    return {name: value.tobytes() for name, value in datasets(source).items()}

@@ -7,13 +7,8 @@
 "$WAVG" merge -q run/round-0003.h5 run/round-0004.h5 run/round-0005.h5 -o named.h5
 "$WAVG" merge -q --last 3 --upper-bound 3 run -o bounded.h5
 "$WAVG" merge -q run/round-0001.h5 run/round-0002.h5 run/round-0003.h5 -o early.h5
-/usr/bin/python3 - <<'PY'
-import h5py
-def tensors(path):
-    out = {}
-    with h5py.File(path, "r") as f:
-        f.visititems(lambda n, o: out.__setitem__(n, o[()].tobytes()) if isinstance(o, h5py.Dataset) else None)
-    return out
+PYTHONPATH=$ROOT/tests/cli /usr/bin/python3 - <<'PY'
+from h5_tools import tensors
 assert tensors("last.h5") == tensors("named.h5")
 assert tensors("bounded.h5") == tensors("early.h5")
 assert tensors("last.h5") != tensors("early.h5")

@@ -23,15 +23,7 @@ using cpu::load;
 using cpu::store;
 using cpu::Storage;
 
-// The inner loops, one per (type, instruction set): x86-64 machines differ in vector width, so these are compiled
-// for AVX-512, AVX2 and the SSE2 baseline and the loader picks one (GCC function multi-versioning). Every lane does
-// the same IEEE operations in the same order as the scalar code (no FMA: -ffp-contract=off), so all versions give
-// the same bits.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define WAVG_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define WAVG_CLONES
-#endif
+// The inner loops, one per (type, instruction set; WAVG_CLONES, cpu_elements.hpp).
 
 WAVG_CLONES void add_scaled(double* acc, const float* x, double w, std::size_t len) {
   for (std::size_t i = 0; i < len; ++i) acc[i] += w * static_cast<double>(x[i]);

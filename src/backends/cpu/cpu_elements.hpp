@@ -13,6 +13,15 @@ namespace wavg::cpu {
 // Below this many elements a parallel region costs more than it saves.
 constexpr std::uint64_t k_parallel_threshold = 1 << 15;
 
+// Hot inner loops are compiled for AVX-512, AVX2 and the SSE2 baseline, and the loader picks one (GCC function
+// multi-versioning): x86-64 machines differ in vector width. Every lane does the same IEEE operations in the same
+// order as the scalar code (no FMA: -ffp-contract=off), so all versions give the same bits.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define WAVG_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define WAVG_CLONES
+#endif
+
 // Shared with the CUDA kernels (element_math.hpp).
 using wavg::load;
 using wavg::Storage;
