@@ -121,7 +121,7 @@ class Matcher {
       bp = moved_b.data();
     }
     const auto n = static_cast<Eigen::Index>(m_spec.group_sizes[static_cast<std::size_t>(tp.axes[u.axis].group)]);
-    std::uint64_t pre = tp.axes[u.axis].outer, post = 1;
+    std::uint64_t pre = tp.axes[u.axis].outer, post = tp.axes[u.axis].inner;
     for (std::size_t ax = 0; ax < u.axis; ++ax) pre *= shape[ax];
     for (std::size_t ax = u.axis + 1; ax < shape.size(); ++ax) post *= shape[ax];
     MatrixF s = MatrixF::Zero(n, n);
@@ -159,7 +159,7 @@ class Matcher {
     const Shape& shape = m_shapes[u.tensor];
     if (shape.size() != 2 || other.size() != 1 || term.other.size() != 1) return false;
     const std::size_t o = 1 - u.axis;
-    if (tp.axes[o].outer != 1) return false;
+    if (tp.axes[o].outer != 1 || tp.axes[o].inner != 1) return false;
     const Perm &before = term.other[0], &after = other[0];
     std::vector<Eigen::Index> changed;
     for (std::size_t k = 0; k < after.size(); ++k)
