@@ -8,8 +8,9 @@
 // are visited in a random order until a full pass changes nothing. A new permutation is kept only when it scores
 // strictly more than the current one, so ties cannot make the search cycle.
 //
-// The products are float GEMMs by Eigen (threads by OpenMP): two per hidden Dense layer and pass, which is where
-// the time goes for wide layers (README: two 8-layer 4096-wide MLPs). A term whose other axes' permutations have
+// The products are float GEMMs by Eigen (threads by OpenMP; built for AVX2 and AVX-512 too and picked at run time,
+// gemm.hpp): two per hidden Dense layer and pass, which is where the time goes for wide layers (README: two 8-layer
+// 4096-wide MLPs). A term whose other axes' permutations have
 // not changed since it was last computed is reused, and a matrix's term whose other axis moved few units is
 // updated by the rows that moved.
 //
@@ -21,6 +22,7 @@
 #include <cmath>
 #include <map>
 
+#include "align/gemm.hpp"
 #include "align/lap.hpp"
 #include "align/permute.hpp"
 #include "train/dataset.hpp"
@@ -125,26 +127,8 @@ class Matcher {
     for (std::size_t ax = 0; ax < u.axis; ++ax) pre *= shape[ax];
     for (std::size_t ax = u.axis + 1; ax < shape.size(); ++ax) post *= shape[ax];
     MatrixF s = MatrixF::Zero(n, n);
-    // Eigen runs a product on every OpenMP thread unless it is tiny; for small layers waking the threads costs more
-    // than the product (on a busy machine, 30 times more: the threads spin waiting for cores), so small ones stay
-    // on this thread.
-    const double flops = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(pre * post);
-    const int threads = Eigen::nbThreads();
-    if (flops < k_parallel_flops) Eigen::setNbThreads(1);
-    if (post == 1) {
-      const Eigen::Map<const MatrixF> am(a.data(), static_cast<Eigen::Index>(pre), n);
-      const Eigen::Map<const MatrixF> bm(bp, static_cast<Eigen::Index>(pre), n);
-      s.noalias() = am.transpose() * bm;
-    } else {
-      const auto cols = static_cast<Eigen::Index>(post);
-      for (std::uint64_t k = 0; k < pre; ++k) {
-        const std::uint64_t off = k * static_cast<std::uint64_t>(n) * post;
-        const Eigen::Map<const MatrixF> am(a.data() + off, n, cols);
-        const Eigen::Map<const MatrixF> bm(bp + off, n, cols);
-        s.noalias() += am * bm.transpose();
-      }
-    }
-    Eigen::setNbThreads(threads);
+    const auto un = static_cast<std::uint64_t>(n);
+    add_score_product(a.data(), bp, pre, un, post, s.data(), threads_for(pre, un, post));
     Term& t = m_terms[key];
     t.other = std::move(other);
     t.value = s.cast<double>();
@@ -176,7 +160,7 @@ class Matcher {
         ak.row(r) = a.row(static_cast<Eigen::Index>(row));
         d.row(r) = b.row(after[row]) - b.row(before[row]);
       }
-      term.value += (ak.transpose() * d).cast<double>();
+      add_update(ak.data(), d.data(), static_cast<std::uint64_t>(k), static_cast<std::uint64_t>(cols), 1, term);
     } else {  // T[i][j] = sum_c A[i][c] B[j][perm(c)]: columns c moved
       MatrixF ak(rows, k), d(rows, k);
       for (Eigen::Index c = 0; c < k; ++c) {
@@ -184,10 +168,26 @@ class Matcher {
         ak.col(c) = a.col(static_cast<Eigen::Index>(col));
         d.col(c) = b.col(after[col]) - b.col(before[col]);
       }
-      term.value += (ak * d.transpose()).cast<double>();
+      add_update(ak.data(), d.data(), 1, static_cast<std::uint64_t>(rows), static_cast<std::uint64_t>(k), term);
     }
     term.other = std::move(other);
     return true;
+  }
+
+  // term.value += the score product of a and b (gemm.hpp), threaded when it is large.
+  static void add_update(const float* a, const float* b, std::uint64_t pre, std::uint64_t n, std::uint64_t post,
+                         Term& term) {
+    MatrixF change = MatrixF::Zero(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(n));
+    add_score_product(a, b, pre, n, post, change.data(), threads_for(pre, n, post));
+    term.value += change.cast<double>();
+  }
+
+  // Eigen runs a product on every OpenMP thread unless it is tiny; for small layers waking the threads costs more
+  // than the product (on a busy machine, 30 times more: the threads spin waiting for cores), so small ones stay
+  // on this thread.
+  static int threads_for(std::uint64_t pre, std::uint64_t n, std::uint64_t post) {
+    const double flops = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(pre * post);
+    return flops < k_parallel_flops ? 1 : 0;
   }
 
   const PermSpec& m_spec;
