@@ -34,14 +34,29 @@ namespace {
 
 constexpr double k_inf = std::numeric_limits<double>::infinity();
 
+// Ends a relaxation pass: picks the nearest column from the vector lanes' minima (`lanes` of them, with their
+// columns as doubles, -1 where a lane saw only +infinity), then relaxes columns j..n-1 one by one.
+double finish_relax(const double* mins, const double* index, int lanes, const float* row, const double* vv, double* d,
+                    std::size_t j, std::size_t n, double h, std::size_t& at) {
+  double best = std::numeric_limits<double>::infinity();
+  for (int lane = 0; lane < lanes; ++lane)
+    if (index[lane] >= 0 && (mins[lane] < best || (mins[lane] == best && index[lane] < static_cast<double>(at))))
+      best = mins[lane], at = static_cast<std::size_t>(index[lane]);
+  for (; j < n; ++j) {
+    const double t = static_cast<double>(row[j]) - vv[j] - h;
+    if (t < d[j]) d[j] = t;
+    if (d[j] < best) best = d[j], at = j;
+  }
+  return best;
+}
+
 #if defined(__x86_64__) && defined(__GNUC__)
 // Solver::relax with AVX2, eight columns a step (the same operations, so the same results, as the SSE2 loop).
 #define WAVG_LAP_AVX2 1
 __attribute__((target("avx2"))) double relax_avx2(const float* row, const double* vv, double* d, std::size_t n,
                                                   double h, std::size_t& at) {
   std::size_t j = 0;
-  double best = std::numeric_limits<double>::infinity();
-  __m256d m0 = _mm256_set1_pd(best), m1 = m0, i0 = _mm256_set1_pd(-1), i1 = i0;
+  __m256d m0 = _mm256_set1_pd(std::numeric_limits<double>::infinity()), m1 = m0, i0 = _mm256_set1_pd(-1), i1 = i0;
   __m256d j0 = _mm256_set_pd(3, 2, 1, 0), j1 = _mm256_set_pd(7, 6, 5, 4);
   const __m256d hh = _mm256_set1_pd(h), eight = _mm256_set1_pd(8);
   for (; j + 8 <= n; j += 8) {
@@ -65,15 +80,7 @@ __attribute__((target("avx2"))) double relax_avx2(const float* row, const double
   _mm256_store_pd(mins + 4, m1);
   _mm256_store_pd(index, i0);
   _mm256_store_pd(index + 4, i1);
-  for (int lane = 0; lane < 8; ++lane)
-    if (index[lane] >= 0 && (mins[lane] < best || (mins[lane] == best && index[lane] < static_cast<double>(at))))
-      best = mins[lane], at = static_cast<std::size_t>(index[lane]);
-  for (; j < n; ++j) {
-    const double t = static_cast<double>(row[j]) - vv[j] - h;
-    if (t < d[j]) d[j] = t;
-    if (d[j] < best) best = d[j], at = j;
-  }
-  return best;
+  return finish_relax(mins, index, 8, row, vv, d, j, n, h, at);
 }
 #endif
 
@@ -252,7 +259,6 @@ class Solver {
     if (avx2) return relax_avx2(row, vv, d, m_n, h, at);
 #endif
     std::size_t j = 0;
-    double best = k_inf;
 #ifdef __SSE2__
     // Four lanes, each keeping its smallest d and that column's index (as a double: exact below 2^53), so the
     // search needs no second pass.
@@ -280,16 +286,10 @@ class Solver {
     _mm_store_pd(mins + 2, m1);
     _mm_store_pd(index, i0);
     _mm_store_pd(index + 2, i1);
-    for (int lane = 0; lane < 4; ++lane)
-      if (index[lane] >= 0 && (mins[lane] < best || (mins[lane] == best && index[lane] < static_cast<double>(at))))
-        best = mins[lane], at = static_cast<std::size_t>(index[lane]);
+    return finish_relax(mins, index, 4, row, vv, d, j, m_n, h, at);
+#else
+    return finish_relax(nullptr, nullptr, 0, row, vv, d, j, m_n, h, at);
 #endif
-    for (; j < m_n; ++j) {
-      const double t = static_cast<double>(row[j]) - vv[j] - h;
-      if (t < d[j]) d[j] = t;
-      if (d[j] < best) best = d[j], at = j;
-    }
-    return best;
   }
 
   struct Scanned {
