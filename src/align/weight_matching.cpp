@@ -69,23 +69,22 @@ class Matcher {
   struct Use {
     std::size_t tensor, axis;
   };
+  using MatrixD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   struct Term {
     std::vector<Perm> other;  // the permutations of the tensor's other axes it was computed with
-    Eigen::MatrixXd value;
+    MatrixD value;            // row-major, as the products and the scores are: sums run in memory order
   };
 
   bool solve_group(std::size_t g, std::vector<Perm>& perms) {
     const std::uint64_t n = m_spec.group_sizes[g];
-    Eigen::MatrixXd score = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(n));
+    std::vector<double>& flat = m_score;  // row-major, as the LAP takes it
+    flat.assign(n * n, 0.0);
+    Eigen::Map<MatrixD> score(flat.data(), static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(n));
     for (const Use& u : m_uses[g]) score += term(u, perms);
-    std::vector<double> flat(n * n);
-    for (std::uint64_t i = 0; i < n; ++i)
-      for (std::uint64_t j = 0; j < n; ++j) {
-        flat[i * n + j] = score(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j));
-        if (!std::isfinite(flat[i * n + j]))
-          throw Error(ExitCode::runtime, "", "weight matching: group " + m_spec.group_names[g] +
-                                                 " has non-finite weights (NaN or infinity)");
-      }
+    for (const double v : flat)
+      if (!std::isfinite(v))
+        throw Error(ExitCode::runtime, "", "weight matching: group " + m_spec.group_names[g] +
+                                               " has non-finite weights (NaN or infinity)");
     const Perm next = solve_lap_max(flat, n);
     double old_score = 0, new_score = 0;
     for (std::uint64_t i = 0; i < n; ++i) {
@@ -98,7 +97,7 @@ class Matcher {
   }
 
   // S += A unfolded along u.axis times B (other axes permuted) unfolded along it, transposed.
-  const Eigen::MatrixXd& term(const Use& u, const std::vector<Perm>& perms) {
+  const MatrixD& term(const Use& u, const std::vector<Perm>& perms) {
     const TensorPerm& tp = m_spec.tensors[u.tensor];
     const Shape& shape = m_shapes[u.tensor];
     std::vector<Perm> other;
@@ -114,24 +113,23 @@ class Matcher {
     const std::vector<IndexMap> maps = tensor_maps(tp, shape, perms, u.axis);
     bool any = false;
     for (const IndexMap& m : maps) any |= !m.empty();
-    std::vector<float> moved_b;
     const float* bp = b.data();
     if (any) {
-      moved_b.resize(b.size());
-      permute_bytes(reinterpret_cast<const unsigned char*>(b.data()), reinterpret_cast<unsigned char*>(moved_b.data()),
+      m_moved.resize(b.size());
+      permute_bytes(reinterpret_cast<const unsigned char*>(b.data()), reinterpret_cast<unsigned char*>(m_moved.data()),
                     shape, sizeof(float), maps);
-      bp = moved_b.data();
+      bp = m_moved.data();
     }
     const auto n = static_cast<Eigen::Index>(m_spec.group_sizes[static_cast<std::size_t>(tp.axes[u.axis].group)]);
     std::uint64_t pre = tp.axes[u.axis].outer, post = tp.axes[u.axis].inner;
     for (std::size_t ax = 0; ax < u.axis; ++ax) pre *= shape[ax];
     for (std::size_t ax = u.axis + 1; ax < shape.size(); ++ax) post *= shape[ax];
-    MatrixF s = MatrixF::Zero(n, n);
+    m_product.setZero(n, n);
     const auto un = static_cast<std::uint64_t>(n);
-    add_score_product(a.data(), bp, pre, un, post, s.data(), threads_for(pre, un, post));
+    add_score_product(a.data(), bp, pre, un, post, m_product.data(), threads_for(pre, un, post));
     Term& t = m_terms[key];
     t.other = std::move(other);
-    t.value = s.cast<double>();
+    t.value = m_product.cast<double>();
     return t.value;
   }
 
@@ -175,11 +173,10 @@ class Matcher {
   }
 
   // term.value += the score product of a and b (gemm.hpp), threaded when it is large.
-  static void add_update(const float* a, const float* b, std::uint64_t pre, std::uint64_t n, std::uint64_t post,
-                         Term& term) {
-    MatrixF change = MatrixF::Zero(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(n));
-    add_score_product(a, b, pre, n, post, change.data(), threads_for(pre, n, post));
-    term.value += change.cast<double>();
+  void add_update(const float* a, const float* b, std::uint64_t pre, std::uint64_t n, std::uint64_t post, Term& term) {
+    m_product.setZero(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(n));
+    add_score_product(a, b, pre, n, post, m_product.data(), threads_for(pre, n, post));
+    term.value += m_product.cast<double>();
   }
 
   // Eigen runs a product on every OpenMP thread unless it is tiny; for small layers waking the threads costs more
@@ -196,6 +193,11 @@ class Matcher {
   const Weights& m_b;
   std::vector<std::vector<Use>> m_uses;
   std::map<std::pair<std::size_t, std::size_t>, Term> m_terms;
+  // Scratch kept between groups and passes: buffers of hundreds of MB, allocated afresh each time, cost more in
+  // page faults (system time) than filling them does (134M benchmark: 12 s of system CPU).
+  std::vector<double> m_score;  // the group's scores
+  std::vector<float> m_moved;   // B's tensor with its other axes permuted
+  MatrixF m_product;            // one product, in float
 };
 
 }  // namespace
