@@ -13,20 +13,21 @@
 // tensor is a parameter (model_weights/dense/dense/kernel:0, dense/kernel); when more follow it is an optimizer
 // slot that moves with it (optimizer_weights/Adam/dense/kernel/m:0). Keras 3 files (a .keras archive's
 // model.weights.h5, with config.json as the model config) name them layers/K/vars/I instead: K is the layer's class
-// in snake case numbered in model order (dense, dense_1, ...; keras_layout.hpp), I its variable in creation order
+// in snake case numbered in model order (dense, dense_1, ...; formats/hdf5/keras_layout.hpp), I its variable in
+// creation order
 // (Dense and Conv: kernel, bias; BatchNormalization: gamma, beta, moving_mean, moving_variance, each when used).
 // Keras 3 optimizer variables (optimizer/vars/I) say nothing of the variable they follow, so they are refused.
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <optional>
 #include <set>
 
 #include "align/spec_file.hpp"
 #include "align/state_dict_spec.hpp"
-#include "hdf5/keras_layout.hpp"
 #include "wavg/align.hpp"
 #include "wavg/error.hpp"
 
@@ -193,10 +194,9 @@ class Graph {
     const std::string kind = layer.value("class_name", "");
     const std::string name = layer_name(layer);
     if (name.empty()) refuse("a " + kind + " layer has no name");
-    // Keras 3 names the layer's group by its class, numbered in model order (keras_layout.hpp).
-    const std::string k3 = keras::snake_case(kind);
-    const std::size_t seen = m_kind_count[k3]++;
-    m_keras3_group["layers/" + k3 + (seen > 0 ? "_" + std::to_string(seen) : "")] = name;
+    // Keras 3 names the layer's group by its class, numbered in model order: the n-th Dense is dense_n.
+    const std::string key = squashed(kind);
+    m_keras3_group[{key, m_kind_count[key]++}] = name;
     const json& c = member(layer, "config").is_object() ? member(layer, "config") : k_empty;
     static const std::set<std::string> k_elementwise{
         "Activation", "ReLU", "LeakyReLU", "ELU", "Softmax", "Dropout", "SpatialDropout1D",
@@ -341,11 +341,32 @@ class Graph {
     return std::nullopt;
   }
 
-  // Finds the (layer, variable) of a Keras 3 name, layers/K/vars/I.
+  // Returns a class or group name in lower case without underscores and other non-alphanumerics: Keras's snake
+  // case of a class (BatchNormalization -> batch_normalization) squashes to the class's own squashed name, so the
+  // align layer needs no copy of Keras's naming rules (the codec's keras_layout.cpp has them).
+  static std::string squashed(const std::string& s) {
+    std::string out;
+    for (const char c : s) {
+      const auto u = static_cast<unsigned char>(c);
+      if (std::isalnum(u)) out += static_cast<char>(std::tolower(u));
+    }
+    return out;
+  }
+
+  // Finds the (layer, variable) of a Keras 3 name, layers/K/vars/I, K being the class's group (dense) or its
+  // n-th repeat (dense_n).
   std::optional<std::pair<std::string, std::string>> keras3_owner(const std::string& name) const {
     const std::size_t vars = name.find("/vars/");
     if (name.rfind("layers/", 0) != 0 || vars == std::string::npos) return std::nullopt;
-    const auto group = m_keras3_group.find(name.substr(0, vars));
+    std::string k = name.substr(7, vars - 7);
+    std::size_t repeat = 0;
+    const std::size_t us = k.rfind('_');
+    if (us != std::string::npos && us + 1 < k.size() && k.size() - us <= 6 &&
+        k.find_first_not_of("0123456789", us + 1) == std::string::npos) {
+      repeat = std::stoul(k.substr(us + 1));
+      k.resize(us);
+    }
+    const auto group = m_keras3_group.find({squashed(k), repeat});
     if (group == m_keras3_group.end()) return std::nullopt;
     const std::string index = name.substr(vars + 6);
     const auto order = m_var_order.find(group->second);
@@ -362,8 +383,8 @@ class Graph {
   std::vector<std::string> m_node_layer{""};
   std::map<std::string, std::map<std::string, Var>> m_vars;
   std::map<std::string, std::vector<std::string>> m_var_order;  // per layer, its variables in creation order
-  std::map<std::string, std::size_t> m_kind_count;               // layers seen per class (snake case)
-  std::map<std::string, std::string> m_keras3_group;             // "layers/dense_1" -> the layer's name
+  std::map<std::string, std::size_t> m_kind_count;               // layers seen per class (squashed)
+  std::map<std::pair<std::string, std::size_t>, std::string> m_keras3_group;  // ("dense", 1) -> the layer's name
 };
 
 // Refuses groups too wide to match: the scores of a group of n units are an n x n matrix of doubles.
