@@ -53,6 +53,7 @@ class KerasArchiveReader final : public Reader {
   ModelLayers model_layers() const override { return m_layers; }
   // Returns metadata.json's string members (keras_version, date_saved, wavg_*).
   std::map<std::string, std::string> metadata() const override;
+  std::string model_config() const override { return m_config; }
 
   Hdf5Reader& weights() { return *m_weights; }
   const std::string& config_json() const { return m_config; }

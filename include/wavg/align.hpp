@@ -16,11 +16,14 @@ namespace wavg::align {
 
 using Perm = std::vector<std::uint32_t>;  // new unit i is old unit perm[i]
 
-// How one axis of a tensor is permuted: by `group`, or not at all (group < 0). An axis of length outer * n, as a
-// Dense kernel's input axis after a Flatten of n channels, is `outer` consecutive copies of the group's n units.
+// How one axis of a tensor is permuted: by `group`, or not at all (group < 0). An axis of length outer * n * inner,
+// as a Dense kernel's input axis after a Flatten of n channels, holds the group's n units `outer` times, each unit
+// repeated over `inner` consecutive entries: position (o * n + u) * inner + s. Keras flattens channels last (outer
+// is the spatial size, inner 1), PyTorch channels first (outer 1, inner the spatial size).
 struct AxisPerm {
   int group = -1;
   std::uint64_t outer = 1;
+  std::uint64_t inner = 1;
 };
 
 // What role a permuted tensor plays: parameters decide the matching, optimizer slots (Adam's m and v) only follow.
@@ -39,8 +42,9 @@ struct PermSpec {
   std::string source;               // where the spec came from ("Keras model_config", "FILE.json")
 };
 
-// Infers the spec from the reader's architecture (a Keras model_config of Dense, Conv, BatchNormalization, Add,
-// Flatten and shape-preserving layers), or reads it from `spec_file` when not empty. Throws a usage error (exit 2)
+// Infers the spec from the reader's architecture (a Keras model config of Dense, Conv, BatchNormalization, Add,
+// Flatten and shape-preserving layers; or, for PyTorch and safetensors files without one, the names and shapes
+// of a state_dict of a Linear/Conv/BatchNorm chain), or reads it from `spec_file` when not empty. Throws a usage error (exit 2)
 // saying what is missing when the structure cannot be inferred, and an incompatible error (exit 3) when a tensor's
 // shape contradicts it.
 PermSpec make_spec(const Reader& reader, const std::string& spec_file);

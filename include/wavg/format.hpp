@@ -69,6 +69,13 @@ class Reader {
   virtual ModelLayers model_layers() const { return {}; }
   // Returns file-level metadata as text (HDF5 root attributes, safetensors __metadata__, ...).
   virtual std::map<std::string, std::string> metadata() const = 0;
+  // Returns the model's architecture as a Keras model config (an HDF5 file's model_config attribute, a .keras
+  // archive's config.json), or an empty string when the file holds none. Alignment infers its spec from it.
+  virtual std::string model_config() const {
+    const auto meta = metadata();
+    const auto it = meta.find("model_config");
+    return it == meta.end() ? std::string() : it->second;
+  }
   // Lists what the file holds besides its tensors that the output keeps from input 1 without averaging (a
   // training checkpoint's epoch, as "epoch (int 7)"), for -v.
   virtual std::vector<std::string> kept_entries() const { return {}; }

@@ -11,16 +11,23 @@
 // Tensors are found by name: the last path component that is a variable name (kernel, bias, gamma, beta,
 // moving_mean, moving_variance) under the nearest component naming a layer. When it is the last component the
 // tensor is a parameter (model_weights/dense/dense/kernel:0, dense/kernel); when more follow it is an optimizer
-// slot that moves with it (optimizer_weights/Adam/dense/kernel/m:0).
+// slot that moves with it (optimizer_weights/Adam/dense/kernel/m:0). Keras 3 files (a .keras archive's
+// model.weights.h5, with config.json as the model config) name them layers/K/vars/I instead: K is the layer's class
+// in snake case numbered in model order (dense, dense_1, ...; formats/hdf5/keras_layout.hpp), I its variable in
+// creation order
+// (Dense and Conv: kernel, bias; BatchNormalization: gamma, beta, moving_mean, moving_variance, each when used).
+// Keras 3 optimizer variables (optimizer/vars/I) say nothing of the variable they follow, so they are refused.
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <optional>
 #include <set>
 
 #include "align/spec_file.hpp"
+#include "align/state_dict_spec.hpp"
 #include "wavg/align.hpp"
 #include "wavg/error.hpp"
 
@@ -177,11 +184,19 @@ class Graph {
     return c[key].get<std::uint64_t>();
   }
 
+  void add_var(const std::string& layer, const std::string& var, Var v) {
+    m_vars[layer][var] = std::move(v);
+    m_var_order[layer].push_back(var);
+  }
+
   // Applies one layer to its input flows and returns its output flow.
   Flow apply(const json& layer, const std::vector<Flow>& in) {
     const std::string kind = layer.value("class_name", "");
     const std::string name = layer_name(layer);
     if (name.empty()) refuse("a " + kind + " layer has no name");
+    // Keras 3 names the layer's group by its class, numbered in model order: the n-th Dense is dense_n.
+    const std::string key = squashed(kind);
+    m_keras3_group[{key, m_kind_count[key]++}] = name;
     const json& c = member(layer, "config").is_object() ? member(layer, "config") : k_empty;
     static const std::set<std::string> k_elementwise{
         "Activation", "ReLU", "LeakyReLU", "ELU", "Softmax", "Dropout", "SpatialDropout1D",
@@ -200,8 +215,8 @@ class Graph {
       if (kind != "Dense" && (in[0].flat || c.value("groups", 1) != 1))
         refuse(name + " (" + kind + ") is grouped or follows a Flatten");
       const Flow out{new_node(name, units), false};
-      m_vars[name]["kernel"] = {in[0], out};
-      if (c.value("use_bias", true)) m_vars[name]["bias"] = {std::nullopt, out};
+      add_var(name, "kernel", {in[0], out});
+      if (c.value("use_bias", true)) add_var(name, "bias", {std::nullopt, out});
       return out;
     }
     if (kind == "BatchNormalization") {
@@ -209,7 +224,9 @@ class Graph {
       const bool last = axis == json(-1) || axis == json::array({-1}) || (axis.is_array() && axis.size() == 1) ||
                         axis.is_number_integer();
       if (!last || in[0].flat) refuse(name + " (BatchNormalization) does not normalise the channel axis");
-      for (const char* v : {"gamma", "beta", "moving_mean", "moving_variance"}) m_vars[name][v] = {std::nullopt, in[0]};
+      if (c.value("scale", true)) add_var(name, "gamma", {std::nullopt, in[0]});
+      if (c.value("center", true)) add_var(name, "beta", {std::nullopt, in[0]});
+      for (const char* v : {"moving_mean", "moving_variance"}) add_var(name, v, {std::nullopt, in[0]});
       return in[0];
     }
     if (kind == "Add") {
@@ -293,6 +310,10 @@ class Graph {
 
   // Finds the (layer, variable) a tensor belongs to, and whether it is the parameter or an optimizer slot of it.
   std::optional<std::pair<std::string, std::string>> owner_of(const std::string& name, Role& role) const {
+    if (auto keras3 = keras3_owner(name)) {
+      role = Role::parameter;
+      return keras3;
+    }
     std::vector<std::string> parts;
     for (std::size_t start = 0;;) {
       const std::size_t slash = name.find('/', start);
@@ -320,12 +341,50 @@ class Graph {
     return std::nullopt;
   }
 
+  // Returns a class or group name in lower case without underscores and other non-alphanumerics: Keras's snake
+  // case of a class (BatchNormalization -> batch_normalization) squashes to the class's own squashed name, so the
+  // align layer needs no copy of Keras's naming rules (the codec's keras_layout.cpp has them).
+  static std::string squashed(const std::string& s) {
+    std::string out;
+    for (const char c : s) {
+      const auto u = static_cast<unsigned char>(c);
+      if (std::isalnum(u)) out += static_cast<char>(std::tolower(u));
+    }
+    return out;
+  }
+
+  // Finds the (layer, variable) of a Keras 3 name, layers/K/vars/I, K being the class's group (dense) or its
+  // n-th repeat (dense_n).
+  std::optional<std::pair<std::string, std::string>> keras3_owner(const std::string& name) const {
+    const std::size_t vars = name.find("/vars/");
+    if (name.rfind("layers/", 0) != 0 || vars == std::string::npos) return std::nullopt;
+    std::string k = name.substr(7, vars - 7);
+    std::size_t repeat = 0;
+    const std::size_t us = k.rfind('_');
+    if (us != std::string::npos && us + 1 < k.size() && k.size() - us <= 6 &&
+        k.find_first_not_of("0123456789", us + 1) == std::string::npos) {
+      repeat = std::stoul(k.substr(us + 1));
+      k.resize(us);
+    }
+    const auto group = m_keras3_group.find({squashed(k), repeat});
+    if (group == m_keras3_group.end()) return std::nullopt;
+    const std::string index = name.substr(vars + 6);
+    const auto order = m_var_order.find(group->second);
+    if (index.empty() || index.size() > 4 || index.find_first_not_of("0123456789") != std::string::npos ||
+        order == m_var_order.end() || std::stoul(index) >= order->second.size())
+      refuse(name + ": a variable of layer " + group->second + " that is none of its known variables");
+    return std::make_pair(group->second, order->second[std::stoul(index)]);
+  }
+
   static constexpr int k_max_depth = 32;
   std::string m_file;
   std::vector<int> m_parent{0};
   std::vector<std::uint64_t> m_size{0};
   std::vector<std::string> m_node_layer{""};
   std::map<std::string, std::map<std::string, Var>> m_vars;
+  std::map<std::string, std::vector<std::string>> m_var_order;  // per layer, its variables in creation order
+  std::map<std::string, std::size_t> m_kind_count;               // layers seen per class (squashed)
+  std::map<std::pair<std::string, std::size_t>, std::string> m_keras3_group;  // ("dense", 1) -> the layer's name
 };
 
 // Refuses groups too wide to match: the scores of a group of n units are an n x n matrix of doubles.
@@ -341,14 +400,14 @@ PermSpec checked(PermSpec spec, const std::string& file) {
 
 PermSpec make_spec(const Reader& reader, const std::string& spec_file) {
   if (!spec_file.empty()) return checked(read_spec_file(reader, spec_file), spec_file);
-  const auto meta = reader.metadata();
-  auto it = meta.find("model_config");
-  if (it == meta.end())
+  const std::string text = reader.model_config();
+  if (text.empty() && is_state_dict_format(reader)) return checked(state_dict_spec(reader), reader.path());
+  if (text.empty())
     throw Error(ExitCode::usage, reader.path(),
                 "cannot infer the permutation spec: the file holds no Keras model_config (give --perm-spec)");
   json config;
   try {
-    config = json::parse(it->second);
+    config = json::parse(text);
   } catch (const json::exception&) {
     fail(reader.path(), "model_config is not JSON");
   }

@@ -13,9 +13,11 @@ IndexMap axis_map(const AxisPerm& axis, const std::vector<Perm>& perms, std::uin
   if (axis.group < 0) return {};
   const Perm& p = perms[static_cast<std::size_t>(axis.group)];
   IndexMap map(length);
-  const std::uint64_t n = p.size();
+  const std::uint64_t n = p.size(), inner = axis.inner;
+  WAVG_ASSERT(length == axis.outer * n * inner);
   for (std::uint64_t o = 0; o < axis.outer; ++o)
-    for (std::uint64_t c = 0; c < n; ++c) map[o * n + c] = o * n + p[c];
+    for (std::uint64_t c = 0; c < n; ++c)
+      for (std::uint64_t s = 0; s < inner; ++s) map[(o * n + c) * inner + s] = (o * n + p[c]) * inner + s;
   return map;
 }
 

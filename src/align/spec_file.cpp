@@ -50,20 +50,23 @@ PermSpec read_spec_file(const Reader& reader, const std::string& path) {
         static const json k_none;
         const json& g = !axis.is_object() ? axis : axis.contains("group") ? axis["group"] : k_none;  // no copies
         const std::uint64_t outer = axis.is_object() ? axis.value("outer", std::uint64_t{1}) : 1;
-        if (!g.is_string() || outer == 0 || t.shape[a] % outer != 0)
-          fail(path, name + ": axis " + std::to_string(a) + " is not null, a group name or {\"group\", \"outer\"}");
+        const std::uint64_t inner = axis.is_object() ? axis.value("inner", std::uint64_t{1}) : 1;
+        if (!g.is_string() || outer == 0 || inner == 0 || t.shape[a] % outer != 0 || (t.shape[a] / outer) % inner != 0)
+          fail(path, name + ": axis " + std::to_string(a) +
+                         " is not null, a group name or {\"group\", \"outer\", \"inner\"} dividing its length");
+        const std::uint64_t units = t.shape[a] / outer / inner;
         auto [gi, fresh] = groups.emplace(g.get<std::string>(), static_cast<int>(spec.group_names.size()));
         if (fresh) {
           spec.group_names.push_back(g.get<std::string>());
-          spec.group_sizes.push_back(t.shape[a] / outer);
+          spec.group_sizes.push_back(units);
         }
         const std::uint64_t size = spec.group_sizes[static_cast<std::size_t>(gi->second)];
-        if (size != t.shape[a] / outer)
+        if (size != units)
           problems.push_back({path, name + ": axis " + std::to_string(a) + " gives group " + gi->first + " " +
-                                                 std::to_string(t.shape[a] / outer) + " units, another tensor " +
+                                                 std::to_string(units) + " units, another tensor " +
                                                  std::to_string(size)});
         if (!is_float(t.dtype)) problems.push_back({path, name + ": a permuted tensor must be floating-point"});
-        tp.axes.push_back({gi->second, outer});
+        tp.axes.push_back({gi->second, outer, inner});
       }
     }
   }

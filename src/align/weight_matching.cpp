@@ -8,8 +8,9 @@
 // are visited in a random order until a full pass changes nothing. A new permutation is kept only when it scores
 // strictly more than the current one, so ties cannot make the search cycle.
 //
-// The products are float GEMMs by Eigen (threads by OpenMP): two per hidden Dense layer and pass, which is where
-// the time goes for wide layers (README: two 8-layer 4096-wide MLPs). A term whose other axes' permutations have
+// The products are float GEMMs by Eigen (threads by OpenMP; built for AVX2 and AVX-512 too and picked at run time,
+// gemm.hpp): two per hidden Dense layer and pass, which is where the time goes for wide layers (README: two 8-layer
+// 4096-wide MLPs). A term whose other axes' permutations have
 // not changed since it was last computed is reused, and a matrix's term whose other axis moved few units is
 // updated by the rows that moved.
 //
@@ -21,6 +22,7 @@
 #include <cmath>
 #include <map>
 
+#include "align/gemm.hpp"
 #include "align/lap.hpp"
 #include "align/permute.hpp"
 #include "train/dataset.hpp"
@@ -67,23 +69,22 @@ class Matcher {
   struct Use {
     std::size_t tensor, axis;
   };
+  using MatrixD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   struct Term {
     std::vector<Perm> other;  // the permutations of the tensor's other axes it was computed with
-    Eigen::MatrixXd value;
+    MatrixD value;            // row-major, as the products and the scores are: sums run in memory order
   };
 
   bool solve_group(std::size_t g, std::vector<Perm>& perms) {
     const std::uint64_t n = m_spec.group_sizes[g];
-    Eigen::MatrixXd score = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(n));
+    std::vector<double>& flat = m_score;  // row-major, as the LAP takes it
+    flat.assign(n * n, 0.0);
+    Eigen::Map<MatrixD> score(flat.data(), static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(n));
     for (const Use& u : m_uses[g]) score += term(u, perms);
-    std::vector<double> flat(n * n);
-    for (std::uint64_t i = 0; i < n; ++i)
-      for (std::uint64_t j = 0; j < n; ++j) {
-        flat[i * n + j] = score(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j));
-        if (!std::isfinite(flat[i * n + j]))
-          throw Error(ExitCode::runtime, "", "weight matching: group " + m_spec.group_names[g] +
-                                                 " has non-finite weights (NaN or infinity)");
-      }
+    for (const double v : flat)
+      if (!std::isfinite(v))
+        throw Error(ExitCode::runtime, "", "weight matching: group " + m_spec.group_names[g] +
+                                               " has non-finite weights (NaN or infinity)");
     const Perm next = solve_lap_max(flat, n);
     double old_score = 0, new_score = 0;
     for (std::uint64_t i = 0; i < n; ++i) {
@@ -96,7 +97,7 @@ class Matcher {
   }
 
   // S += A unfolded along u.axis times B (other axes permuted) unfolded along it, transposed.
-  const Eigen::MatrixXd& term(const Use& u, const std::vector<Perm>& perms) {
+  const MatrixD& term(const Use& u, const std::vector<Perm>& perms) {
     const TensorPerm& tp = m_spec.tensors[u.tensor];
     const Shape& shape = m_shapes[u.tensor];
     std::vector<Perm> other;
@@ -112,42 +113,23 @@ class Matcher {
     const std::vector<IndexMap> maps = tensor_maps(tp, shape, perms, u.axis);
     bool any = false;
     for (const IndexMap& m : maps) any |= !m.empty();
-    std::vector<float> moved_b;
     const float* bp = b.data();
     if (any) {
-      moved_b.resize(b.size());
-      permute_bytes(reinterpret_cast<const unsigned char*>(b.data()), reinterpret_cast<unsigned char*>(moved_b.data()),
+      m_moved.resize(b.size());
+      permute_bytes(reinterpret_cast<const unsigned char*>(b.data()), reinterpret_cast<unsigned char*>(m_moved.data()),
                     shape, sizeof(float), maps);
-      bp = moved_b.data();
+      bp = m_moved.data();
     }
     const auto n = static_cast<Eigen::Index>(m_spec.group_sizes[static_cast<std::size_t>(tp.axes[u.axis].group)]);
-    std::uint64_t pre = tp.axes[u.axis].outer, post = 1;
+    std::uint64_t pre = tp.axes[u.axis].outer, post = tp.axes[u.axis].inner;
     for (std::size_t ax = 0; ax < u.axis; ++ax) pre *= shape[ax];
     for (std::size_t ax = u.axis + 1; ax < shape.size(); ++ax) post *= shape[ax];
-    MatrixF s = MatrixF::Zero(n, n);
-    // Eigen runs a product on every OpenMP thread unless it is tiny; for small layers waking the threads costs more
-    // than the product (on a busy machine, 30 times more: the threads spin waiting for cores), so small ones stay
-    // on this thread.
-    const double flops = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(pre * post);
-    const int threads = Eigen::nbThreads();
-    if (flops < k_parallel_flops) Eigen::setNbThreads(1);
-    if (post == 1) {
-      const Eigen::Map<const MatrixF> am(a.data(), static_cast<Eigen::Index>(pre), n);
-      const Eigen::Map<const MatrixF> bm(bp, static_cast<Eigen::Index>(pre), n);
-      s.noalias() = am.transpose() * bm;
-    } else {
-      const auto cols = static_cast<Eigen::Index>(post);
-      for (std::uint64_t k = 0; k < pre; ++k) {
-        const std::uint64_t off = k * static_cast<std::uint64_t>(n) * post;
-        const Eigen::Map<const MatrixF> am(a.data() + off, n, cols);
-        const Eigen::Map<const MatrixF> bm(bp + off, n, cols);
-        s.noalias() += am * bm.transpose();
-      }
-    }
-    Eigen::setNbThreads(threads);
+    m_product.setZero(n, n);
+    const auto un = static_cast<std::uint64_t>(n);
+    add_score_product(a.data(), bp, pre, un, post, m_product.data(), threads_for(pre, un, post));
     Term& t = m_terms[key];
     t.other = std::move(other);
-    t.value = s.cast<double>();
+    t.value = m_product.cast<double>();
     return t.value;
   }
 
@@ -159,7 +141,7 @@ class Matcher {
     const Shape& shape = m_shapes[u.tensor];
     if (shape.size() != 2 || other.size() != 1 || term.other.size() != 1) return false;
     const std::size_t o = 1 - u.axis;
-    if (tp.axes[o].outer != 1) return false;
+    if (tp.axes[o].outer != 1 || tp.axes[o].inner != 1) return false;
     const Perm &before = term.other[0], &after = other[0];
     std::vector<Eigen::Index> changed;
     for (std::size_t k = 0; k < after.size(); ++k)
@@ -176,7 +158,7 @@ class Matcher {
         ak.row(r) = a.row(static_cast<Eigen::Index>(row));
         d.row(r) = b.row(after[row]) - b.row(before[row]);
       }
-      term.value += (ak.transpose() * d).cast<double>();
+      add_update(ak.data(), d.data(), static_cast<std::uint64_t>(k), static_cast<std::uint64_t>(cols), 1, term);
     } else {  // T[i][j] = sum_c A[i][c] B[j][perm(c)]: columns c moved
       MatrixF ak(rows, k), d(rows, k);
       for (Eigen::Index c = 0; c < k; ++c) {
@@ -184,10 +166,25 @@ class Matcher {
         ak.col(c) = a.col(static_cast<Eigen::Index>(col));
         d.col(c) = b.col(after[col]) - b.col(before[col]);
       }
-      term.value += (ak * d.transpose()).cast<double>();
+      add_update(ak.data(), d.data(), 1, static_cast<std::uint64_t>(rows), static_cast<std::uint64_t>(k), term);
     }
     term.other = std::move(other);
     return true;
+  }
+
+  // term.value += the score product of a and b (gemm.hpp), threaded when it is large.
+  void add_update(const float* a, const float* b, std::uint64_t pre, std::uint64_t n, std::uint64_t post, Term& term) {
+    m_product.setZero(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(n));
+    add_score_product(a, b, pre, n, post, m_product.data(), threads_for(pre, n, post));
+    term.value += m_product.cast<double>();
+  }
+
+  // Eigen runs a product on every OpenMP thread unless it is tiny; for small layers waking the threads costs more
+  // than the product (on a busy machine, 30 times more: the threads spin waiting for cores), so small ones stay
+  // on this thread.
+  static int threads_for(std::uint64_t pre, std::uint64_t n, std::uint64_t post) {
+    const double flops = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(pre * post);
+    return flops < k_parallel_flops ? 1 : 0;
   }
 
   const PermSpec& m_spec;
@@ -196,6 +193,11 @@ class Matcher {
   const Weights& m_b;
   std::vector<std::vector<Use>> m_uses;
   std::map<std::pair<std::size_t, std::size_t>, Term> m_terms;
+  // Scratch kept between groups and passes: buffers of hundreds of MB, allocated afresh each time, cost more in
+  // page faults (system time) than filling them does (134M benchmark: 12 s of system CPU).
+  std::vector<double> m_score;  // the group's scores
+  std::vector<float> m_moved;   // B's tensor with its other axes permuted
+  MatrixF m_product;            // one product, in float
 };
 
 }  // namespace
