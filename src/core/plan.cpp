@@ -7,7 +7,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "core/mismatch_tally.hpp"
+#include "mismatch_tally.hpp"
 #include "wavg/error.hpp"
 
 namespace wavg {

@@ -21,7 +21,7 @@
 #include <map>
 #include <string>
 
-#include "core/mismatch_tally.hpp"
+#include "mismatch_tally.hpp"
 #include "wavg/error.hpp"
 #include "wavg/plan.hpp"
 
