@@ -42,12 +42,21 @@ struct PermSpec {
   std::string source;               // where the spec came from ("Keras model_config", "FILE.json")
 };
 
-// Infers the spec from the reader's architecture (a Keras model config of Dense, Conv, BatchNormalization, Add,
-// Flatten and shape-preserving layers; or, for PyTorch and safetensors files without one, the names and shapes
-// of a state_dict of a Linear/Conv/BatchNorm chain), or reads it from `spec_file` when not empty. Throws a usage error (exit 2)
-// saying what is missing when the structure cannot be inferred, and an incompatible error (exit 3) when a tensor's
-// shape contradicts it.
-PermSpec make_spec(const Reader& reader, const std::string& spec_file);
+// What the user said about where the spec comes from.
+struct SpecSource {
+  std::string file;  // --perm-spec: a JSON file giving the spec (empty: infer it)
+  // --assume-sequential: a state_dict shows its modules but not how they connect (a skip connection or a
+  // ConvTranspose leaves no trace in it), so reading it as a plain chain of its modules is the user's call.
+  bool assume_sequential = false;
+};
+
+// Reads the spec from `source.file` when given, or infers it from the reader's architecture: a Keras model config
+// of Dense, Conv, BatchNormalization, Add, Flatten and shape-preserving layers (the config states the graph); or,
+// for PyTorch and safetensors files without one and only with `source.assume_sequential`, the names and shapes of
+// a state_dict read as a Linear/Conv/BatchNorm chain in registration order. Throws a usage error (exit 2) saying
+// what is missing when the structure cannot be inferred, and an incompatible error (exit 3) when a tensor's shape
+// contradicts it.
+PermSpec make_spec(const Reader& reader, const SpecSource& source);
 
 // Checks that `other` has the tensors, dtypes and shapes `spec` was made for (exit 3 naming each mismatch).
 void check_spec_fits(const PermSpec& spec, const Reader& reference, const Reader& other);

@@ -398,10 +398,17 @@ PermSpec checked(PermSpec spec, const std::string& file) {
 
 }  // namespace
 
-PermSpec make_spec(const Reader& reader, const std::string& spec_file) {
-  if (!spec_file.empty()) return checked(read_spec_file(reader, spec_file), spec_file);
+PermSpec make_spec(const Reader& reader, const SpecSource& source) {
+  if (!source.file.empty()) return checked(read_spec_file(reader, source.file), source.file);
   const std::string text = reader.model_config();
-  if (text.empty() && is_state_dict_format(reader)) return checked(state_dict_spec(reader), reader.path());
+  if (text.empty() && is_state_dict_format(reader)) {
+    // Inferring anyway would align a residual model wrongly and still exit 0: the worst kind of failure.
+    if (!source.assume_sequential)
+      throw Error(ExitCode::usage, reader.path(),
+                  "a state_dict does not show how its layers connect: give --assume-sequential if the model is a "
+                  "plain chain of its modules, or --perm-spec");
+    return checked(state_dict_spec(reader), reader.path());
+  }
   if (text.empty())
     throw Error(ExitCode::usage, reader.path(),
                 "cannot infer the permutation spec: the file holds no Keras model_config (give --perm-spec)");

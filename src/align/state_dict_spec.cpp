@@ -21,8 +21,9 @@
 // Each Linear or Conv then owns a group of its output units: its weight's axis 0 and its bias, the input axis of
 // the next layer's weight, and the BatchNorms between them. The first layer's input and the last layer's output
 // are the model's, and are not permuted. What the names cannot show remains the user's to know: that the modules
-// run in registration order with only element-wise layers, pooling, dropout and Flatten between them, and no skip
-// connections. The README and wavg-align(1) say so; --perm-spec describes anything else.
+// run in registration order with only element-wise layers, pooling, dropout and Flatten between them, no skip
+// connections and no ConvTranspose. So make_spec calls this only when the user asserts it (--assume-sequential);
+// --perm-spec describes anything else.
 
 #include "align/state_dict_spec.hpp"
 

@@ -64,7 +64,7 @@ int run_align(const AlignOptions& o) {
   auto reference = open_reader(o.to);
   auto input = open_reader(o.input);
   format = output_format(o.output, o.format, input.get());
-  const align::PermSpec spec = align::make_spec(*reference, o.align.perm_spec);
+  const align::PermSpec spec = align::make_spec(*reference, o.align.spec);
   align::check_spec_fits(spec, *reference, *input);
   std::vector<align::Weights> models;
   models.push_back(align::load_weights(*reference, spec));

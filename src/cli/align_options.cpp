@@ -13,9 +13,15 @@ void add_align_options(CLI::App& app, AlignCli& a, AlignFor what) {
         ->check(CLI::IsMember({"none", "weights"}))
         ->default_str("none")
         ->group(group);
-  app.add_option("--perm-spec", a.perm_spec,
-                 "JSON file naming, for each tensor, the permutation group of each axis (default: inferred from "
-                 "the model config)")
+  CLI::Option* perm_spec =
+      app.add_option("--perm-spec", a.spec.file,
+                     "JSON file naming, for each tensor, the permutation group of each axis (default: inferred from "
+                     "the model config)")
+          ->group(group);
+  app.add_flag("--assume-sequential", a.spec.assume_sequential,
+               "Infer the permutation spec of a PyTorch or safetensors state_dict, which does not show how layers "
+               "connect, as a plain chain of its modules in order (wrong for skip connections and ConvTranspose)")
+      ->excludes(perm_spec)
       ->group(group);
   app.add_option("--align-iter", a.match.max_iter,
                  "Most passes over the permutation groups (merge: rounds over the models) (default: 100)")
@@ -51,7 +57,7 @@ std::vector<std::string> describe_groups(const align::PermSpec& spec, const std:
 
 Aligned align_for_merge(const std::vector<Reader*>& inputs, const AlignCli& a, const Verbosity& v) {
   Aligned out;
-  out.spec = align::make_spec(*inputs[0], a.perm_spec);
+  out.spec = align::make_spec(*inputs[0], a.spec);
   for (std::size_t k = 1; k < inputs.size(); ++k) align::check_spec_fits(out.spec, *inputs[0], *inputs[k]);
   std::vector<align::Weights> weights;
   for (Reader* r : inputs) weights.push_back(align::load_weights(*r, out.spec));

@@ -16,7 +16,7 @@ namespace wavg::cli {
 
 struct AlignCli {
   std::string method = "none";  // merge --align: none or weights
-  std::string perm_spec;
+  align::SpecSource spec;  // --perm-spec, --assume-sequential
   align::MatchOptions match;
 };
 
@@ -24,7 +24,7 @@ struct AlignCli {
 // noise's); align names it --seed.
 enum class AlignFor { align, merge };
 
-// Adds --perm-spec, --align-iter, --align-restarts and the seed option (and --align for merge).
+// Adds --perm-spec, --assume-sequential, --align-iter, --align-restarts and the seed option (and --align for merge).
 void add_align_options(CLI::App& app, AlignCli& a, AlignFor what);
 
 // Refuses --align with federated inputs: it permutes models, not updates against a base.

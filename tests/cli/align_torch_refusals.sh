@@ -1,8 +1,8 @@
-# What a state_dict's names and shapes cannot pin down is refused (exit 2, the tensor named, --perm-spec pointed
-# to), never guessed: blocks (ResNet's layer1.0.conv1: skip connections are not in the file), a one-dimensional
-# weight without running statistics (LayerNorm or GroupNorm?), safetensors names that do not give the order
-# (sorted conv1, bn1, fc1), modules registered out of their order, a grouped Conv, and optimizer state. Nothing is
-# written.
+# What a state_dict's names and shapes cannot pin down is refused even with --assume-sequential (exit 2, the
+# tensor named, --perm-spec pointed to), never guessed: blocks (ResNet's layer1.0.conv1: skip connections are not
+# in the file), a one-dimensional weight without running statistics (LayerNorm or GroupNorm?), safetensors names
+# that do not give the order (sorted conv1, bn1, fc1), modules registered out of their order, a grouped Conv, and
+# optimizer state. Without --assume-sequential a .pt is refused before its names are read. Nothing is written.
 /usr/bin/python3 -c 'import torch' 2>/dev/null || { echo "torch missing"; exit 77; }
 /usr/bin/python3 - <<'PY'
 import json, struct
@@ -56,7 +56,10 @@ with open("cnn.safetensors", "wb") as f:
 PY
 for f in resnet.pt layernorm.pt reversed.pt grouped.pt checkpoint.pt cnn.safetensors; do
   code=0
-  "$WAVG" align "$f" --to "$f" -o "out_$f" 2>&1 || code=$?
+  "$WAVG" align "$f" --to "$f" -o "out_$f" --assume-sequential 2>&1 || code=$?
   echo "exit $code"
 done
+code=0
+"$WAVG" align reversed.pt --to reversed.pt -o out_plain.pt 2>&1 || code=$?
+echo "exit $code"
 ls out_* 2>/dev/null || echo "nothing written"

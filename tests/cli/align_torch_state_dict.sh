@@ -1,5 +1,5 @@
-# Permutation specs inferred from PyTorch state_dicts, checked by torch itself: a CNN (nn.Sequential of Conv2d,
-# BatchNorm2d, pooling, Flatten and Linear) and an MLP with named layers (fc1, fc2, fc3) saved with torch.save, and
+# Permutation specs inferred from PyTorch state_dicts (with --assume-sequential: all three are chains), checked by
+# torch itself: a CNN (nn.Sequential of Conv2d, BatchNorm2d, pooling, Flatten and Linear) and an MLP with named layers (fc1, fc2, fc3) saved with torch.save, and
 # an 11-child nn.Sequential MLP in a safetensors file written here (names sorted, as the safetensors library
 # writes them: layers.10 before layers.2). For each, wavg align of an independently initialised model B to A must
 # write a B_aligned that torch loads and whose outputs equal B's (alignment preserves the function) while its
@@ -93,7 +93,7 @@ def load(path):
     return read_safetensors(path) if path.endswith(".safetensors") else torch.load(path)
 
 def align(b, a, out):
-    subprocess.run([wavg, "align", b, "--to", a, "-o", out, "--no-hash", "-q"], check=True)
+    subprocess.run([wavg, "align", b, "--to", a, "-o", out, "--assume-sequential", "--no-hash", "-q"], check=True)
 
 cases = [
     ("cnn.pt", cnn, torch.randn(5, 2, 6, 6), [("0", ["1", "3"], 1), ("3", ["4", "8"], 9), ("8", ["10"], 1)]),
