@@ -68,6 +68,15 @@ void check_links(hid_t base, const std::string& name, const std::string& file, c
   }
 }
 
+std::optional<H5O_type_t> object_type(hid_t loc, const char* name) {
+  H5O_info_t info{};
+  if (H5Oget_info_by_name2(loc, name, &info, H5O_INFO_BASIC, H5P_DEFAULT) < 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return std::nullopt;
+  }
+  return info.type;
+}
+
 void check_storage(hid_t dcpl, const std::string& name, const std::string& file) {
   if (H5Pget_layout(dcpl) == H5D_VIRTUAL)
     fail(file, name + ": a virtual dataset (its elements live in other files; wavg reads no file but its inputs)");

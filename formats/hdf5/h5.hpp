@@ -74,6 +74,13 @@ Handle check(hid_t id, Handle::Closer closer, const std::string& file, const std
 // Throws Error(runtime) naming `file` when `status` is negative.
 void check(herr_t status, const std::string& file, const std::string& what);
 
+// The type of the object that the hard link `name` under `loc` points to, read from its header without opening it
+// (H5Oget_info, basic fields). Opening it would not do: HDF5 refuses to open a dataset already open with other
+// access properties (open_dataset's prefixes) and the same file opened twice, as an input given twice or through a
+// symlink is, shares its open datasets; a failed open would pass for "not a dataset" and the tensor go unread.
+// nullopt when HDF5 cannot read the header, which the caller reports naming the object.
+std::optional<H5O_type_t> object_type(hid_t loc, const char* name);
+
 // Refuses a path whose links leave the file: an external link, or a user-defined link, anywhere from `base` down
 // to the object `name` (named `prefix` + `name` in the message, `prefix` being the path of `base`). wavg reads
 // and writes no file but its inputs and its output.

@@ -144,14 +144,21 @@ void Hdf5Reader::add_found(keras::FoundModel model) {
 void Hdf5Reader::add_uncovered() {
   struct Visit {
     std::vector<std::string> names;
+    std::optional<std::string> unreadable;  // a link whose object's header HDF5 cannot read
   } visit;
   auto cb = [](hid_t g, const char* name, const H5L_info_t* info, void* data) -> herr_t {
+    auto& v = *static_cast<Visit*>(data);
     if (info->type != H5L_TYPE_HARD) return 0;
-    h5::Handle obj(H5Oopen(g, name, H5P_DEFAULT), H5Oclose);
-    if (obj && H5Iget_type(obj.get()) == H5I_DATASET) static_cast<Visit*>(data)->names.emplace_back(name);
+    const auto type = h5::object_type(g, name);
+    if (!type) {
+      v.unreadable = name;
+      return 1;  // stops the walk; reported below (no exception may cross HDF5's C frames)
+    }
+    if (*type == H5O_TYPE_DATASET) v.names.emplace_back(name);
     return 0;
   };
   h5::check(H5Lvisit(m_file.get(), H5_INDEX_NAME, H5_ITER_INC, cb, &visit), m_path, "cannot walk the HDF5 tree");
+  if (visit.unreadable) fail(m_path, *visit.unreadable + ": cannot read its object header (corrupt HDF5 file)");
   std::set<std::string_view> listed;
   for (const TensorInfo& t : m_tensors) listed.insert(t.name);
   std::vector<std::string> uncovered;

@@ -62,19 +62,26 @@ struct Child {
 std::vector<Child> children(hid_t group, const std::string& path, const std::string& file) {
   struct Visit {
     std::vector<Child> out;
+    std::optional<std::string> unreadable;  // a link whose object's header HDF5 cannot read
   } visit;
   auto cb = [](hid_t g, const char* name, const H5L_info_t* info, void* data) -> herr_t {
+    auto& v = *static_cast<Visit*>(data);
     Link kind = Link::other;
     if (info->type == H5L_TYPE_HARD) {
-      h5::Handle obj(H5Oopen(g, name, H5P_DEFAULT), H5Oclose);
-      if (obj && H5Iget_type(obj.get()) == H5I_GROUP) kind = Link::group;
-      if (obj && H5Iget_type(obj.get()) == H5I_DATASET) kind = Link::dataset;
+      const auto type = h5::object_type(g, name);
+      if (!type) {
+        v.unreadable = name;
+        return 1;  // stops the iteration; reported below (no exception may cross HDF5's C frames)
+      }
+      if (*type == H5O_TYPE_GROUP) kind = Link::group;
+      if (*type == H5O_TYPE_DATASET) kind = Link::dataset;
     }
-    static_cast<Visit*>(data)->out.push_back({name, kind});
+    v.out.push_back({name, kind});
     return 0;
   };
   h5::check(H5Literate(group, H5_INDEX_NAME, H5_ITER_INC, nullptr, cb, &visit), file, "cannot list a group");
   H5Eclear2(H5E_DEFAULT);
+  if (visit.unreadable) fail(file, path + *visit.unreadable + ": cannot read its object header (corrupt HDF5 file)");
   for (const Child& c : visit.out) h5::check_links(group, c.name, file, path);
   return visit.out;
 }

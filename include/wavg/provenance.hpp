@@ -9,6 +9,9 @@
 //                 the input consists of, concatenated in order (a TF.js model.json, then its shards in manifest
 //                 order), and its member is named after its algorithm: "xxh3_128" (the default, 32 hex digits) or
 //                 "sha256" (--hash sha256, 64 hex digits); only "file" with --hash none
+//   wavg_base     only for a merge with --base (task vectors, federated server steps): the base the inputs are
+//                 taken relative to, as one JSON object in the style of a wavg_inputs item: {"file": "base.h5",
+//                 "xxh3_128": "..."}; the inputs alone do not reproduce such a merge
 //   wavg_out_dtype  only when --out-dtype was given
 //
 // Hashing every input with SHA-256 costs as much CPU as the merge itself (about 1.5 GB/s a core; XXH3-128, the
@@ -49,9 +52,11 @@ class Provenance {
   Provenance() = default;
   // Fixed entries, nothing to hash.
   Provenance(std::map<std::string, std::string> entries);  // NOLINT: a map converts, as in tests
-  // Starts hashing `inputs` in the background at once, unless `hash` is none.
+  // Starts hashing `inputs` (and `base`, the files of the --base input, when not empty) in the background at once,
+  // unless `hash` is none.
   Provenance(const std::string& command, const std::string& method, const InputFiles& inputs,
-             const std::string& out_dtype, HashAlgo hash = HashAlgo::xxh3_128);
+             const std::string& out_dtype, HashAlgo hash = HashAlgo::xxh3_128,
+             const std::vector<std::string>& base = {});
 
   bool empty() const { return !m_state; }
   // The entries, waiting for the hashes; rethrows a hashing error (naming the file).
@@ -69,7 +74,8 @@ class Provenance {
 
 // Builds the provenance of an output made by `command` with `method` from `inputs`, and starts hashing them.
 Provenance make_provenance(const std::string& command, const std::string& method, const InputFiles& inputs,
-                           const std::string& out_dtype, HashAlgo hash = HashAlgo::xxh3_128);
+                           const std::string& out_dtype, HashAlgo hash = HashAlgo::xxh3_128,
+                           const std::vector<std::string>& base = {});
 // The same for inputs of one file each.
 Provenance make_provenance(const std::string& command, const std::string& method,
                            const std::vector<std::string>& inputs, const std::string& out_dtype,

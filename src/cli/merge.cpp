@@ -175,7 +175,8 @@ int run_merge(MergeOptions& o) {
   pipeline::Output out(o.output, format, overwrite,
                        {out_tensors, templ.input, templ.dropped,
                         make_provenance("merge", method->describe() + sequence_note(o.seq), input_files(pipeline::raw(readers)),
-                                        out_dtype_name(o.out_dtype), o.hash),
+                                        out_dtype_name(o.out_dtype), o.hash,
+                                        base ? base->files() : std::vector<std::string>{}),
                         o.tf_state, o.shard_size},
                        protected_files(o, pipeline::raw(readers), base.get()));
   std::optional<pipeline::Output> state_out;

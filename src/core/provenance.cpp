@@ -189,8 +189,9 @@ struct Provenance::State {
   std::map<std::string, std::string> fixed;  // every entry but wavg_inputs
   bool record_inputs = false;  // wavg_inputs is written, even as an empty list (a model made by training)
   HashAlgo algo = HashAlgo::none;  // none: the inputs are named without a digest (--hash none)
-  std::vector<std::string> inputs;               // as given on the command line
+  std::vector<std::string> inputs;               // as given on the command line; the --base input last, if any
   std::vector<std::vector<std::string>> files;   // what each input's digest covers
+  bool has_base = false;                         // the last of `inputs` is the --base input (wavg_base)
   std::vector<std::string> digests;
   std::vector<std::exception_ptr> errors;
   std::vector<std::thread> workers;
@@ -219,15 +220,22 @@ struct Provenance::State {
     stop = true;
     join();
   }
-  std::string inputs_entry(bool final) const {
+  nlohmann::ordered_json item(std::size_t i, bool final) const {
+    nlohmann::ordered_json out = {{"file", inputs[i]}};
+    if (algo != HashAlgo::none) out[hash_algo_name(algo)] = final ? digests[i] : std::string(digest_chars(algo), '0');
+    return out;
+  }
+  static std::string dump(const nlohmann::ordered_json& j) {
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
+  // wavg_inputs, and wavg_base when there is a base; `final`: with the digests, else zeros of their length.
+  void add_entries(std::map<std::string, std::string>& out, bool final) const {
+    if (!record_inputs) return;
+    const std::size_t merged = inputs.size() - (has_base ? 1 : 0);
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
-      nlohmann::ordered_json item = {{"file", inputs[i]}};
-      if (algo != HashAlgo::none)
-        item[hash_algo_name(algo)] = final ? digests[i] : std::string(digest_chars(algo), '0');
-      list.push_back(std::move(item));
-    }
-    return list.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    for (std::size_t i = 0; i < merged; ++i) list.push_back(item(i, final));
+    out["wavg_inputs"] = dump(list);
+    if (has_base) out["wavg_base"] = dump(item(merged, final));
   }
 };
 
@@ -236,23 +244,26 @@ Provenance::Provenance(std::map<std::string, std::string> entries) : m_state(std
 }
 
 Provenance::Provenance(const std::string& command, const std::string& method, const InputFiles& inputs,
-                       const std::string& out_dtype, HashAlgo hash)
+                       const std::string& out_dtype, HashAlgo hash, const std::vector<std::string>& base)
     : m_state(std::make_shared<State>()) {
   State& s = *m_state;
   s.fixed = {{"wavg_version", k_version}, {"wavg_command", command}, {"wavg_method", method}};
   if (!out_dtype.empty()) s.fixed["wavg_out_dtype"] = out_dtype;
   s.record_inputs = true;
   s.algo = hash;
-  for (const auto& files : inputs) {
+  s.files = inputs;
+  // The base is hashed like one more input (the engine reads it alongside them, so the same pacing fits).
+  s.has_base = !base.empty();
+  if (s.has_base) s.files.push_back(base);
+  for (const auto& files : s.files) {
     WAVG_ASSERT(!files.empty());
     s.inputs.push_back(as_given(files.front()));
   }
-  s.files = inputs;
-  s.digests.resize(inputs.size());
-  s.errors.resize(inputs.size());
+  s.digests.resize(s.files.size());
+  s.errors.resize(s.files.size());
   // One thread per input, so that every file is hashed alongside the engine's reads of it (a thread mostly waits
   // for the engine); a very long input list shares 64 threads, and its later files are hashed after the merge.
-  const std::size_t threads = hash != HashAlgo::none ? std::min<std::size_t>(inputs.size(), 64) : 0;
+  const std::size_t threads = hash != HashAlgo::none ? std::min<std::size_t>(s.files.size(), 64) : 0;
   for (std::size_t t = 0; t < threads; ++t) s.workers.emplace_back([&s] { s.work(); });
 }
 
@@ -262,14 +273,14 @@ std::map<std::string, std::string> Provenance::entries() const {
   for (const auto& e : m_state->errors)
     if (e) std::rethrow_exception(e);
   auto out = m_state->fixed;
-  if (m_state->record_inputs) out["wavg_inputs"] = m_state->inputs_entry(true);
+  m_state->add_entries(out, true);
   return out;
 }
 
 std::map<std::string, std::string> Provenance::layout_entries() const {
   if (!m_state) return {};
   auto out = m_state->fixed;
-  if (m_state->record_inputs) out["wavg_inputs"] = m_state->inputs_entry(false);
+  m_state->add_entries(out, false);
   return out;
 }
 
@@ -296,8 +307,8 @@ const char* hash_algo_name(HashAlgo algo) {
 }
 
 Provenance make_provenance(const std::string& command, const std::string& method, const InputFiles& inputs,
-                           const std::string& out_dtype, HashAlgo hash) {
-  return Provenance(command, method, inputs, out_dtype, hash);
+                           const std::string& out_dtype, HashAlgo hash, const std::vector<std::string>& base) {
+  return Provenance(command, method, inputs, out_dtype, hash, base);
 }
 
 Provenance make_provenance(const std::string& command, const std::string& method,
