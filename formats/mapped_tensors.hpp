@@ -1,24 +1,19 @@
 #pragma once
 // The part of a reader whose tensors lie whole, contiguous and in native byte order in one mapped file (safetensors,
 // MXNet NDArray lists): read, view, release and prefetch from each tensor's file offset, so such a codec is its
-// parsing and nothing else. The codec checks every offset and length against the file before add_tensor().
+// parsing and nothing else (ListedReader holds the accessors). The codec checks every offset and length against the file before add_tensor().
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "wavg/format.hpp"
+#include "listed_reader.hpp"
 #include "wavg/mapped_file.hpp"
 
 namespace wavg {
 
-class MappedTensorsReader : public Reader {
+class MappedTensorsReader : public ListedReader {
  public:
-  MappedTensorsReader(const MappedTensorsReader&) = delete;
-  MappedTensorsReader& operator=(const MappedTensorsReader&) = delete;
-
-  const std::string& path() const override { return m_file.path(); }
-  const std::vector<TensorInfo>& tensors() const override { return m_tensors; }
   void read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) override;
   const void* view(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
   void release(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
@@ -26,12 +21,12 @@ class MappedTensorsReader : public Reader {
 
  protected:
   // Maps `path` (Error, exit 1, when it is no regular file or cannot be mapped).
-  explicit MappedTensorsReader(std::string path) : m_file(std::move(path)) {}
+  MappedTensorsReader(std::string path, const char* format_name)
+      : ListedReader(path, format_name), m_file(std::move(path)) {}
   // Adds a tensor whose element 0 lies at byte `at` of the file.
   void add_tensor(TensorInfo tensor, std::uint64_t at);
 
   MappedFile m_file;
-  std::vector<TensorInfo> m_tensors;
 
  private:
   // The file offset of element `offset` of tensor `index`.

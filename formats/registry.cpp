@@ -31,6 +31,12 @@ namespace wavg {
 
 namespace {
 
+// A codec's opener: its reader, constructed from the path alone.
+template <typename CodecReader>
+std::unique_ptr<Reader> open_as(const std::string& path) {
+  return std::make_unique<CodecReader>(path);
+}
+
 struct Codec {
   const char* name;
   const char* reader_name;  // its reader's format_name()
@@ -44,46 +50,46 @@ const std::array<Codec, 12> k_codecs{{
     {"hdf5", "HDF5",
      {".h5", ".hdf5", ".he5", ".keras_h5"},
      looks_like_hdf5,
-     [](const std::string& p) -> std::unique_ptr<Reader> { return std::make_unique<Hdf5Reader>(p); },
+     open_as<Hdf5Reader>,
      create_hdf5_writer},
     {"safetensors", "safetensors",
      {".safetensors", nullptr, nullptr, nullptr},
      looks_like_safetensors,
-     [](const std::string& p) -> std::unique_ptr<Reader> { return std::make_unique<SafetensorsReader>(p); },
+     open_as<SafetensorsReader>,
      create_safetensors_writer},
     // Before "keras": both are zip archives; torch.save's first entry is TOP/data.pkl.
     {"pytorch", "PyTorch",
      {".pt", ".pth", ".bin", nullptr},
      pytorch::looks_like_pytorch,
-     [](const std::string& p) -> std::unique_ptr<Reader> { return std::make_unique<pytorch::PytorchReader>(p); },
+     open_as<pytorch::PytorchReader>,
      pytorch::create_pytorch_writer},
     {"keras", "Keras archive",
      {".keras", nullptr, nullptr, nullptr},
      looks_like_keras,
-     [](const std::string& p) -> std::unique_ptr<Reader> { return std::make_unique<KerasArchiveReader>(p); },
+     open_as<KerasArchiveReader>,
      create_keras_writer},
     {"mxnet", "MXNet",
      {".params", nullptr, nullptr, nullptr},
      looks_like_mxnet,
-     [](const std::string& p) -> std::unique_ptr<Reader> { return std::make_unique<MxnetReader>(p); },
+     open_as<MxnetReader>,
      create_mxnet_writer},
     {"caffe", "Caffe",
      {".caffemodel", nullptr, nullptr, nullptr},
      looks_like_caffe,
-     [](const std::string& p) -> std::unique_ptr<Reader> { return std::make_unique<CaffeReader>(p); },
+     open_as<CaffeReader>,
      create_caffe_writer},
     // Given by prefix (model.ckpt-1000) or by PREFIX.index; an output named *.ckpt-N is TensorFlow too.
     {"tensorflow", "TensorFlow checkpoint",
      {".ckpt", ".index", nullptr, nullptr},
      looks_like_tensorflow,
-     [](const std::string& p) -> std::unique_ptr<Reader> { return std::make_unique<TensorflowReader>(p); },
+     open_as<TensorflowReader>,
      create_tensorflow_writer},
     // A folder, or its *.safetensors.index.json / *.bin.index.json; before "tfjs" and "json", which claim .json.
     // An output is a folder when its path ends in '/' or names one (output_format), or with --format hf / hf-bin.
     {"hf", "Hugging Face",
      {nullptr, nullptr, nullptr, nullptr},
      hf::looks_like_hf,
-     [](const std::string& p) -> std::unique_ptr<Reader> { return std::make_unique<hf::FolderReader>(p); },
+     open_as<hf::FolderReader>,
      hf::create_hf_writer},
     // The same folder with torch.save shards; chosen with --format only, and read by the "hf" row.
     {"hf-bin", "Hugging Face",
@@ -95,12 +101,12 @@ const std::array<Codec, 12> k_codecs{{
     {"tfjs", "TensorFlow.js",
      {nullptr, nullptr, nullptr, nullptr},
      looks_like_tfjs,
-     [](const std::string& p) -> std::unique_ptr<Reader> { return std::make_unique<TfjsReader>(p); },
+     open_as<TfjsReader>,
      create_tfjs_writer},
     {"json", "wavg JSON",
      {".json", nullptr, nullptr, nullptr},
      looks_like_wavg_json,
-     [](const std::string& p) -> std::unique_ptr<Reader> { return std::make_unique<JsonReader>(p); },
+     open_as<JsonReader>,
      [](const std::string& t, const std::string& d, const OutputSpec& s) {
        return create_json_writer(t, d, s, JsonEncoding::values);
      }},

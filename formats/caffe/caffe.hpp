@@ -35,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "listed_reader.hpp"
 #include "wavg/format.hpp"
 
 namespace wavg_caffe {
@@ -43,17 +44,12 @@ class NetParameter;  // generated from caffe_subset.proto
 
 namespace wavg {
 
-class CaffeReader final : public Reader {
+class CaffeReader final : public ListedReader {
  public:
   explicit CaffeReader(std::string path);
   ~CaffeReader() override;
-  CaffeReader(const CaffeReader&) = delete;
-  CaffeReader& operator=(const CaffeReader&) = delete;
 
-  const std::string& path() const override { return m_path; }
-  std::string format_name() const override { return "Caffe"; }
   std::string layout() const override;
-  const std::vector<TensorInfo>& tensors() const override { return m_tensors; }
   void read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) override;
   const void* view(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
   std::map<std::string, std::string> metadata() const override;
@@ -63,9 +59,7 @@ class CaffeReader final : public Reader {
 
  private:
   struct Net;
-  std::string m_path;
   std::unique_ptr<Net> m_net;
-  std::vector<TensorInfo> m_tensors;
 };
 
 // Tells whether a file starts like a NetParameter: known top-level fields, and a layer with a name among them.

@@ -36,27 +36,23 @@
 
 #include "hdf5/h5.hpp"
 #include "hdf5/keras_layout.hpp"
+#include "listed_reader.hpp"
 #include "wavg/format.hpp"
 #include "wavg/mapped_file.hpp"
 
 namespace wavg {
 
-class Hdf5Reader final : public Reader {
+class Hdf5Reader final : public ListedReader {
  public:
   // Whether to open the file's structure in a child process first (structure_probe.hpp).
   enum class Probe { no, yes };
   explicit Hdf5Reader(std::string path, Probe probe = Probe::yes);
   ~Hdf5Reader() override;
 
-  const std::string& path() const override { return m_path; }
-  std::string format_name() const override { return "HDF5"; }
-  std::string layout() const override { return m_layout; }
-  const std::vector<TensorInfo>& tensors() const override { return m_tensors; }
   void read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) override;
   const void* view(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
   void release(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
   void prefetch(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
-  std::map<std::string, std::string> metadata() const override { return m_metadata; }
   ModelLayers model_layers() const override { return m_layers; }
 
   // Returns the file offset of a contiguous, unfiltered, native-typed tensor's data, or -1 when it must go through
@@ -92,17 +88,13 @@ class Hdf5Reader final : public Reader {
   bool direct_range(std::size_t index, std::uint64_t offset, std::uint64_t count, std::uint64_t& begin,
                     std::uint64_t& end) const;
 
-  std::string m_path;
-  std::string m_layout;
   h5::Handle m_file;
   int m_fd = -1;
   std::uint64_t m_file_size = 0;
   std::optional<MappedFile> m_map;  // the whole file, or empty when mmap() failed (read() still works)
-  std::vector<TensorInfo> m_tensors;
   std::vector<Entry> m_entries;
   using ByteSpan = std::pair<std::uint64_t, std::uint64_t>;        // [begin, end) in the file
   std::vector<std::pair<ByteSpan, std::size_t>> m_data_ranges;     // contiguous data -> tensor index
-  std::map<std::string, std::string> m_metadata;  // root attributes as text, read once with the structure
   ModelLayers m_layers;
 };
 

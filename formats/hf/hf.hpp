@@ -37,26 +37,23 @@
 #include <string>
 #include <vector>
 
+#include "listed_reader.hpp"
 #include "wavg/format.hpp"
 
 namespace wavg::hf {
 
-class FolderReader final : public Reader {
+class FolderReader final : public ListedReader {
  public:
   // Opens a folder, or the index file `path` names. Throws Error (exit 1) naming the file at fault.
   explicit FolderReader(const std::string& path);
 
-  const std::string& path() const override { return m_path; }
   // Returns the index (when there is one), then the shards.
   std::vector<std::string> files() const override;
-  std::string format_name() const override { return "Hugging Face"; }
   std::string layout() const override;
-  const std::vector<TensorInfo>& tensors() const override { return m_tensors; }
   void read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) override;
   const void* view(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
   void release(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
   void prefetch(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
-  std::map<std::string, std::string> metadata() const override { return m_metadata; }
   std::vector<std::string> kept_entries() const override;
 
   // Returns the folder the model lies in.
@@ -71,14 +68,11 @@ class FolderReader final : public Reader {
   void add_shard(const std::string& name);
   void check_unlisted_shards(const std::string& index_name) const;
 
-  std::string m_path;    // what the user named: the folder or the index
   std::string m_folder;
   std::string m_index;   // the index file's path, or empty
   std::vector<std::string> m_shard_names;
   std::vector<std::unique_ptr<Reader>> m_shards;
-  std::vector<TensorInfo> m_tensors;
   std::vector<std::pair<std::size_t, std::size_t>> m_where;  // per tensor: shard, index in the shard
-  std::map<std::string, std::string> m_metadata;
 };
 
 // Tells whether `path` is a folder holding one of the four layouts, or a *.index.json whose weight_map says it

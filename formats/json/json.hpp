@@ -25,27 +25,19 @@
 #include <string>
 #include <vector>
 
+#include "listed_reader.hpp"
 #include "wavg/format.hpp"
 
 namespace wavg {
 
-class JsonReader final : public Reader {
+class JsonReader final : public ListedReader {
  public:
   explicit JsonReader(std::string path);
-
-  const std::string& path() const override { return m_path; }
-  std::string format_name() const override { return "wavg JSON"; }
-  std::string layout() const override { return "wavg JSON"; }
-  const std::vector<TensorInfo>& tensors() const override { return m_tensors; }
   void read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) override;
   const void* view(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
-  std::map<std::string, std::string> metadata() const override { return m_metadata; }
 
  private:
-  std::string m_path;
-  std::vector<TensorInfo> m_tensors;
   std::vector<std::vector<unsigned char>> m_data;
-  std::map<std::string, std::string> m_metadata;
 };
 
 // Tells whether a file starts like wavg JSON: '{' and "format": "wavg-json" as the first member.

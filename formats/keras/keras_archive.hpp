@@ -21,20 +21,17 @@
 #include <string>
 
 #include "hdf5/hdf5_reader.hpp"
+#include "listed_reader.hpp"
 #include "wavg/format.hpp"
 #include "wavg/temp_file.hpp"
 
 namespace wavg {
 
-class KerasArchiveReader final : public Reader {
+class KerasArchiveReader final : public ListedReader {
  public:
   explicit KerasArchiveReader(std::string path);
   ~KerasArchiveReader() override;
-  KerasArchiveReader(const KerasArchiveReader&) = delete;
-  KerasArchiveReader& operator=(const KerasArchiveReader&) = delete;
 
-  const std::string& path() const override { return m_path; }
-  std::string format_name() const override { return "Keras archive"; }
   std::string layout() const override { return "Keras 3 .keras (" + m_weights->layout() + ")"; }
   const std::vector<TensorInfo>& tensors() const override { return m_weights->tensors(); }
   void read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) override {
@@ -57,13 +54,12 @@ class KerasArchiveReader final : public Reader {
 
   Hdf5Reader& weights() { return *m_weights; }
   const std::string& config_json() const { return m_config; }
-  const std::string& metadata_json() const { return m_metadata; }
+  const std::string& metadata_json() const { return m_metadata_json; }
 
  private:
-  std::string m_path;
   std::optional<TempFile> m_tmp;  // the extracted model.weights.h5; removed after m_weights, declared later
   std::string m_config;
-  std::string m_metadata;
+  std::string m_metadata_json;
   std::unique_ptr<Hdf5Reader> m_weights;
   ModelLayers m_layers;
 };

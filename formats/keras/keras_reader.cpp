@@ -80,7 +80,7 @@ bool looks_like_keras(const std::string& path) {
   return false;
 }
 
-KerasArchiveReader::KerasArchiveReader(std::string path) : m_path(std::move(path)) {
+KerasArchiveReader::KerasArchiveReader(std::string path) : ListedReader(std::move(path), "Keras archive") {
   int code = 0;
   std::unique_ptr<zip_t, ZipCloser> z(zip_open(m_path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code));
   if (!z) fail(m_path, "not a readable zip archive (" + zip_message(code) + ")");
@@ -118,9 +118,9 @@ KerasArchiveReader::KerasArchiveReader(std::string path) : m_path(std::move(path
     extract(z.get(), index[k], m_path, k_entries[k], size[k], [&](const char* p, std::size_t len) { out.append(p, len); });
     if (!nlohmann::json::accept(out)) fail(m_path, std::string(k_entries[k]) + " is not valid JSON");
   };
-  read_text(0, m_metadata);
+  read_text(0, m_metadata_json);
   read_text(1, m_config);
-  if (!nlohmann::json::parse(m_metadata).is_object()) fail(m_path, "metadata.json is not a JSON object");
+  if (!nlohmann::json::parse(m_metadata_json).is_object()) fail(m_path, "metadata.json is not a JSON object");
 
   m_tmp.emplace("keras", ".weights.h5", m_path);
   const std::string& tmp = m_tmp->path();
@@ -154,7 +154,7 @@ KerasArchiveReader::~KerasArchiveReader() = default;
 
 std::map<std::string, std::string> KerasArchiveReader::metadata() const {
   std::map<std::string, std::string> out;
-  const nlohmann::json meta = nlohmann::json::parse(m_metadata);
+  const nlohmann::json meta = nlohmann::json::parse(m_metadata_json);
   for (const auto& [k, v] : meta.items())
     if (v.is_string()) out[k] = v.get<std::string>();
   return out;

@@ -46,17 +46,12 @@ class MxnetReader final : public MappedTensorsReader {
  public:
   explicit MxnetReader(std::string path);
 
-  std::string format_name() const override { return "MXNet"; }
-  std::string layout() const override { return m_layout; }
-  std::map<std::string, std::string> metadata() const override { return {}; }
-
   // Tells whether the file lists names (false: a plain list, its arrays named by index).
   bool has_names() const { return m_has_names; }
   // Tells whether every array is in the V3 encoding (saved in numpy semantics).
   bool numpy_semantics() const { return m_numpy_semantics; }
 
  private:
-  std::string m_layout;
   bool m_has_names = false;
   bool m_numpy_semantics = false;
 };

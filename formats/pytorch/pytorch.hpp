@@ -39,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "listed_reader.hpp"
 #include "pytorch/pickle.hpp"
 #include "pytorch/zip_layout.hpp"
 #include "wavg/format.hpp"
@@ -56,19 +57,15 @@ struct Placement {
   bool contiguous = true;      // row-major without gaps: element i at begin + i x element size
 };
 
-class PytorchReader final : public Reader {
+class PytorchReader final : public ListedReader {
  public:
   explicit PytorchReader(std::string path);
 
-  const std::string& path() const override { return m_file.path(); }
-  std::string format_name() const override { return "PyTorch"; }
   std::string layout() const override;
-  const std::vector<TensorInfo>& tensors() const override { return m_tensors; }
   void read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) override;
   const void* view(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
   void release(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
   void prefetch(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
-  std::map<std::string, std::string> metadata() const override { return m_metadata; }
   std::vector<std::string> kept_entries() const override { return m_kept; }
 
   Container container() const { return m_container; }
@@ -97,10 +94,8 @@ class PytorchReader final : public Reader {
   std::vector<ZipEntry> m_entries;
   std::vector<Pickle> m_pickles;  // kept alive: the tensors' values point into them
   std::map<std::string, StorageData> m_storages;
-  std::vector<TensorInfo> m_tensors;
   std::vector<Placement> m_placements;
   std::vector<std::string> m_kept;
-  std::map<std::string, std::string> m_metadata;
   std::string m_shape;  // "state_dict" or "checkpoint", for layout()
   std::uint64_t m_visits = 0;
   bool m_whole_model = false;         // the pickle holds objects (torch.save(model))

@@ -31,15 +31,12 @@ class SafetensorsReader final : public MappedTensorsReader {
  public:
   explicit SafetensorsReader(std::string path);
 
-  std::string format_name() const override { return "safetensors"; }
   std::string layout() const override { return "safetensors"; }
-  std::map<std::string, std::string> metadata() const override { return m_metadata; }
 
  private:
   void parse_header(const char* text, std::size_t size);
 
   std::uint64_t m_data_start = 0;
-  std::map<std::string, std::string> m_metadata;
 };
 
 // Tells whether a file starts like a safetensors file: a plausible header length followed by '{'.

@@ -44,6 +44,7 @@
 #include <string>
 #include <vector>
 
+#include "listed_reader.hpp"
 #include "wavg/format.hpp"
 #include "wavg/mapped_file.hpp"
 
@@ -65,24 +66,17 @@ struct TfStringTensor {
   const unsigned char* bytes = nullptr;  // stored.size bytes inside the reader's mapping of its shard
 };
 
-class TensorflowReader final : public Reader {
+class TensorflowReader final : public ListedReader {
  public:
   // Opens the checkpoint with prefix `path`, or whose .index file `path` is.
   explicit TensorflowReader(std::string path);
   ~TensorflowReader() override;
-  TensorflowReader(const TensorflowReader&) = delete;
-  TensorflowReader& operator=(const TensorflowReader&) = delete;
 
-  const std::string& path() const override { return m_path; }
   std::vector<std::string> files() const override;
-  std::string format_name() const override { return "TensorFlow checkpoint"; }
-  std::string layout() const override { return m_layout; }
-  const std::vector<TensorInfo>& tensors() const override { return m_tensors; }
   void read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) override;
   const void* view(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
   void release(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
   void prefetch(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
-  std::map<std::string, std::string> metadata() const override { return m_metadata; }
 
   // Returns the DT_STRING tensors, in key order.
   const std::vector<TfStringTensor>& string_tensors() const { return m_strings; }
@@ -94,16 +88,12 @@ class TensorflowReader final : public Reader {
   void check_crcs();
   const unsigned char* bytes_of(std::size_t index, std::uint64_t offset) const;
 
-  std::string m_path;
   std::string m_prefix;
-  std::string m_layout;
   std::uint32_t m_num_shards = 0;
-  std::vector<TensorInfo> m_tensors;
   std::vector<TfStored> m_stored;  // per tensor
   std::vector<TfStringTensor> m_strings;
   std::vector<std::unique_ptr<MappedFile>> m_shards;  // per shard id; null when no entry uses it
   std::vector<std::string> m_protected;  // the .index and data shards: files()
-  std::map<std::string, std::string> m_metadata;
 };
 
 // Tells whether `path` is a checkpoint prefix: no file of that name, but a file PREFIX.index.

@@ -40,6 +40,7 @@
 #include <string>
 #include <vector>
 
+#include "listed_reader.hpp"
 #include "wavg/format.hpp"
 #include "wavg/mapped_file.hpp"
 
@@ -48,24 +49,17 @@ namespace wavg {
 // How a weight is stored in its shards.
 enum class TfjsStored : std::uint8_t { plain, uint8_affine, uint16_affine, float16 };
 
-class TfjsReader final : public Reader {
+class TfjsReader final : public ListedReader {
  public:
   explicit TfjsReader(std::string path);
   ~TfjsReader() override;
-  TfjsReader(const TfjsReader&) = delete;
-  TfjsReader& operator=(const TfjsReader&) = delete;
 
-  const std::string& path() const override { return m_path; }
   // Returns model.json, then each group's shards in manifest order.
   std::vector<std::string> files() const override;
-  std::string format_name() const override { return "TensorFlow.js"; }
-  std::string layout() const override { return m_layout; }
-  const std::vector<TensorInfo>& tensors() const override { return m_tensors; }
   void read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) override;
   const void* view(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
   void release(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
   void prefetch(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
-  std::map<std::string, std::string> metadata() const override { return m_metadata; }
 
   // Returns model.json's text, as read.
   const std::string& model_json() const { return m_text; }
@@ -94,14 +88,10 @@ class TfjsReader final : public Reader {
   void for_mapped_ranges(std::size_t index, std::uint64_t offset, std::uint64_t count,
                          void (MappedFile::*f)(std::uint64_t, std::uint64_t) const) const;
 
-  std::string m_path;
   std::string m_dir;
   std::string m_text;
-  std::string m_layout;
-  std::vector<TensorInfo> m_tensors;
   std::vector<Weight> m_weights;
   std::vector<Group> m_groups;
-  std::map<std::string, std::string> m_metadata;
 };
 
 // The largest model.json wavg reads: it holds no weights, and the largest real ones are a few MiB.

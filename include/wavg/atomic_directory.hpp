@@ -14,28 +14,18 @@
 
 namespace wavg {
 
-class AtomicDirectory {
+class AtomicDirectory : public AtomicOutput {
  public:
   // Creates an empty temporary directory beside `target`. Refuses (usage error, exit 2) an existing target unless
   // `overwrite`, a target that is not a directory even then, and a target that is or holds one of `inputs` (every
   // file the inputs consist of, Reader::files(): replacing the folder would remove them).
   AtomicDirectory(std::string target, Overwrite overwrite, const std::vector<std::string>& inputs = {});
   ~AtomicDirectory();
-  AtomicDirectory(const AtomicDirectory&) = delete;
-  AtomicDirectory& operator=(const AtomicDirectory&) = delete;
 
-  // Returns the temporary directory to write the output's files into.
-  const std::string& tmp_path() const { return m_tmp; }
-  const std::string& target() const { return m_target; }
+  // tmp_path() is the temporary directory to write the output's files into.
   // Flushes every file of the temporary directory to disk, puts the directory in place and removes the folder it
   // replaced.
   void commit();
-
- private:
-  std::string m_target;
-  std::string m_tmp;
-  Overwrite m_overwrite;
-  bool m_committed = false;
 };
 
 }  // namespace wavg

@@ -11,13 +11,34 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace wavg {
 
 enum class Overwrite { no, yes };
 
-class AtomicFile {
+// What an atomic output of either kind (AtomicFile, AtomicDirectory) holds: the target, the temporary path it is
+// written at until commit(), and whether commit() has run, so that its destructor knows whether to remove it.
+class AtomicOutput {
+ public:
+  AtomicOutput(const AtomicOutput&) = delete;
+  AtomicOutput& operator=(const AtomicOutput&) = delete;
+
+  const std::string& tmp_path() const { return m_tmp; }
+  const std::string& target() const { return m_target; }
+
+ protected:
+  AtomicOutput(std::string target, Overwrite overwrite) : m_target(std::move(target)), m_overwrite(overwrite) {}
+  ~AtomicOutput() = default;
+
+  std::string m_target;
+  std::string m_tmp;
+  Overwrite m_overwrite;
+  bool m_committed = false;
+};
+
+class AtomicFile : public AtomicOutput {
  public:
   // Creates an empty temporary file in the target's directory. Refuses (usage error, exit 2) an existing target
   // unless `overwrite`, a target that is not a regular file even then (a device, a FIFO: --force replaces files,
@@ -25,20 +46,10 @@ class AtomicFile {
   // inputs consist of (Reader::files()); the output's companions may not be any of them either.
   AtomicFile(std::string target, Overwrite overwrite, std::vector<std::string> inputs = {});
   ~AtomicFile();
-  AtomicFile(const AtomicFile&) = delete;
-  AtomicFile& operator=(const AtomicFile&) = delete;
 
-  const std::string& tmp_path() const { return m_tmp; }
-  const std::string& target() const { return m_target; }
   // Flushes the temporary files to disk, places the companions and then the main file, and removes the retired
   // files.
   void commit();
-
- private:
-  std::string m_target;
-  std::string m_tmp;
-  Overwrite m_overwrite;
-  bool m_committed = false;
 };
 
 // Removes every temporary output not yet committed. Async-signal-safe: a cleanup of signals.hpp.

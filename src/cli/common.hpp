@@ -128,6 +128,24 @@ std::unique_ptr<Backend> make_backend(Device device, std::uint64_t job_bytes, co
 // Below this many input bytes, copying to the GPU and back costs more than it saves (not yet measured).
 constexpr std::uint64_t k_auto_cuda_bytes = 256ull << 20;
 
+// Adds what a subcommand that writes through the pipeline takes after its output and its own options: --out-dtype
+// and --hash, then --tf-state and --shard-size where Options has them (a merged or converted output, not a soup's).
+// One place, so that each such subcommand offers them in one order with one help text.
+template <typename Options>
+void add_written_options(CLI::App& app, Options& o) {
+  add_out_dtype(app, o.out_dtype);
+  add_hash(app, o.hash);
+  if constexpr (requires { o.tf_state; }) add_tf_state(app, o.tf_state);
+  if constexpr (requires { o.shard_size; }) add_shard_size(app, o.shard_size);
+}
+// Adds the options that close such a subcommand's list: -j/--threads, --device where Options has one, -v/-q.
+template <typename Options>
+void add_run_options(CLI::App& app, Options& o) {
+  add_threads(app, o.threads);
+  if constexpr (requires { o.device; }) add_device(app, o.device);
+  add_verbosity(app, o.verbosity);
+}
+
 // Returns each input's files (Reader::files()), what its provenance fingerprint covers.
 InputFiles input_files(const std::vector<Reader*>& inputs);
 
@@ -144,18 +162,9 @@ void note(const Verbosity& v, int level, const std::string& text);
 // output is PyTorch written over input 1's pickle; otherwise left out, with a warning.
 void note_kept_entries(const Verbosity& v, const Reader& input1, const std::string& format);
 
-// The subcommands, one file each.
-RunFn setup_merge(CLI::App& app);
-RunFn setup_check(CLI::App& app);
-RunFn setup_inspect(CLI::App& app);
-RunFn setup_local_sgd(CLI::App& app);
-RunFn setup_allreduce(CLI::App& app);
-RunFn setup_convert(CLI::App& app);
-RunFn setup_diff(CLI::App& app);
-RunFn setup_completion(CLI::App& app);
-RunFn setup_soup(CLI::App& app);
-RunFn setup_align(CLI::App& app);
-RunFn setup_eval(CLI::App& app);
-RunFn setup_barrier(CLI::App& app);
+// The subcommands, one file each, each set up the same way: it adds its options to `app` and returns what runs it.
+using SetupFn = RunFn(CLI::App& app);
+SetupFn setup_merge, setup_check, setup_inspect, setup_local_sgd, setup_allreduce, setup_convert, setup_diff,
+    setup_completion, setup_soup, setup_align, setup_eval, setup_barrier;
 
 }  // namespace wavg::cli

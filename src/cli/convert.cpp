@@ -82,14 +82,9 @@ RunFn setup_convert(CLI::App& app) {
   auto o = std::make_shared<ConvertOptions>();
   app.add_option("input", o->input, "Checkpoint to convert")->required();
   add_output(app, o->output, o->format, o->force);
-  add_out_dtype(app, o->out_dtype);
-  add_hash(app, o->hash);
-  add_tf_state(app, o->tf_state);
-  add_shard_size(app, o->shard_size);
+  add_written_options(app, *o);
   add_filters(app, o->plan);
-  add_threads(app, o->threads);
-  add_device(app, o->device);
-  add_verbosity(app, o->verbosity);
+  add_run_options(app, *o);
   return [o] { return run_convert(*o); };
 }
 

@@ -16,7 +16,7 @@ namespace {
 struct Subcommand {
   const char* name;
   const char* summary;
-  wavg::cli::RunFn (*setup)(CLI::App&);
+  wavg::cli::SetupFn* setup;
 };
 
 constexpr Subcommand k_subcommands[] = {

@@ -206,19 +206,14 @@ RunFn setup_merge(CLI::App& app) {
   add_output(app, o->output, o->format, o->force);
   app.add_option("-w,--weights", o->weights, "Comma-separated weights, one per input, normalised by their sum")
       ->type_name("LIST");
-  add_out_dtype(app, o->out_dtype);
-  add_hash(app, o->hash);
-  add_tf_state(app, o->tf_state);
-  add_shard_size(app, o->shard_size);
+  add_written_options(app, *o);
   add_plan_options(app, o->plan);
   add_federated_options(app, o->fed);
   add_task_options(app, o->task);
   add_sequence_options(app, o->seq);
   add_eval_option(app, o->eval);
   add_align_options(app, o->align, AlignFor::merge);
-  add_threads(app, o->threads);
-  add_device(app, o->device);
-  add_verbosity(app, o->verbosity);
+  add_run_options(app, *o);
   return [o] { return run_merge(*o); };
 }
 

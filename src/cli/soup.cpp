@@ -158,11 +158,9 @@ RunFn setup_soup(CLI::App& app) {
                  "Evaluation command, run by /bin/sh with {model} replaced by a checkpoint's path; the last line "
                  "of its output is the score, higher is better")
       ->required();
-  add_out_dtype(app, o->out_dtype);
-  add_hash(app, o->hash);
+  add_written_options(app, *o);
   add_plan_options(app, o->plan);
-  add_threads(app, o->threads);
-  add_verbosity(app, o->verbosity);
+  add_run_options(app, *o);
   return [o] { return run_soup(*o); };
 }
 

@@ -80,7 +80,7 @@ void fsync_path(const std::string& path, const std::string& target) {
 }  // namespace
 
 AtomicDirectory::AtomicDirectory(std::string target, Overwrite overwrite, const std::vector<std::string>& inputs)
-    : m_target(std::move(target)), m_overwrite(overwrite) {
+    : AtomicOutput(std::move(target), overwrite) {
   while (m_target.size() > 1 && m_target.back() == '/') m_target.pop_back();
   std::error_code ec;
   const fs::file_status st = fs::symlink_status(m_target, ec);

@@ -121,7 +121,7 @@ void remove_pending_outputs() noexcept {
 }
 
 AtomicFile::AtomicFile(std::string target, Overwrite overwrite, std::vector<std::string> inputs)
-    : m_target(std::move(target)), m_overwrite(overwrite) {
+    : AtomicOutput(std::move(target), overwrite) {
   namespace fs = std::filesystem;
   std::error_code ec;
   // pipeline::Output sends "-" to standard output; any other writer would make a file named "-".

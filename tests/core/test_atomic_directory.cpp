@@ -17,8 +17,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Writes a small model folder: config.json and one shard.
+// Writes a small model folder, creating it when it does not exist: config.json and one shard.
 void fill(const std::string& dir, const std::string& tag) {
+  fs::create_directories(dir);
   std::ofstream(dir + "/config.json") << "{\"tag\": \"" << tag << "\"}";
   fs::create_directory(dir + "/sub");
   std::ofstream(dir + "/sub/model-00001-of-00001.safetensors") << tag;
@@ -32,28 +33,30 @@ void commit_folder(const std::string& target, Overwrite overwrite, const std::st
   out.commit();
 }
 
+// Checks that `dir` holds the folder model and nothing else, and that model's file `name` reads `want`.
+void check_only_model(const test::TempDir& dir, const std::string& name, const std::string& want) {
+  CHECK(test::read_all(dir / ("model/" + name)) == want);
+  CHECK(test::count_entries(dir.path()) == 1);
+}
+
 }  // namespace
 
 TEST_CASE("a folder output is renamed into place whole on commit") {
   test::TempDir dir;
   commit_folder(dir / "model", Overwrite::no, "new");
-  CHECK(test::read_all(dir / "model/sub/model-00001-of-00001.safetensors") == "new");
-  CHECK(test::count_entries(dir.path()) == 1);
+  check_only_model(dir, "sub/model-00001-of-00001.safetensors", "new");
 }
 
 TEST_CASE("with --force the old folder is replaced and removed; without, it is refused") {
   test::TempDir dir;
-  fs::create_directory(dir / "model");
   fill(dir / "model", "old");
   CHECK_THROWS_AS(AtomicDirectory(dir / "model", Overwrite::no), Error);
   commit_folder(dir / "model", Overwrite::yes, "new");
-  CHECK(test::read_all(dir / "model/config.json") == "{\"tag\": \"new\"}");
-  CHECK(test::count_entries(dir.path()) == 1);
+  check_only_model(dir, "config.json", "{\"tag\": \"new\"}");
 }
 
 TEST_CASE("a folder output that is not committed leaves nothing, and the old folder stays") {
   test::TempDir dir;
-  fs::create_directory(dir / "model");
   fill(dir / "model", "old");
   try {
     AtomicDirectory out(dir / "model", Overwrite::yes);
@@ -61,8 +64,7 @@ TEST_CASE("a folder output that is not committed leaves nothing, and the old fol
     throw std::runtime_error("failed half way");
   } catch (const std::runtime_error&) {
   }
-  CHECK(test::read_all(dir / "model/config.json") == "{\"tag\": \"old\"}");
-  CHECK(test::count_entries(dir.path()) == 1);
+  check_only_model(dir, "config.json", "{\"tag\": \"old\"}");
 }
 
 TEST_CASE("SIGINT removes the temporary folder with everything in it") {
@@ -82,7 +84,6 @@ TEST_CASE("a folder output refuses a file target and a folder that holds an inpu
   CHECK_THROWS_WITH_AS(AtomicDirectory(dir / "file", Overwrite::yes),
                        (dir / "file" + ": is not a directory (--force replaces a folder output only by a folder)").c_str(),
                        Error);
-  fs::create_directory(dir / "model");
   fill(dir / "model", "input");
   const std::string input = dir / "model/sub/model-00001-of-00001.safetensors";
   try {

@@ -4,7 +4,9 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "support/h5raw.hpp"
@@ -46,23 +48,39 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 
-}  // namespace
+struct RealMerge {
+  RunResult run;
+  std::size_t compared = 0;  // check_mean's count
+};
 
-TEST_CASE("G1: the ebot64 Keras 2.10 epoch checkpoints (model + Adam state) merge to their mean") {
+// Merges the files `names` of real-checkpoints/`group`/ and checks the output against their mean; returns wavg's
+// result and the number of datasets compared, or nothing when ../shared is absent (the test is then skipped).
+std::optional<RealMerge> merge_real(const std::string& group, const std::vector<std::string>& names) {
   const std::string shared = shared_dir();
   if (shared.empty()) {
     MESSAGE("skipped: ../shared/real-checkpoints is absent");
-    return;
+    return std::nullopt;
   }
-  const std::string dir = shared + "/real-checkpoints/ebot64-pima-epochs/";
-  const std::vector<std::string> inputs{dir + "weights-improvement-01-0.33.hdf5", dir + "weights-improvement-08-0.68.hdf5",
-                                        dir + "weights-improvement-145-0.75.hdf5"};
+  std::vector<std::string> inputs;
+  for (const std::string& name : names) inputs.push_back(shared + "/real-checkpoints/" + group + "/" + name);
   TempDir tmp;
-  const auto r = run_wavg("merge " + join(inputs) + "-o " + (tmp / "g1.h5"));
+  const std::string out = tmp / (group + ".h5");
+  RunResult r = run_wavg("merge " + join(inputs) + "-o " + out);
   REQUIRE(r.exit_code == 0);
-  CHECK(r.out.find("merged 3 inputs (Keras 2 model)") == 0);
+  const std::size_t compared = check_mean(inputs, out);
+  return RealMerge{std::move(r), compared};
+}
+
+}  // namespace
+
+TEST_CASE("G1: the ebot64 Keras 2.10 epoch checkpoints (model + Adam state) merge to their mean") {
+  const auto m = merge_real("ebot64-pima-epochs", {"weights-improvement-01-0.33.hdf5",
+                                                   "weights-improvement-08-0.68.hdf5",
+                                                   "weights-improvement-145-0.75.hdf5"});
+  if (!m) return;
+  CHECK(m->run.out.find("merged 3 inputs (Keras 2 model)") == 0);
   // 6 model tensors + 12 Adam moments + the int64 iteration counter.
-  CHECK(check_mean(inputs, tmp / "g1.h5") == 19);
+  CHECK(m->compared == 19);
 }
 
 TEST_CASE("G1: weights.best.hdf5 uses other layer names and is reported, not merged") {
@@ -75,28 +93,18 @@ TEST_CASE("G1: weights.best.hdf5 uses other layer names and is reported, not mer
 }
 
 TEST_CASE("G2: the three hls4ml Keras 2.3 full models (fixed-length string attributes) merge to their mean") {
-  const std::string shared = shared_dir();
-  if (shared.empty()) return;
-  const std::string dir = shared + "/real-checkpoints/hls4ml-keras3layer-full/";
-  const std::vector<std::string> inputs{dir + "keras_3layer.h5", dir + "keras_3layer_70pruned_retrained.h5",
-                                        dir + "keras_3layer_95pruned_retrained.h5"};
-  TempDir tmp;
-  const auto r = run_wavg("merge " + join(inputs) + "-o " + (tmp / "g2.h5"));
-  REQUIRE(r.exit_code == 0);
-  CHECK(check_mean(inputs, tmp / "g2.h5") == 8);
+  const auto m = merge_real("hls4ml-keras3layer-full", {"keras_3layer.h5", "keras_3layer_70pruned_retrained.h5",
+                                                        "keras_3layer_95pruned_retrained.h5"});
+  if (m) CHECK(m->compared == 8);
 }
 
 TEST_CASE("G2: the three hls4ml Keras 2.0/2.1 weights-only files merge to their mean") {
-  const std::string shared = shared_dir();
-  if (shared.empty()) return;
-  const std::string dir = shared + "/real-checkpoints/hls4ml-keras3layer-weights/";
-  const std::vector<std::string> inputs{dir + "KERAS_3layer_weights.h5", dir + "KERAS_3layer_70pruned_retrained_weights.h5",
-                                        dir + "KERAS_3layer_95pruned_retrained_weights.h5"};
-  TempDir tmp;
-  const auto r = run_wavg("merge " + join(inputs) + "-o " + (tmp / "g2w.h5"));
-  REQUIRE(r.exit_code == 0);
-  CHECK(r.out.find("(Keras 2 weights)") != std::string::npos);
-  CHECK(check_mean(inputs, tmp / "g2w.h5") == 8);
+  const auto m = merge_real("hls4ml-keras3layer-weights", {"KERAS_3layer_weights.h5",
+                                                           "KERAS_3layer_70pruned_retrained_weights.h5",
+                                                           "KERAS_3layer_95pruned_retrained_weights.h5"});
+  if (!m) return;
+  CHECK(m->run.out.find("(Keras 2 weights)") != std::string::npos);
+  CHECK(m->compared == 8);
 }
 
 TEST_CASE("the real Keras files are detected as the layout they are") {

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <utility>
 
 #include "support/temp_dir.hpp"
 #include "train/dataset.hpp"
@@ -53,6 +55,19 @@ double max_relative_difference(Mlp& a, Mlp& b) {
       scale = std::max(scale, std::abs(pb[i].data[j]));
     }
   return diff / scale;
+}
+
+// Trains small_run's workers with local SGD (H = `period`) and with synchronous SGD for the same `rounds`, in
+// directories named after `tag`; returns the two final models.
+std::pair<Mlp, Mlp> local_and_sync(const std::string& tag, std::uint64_t period, std::uint64_t rounds) {
+  LocalSgdOptions local = small_run(temp_dir("local" + tag)), sync = small_run(temp_dir("sync" + tag));
+  local.period = sync.period = period;
+  local.rounds = sync.rounds = rounds;
+  sync.mode = Mode::sync;
+  auto a = make_local_averager();
+  run_builtin(local, *a);
+  run_builtin(sync, *a);
+  return {final_model(local), final_model(sync)};
 }
 
 // A hierarchical run of small_run's 4 workers: groups of 2, H = 2, global averages every `group_period` steps.
@@ -152,29 +167,16 @@ TEST_CASE("the MLP gradient matches central finite differences") {
 }
 
 TEST_CASE("local SGD with H = 1 equals synchronous SGD on averaged gradients after 100 steps") {
-  LocalSgdOptions local = small_run(temp_dir("local1")), sync = small_run(temp_dir("sync1"));
-  local.period = sync.period = 1;
-  local.rounds = sync.rounds = 100;
-  sync.mode = Mode::sync;
-  auto a = make_local_averager();
-  run_builtin(local, *a);
-  run_builtin(sync, *a);
-  Mlp l = final_model(local), s = final_model(sync);
-  Mlp init(64, local.hidden, 10);
-  init.init_glorot(hash_key(local.seed, 0x1417));
+  auto [l, s] = local_and_sync("1", 1, 100);
+  const LocalSgdOptions o = small_run(temp_dir("local1"));
+  Mlp init(64, o.hidden, 10);
+  init.init_glorot(hash_key(o.seed, 0x1417));
   CHECK(max_relative_difference(l, s) < 1e-6);
   CHECK(max_relative_difference(l, init) > 0.1);  // it did train
 }
 
 TEST_CASE("local SGD with H = 4 differs from synchronous SGD") {
-  LocalSgdOptions local = small_run(temp_dir("local4")), sync = small_run(temp_dir("sync4"));
-  local.period = sync.period = 4;
-  local.rounds = sync.rounds = 25;
-  sync.mode = Mode::sync;
-  auto a = make_local_averager();
-  run_builtin(local, *a);
-  run_builtin(sync, *a);
-  Mlp l = final_model(local), s = final_model(sync);
+  auto [l, s] = local_and_sync("4", 4, 25);
   CHECK(max_relative_difference(l, s) > 1e-4);
 }
 
