@@ -93,13 +93,17 @@ class KerasWriter final : public Writer {
   }
 
   void finish() override {
+    // The provenance first: entries() waits for the inputs' hash threads, and the inner writer's read-back forks
+    // the structure probe, which must not happen while other threads run (a fork copies locks another thread may
+    // hold: AddressSanitizer's allocator in GCC 12 has no fork handler, and its child hung on it).
+    const auto provenance = m_provenance.entries();
     m_inner->finish();
     m_inner.reset();
     int code = 0;
     std::unique_ptr<zip_t, ZipDiscard> z(zip_open(m_tmp_path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &code));
     if (!z) fail(m_display, "cannot create the zip archive");
     nlohmann::ordered_json meta = nlohmann::ordered_json::parse(m_template->metadata_json());
-    for (const auto& [k, v] : m_provenance.entries()) meta[k] = v;
+    for (const auto& [k, v] : provenance) meta[k] = v;
     m_metadata = meta.dump();
     add_buffer(z.get(), "metadata.json", m_metadata);
     add_buffer(z.get(), "config.json", m_config);
