@@ -152,9 +152,6 @@ std::unique_ptr<Reader> open_reader(const std::string& given) {
     if (from_stdin && std::string(c.name) == "tfjs")
       fail(given, "a TF.js model.json names weight files beside it, so it cannot come from standard input; give "
                   "its path");
-    if (from_stdin && std::string(c.name) == "hf")
-      fail(given, "a Hugging Face index names shard files beside it, so it cannot come from standard input; give "
-                  "its folder");
     return check_names(c.open(path));
   }
   fail(path, describe_unknown(path));
