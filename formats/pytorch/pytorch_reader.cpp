@@ -26,6 +26,23 @@ std::string join(const std::string& prefix, const std::string& key) {
   return prefix.empty() ? key : prefix + "." + key;
 }
 
+std::string last_key(const std::string& name) {
+  const auto dot = name.rfind('.');
+  return dot == std::string::npos ? name : name.substr(dot + 1);
+}
+
+// Tells whether a dict is a torch.optim optimizer's state_dict: {"state": {...}, "param_groups": [...]}.
+bool is_optimizer_state_dict(const Value& v) {
+  bool state = false, groups = false;
+  for (std::size_t i = 0; i + 1 < v.items.size(); i += 2) {
+    const Value& key = *v.items[i];
+    if (key.kind != Kind::string) continue;
+    state = state || (key.text == "state" && v.items[i + 1]->kind == Kind::dict);
+    groups = groups || (key.text == "param_groups" && v.items[i + 1]->kind == Kind::list);
+  }
+  return state && groups;
+}
+
 }  // namespace
 
 bool looks_like_pytorch(const std::string& path) {
@@ -150,14 +167,19 @@ void PytorchReader::walk(const Value& v, const std::string& name, int depth) {
   switch (v.kind) {
     case Kind::tensor: add_tensor(v, name.empty() ? "tensor" : name); return;
     case Kind::object: walk_object(v, name, depth); return;
-    case Kind::dict:
+    case Kind::dict: {
+      const bool optimizer = is_optimizer_state_dict(v);
       for (std::size_t i = 0; i + 1 < v.items.size(); i += 2) {
         const Value& key = *v.items[i];
         std::string k;
         if (key.kind == Kind::string) k = key.text;
         else if (key.kind == Kind::integer) k = std::to_string(key.integer);
         else refuse(path(), (name.empty() ? "the object" : name) + ": a dict key is a " + describe(key) + ", not a string or integer");
+        const Role outer = m_role;
+        if (optimizer && k == "state") m_role = Role::optimizer_state;
+        if (optimizer && k == "param_groups") m_role = Role::hyper_parameter;
         walk(*v.items[i + 1], join(name, k), depth + 1);
+        m_role = outer;
       }
       // An OrderedDict's attributes: a state_dict's _metadata (module versions), kept as a whole.
       if (v.state && v.state->kind == Kind::dict)
@@ -166,6 +188,7 @@ void PytorchReader::walk(const Value& v, const std::string& name, int depth) {
       else if (v.state)
         m_kept.push_back((name.empty() ? "the object" : name) + "'s attributes (" + describe(*v.state) + ")");
       return;
+    }
     case Kind::list:
     case Kind::tuple:
       if (holds_tensor(v, depth)) {
@@ -197,12 +220,26 @@ void PytorchReader::walk_object(const Value& v, const std::string& name, int dep
     const std::string& k = key_of(i);
     return (k == "_parameters" || k == "_buffers" || k == "_modules") && items[i + 1]->kind == Kind::dict;
   };
-  for (std::size_t i = 0; i + 1 < items.size(); i += 2)
-    if (flattened(i)) walk(*items[i + 1], name, depth + 1);
+  for (std::size_t i = 0; i + 1 < items.size(); i += 2) {
+    if (!flattened(i)) continue;
+    const Role outer = m_role;
+    if (key_of(i) != "_modules") m_role = key_of(i) == "_parameters" ? Role::weight : Role::buffer;
+    walk(*items[i + 1], name, depth + 1);
+    m_role = outer;
+  }
   ++m_attributes;
   for (std::size_t i = 0; i + 1 < items.size(); i += 2)
     if (!flattened(i)) walk(*items[i + 1], join(name, key_of(i)), depth + 1);
   --m_attributes;
+}
+
+// The role the walk's structure gives a tensor named `name`: torch.optim keeps the per-parameter step count as
+// state[i]["step"] and torch.nn's batch norm its count as the buffer num_batches_tracked.
+Role PytorchReader::role_here(const std::string& name) const {
+  const std::string key = last_key(name);
+  if (m_role == Role::optimizer_state && key == "step") return Role::counter;
+  if (m_role == Role::buffer && key == "num_batches_tracked") return Role::counter;
+  return m_role;
 }
 
 void PytorchReader::add_tensor(const Value& v, const std::string& name) {
@@ -227,7 +264,16 @@ void PytorchReader::add_tensor(const Value& v, const std::string& name) {
     if (t.shape[d] != 1 && t.stride[d] != expected) p.contiguous = false;
     expected *= t.shape[d];
   }
-  m_tensors.push_back({name, s.dtype, t.shape});
+  TensorInfo info{name, s.dtype, t.shape};
+  info.role = role_here(name);
+  std::string view = s.key + ":" + std::to_string(s.view_offset + t.offset) + ":" + std::to_string(static_cast<int>(s.dtype)) + ":";
+  for (std::size_t d = 0; d < t.shape.size(); ++d)
+    view += std::to_string(t.shape[d]) + "/" + std::to_string(t.stride[d]) + ",";
+  if (const auto [seen, first] = m_views.emplace(view, name); !first) {
+    info.role = Role::alias;
+    info.alias_of = seen->second;
+  }
+  m_tensors.push_back(std::move(info));
   m_placements.push_back(std::move(p));
 }
 

@@ -96,6 +96,10 @@ class TensorflowReader final : public ListedReader {
   std::vector<std::string> m_protected;  // the .index and data shards: files()
 };
 
+// Gives every tensor its role (tf_roles.cpp): from the TF2 object graph `graph_bytes` (a serialized
+// TrackableObjectGraph), or without one from TF1's slot and counter names. Throws Error for a corrupt graph.
+void set_tensorflow_roles(std::vector<TensorInfo>& tensors, const std::string* graph_bytes, const std::string& path);
+
 // Tells whether `path` is a checkpoint prefix: no file of that name, but a file PREFIX.index.
 bool is_tensorflow_prefix(const std::string& path);
 // Tells whether `path` names a TensorFlow checkpoint: a prefix P with no file of that name but a P.index, or a

@@ -98,10 +98,15 @@ TensorflowReader::TensorflowReader(std::string path) : ListedReader(std::move(pa
   read_index();
   open_shards();
   check_crcs();
-  m_layout = std::any_of(m_strings.begin(), m_strings.end(),
-                         [](const TfStringTensor& s) { return s.name == "_CHECKPOINTABLE_OBJECT_GRAPH"; })
-                 ? "TF2 object-based checkpoint"
-                 : "TF1 name-based checkpoint";
+  const auto graph = std::find_if(m_strings.begin(), m_strings.end(),
+                                  [](const TfStringTensor& s) { return s.name == "_CHECKPOINTABLE_OBJECT_GRAPH"; });
+  m_layout = graph != m_strings.end() ? "TF2 object-based checkpoint" : "TF1 name-based checkpoint";
+  if (graph != m_strings.end() && graph->shape.empty()) {
+    const std::string bytes = tf_scalar_string(graph->bytes, graph->stored.size);
+    set_tensorflow_roles(m_tensors, &bytes, m_path);
+  } else {
+    set_tensorflow_roles(m_tensors, nullptr, m_path);
+  }
 }
 
 TensorflowReader::~TensorflowReader() = default;

@@ -160,6 +160,9 @@ std::FILE* report_stream(const std::string& output);
 void note(const Verbosity& v, int level, const std::string& text);
 // Reports input 1's values that are not tensors (a PyTorch checkpoint's epoch): kept, listed with -v, when the
 // output is PyTorch written over input 1's pickle; otherwise left out, with a warning.
+// Says at -v what happened to each role ("averaged: 4 weights, 8 optimizer moments; kept from input 1: 1 counter"),
+// which roles a name decided, and which tensors were not averaged.
+void report_roles(const Plan& plan, const Verbosity& v);
 void note_kept_entries(const Verbosity& v, const Reader& input1, const std::string& format);
 
 // The subcommands, one file each, each set up the same way: it adds its options to `app` and returns what runs it.

@@ -44,12 +44,7 @@ struct MergeOptions {
 
 void report(const MergeOptions& o, const std::string& format, const Plan& plan, const Method& method,
             const std::vector<Reader*>& inputs) {
-  for (const PlanEntry& e : plan.entries)
-    if (e.action != Action::average)
-      note(o.verbosity, 1,
-           "not averaged: " + e.info.name + " (" + std::string(dtype_name(e.info.dtype)) +
-               (is_optimizer_hyperparameter(e.info) ? " optimizer hyper-parameter, " : ", ") +
-               (e.action == Action::check_equal ? "identical in every input" : "copied from input 1") + ")");
+  report_roles(plan, o.verbosity);
   note_kept_entries(o.verbosity, *inputs.front(), format);
   for (const auto& w : plan.warnings) note(o.verbosity, 0, "warning: " + w);
   report_excluded(plan, o.verbosity);
