@@ -40,6 +40,8 @@
 
 #include <memory>
 #include <set>
+#include <unordered_map>
+#include <unordered_set>
 #include <string>
 #include <vector>
 
@@ -103,8 +105,14 @@ class PytorchReader final : public ListedReader {
   std::vector<std::string> m_kept;
   std::string m_shape;  // "state_dict" or "checkpoint", for layout()
   std::uint64_t m_visits = 0;
+  std::uint64_t m_tensor_bytes = 0;   // the tensors named so far, in bytes
+  std::uint64_t m_storage_bytes = 0;  // the storages they view, each once
+  std::set<std::string> m_viewed;     // those storages' keys
   bool m_whole_model = false;         // the pickle holds objects (torch.save(model))
   std::set<const Value*> m_named;     // tensors already named
+  std::unordered_set<std::string> m_names;  // the names given, so that each new one is checked in constant time
+  std::unordered_map<const Value*, std::string> m_reached;  // containers walked, with the name of the first path
+  std::unordered_map<const Value*, bool> m_holds;           // holds_tensor's answers, per value
   int m_attributes = 0;               // > 0 while walking an object's plain attributes
   Role m_role = Role::unknown;        // what the structure being walked says its tensors are (see walk)
   std::map<std::string, std::string> m_views;  // a tensor's storage and view -> the first name it had: aliases

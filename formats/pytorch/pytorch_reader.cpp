@@ -21,6 +21,8 @@ constexpr int k_max_depth = 64;
 // Values visited while naming: a pickle may reference one container from many places (a DAG), which a walk would
 // expand exponentially; real checkpoints visit each value about once.
 constexpr std::uint64_t k_max_visits = 10'000'000;
+// The most bytes views that repeat elements add to an output beyond the file's size (see add_tensor).
+constexpr std::uint64_t k_max_expanded = 64ull << 20;
 
 std::string join(const std::string& prefix, const std::string& key) {
   return prefix.empty() ? key : prefix + "." + key;
@@ -155,15 +157,35 @@ void PytorchReader::name_tensors(const Value& root) {
 bool PytorchReader::holds_tensor(const Value& v, int depth) {
   if (++m_visits > k_max_visits) refuse(path(), "the pickle references its containers too many times to walk");
   if (v.kind == Kind::tensor) return true;
-  if (depth > k_max_depth) return false;
-  for (const Value* item : v.items)
-    if (holds_tensor(*item, depth + 1)) return true;
-  return false;
+  if (depth > k_max_depth) return true;  // deeper than a walk goes: walk() refuses it by name
+  // Each value is looked into once (a pickle's values form a graph: a value reached again, or a cycle, costs one
+  // lookup), so the work is linear in the pickle's size.
+  const auto [it, first] = m_holds.emplace(&v, false);
+  if (!first) return it->second;
+  bool holds = false;
+  for (std::size_t i = 0; i < v.items.size() && !holds; ++i) holds = holds_tensor(*v.items[i], depth + 1);
+  m_holds[&v] = holds;
+  return holds;
 }
 
 void PytorchReader::walk(const Value& v, const std::string& name, int depth) {
   if (++m_visits > k_max_visits) refuse(path(), "the pickle references its containers too many times to walk");
   if (depth > k_max_depth) refuse(path(), (name.empty() ? "the object" : name) + " nests deeper than 64 levels");
+  if (v.kind == Kind::dict || v.kind == Kind::list || v.kind == Kind::tuple || v.kind == Kind::object) {
+    // A container reached again by another path (the pickle's memo shares it) is named once: one that holds
+    // tensors is refused (which name would they have?), one without is noted; so the walk is linear, not the
+    // number of paths through a graph of shared dicts.
+    const auto [it, first] = m_reached.emplace(&v, name);
+    if (!first) {
+      const std::string shown = name.empty() ? "the object" : name;
+      const std::string before = it->second.empty() ? "the object" : it->second;
+      if (holds_tensor(v, depth) || (v.state && holds_tensor(*v.state, depth)))
+        refuse(path(), shown + ": the pickle reaches the container of " + before +
+                           " again; wavg reads each container of tensors under one name");
+      m_kept.push_back(shown + " (the same " + describe(v) + " as " + before + ")");
+      return;
+    }
+  }
   switch (v.kind) {
     case Kind::tensor: add_tensor(v, name.empty() ? "tensor" : name); return;
     case Kind::object: walk_object(v, name, depth); return;
@@ -244,8 +266,7 @@ Role PytorchReader::role_here(const std::string& name) const {
 
 void PytorchReader::add_tensor(const Value& v, const std::string& name) {
   if (!m_named.insert(&v).second && m_attributes > 0) return;
-  for (const auto& t : m_tensors)
-    if (t.name == name) refuse(path(), name + ": two tensors have this name");
+  if (!m_names.insert(name).second) refuse(path(), name + ": two tensors have this name");
   const TensorRef& t = v.tensor;
   const StorageRef& s = t.storage->storage;
   const auto it = m_storages.find(s.key);
@@ -255,6 +276,17 @@ void PytorchReader::add_tensor(const Value& v, const std::string& name) {
   if (s.numel > available || s.view_offset > available - s.numel)
     refuse(path(), name + ": storage " + s.key + " holds " + std::to_string(available) + " elements, the tensor's view needs " +
                      std::to_string(s.view_offset + s.numel));
+  // Views that repeat elements (stride 0: 10^9 elements over 4; one storage viewed thousands of times) are as many
+  // elements in the output as they claim. Beyond the storages they view, a file's tensors may come to its own size
+  // (tied weights: two tensors over one storage) plus k_max_expanded, as HDF5's unwritten datasets may.
+  const std::uint64_t bytes = TensorInfo{name, s.dtype, t.shape}.bytes();  // checked against overflow by unpickle
+  m_tensor_bytes = bytes > UINT64_MAX - m_tensor_bytes ? UINT64_MAX : m_tensor_bytes + bytes;
+  if (m_viewed.insert(s.key).second) m_storage_bytes += it->second.bytes;
+  if (m_tensor_bytes > m_storage_bytes + m_file.size() + k_max_expanded)
+    refuse(path(), name + ": the tensors so far come to " + std::to_string(m_tensor_bytes) + " bytes over " +
+                       std::to_string(m_storage_bytes) + " bytes of storage (views that repeat elements, such as an " +
+                       "expanded tensor); wavg reads at most the file's size plus " +
+                       std::to_string(k_max_expanded >> 20) + " MiB beyond the storages");
   Placement p;
   p.entry = it->second.entry;
   p.begin = it->second.offset + (s.view_offset + t.offset) * elem;

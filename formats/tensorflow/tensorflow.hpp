@@ -85,6 +85,8 @@ class TensorflowReader final : public ListedReader {
   void read_index();
   void add_entry(const std::string& key, const std::string& value);
   void open_shards();
+  // Refuses two entries whose bytes overlap.
+  void check_no_overlap() const;
   void check_crcs();
   const unsigned char* bytes_of(std::size_t index, std::uint64_t offset) const;
 
