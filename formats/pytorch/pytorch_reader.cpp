@@ -7,6 +7,7 @@
 #include <set>
 
 #include "pytorch/pytorch.hpp"
+#include "unknown_kind.hpp"
 #include "wavg/error.hpp"
 #include "wavg/mapped_ranges.hpp"
 
@@ -74,6 +75,7 @@ void PytorchReader::open_zip() {
   m_entries = read_zip_directory(path(), m_file.data(), m_file.size());
   const ZipEntry* pkl = nullptr;
   for (const ZipEntry& e : m_entries) {
+    if (is_torchscript_entry(e.name)) refuse(path(), torchscript_kind());
     const auto slash = e.name.find('/');
     if (slash != std::string::npos && e.name.substr(slash) == "/data.pkl") {
       if (pkl) refuse(path(), "the archive holds two data.pkl entries");
@@ -108,6 +110,9 @@ void PytorchReader::open_legacy() {
   const unsigned char* data = m_file.data();
   std::uint64_t at = 0;
   for (int i = 0; i < 5; ++i) {
+    if (at == m_file.size())
+      refuse(path(), "a legacy torch.save file cut short: it ends after " + std::to_string(i) + " of its 5 pickles (" +
+                         std::to_string(at) + " bytes)");
     m_pickles.push_back(unpickle(path(), data + at, m_file.size() - at));
     at += m_pickles.back().consumed;
   }

@@ -7,6 +7,7 @@
 #include <zip.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -118,6 +119,23 @@ void cross_check(const std::string& file, const std::vector<ZipEntry>& entries) 
   }
 }
 
+// Refuses an entry name that is not a plain relative path (TOP/data/0): the writer copies input 1's names into
+// the output and adds TOP/wavg.json beside them, and an extractor would follow "..", "/" or "C:\\" out of its
+// folder.
+void check_entry_name(const std::string& file, const std::string& name) {
+  bool plain = !name.empty() && name.find('\\') == std::string::npos;
+  for (std::size_t start = 0; plain && start <= name.size();) {
+    const std::size_t slash = std::min(name.find('/', start), name.size());
+    const std::string part = name.substr(start, slash - start);
+    plain = !part.empty() && part != "." && part != ".." && part.find(':') == std::string::npos;
+    for (const char ch : part) plain = plain && static_cast<unsigned char>(ch) >= 0x20 && ch != 0x7f;
+    start = slash + 1;
+  }
+  if (!plain)
+    refuse(file, "the zip entry name '" + name + "' is not a plain relative path (an empty part, '.', '..', a "
+                     "leading slash, a backslash, a colon or a control character), which torch.save never writes");
+}
+
 }  // namespace
 
 std::vector<ZipEntry> read_zip_directory(const std::string& file, const unsigned char* data, std::uint64_t size) {
@@ -136,6 +154,7 @@ std::vector<ZipEntry> read_zip_directory(const std::string& file, const unsigned
     std::uint64_t header = c.get(4);
     ZipEntry e;
     e.name = c.text(name_len);
+    check_entry_name(file, e.name);
     // The zip64 extra field holds, in this order, those of the three values that read 0xffffffff.
     const std::uint64_t extra_end = c.at() + extra_len;
     while (c.at() + 4 <= extra_end) {

@@ -84,7 +84,7 @@ bool is_tensorflow_prefix(const std::string& path) { return !is_file(path) && is
 
 bool looks_like_tensorflow(const std::string& path) {
   if (is_tensorflow_prefix(path)) return true;
-  if (!ends_with(path, ".index")) return false;
+  if (!ends_with(path, ".index")) return looks_like_tensorflow_v1(path);
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) return false;
   std::uint64_t magic = 0;
