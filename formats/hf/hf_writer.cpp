@@ -175,6 +175,11 @@ class FolderWriter final : public Writer {
     const std::string name = m_names.front().find(".safetensors") != std::string::npos
                                  ? "model.safetensors.index.json"
                                  : "pytorch_model.bin.index.json";
+    write_text(name, text);
+  }
+
+  // Writes `text` as the new file `name` of the folder.
+  void write_text(const std::string& name, const std::string& text) const {
     const std::string path = (fs::path(m_dir) / name).string();
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd < 0) fail(m_display, "cannot create " + name + ": " + std::strerror(errno));
@@ -187,9 +192,12 @@ class FolderWriter final : public Writer {
     if (::close(fd) != 0) fail(m_display, "cannot close " + name);
   }
 
-  // config.json, tokenizer files and the like from input 1's folder: every plain file that holds no weights.
+  // config.json, tokenizer files and the like from input 1's folder (or the spec's companions'): every plain file
+  // that holds no weights.
   void copy_other_files() const {
-    const auto* folder = dynamic_cast<const FolderReader*>(m_spec.template_input);
+    for (const auto& [name, text] : m_spec.extra_files) write_text(name, text);
+    const auto* folder = dynamic_cast<const FolderReader*>(m_spec.companions);
+    if (!folder) folder = dynamic_cast<const FolderReader*>(m_spec.template_input);
     if (!folder) return;
     std::error_code ec, ignored;
     for (const auto& e : fs::directory_iterator(folder->folder(), ec)) {
