@@ -201,6 +201,11 @@ class FolderWriter final : public Writer {
     const std::string name = m_names.front().find(".safetensors") != std::string::npos
                                  ? index_name(ShardFormat::safetensors)
                                  : index_name(ShardFormat::bin);
+    write_text(name, text);
+  }
+
+  // Writes `text` as the new file `name` of the folder.
+  void write_text(const std::string& name, const std::string& text) const {
     const std::string path = (fs::path(m_dir) / name).string();
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd < 0) fail(m_display, "cannot create " + name + ": " + std::strerror(errno));
@@ -222,6 +227,7 @@ class FolderWriter final : public Writer {
     check_replaceable(m_display, main_file);
     for (const std::string& name : m_names) check_replaceable(m_display, name);
     for (const std::string& name : files_to_copy()) check_replaceable(m_display, name);
+    for (const auto& extra : m_spec.extra_files) check_replaceable(m_display, extra.first);
     for (const std::string& old : old_model_files(m_display)) retire_in_folder(m_dir, old);
     check_copies();
   }
@@ -229,7 +235,7 @@ class FolderWriter final : public Writer {
   // Refuses a copied file over k_max_copied (a sparse file of a terabyte would be copied densely) and an output
   // the file system has no room for, counting the copied files with the tensors.
   void check_copies() const {
-    const auto* folder = dynamic_cast<const FolderReader*>(m_spec.template_input);
+    const FolderReader* folder = source_folder();
     std::uint64_t bytes = least_output_bytes(m_spec.tensors);
     for (const std::string& name : files_to_copy()) {
       const std::string from = (fs::path(folder->folder()) / name).string();
@@ -241,13 +247,20 @@ class FolderWriter final : public Writer {
                        std::to_string(k_max_copied >> 20) + " MiB each (move it out of the folder)");
       bytes += size;
     }
+    for (const auto& extra : m_spec.extra_files) bytes += extra.second.size();
     check_free_space(m_display, bytes);
   }
 
-  // config.json, tokenizer files and the like from input 1's folder: every plain file that holds no weights.
+  // The folder whose other files the output copies: the spec's companions' (a --base merge's base), else input 1's.
+  const FolderReader* source_folder() const {
+    const auto* folder = dynamic_cast<const FolderReader*>(m_spec.companions);
+    return folder ? folder : dynamic_cast<const FolderReader*>(m_spec.template_input);
+  }
+
+  // config.json, tokenizer files and the like from source_folder(): every plain file that holds no weights.
   std::vector<std::string> files_to_copy() const {
     std::vector<std::string> out;
-    const auto* folder = dynamic_cast<const FolderReader*>(m_spec.template_input);
+    const FolderReader* folder = source_folder();
     if (!folder) return out;
     std::error_code ec, ignored;
     for (const auto& e : fs::directory_iterator(folder->folder(), ec)) {
@@ -261,8 +274,10 @@ class FolderWriter final : public Writer {
     return out;
   }
 
+  // Writes the spec's extra files (a recipe's mergekit_config.yml), then copies source_folder()'s other files.
   void copy_other_files() const {
-    const auto* folder = dynamic_cast<const FolderReader*>(m_spec.template_input);
+    for (const auto& [name, text] : m_spec.extra_files) write_text(name, text);
+    const FolderReader* folder = source_folder();
     std::error_code ignored;
     for (const std::string& name : files_to_copy()) {
       const std::string to = (fs::path(m_dir) / name).string();
