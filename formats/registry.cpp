@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "caffe/caffe.hpp"
+#include "dcp/dcp.hpp"
 #include "hdf5/hdf5_reader.hpp"
 #include "hf/hf.hpp"
 #include "hdf5/hdf5_writer.hpp"
@@ -46,7 +47,7 @@ struct Codec {
   std::unique_ptr<Writer> (*create)(const std::string& tmp, const std::string& display, const OutputSpec& spec);
 };
 
-const std::array<Codec, 12> k_codecs{{
+const std::array<Codec, 13> k_codecs{{
     {"hdf5", "HDF5",
      {".h5", ".hdf5", ".he5", ".keras_h5"},
      looks_like_hdf5,
@@ -118,6 +119,12 @@ const std::array<Codec, 12> k_codecs{{
      [](const std::string& t, const std::string& d, const OutputSpec& s) {
        return create_json_writer(t, d, s, JsonEncoding::base64);
      }},
+    // A PyTorch Distributed Checkpoint folder (.metadata); an output folder is one when input 1 is (output_format).
+    {"dcp", "PyTorch DCP",
+     {nullptr, nullptr, nullptr, nullptr},
+     dcp::looks_like_dcp,
+     open_as<dcp::DcpReader>,
+     dcp::create_dcp_writer},
 }};
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -141,8 +148,9 @@ std::unique_ptr<Reader> open_reader(const std::string& given) {
   // prefix that is no file itself: PREFIX.index is. A folder is a Hugging Face model or nothing.
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
+    if (dcp::looks_like_dcp(path)) return check_names(std::make_unique<dcp::DcpReader>(path));
     if (!hf::looks_like_hf(path))
-      fail(path, "a folder without model.safetensors, pytorch_model.bin or their sharded indexes");
+      fail(path, "a folder without model.safetensors, pytorch_model.bin, their sharded indexes or a DCP .metadata");
     return check_names(std::make_unique<hf::FolderReader>(path));
   }
   require_regular_file(is_tensorflow_prefix(path) ? path + ".index" : path);
@@ -169,7 +177,8 @@ std::string output_format(const std::string& path, const std::string& forced, co
     fail_usage("--format " + forced + ": unknown format; use one of " + output_format_names());
   }
   std::error_code ec;
-  if (ends_with(path, "/") || std::filesystem::is_directory(path, ec)) return "hf";
+  if (ends_with(path, "/") || std::filesystem::is_directory(path, ec))
+    return template_input && dynamic_cast<const dcp::DcpReader*>(template_input) ? "dcp" : "hf";
   if (template_input && dynamic_cast<const TfjsReader*>(template_input) && ends_with(path, ".json")) return "tfjs";
   if (is_tensorflow_output_name(path)) return "tensorflow";
   for (const Codec& c : k_codecs)
@@ -217,7 +226,7 @@ std::string output_file(const std::string& format, const std::string& path) {
   return format == "tensorflow" ? tensorflow_index_path(path) : path;
 }
 
-bool writes_folder(const std::string& format) { return format == "hf" || format == "hf-bin"; }
+bool writes_folder(const std::string& format) { return format == "hf" || format == "hf-bin" || format == "dcp"; }
 
 std::unique_ptr<Writer> create_writer(const std::string& format, const std::string& tmp_path,
                                       const std::string& display_path, const OutputSpec& spec) {
