@@ -10,9 +10,7 @@
 //                             kept as a Python int), torch.save'd whole}
 //     storage_data           {MetadataIndex(fqn=NAME, offset=torch.Size or None, index): _StorageInfo(
 //                             relative_path='__R_I.distcp', offset=BYTE, length=BYTES[, transform_descriptors])}
-//     planner_data           {NAME: (key, key, ...)}: the path through the nested state dict that NAME flattens
-//                             (("optim", "state", "fc.weight", "step")), when the saver flattened one
-//     storage_meta, version  (not used)
+//     planner_data, storage_meta, version   (not used)
 //   FOLDER/__R_I.distcp      rank R's data (I: its writer thread): per tensor chunk, at its _StorageInfo's
 //                             offset, a whole torch.save archive of that chunk (pytorch.hpp's zip format: TOP/data.pkl
 //                             a _rebuild_tensor_v2 of sizes the chunk's, TOP/data/KEY its storage); per bytes

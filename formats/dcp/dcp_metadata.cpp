@@ -133,7 +133,9 @@ class Parser {
 };
 
 // The optimizer state dicts: the prefixes P of paths with P + "state" + ... under which some other path has
-// P + "param_groups". Each item under one gets its role from its position and shape (see dcp.hpp).
+// P + "param_groups". Each item under one gets its role from its position and shape (see dcp.hpp). Paths are the
+// names split at every dot: planner_data's keys hold dots themselves (a parameter's FQN, or torchtitan's flattened
+// optimizer "state.layers.0.wq.weight.step"), so only the split finds "state" beside "param_groups" in both.
 void assign_roles(std::vector<Item>& items) {
   std::set<std::vector<std::string>> with_groups;
   for (const Item& it : items)
@@ -183,18 +185,6 @@ std::vector<Item> parse_metadata(const std::string& file, const unsigned char* d
     if (!where.emplace(std::make_pair(fqn, at), p.storage(storages.items[i + 1], "the storage of " + fqn)).second)
       p.bad(fqn + " has two storages at offset " + shape_string(at));
   }
-  std::map<std::string, std::vector<std::string>> paths;
-  if (const Value* planner = p.field(root, "planner_data"); planner && planner->kind == Kind::dict) {
-    for (std::size_t i = 0; i + 1 < planner->items.size(); i += 2) {
-      const Value* path = planner->items[i + 1];
-      if (planner->items[i]->kind != Kind::string || (path->kind != Kind::tuple && path->kind != Kind::list)) continue;
-      std::vector<std::string> keys;
-      for (const Value* k : path->items)
-        keys.push_back(k->kind == Kind::integer ? std::to_string(k->integer) : k->kind == Kind::string ? k->text : "");
-      paths[planner->items[i]->text] = std::move(keys);
-    }
-  }
-
   std::vector<Item> items;
   std::set<std::string> seen;
   for (std::size_t i = 0; i + 1 < entries.items.size(); i += 2) {
@@ -211,12 +201,12 @@ std::vector<Item> parse_metadata(const std::string& file, const unsigned char* d
       item = p.tensor(name, p.object(meta, std::string(k_module) + "TensorStorageMetadata", name));
       for (ChunkMeta& c : item.chunks) {
         const auto it = where.find({name, c.offsets});
-        if (it == where.end()) p.bad("the chunk of tensor " + name + " at offsets " + shape_string(c.offsets) + " has no storage");
+        if (it == where.end())
+          p.bad("the chunk of tensor " + name + " at offsets " + shape_string(c.offsets) + " has no storage");
         c.where = it->second;
       }
     }
-    const auto path = paths.find(name);
-    item.path = path != paths.end() ? path->second : split_name(name);
+    item.path = split_name(name);
     items.push_back(std::move(item));
   }
   assign_roles(items);

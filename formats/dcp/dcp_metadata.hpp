@@ -29,7 +29,7 @@ struct Item {
   Shape shape;
   std::vector<ChunkMeta> chunks;    // tensors
   Storage where;                    // bytes values
-  std::vector<std::string> path;    // planner_data's keys (ints as decimal), else the name split at '.'
+  std::vector<std::string> path;    // the name split at '.'
   Role role = Role::weight;
 };
 

@@ -43,7 +43,8 @@ void locate(const MappedFile& file, std::uint64_t at, std::uint64_t length, cons
   if (!pkl) fail(file.path(), where + ": its archive holds no data.pkl");
   const std::string top = pkl->name.substr(0, pkl->name.size() - 9);
   for (const auto& e : entries)
-    if (e.name == top + "/byteorder" && std::string(reinterpret_cast<const char*>(base + e.data_offset), e.size) != "little")
+    if (e.name == top + "/byteorder" &&
+        std::string(reinterpret_cast<const char*>(base + e.data_offset), e.size) != "little")
       fail(file.path(), where + " is big-endian, which wavg does not read");
   const pytorch::Pickle pickle = pytorch::unpickle(file.path(), base + pkl->data_offset, pkl->size);
   const pytorch::Value& v = *pickle.root;
@@ -54,7 +55,8 @@ void locate(const MappedFile& file, std::uint64_t at, std::uint64_t length, cons
     fail(file.path(), where + " is " + std::string(dtype_name(s.dtype)) + ", the metadata says " +
                           std::string(dtype_name(dtype)));
   if (t.shape != chunk.sizes)
-    fail(file.path(), where + " has sizes " + shape_string(t.shape) + ", the metadata says " + shape_string(chunk.sizes));
+    fail(file.path(),
+         where + " has sizes " + shape_string(t.shape) + ", the metadata says " + shape_string(chunk.sizes));
   std::uint64_t expect = 1;
   for (std::size_t d = t.shape.size(); d-- > 0;) {
     if (t.shape[d] > 1 && t.stride[d] != expect) fail(file.path(), where + " is not stored contiguously");
@@ -113,7 +115,8 @@ DcpReader::DcpReader(const std::string& path) : ListedReader(path, "PyTorch DCP"
     }
     TensorInfo info{item.name, item.dtype, item.shape};
     std::uint64_t count = 0;
-    if (!checked_count(info.shape, dtype_size(info.dtype), count)) fail(meta_path, "tensor " + item.name + ": its size overflows");
+    if (!checked_count(info.shape, dtype_size(info.dtype), count))
+      fail(meta_path, "tensor " + item.name + ": its size overflows");
     TensorChunks tc;
     for (const ChunkMeta& cm : item.chunks) {
       Chunk c;

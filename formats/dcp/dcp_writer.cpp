@@ -130,7 +130,8 @@ class DcpWriter final : public Writer {
     }
     const std::uint64_t after = data + ch.storage.size;
     const unsigned char* in = m_input->data_file(ch.file).data();
-    const bool signature = m_input->data_file(ch.file).contains(after, 4) && std::memcmp(in + after, "PK\x07\x08", 4) == 0;
+    const bool signature =
+        m_input->data_file(ch.file).contains(after, 4) && std::memcmp(in + after, "PK\x07\x08", 4) == 0;
     pwrite_all(fd, le, 4, after + (signature ? 4 : 0), m_display);
   }
 

@@ -4,7 +4,8 @@
 # fresh Net and Adam (samples/dcp/make_dcp.py), which then hold the closed forms at k = 2, input 1's step counters
 # and learning rate, and take one optimizer step.
 PY=${WAVG_TORCH2_PYTHON:-}
-[ -n "$PY" ] && "$PY" -c 'import torch.distributed.checkpoint' 2>/dev/null || { echo "no WAVG_TORCH2_PYTHON with torch >= 2.4"; exit 77; }
+[ -n "$PY" ] && "$PY" -c 'import torch.distributed.checkpoint' 2>/dev/null ||
+  { echo "no WAVG_TORCH2_PYTHON with torch >= 2.4"; exit 77; }
 R="$SAMPLES"/dcp/run
 "$WAVG" merge -q "$R"/step-100 "$R"/step-200 "$R"/step-300 -o one/
 "$WAVG" merge -q "$R"/step-300 "$R"/step-100 "$R"/step-200 -o two/
