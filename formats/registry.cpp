@@ -12,6 +12,7 @@
 
 #include "caffe/caffe.hpp"
 #include "dcp/dcp.hpp"
+#include "deepspeed/deepspeed.hpp"
 #include "hdf5/hdf5_reader.hpp"
 #include "hf/hf.hpp"
 #include "hdf5/hdf5_writer.hpp"
@@ -47,7 +48,7 @@ struct Codec {
   std::unique_ptr<Writer> (*create)(const std::string& tmp, const std::string& display, const OutputSpec& spec);
 };
 
-const std::array<Codec, 13> k_codecs{{
+const std::array<Codec, 14> k_codecs{{
     {"hdf5", "HDF5",
      {".h5", ".hdf5", ".he5", ".keras_h5"},
      looks_like_hdf5,
@@ -125,6 +126,12 @@ const std::array<Codec, 13> k_codecs{{
      dcp::looks_like_dcp,
      open_as<dcp::DcpReader>,
      dcp::create_dcp_writer},
+    // A DeepSpeed ZeRO checkpoint folder (global_stepN/, or the folder above with `latest`); read only.
+    {"deepspeed", "DeepSpeed",
+     {nullptr, nullptr, nullptr, nullptr},
+     deepspeed::looks_like_deepspeed,
+     open_as<deepspeed::DeepspeedReader>,
+     nullptr},
 }};
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -149,8 +156,10 @@ std::unique_ptr<Reader> open_reader(const std::string& given) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
     if (dcp::looks_like_dcp(path)) return check_names(std::make_unique<dcp::DcpReader>(path));
+    if (deepspeed::looks_like_deepspeed(path)) return check_names(std::make_unique<deepspeed::DeepspeedReader>(path));
     if (!hf::looks_like_hf(path))
-      fail(path, "a folder without model.safetensors, pytorch_model.bin, their sharded indexes or a DCP .metadata");
+      fail(path, "a folder without model.safetensors, pytorch_model.bin, their sharded indexes, a DCP .metadata or "
+                 "DeepSpeed's *_model_states.pt");
     return check_names(std::make_unique<hf::FolderReader>(path));
   }
   require_regular_file(is_tensorflow_prefix(path) ? path + ".index" : path);
@@ -173,7 +182,7 @@ std::string output_format(const std::string& path, const std::string& forced, co
   }
   if (!forced.empty()) {
     for (const Codec& c : k_codecs)
-      if (forced == c.name) return forced;
+      if (forced == c.name && c.create) return forced;
     fail_usage("--format " + forced + ": unknown format; use one of " + output_format_names());
   }
   std::error_code ec;
