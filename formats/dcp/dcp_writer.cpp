@@ -47,7 +47,9 @@ class DcpWriter final : public Writer {
       if (fd >= 0) ::close(fd);
   }
 
-  bool holds_template_values(std::size_t) const override { return true; }
+  // The copies hold the template's values, which is input 1 only when input 1 is a DCP folder that fits; the
+  // non-averaged tensors are small, so they are always written from input 1, as the plan says.
+  bool holds_template_values(std::size_t) const override { return false; }
 
   void write(std::size_t index, std::uint64_t offset, std::uint64_t count, const void* src) override {
     const TensorInfo& t = m_input->tensors()[m_source[index]];
