@@ -11,6 +11,8 @@
 #include <unordered_map>
 
 #include "caffe/caffe.hpp"
+#include "dcp/dcp.hpp"
+#include "deepspeed/deepspeed.hpp"
 #include "hdf5/hdf5_reader.hpp"
 #include "hf/hf.hpp"
 #include "hdf5/hdf5_writer.hpp"
@@ -46,7 +48,7 @@ struct Codec {
   std::unique_ptr<Writer> (*create)(const std::string& tmp, const std::string& display, const OutputSpec& spec);
 };
 
-const std::array<Codec, 12> k_codecs{{
+const std::array<Codec, 14> k_codecs{{
     {"hdf5", "HDF5",
      {".h5", ".hdf5", ".he5", ".keras_h5"},
      looks_like_hdf5,
@@ -118,6 +120,18 @@ const std::array<Codec, 12> k_codecs{{
      [](const std::string& t, const std::string& d, const OutputSpec& s) {
        return create_json_writer(t, d, s, JsonEncoding::base64);
      }},
+    // A PyTorch Distributed Checkpoint folder (.metadata); an output folder is one when input 1 is (output_format).
+    {"dcp", "PyTorch DCP",
+     {nullptr, nullptr, nullptr, nullptr},
+     dcp::looks_like_dcp,
+     open_as<dcp::DcpReader>,
+     dcp::create_dcp_writer},
+    // A DeepSpeed ZeRO checkpoint folder (global_stepN/, or the folder above with `latest`); read only.
+    {"deepspeed", "DeepSpeed",
+     {nullptr, nullptr, nullptr, nullptr},
+     deepspeed::looks_like_deepspeed,
+     open_as<deepspeed::DeepspeedReader>,
+     nullptr},
 }};
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -141,8 +155,11 @@ std::unique_ptr<Reader> open_reader(const std::string& given) {
   // prefix that is no file itself: PREFIX.index is. A folder is a Hugging Face model or nothing.
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
+    if (dcp::looks_like_dcp(path)) return check_names(std::make_unique<dcp::DcpReader>(path));
+    if (deepspeed::looks_like_deepspeed(path)) return check_names(std::make_unique<deepspeed::DeepspeedReader>(path));
     if (!hf::looks_like_hf(path))
-      fail(path, "a folder without model.safetensors, pytorch_model.bin or their sharded indexes");
+      fail(path, "a folder without model.safetensors, pytorch_model.bin, their sharded indexes, a DCP .metadata or "
+                 "DeepSpeed's *_model_states.pt");
     return check_names(std::make_unique<hf::FolderReader>(path));
   }
   require_regular_file(is_tensorflow_prefix(path) ? path + ".index" : path);
@@ -165,11 +182,12 @@ std::string output_format(const std::string& path, const std::string& forced, co
   }
   if (!forced.empty()) {
     for (const Codec& c : k_codecs)
-      if (forced == c.name) return forced;
+      if (forced == c.name && c.create) return forced;
     fail_usage("--format " + forced + ": unknown format; use one of " + output_format_names());
   }
   std::error_code ec;
-  if (ends_with(path, "/") || std::filesystem::is_directory(path, ec)) return "hf";
+  if (ends_with(path, "/") || std::filesystem::is_directory(path, ec))
+    return template_input && dynamic_cast<const dcp::DcpReader*>(template_input) ? "dcp" : "hf";
   if (template_input && dynamic_cast<const TfjsReader*>(template_input) && ends_with(path, ".json")) return "tfjs";
   if (is_tensorflow_output_name(path)) return "tensorflow";
   for (const Codec& c : k_codecs)
@@ -217,7 +235,7 @@ std::string output_file(const std::string& format, const std::string& path) {
   return format == "tensorflow" ? tensorflow_index_path(path) : path;
 }
 
-bool writes_folder(const std::string& format) { return format == "hf" || format == "hf-bin"; }
+bool writes_folder(const std::string& format) { return format == "hf" || format == "hf-bin" || format == "dcp"; }
 
 std::unique_ptr<Writer> create_writer(const std::string& format, const std::string& tmp_path,
                                       const std::string& display_path, const OutputSpec& spec) {

@@ -2,6 +2,7 @@
 
 #include "pytorch/pickle.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <map>
@@ -93,8 +94,9 @@ bool latin1(const std::string& text, std::string& out) {
 
 class Machine {
  public:
-  Machine(const std::string& file, const unsigned char* data, std::size_t size)
-      : m_file(file), m_p(data), m_end(data + size), m_begin(data) {}
+  Machine(const std::string& file, const unsigned char* data, std::size_t size,
+          const std::vector<std::string>* value_names)
+      : m_file(file), m_p(data), m_end(data + size), m_begin(data), m_value_names(value_names) {}
 
   Pickle run() {
     for (;;) {
@@ -207,8 +209,9 @@ class Machine {
   void global(const std::string& module, const std::string& name) {
     const std::string full = module + "." + name;
     // Not in the table: only a class name, which NEWOBJ may instantiate as data (see pickle.hpp), and only one a
-    // model can hold (pickle_globals.hpp); anything else is refused where it is named.
-    if (!allowed_global(full)) {
+    // model can hold (pickle_globals.hpp) or one the caller reads as a value; anything else is refused where it is
+    // named.
+    if (!allowed_global(full) && !value_name(full)) {
       if (!model_class(module, name)) refuse_named(full);
       m_classes.emplace(full, false);
     }
@@ -225,6 +228,17 @@ class Machine {
     return v;
   }
 
+  bool value_name(const std::string& full) const {
+    return m_value_names && std::find(m_value_names->begin(), m_value_names->end(), full) != m_value_names->end();
+  }
+  // REDUCE or NEWOBJ of a caller's value name: an object of that name holding its arguments.
+  Value* value_object(const Value& cls, Value* args) {
+    Value* v = make(Kind::object);
+    v->text = cls.text;
+    v->state = args;
+    return v;
+  }
+
   void step(unsigned char op);
   Value* call(const Value& callable, const Value& args);
   Value* rebuild_tensor(const Value& args);
@@ -234,6 +248,7 @@ class Machine {
   const unsigned char* m_p;
   const unsigned char* m_end;
   const unsigned char* m_begin;
+  const std::vector<std::string>* m_value_names;
   std::vector<Value*> m_stack;
   std::vector<std::size_t> m_marks;
   std::unordered_map<std::uint64_t, Value*> m_memo;
@@ -366,7 +381,8 @@ void Machine::step(unsigned char op) {
       Value* args = pop();
       Value* callable = pop();
       const bool named = callable->kind == Kind::global && allowed_global(callable->text);
-      if (callable->kind == Kind::global && !named && op == 0x81) push(instantiate(*callable, *args));
+      if (callable->kind == Kind::global && value_name(callable->text)) push(value_object(*callable, args));
+      else if (callable->kind == Kind::global && !named && op == 0x81) push(instantiate(*callable, *args));
       else if (callable->kind == Kind::global && !named) refuse_global(callable->text);
       else push(call(*callable, *args));
       break;
@@ -550,7 +566,12 @@ Value* Machine::persistent(const Value& pid) {
 }  // namespace
 
 Pickle unpickle(const std::string& file, const unsigned char* data, std::size_t size) {
-  return Machine(file, data, size).run();
+  return Machine(file, data, size, nullptr).run();
+}
+
+Pickle unpickle(const std::string& file, const unsigned char* data, std::size_t size,
+                const std::vector<std::string>& value_names) {
+  return Machine(file, data, size, &value_names).run();
 }
 
 std::string printable(std::string text) {

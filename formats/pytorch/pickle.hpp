@@ -103,6 +103,13 @@ struct Pickle {
 // global, an unknown opcode, a truncated or inconsistent pickle.
 Pickle unpickle(const std::string& file, const unsigned char* data, std::size_t size);
 
+// Unpickles as above, also accepting `value_names`: globals a caller's format pickles as plain values (DCP's
+// metadata names torch.float32 and pathlib.PosixPath). Each is kept as a Kind::global value; REDUCE or NEWOBJ of
+// one gives a Kind::object of that name whose state is its argument tuple. Nothing is imported or run; the caller
+// interprets these values and refuses what it does not expect.
+Pickle unpickle(const std::string& file, const unsigned char* data, std::size_t size,
+                const std::vector<std::string>& value_names);
+
 // Returns `text` with control characters replaced by '?', so that a name taken from a file keeps an error message
 // on one line.
 std::string printable(std::string text);

@@ -99,16 +99,25 @@ struct ZipClose {
 };
 
 // libzip's reading of the same archive must list the same entries with the same sizes, stored.
-void cross_check(const std::string& file, const std::vector<ZipEntry>& entries) {
-  int code = 0;
-  std::unique_ptr<zip_t, ZipClose> z(zip_open(file.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code));
-  if (!z) {
-    zip_error_t err;
+void cross_check(const std::string& file, const std::vector<ZipEntry>& entries, const unsigned char* data,
+                 std::uint64_t size, ZipSource source) {
+  zip_error_t err;
+  zip_error_init(&err);
+  std::unique_ptr<zip_t, ZipClose> z;
+  if (source == ZipSource::file) {
+    int code = 0;
+    z.reset(zip_open(file.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code));
     zip_error_init_with_code(&err, code);
+  } else if (zip_source_t* src = zip_source_buffer_create(data, size, 0, &err)) {
+    z.reset(zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS, &err));
+    if (!z) zip_source_free(src);
+  }
+  if (!z) {
     const std::string what = zip_error_strerror(&err);
     zip_error_fini(&err);
     refuse(file, "corrupt zip archive: " + what);
   }
+  zip_error_fini(&err);
   if (zip_get_num_entries(z.get(), 0) != static_cast<zip_int64_t>(entries.size()))
     refuse(file, "corrupt zip archive: libzip counts a different number of entries");
   for (std::size_t i = 0; i < entries.size(); ++i) {
@@ -138,12 +147,14 @@ void check_entry_name(const std::string& file, const std::string& name) {
 
 }  // namespace
 
-std::vector<ZipEntry> read_zip_directory(const std::string& file, const unsigned char* data, std::uint64_t size) {
+std::vector<ZipEntry> read_zip_directory(const std::string& file, const unsigned char* data, std::uint64_t size,
+                                         ZipSource source) {
   const Directory dir = find_directory(file, data, size);
   std::vector<ZipEntry> entries;
   entries.reserve(dir.entries);
   Cursor c(file, data, dir.offset + dir.size, dir.offset, "the central directory");
   for (std::uint64_t i = 0; i < dir.entries; ++i) {
+    const std::uint64_t central = c.at();
     if (c.get(4) != k_central) refuse(file, "corrupt zip archive: bad central directory entry " + std::to_string(i));
     c.skip(4);
     const auto flags = c.get(2), method = c.get(2);
@@ -184,10 +195,13 @@ std::vector<ZipEntry> read_zip_directory(const std::string& file, const unsigned
     local.skip(lextra);
     e.data_offset = local.at();
     e.size = usize;
+    e.local_header = header;
+    e.central = central;
+    e.descriptor = (flags & 8) != 0;
     if (e.size > size - e.data_offset) refuse(file, "corrupt zip archive: " + e.name + ": data runs past the end of the file");
     entries.push_back(std::move(e));
   }
-  cross_check(file, entries);
+  cross_check(file, entries, data, size, source);
   return entries;
 }
 

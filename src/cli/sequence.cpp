@@ -61,7 +61,9 @@ std::vector<std::string> last_checkpoints(const SequenceCli& s, const std::strin
   std::map<std::uint64_t, std::string> numbered;
   std::map<std::string, std::string> schemes;  // what precedes the number -> a file named so
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    if (!entry.is_regular_file(ec)) continue;
+    // A checkpoint is a file, or a folder (a DCP step-9000/, a DeepSpeed global_step9000/, a Hugging Face
+    // checkpoint-500/): whichever the numbering matches.
+    if (!entry.is_regular_file(ec) && !entry.is_directory(ec)) continue;
     const std::string name = entry.path().filename().string();
     std::string digits;
     if (s.pattern.empty()) {
