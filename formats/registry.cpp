@@ -11,12 +11,14 @@
 #include <unordered_map>
 
 #include "caffe/caffe.hpp"
+#include "flax/flax.hpp"
 #include "hdf5/hdf5_reader.hpp"
 #include "hf/hf.hpp"
 #include "hdf5/hdf5_writer.hpp"
 #include "json/json.hpp"
 #include "keras/keras_archive.hpp"
 #include "mxnet/mxnet.hpp"
+#include "npz/npz.hpp"
 #include "pytorch/pytorch.hpp"
 #include "safetensors/safetensors.hpp"
 #include "tensorflow/tensorflow.hpp"
@@ -46,7 +48,7 @@ struct Codec {
   std::unique_ptr<Writer> (*create)(const std::string& tmp, const std::string& display, const OutputSpec& spec);
 };
 
-const std::array<Codec, 12> k_codecs{{
+const std::array<Codec, 14> k_codecs{{
     {"hdf5", "HDF5",
      {".h5", ".hdf5", ".he5", ".keras_h5"},
      looks_like_hdf5,
@@ -68,11 +70,23 @@ const std::array<Codec, 12> k_codecs{{
      looks_like_keras,
      open_as<KerasArchiveReader>,
      create_keras_writer},
+    // After "pytorch" and "keras", the other zip archives: every member of an .npz is a .npy file.
+    {"npz", "NumPy",
+     {".npz", nullptr, nullptr, nullptr},
+     looks_like_npz,
+     open_as<NpzReader>,
+     create_npz_writer},
     {"mxnet", "MXNet",
      {".params", nullptr, nullptr, nullptr},
      looks_like_mxnet,
      open_as<MxnetReader>,
      create_mxnet_writer},
+    // Before "caffe", whose protobuf sniff a msgpack map could pass; Flax checkpoints often have no extension.
+    {"flax", "Flax",
+     {".msgpack", nullptr, nullptr, nullptr},
+     looks_like_flax,
+     open_as<FlaxReader>,
+     create_flax_writer},
     {"caffe", "Caffe",
      {".caffemodel", nullptr, nullptr, nullptr},
      looks_like_caffe,

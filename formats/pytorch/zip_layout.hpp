@@ -35,11 +35,18 @@ struct ZipEntry {
   std::string name;
   std::uint64_t data_offset = 0;  // in the file
   std::uint64_t size = 0;
+  std::uint16_t method = 0;           // 0 stored, 8 deflated
+  std::uint64_t compressed_size = 0;  // the bytes at data_offset (size when stored)
 };
 
-// Lists a zip archive's entries from its mapping. Refuses (Error naming `file`) compressed or encrypted entries,
-// entries whose data lies outside the file, and any inconsistency with libzip's reading of `file`.
-std::vector<ZipEntry> read_zip_directory(const std::string& file, const unsigned char* data, std::uint64_t size);
+// Which compression methods an archive's entries may use (torch.save stores; numpy.savez_compressed deflates).
+enum class ZipMethods { stored, stored_or_deflated };
+
+// Lists a zip archive's entries from its mapping. Refuses (Error naming `file`) compressed entries unless `methods`
+// allows deflate, encrypted entries, entries whose data lies outside the file, and any inconsistency with libzip's
+// reading of `file`.
+std::vector<ZipEntry> read_zip_directory(const std::string& file, const unsigned char* data, std::uint64_t size,
+                                         ZipMethods methods = ZipMethods::stored);
 
 // Writes an archive of stored entries into a file: add() every entry, then lay_out() sizes the file and returns
 // the data offset of each entry; the caller writes the bytes there; finish() computes the CRC-32s from the file
