@@ -123,7 +123,7 @@ void cross_check(const std::string& file, const std::vector<ZipEntry>& entries, 
   for (std::size_t i = 0; i < entries.size(); ++i) {
     zip_stat_t st;
     if (zip_stat_index(z.get(), i, ZIP_FL_ENC_RAW, &st) != 0 || entries[i].name != st.name ||
-        st.size != entries[i].size || st.comp_method != ZIP_CM_STORE)
+        st.size != entries[i].size || st.comp_method != entries[i].method)
       refuse(file, "corrupt zip archive: entry " + entries[i].name + " reads differently through libzip");
   }
 }
@@ -148,7 +148,7 @@ void check_entry_name(const std::string& file, const std::string& name) {
 }  // namespace
 
 std::vector<ZipEntry> read_zip_directory(const std::string& file, const unsigned char* data, std::uint64_t size,
-                                         ZipSource source) {
+                                         ZipSource source, ZipMethods methods) {
   const Directory dir = find_directory(file, data, size);
   std::vector<ZipEntry> entries;
   entries.reserve(dir.entries);
@@ -184,9 +184,11 @@ std::vector<ZipEntry> read_zip_directory(const std::string& file, const unsigned
     c.skip(extra_end - c.at());
     c.skip(comment_len);
     if (flags & 1) refuse(file, e.name + ": the entry is encrypted");
-    if (method != 0 || csize != usize)
-      refuse(file, e.name + ": the entry is compressed (method " + std::to_string(method) +
-                     "); torch.save stores entries uncompressed");
+    const bool deflated = methods == ZipMethods::stored_or_deflated && method == ZIP_CM_DEFLATE;
+    if (!deflated && (method != 0 || csize != usize))
+      refuse(file, e.name + ": the entry is compressed (method " + std::to_string(method) + "); " +
+                     (methods == ZipMethods::stored ? "torch.save stores entries uncompressed"
+                                                    : "only stored and deflated entries are read"));
     Cursor local(file, data, size, header, "a local header");
     if (local.get(4) != k_local) refuse(file, "corrupt zip archive: " + e.name + ": bad local header");
     local.skip(22);
@@ -198,7 +200,10 @@ std::vector<ZipEntry> read_zip_directory(const std::string& file, const unsigned
     e.local_header = header;
     e.central = central;
     e.descriptor = (flags & 8) != 0;
-    if (e.size > size - e.data_offset) refuse(file, "corrupt zip archive: " + e.name + ": data runs past the end of the file");
+    e.method = static_cast<std::uint16_t>(method);
+    e.compressed_size = csize;
+    if (csize > size - e.data_offset)
+      refuse(file, "corrupt zip archive: " + e.name + ": data runs past the end of the file");
     entries.push_back(std::move(e));
   }
   cross_check(file, entries, data, size, source);

@@ -242,7 +242,8 @@ InputFiles input_files(const std::vector<Reader*>& inputs) {
 void note_kept_entries(const Verbosity& v, const Reader& input1, const std::string& format) {
   const std::vector<std::string> kept = input1.kept_entries();
   if (kept.empty()) return;
-  const bool keeps = format == "pytorch" && input1.format_name() == "PyTorch";
+  const bool keeps = (format == "pytorch" && input1.format_name() == "PyTorch") ||
+                     (format == "flax" && input1.format_name() == "Flax");
   if (!keeps)
     note(v, 0, "warning: " + std::to_string(kept.size()) + " value(s) of " + input1.path() +
                    " that are not tensors have no place in a " + format + " output and are left out (-v lists them)");
