@@ -18,6 +18,12 @@ void add_verbosity(CLI::App& app, Verbosity& v) {
   app.add_flag("-q,--quiet", v.quiet, "Print nothing but errors");
 }
 
+void add_progress(CLI::App& app, Verbosity& v) {
+  add_choice(app, "--progress", v.progress,
+             {{"auto", ProgressStyle::automatic}, {"json", ProgressStyle::json}, {"none", ProgressStyle::none}},
+             "auto: a line redrawn when stderr is a terminal; json: one JSON line per step on stderr");
+}
+
 void add_plan_options(CLI::App& app, PlanOptions& options) {
   add_choice(app, "--int-policy", options.int_policy, k_int_policy_names,
              "Hyper-parameters, counters and non-float tensors: copy input 1's (a sequence's newest), require "

@@ -12,7 +12,7 @@ namespace {
 
 struct InspectOptions {
   std::string input;
-  bool json = false;
+  bool json = false, verbose = false;
 };
 
 struct Totals {
@@ -56,7 +56,25 @@ void print_json(const Reader& r, const Totals& t) {
   std::printf("%s\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
 }
 
-void print_table(const Reader& r, const Totals& t) {
+// A whole model's modules each keep a dozen plain attributes (training, in_features, empty hook dicts): without -v
+// the table counts them in one line and lists only the rest (objects, containers that hold something).
+bool plain_attribute(const Reader& r, const std::string& kept) {
+  if (r.layout().find("whole model") == std::string::npos) return false;
+  for (const char* plain : {"(None", "(bool ", "(int ", "(float ", "(str ", "(dict of 0", "(list of 0", "(tuple of "})
+    if (kept.find(plain) != std::string::npos) return true;
+  return false;
+}
+
+void print_kept(const Reader& r, bool verbose) {
+  std::size_t folded = 0;
+  for (const std::string& kept : r.kept_entries()) {
+    if (!verbose && plain_attribute(r, kept)) ++folded;
+    else std::printf("not a tensor: %s\n", kept.c_str());
+  }
+  if (folded) std::printf("%zu plain values kept (-v lists them)\n", folded);
+}
+
+void print_table(const Reader& r, const Totals& t, bool verbose) {
   std::printf("%s: %s, %s\n", r.path().c_str(), r.format_name().c_str(), r.layout().c_str());
   for (const auto& [key, value] : r.metadata()) {
     // Provenance is shown whole; other metadata (model configs of tens of kB) only by size.
@@ -84,7 +102,7 @@ void print_table(const Reader& r, const Totals& t) {
     std::printf("%-*s  %-*s  %-*s  %-*s  %llu\n", nw, x.name.c_str(), dw, std::string(dtype_name(x.dtype)).c_str(),
                 sw, shape_string(x.shape).c_str(), rw, roles[i].c_str(), static_cast<unsigned long long>(x.count()));
   }
-  for (const std::string& kept : r.kept_entries()) std::printf("not a tensor: %s\n", kept.c_str());
+  print_kept(r, verbose);
   std::printf("%llu tensors (%llu float, %llu other), %llu values (%llu float), %llu bytes\n",
               static_cast<unsigned long long>(t.tensors), static_cast<unsigned long long>(t.float_tensors),
               static_cast<unsigned long long>(t.tensors - t.float_tensors),
@@ -96,7 +114,7 @@ int run_inspect(const InspectOptions& o) {
   auto reader = open_reader(o.input);
   const Totals t = totals_of(reader->tensors());
   if (o.json) print_json(*reader, t);
-  else print_table(*reader, t);
+  else print_table(*reader, t, o.verbose);
   return 0;
 }
 
@@ -106,6 +124,7 @@ RunFn setup_inspect(CLI::App& app) {
   auto o = std::make_shared<InspectOptions>();
   app.add_option("input", o->input, "Checkpoint to list")->required();
   app.add_flag("--json", o->json, "Print JSON on stdout instead of a table");
+  app.add_flag("-v,--verbose", o->verbose, "List a whole model's plain attributes too, not only their count");
   return [o] { return run_inspect(*o); };
 }
 

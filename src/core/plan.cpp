@@ -156,6 +156,32 @@ void check_ties(const std::vector<Reader*>& inputs, Plan& plan) {
 Plan build_plan_by_order(const std::vector<Reader*>& inputs, const PlanOptions& options);
 bool pairs_by_order(const std::vector<Reader*>& inputs);
 
+namespace {
+
+// Puts first one line per input that has no tensor name in common with input 1: a different model (or another
+// framework's naming of it), said with each one's format and layout before a report of every tensor.
+void lead_with_different_models(const std::vector<Reader*>& inputs, const std::vector<NameIndex>& indexes,
+                                std::vector<Problem>& problems) {
+  const Reader& first = *inputs.front();
+  const auto kind = [](const Reader& r) {
+    return r.layout() == r.format_name() ? r.layout() : r.format_name() + ", " + r.layout();
+  };
+  std::vector<Problem> lead;
+  for (std::size_t k = 1; k < inputs.size(); ++k) {
+    const Reader& other = *inputs[k];
+    if (other.tensors().empty() || first.tensors().empty() ||
+        std::any_of(other.tensors().begin(), other.tensors().end(),
+                    [&](const TensorInfo& t) { return indexes[0].contains(t.name); }))
+      continue;
+    lead.push_back({other.path(), "a different model from " + first.path() + ": no tensor name in common (" +
+                                      first.path() + ": " + kind(first) + "; " + other.path() + ": " + kind(other) +
+                                      ")"});
+  }
+  problems.insert(problems.begin(), lead.begin(), lead.end());
+}
+
+}  // namespace
+
 Plan build_plan(const std::vector<Reader*>& inputs, const PlanOptions& options) {
   WAVG_ASSERT(!inputs.empty());
   const bool filtered = !options.include.empty() || !options.exclude.empty();
@@ -265,12 +291,16 @@ Plan build_plan(const std::vector<Reader*>& inputs, const PlanOptions& options) 
                       {first.path(), std::to_string(details) +
                                          " tensor names differ (listed below), but every input's model tensors pair up with these by "
                                          "position, with equal shapes: --match order would pair them"});
+    else lead_with_different_models(inputs, indexes, problems);
     throw Error(ExitCode::incompatible, std::move(problems));
   }
   if (plan.entries.empty() && filtered)
     throw Error(ExitCode::incompatible, first.path(), "no tensor is left after --include / --exclude");
-  if (plan.entries.empty())
-    throw Error(ExitCode::incompatible, first.path(), "no tensor is common to all inputs; nothing to merge");
+  if (plan.entries.empty()) {
+    problems.push_back({first.path(), "no tensor is common to all inputs; nothing to merge"});
+    lead_with_different_models(inputs, indexes, problems);
+    throw Error(ExitCode::incompatible, std::move(problems));
+  }
   return plan;
 }
 
