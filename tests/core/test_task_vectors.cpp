@@ -46,7 +46,8 @@ Values run_task(const std::vector<Values>& tunes, const Values& base, const Task
 std::vector<double> ties_reference(const std::vector<std::vector<double>>& x, const std::vector<double>& b,
                                    const std::vector<double>& w, double density, double lambda) {
   const std::size_t n = b.size(), inputs = x.size();
-  const auto keep = static_cast<std::size_t>(density * static_cast<double>(n));
+  // mergekit 0.1.5: k = max(1, floor(D * n)), so a tensor smaller than 1/D keeps its largest entry.
+  const auto keep = std::max<std::size_t>(1, static_cast<std::size_t>(density * static_cast<double>(n)));
   std::vector<std::vector<double>> tv(inputs, std::vector<double>(n, 0.0));
   for (std::size_t k = 0; k < inputs; ++k) {
     std::vector<std::size_t> order(n);
@@ -76,7 +77,8 @@ std::vector<double> ties_reference(const std::vector<std::vector<double>>& x, co
 
 }  // namespace
 
-TEST_CASE("ties keeps exactly the top floor(D*n) magnitudes of each tensor across blocks, ties to the lower index") {
+TEST_CASE("ties keeps exactly the top max(1, floor(D*n)) magnitudes of each tensor across blocks, ties to the lower "
+          "index") {
   std::mt19937_64 rng(19);
   std::uniform_int_distribution<int> step(-12, 12);  // multiples of 1/8: many equal magnitudes
   const std::vector<std::size_t> sizes{10'007, 3, 2'500, 700};  // 700: one block, found in one pass

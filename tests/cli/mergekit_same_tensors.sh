@@ -1,0 +1,73 @@
+# Optional: every method wavg runs from a recipe gives mergekit's tensors. Needs a Python with mergekit named by
+# WAVG_MERGEKIT_PYTHON (a venv outside the repository: python3 -m venv V && V/bin/pip install mergekit);
+# skipped without one. A tiny Llama (hidden 16, 3 layers, float64) and three fine-tunes are made here with
+# transformers; each recipe runs through mergekit with dtype float64 and through wavg merge --recipe, and every
+# tensor is compared: task arithmetic, TIES and DARE must be equal bit for bit; the others within a few ulp of
+# the inputs' magnitude at that element (TOLERANCE; the counts and the largest difference are printed).
+# mergekit 0.1.5's linear accumulates with torch's addcmul_, which fuses multiply and add (FMA) on the CPU; wavg
+# never fuses (-ffp-contract=off: the same bits on every machine). SLERP's and model stock's coefficients come
+# from whole-tensor norms and dot products, which torch sums in another order than wavg's fixed chunks, and
+# model stock's mean is t·mean(x) + (1 - t)·base in mergekit, one weighted sum in wavg. DARE draws its mask
+# from torch's generator in mergekit and from Philox in wavg, so it is compared at density 1 only.
+PY=${WAVG_MERGEKIT_PYTHON:-}
+export HF_HUB_OFFLINE=1  # the models are local folders; mergekit must not ask the hub about them
+[ -n "$PY" ] && "$PY" -c 'import mergekit, transformers, torch' 2>/dev/null || { echo "no WAVG_MERGEKIT_PYTHON with mergekit"; exit 77; }
+"$PY" - "$WAVG" <<'PYTHON'
+import os, subprocess, sys
+import numpy as np, torch, transformers, yaml
+from safetensors.numpy import load_file
+from mergekit.config import MergeConfiguration
+from mergekit.merge import MergeOptions, run_merge
+
+WAVG = sys.argv[1]
+cfg = transformers.LlamaConfig(hidden_size=16, intermediate_size=24, num_hidden_layers=3, num_attention_heads=2,
+                               num_key_value_heads=2, vocab_size=32, max_position_embeddings=32)
+torch.manual_seed(0)
+base = transformers.LlamaForCausalLM(cfg).to(torch.float64)
+base.save_pretrained("base", safe_serialization=True)
+g = torch.Generator().manual_seed(1)
+shared = {k: 0.02 * torch.randn(v.shape, generator=g, dtype=torch.float64) for k, v in base.state_dict().items()}
+for i in range(3):
+    m = transformers.LlamaForCausalLM(cfg).to(torch.float64)
+    m.load_state_dict({k: v + shared[k] + 0.05 * torch.randn(v.shape, generator=g, dtype=torch.float64)
+                       for k, v in base.state_dict().items()})
+    m.save_pretrained(f"ft{i}", safe_serialization=True)
+
+TOLERANCE = {"linear": 4, "slerp": 16, "model_stock": 16}  # in ulp of the inputs' largest magnitude
+INPUTS = [load_file(f"{m}/model.safetensors") for m in ("base", "ft0", "ft1", "ft2")]
+RECIPES = {
+    "linear": "models:\n  - model: ft0\n    parameters: {weight: 0.7}\n  - model: ft1\n    parameters: {weight: [0.3, 1]}\nmerge_method: linear\n",
+    "task_arithmetic": "models:\n  - model: ft0\n    parameters: {weight: 1.0}\n  - model: ft1\n    parameters: {weight: -0.5}\nbase_model: base\nmerge_method: task_arithmetic\nparameters: {lambda: 0.9}\n",
+    "ties": "models:\n  - model: ft0\n    parameters: {weight: 1.0, density: [1, 0.5, 0.2]}\n  - model: ft1\n    parameters: {weight: 0.5, density: 0.5}\n  - model: ft2\n    parameters:\n      weight:\n        - filter: mlp\n          value: 0.5\n        - value: 1\n      density: 0.3\nbase_model: base\nmerge_method: ties\n",
+    "dare_linear": "models:\n  - model: ft0\n    parameters: {weight: 0.6, density: 1.0}\n  - model: ft1\n    parameters: {weight: 0.4, density: 1.0}\nbase_model: base\nmerge_method: dare_linear\nparameters: {rescale: false}\n",
+    "slerp": "models:\n  - model: ft0\n  - model: ft1\nbase_model: ft0\nmerge_method: slerp\nparameters:\n  t:\n    - filter: self_attn\n      value: [0, 0.5, 1]\n    - value: 0.3\n",
+    "model_stock": "models:\n  - model: ft0\n  - model: ft1\n  - model: ft2\nbase_model: base\nmerge_method: model_stock\n",
+}
+for name, text in RECIPES.items():
+    text += "dtype: float64\n"
+    open(f"{name}.yml", "w").write(text)
+    run_merge(MergeConfiguration.model_validate(yaml.safe_load(text)), f"mk-{name}",
+              options=MergeOptions(copy_tokenizer=False, write_model_card=False))
+    subprocess.run([WAVG, "merge", "-q", "--recipe", f"{name}.yml", "-o", f"wavg-{name}/"], check=True)
+    def tensors(folder):
+        out = {}
+        for f in sorted(os.listdir(folder)):
+            if f.endswith(".safetensors"):
+                out.update(load_file(os.path.join(folder, f)))
+        return out
+    mk, wv = tensors(f"mk-{name}"), tensors(f"wavg-{name}")
+    assert sorted(mk) == sorted(wv), (name, sorted(set(mk) ^ set(wv)))
+    equal = close = 0
+    worst = 0.0
+    for k in mk:
+        a, b = mk[k].astype(np.float64), wv[k].astype(np.float64)
+        if np.array_equal(a, b):
+            equal += 1
+            continue
+        scale = np.max(np.abs(np.stack([m[k] for m in INPUTS])), axis=0)
+        d = np.max(np.abs(a - b) / np.spacing(scale))
+        assert d <= TOLERANCE.get(name, 0), (name, k, d)
+        worst = max(worst, d)
+        close += 1
+    print(f"{name}: {equal} tensors equal, {close} within {worst:g} ulp of the inputs")
+PYTHON
