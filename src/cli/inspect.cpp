@@ -51,25 +51,27 @@ void print_json(const Reader& r, const Totals& t) {
 }
 
 void print_table(const Reader& r, const Totals& t) {
-  std::printf("%s: %s, %s\n", r.path().c_str(), r.format_name().c_str(), r.layout().c_str());
+  // Everything taken from the file is escaped as error lines are, so no name can end its line or drive the terminal.
+  std::printf("%s: %s, %s\n", printable(r.path()).c_str(), r.format_name().c_str(), printable(r.layout()).c_str());
   for (const auto& [key, value] : r.metadata()) {
     // Provenance is shown whole; other metadata (model configs of tens of kB) only by size.
     const bool whole = key.rfind("wavg_", 0) == 0 || value.size() <= 60;
     const std::string shown = whole ? value : "(" + std::to_string(value.size()) + " characters)";
-    std::printf("  %s = %s\n", key.c_str(), shown.c_str());
+    std::printf("  %s = %s\n", printable(key).c_str(), printable(shown).c_str());
   }
   std::size_t name_w = 4, dtype_w = 5, shape_w = 5;
   for (const auto& x : r.tensors()) {
-    name_w = std::max(name_w, x.name.size());
+    name_w = std::max(name_w, printable(x.name).size());
     dtype_w = std::max(dtype_w, dtype_name(x.dtype).size());
     shape_w = std::max(shape_w, shape_string(x.shape).size());
   }
   const int nw = static_cast<int>(name_w), dw = static_cast<int>(dtype_w), sw = static_cast<int>(shape_w);
   std::printf("%-*s  %-*s  %-*s  %s\n", nw, "name", dw, "dtype", sw, "shape", "values");
   for (const auto& x : r.tensors())
-    std::printf("%-*s  %-*s  %-*s  %llu\n", nw, x.name.c_str(), dw, std::string(dtype_name(x.dtype)).c_str(), sw,
+    std::printf("%-*s  %-*s  %-*s  %llu\n", nw, printable(x.name).c_str(), dw,
+                std::string(dtype_name(x.dtype)).c_str(), sw,
                 shape_string(x.shape).c_str(), static_cast<unsigned long long>(x.count()));
-  for (const std::string& kept : r.kept_entries()) std::printf("not a tensor: %s\n", kept.c_str());
+  for (const std::string& kept : r.kept_entries()) std::printf("not a tensor: %s\n", printable(kept).c_str());
   std::printf("%llu tensors (%llu float, %llu other), %llu values (%llu float), %llu bytes\n",
               static_cast<unsigned long long>(t.tensors), static_cast<unsigned long long>(t.float_tensors),
               static_cast<unsigned long long>(t.tensors - t.float_tensors),
