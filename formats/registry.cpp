@@ -7,6 +7,8 @@
 #include <cstring>
 #include <fstream>
 #include <filesystem>
+#include <new>
+#include <stdexcept>
 #include <string_view>
 #include <unordered_map>
 
@@ -98,7 +100,7 @@ const std::array<Codec, 16> k_codecs{{
     {"tensorflow", "TensorFlow checkpoint",
      {".ckpt", ".index", nullptr, nullptr},
      looks_like_tensorflow,
-     open_as<TensorflowReader>,
+     open_tensorflow,
      create_tensorflow_writer},
     // A folder, or its *.safetensors.index.json / *.bin.index.json; before "tfjs" and "json", which claim .json.
     // An output is a folder when its path ends in '/' or names one (output_format), or with --format hf / hf-bin.
@@ -160,11 +162,39 @@ std::unique_ptr<Reader> check_names(std::unique_ptr<Reader> reader) {
   return reader;
 }
 
+// Refuses the first bytes of standard input (its copy so far, at `head`) unless they may start a checkpoint: a
+// codec's sniffer claims them, or they start a zip archive (.keras, torch.save), whose directory comes last.
+void check_stdin_head(const std::string& head) {
+  for (const Codec& c : k_codecs)
+    if (c.sniff(head)) return;
+  std::ifstream in(head, std::ios::binary);
+  char magic[4] = {};
+  if (in.read(magic, sizeof magic) && std::memcmp(magic, "PK\x03\x04", 4) == 0) return;
+  fail(k_stdio_name, describe_unknown(head));
+}
+
+// Returns the name of the format `input` was read as (its registry row).
+std::string codec_of(const Reader& input) {
+  for (const Codec& c : k_codecs)
+    if (c.open && input.format_name() == c.reader_name) return c.name;
+  return input.format_name();
+}
+
+// .ckpt is PyTorch Lightning's extension and TensorFlow's (model.ckpt): the output follows input 1 (`input`;
+// TensorFlow's when there is none, an output made from no file).
+std::string ckpt_format(const std::string& path, const Reader* input) {
+  if (!input) return "tensorflow";
+  const std::string format = codec_of(*input);
+  if (format == "pytorch" || format == "tensorflow") return format;
+  fail_usage("-o " + path + ": .ckpt names a PyTorch Lightning or a TensorFlow checkpoint and input 1 is " +
+             input->format_name() + "; use --format pytorch or --format tensorflow");
+}
+
 }  // namespace
 
 std::unique_ptr<Reader> open_reader(const std::string& given) {
   const bool from_stdin = given == k_stdio_name;
-  const std::string& path = from_stdin ? stdin_copy() : given;
+  const std::string& path = from_stdin ? stdin_copy(check_stdin_head) : given;
   // Before any sniffer opens it: a FIFO would block its open() for ever. A TensorFlow checkpoint is named by a
   // prefix that is no file itself: PREFIX.index is. A folder is a Hugging Face model or nothing.
   std::error_code ec;
@@ -183,7 +213,12 @@ std::unique_ptr<Reader> open_reader(const std::string& given) {
     if (from_stdin && std::string(c.name) == "tfjs")
       fail(given, "a TF.js model.json names weight files beside it, so it cannot come from standard input; give "
                   "its path");
-    return check_names(c.open(path));
+    try {
+      return check_names(c.open(path));
+    } catch (const std::exception& e) {  // a structure larger than this process may hold, named by its file
+      if (!dynamic_cast<const std::bad_alloc*>(&e) && !dynamic_cast<const std::length_error*>(&e)) throw;
+      fail(path, "out of memory while reading its structure (" + std::string(c.reader_name) + ")");
+    }
   }
   fail(path, describe_unknown(path));
 }
@@ -203,11 +238,37 @@ std::string output_format(const std::string& path, const std::string& forced, co
   if (ends_with(path, "/") || std::filesystem::is_directory(path, ec))
     return template_input && dynamic_cast<const dcp::DcpReader*>(template_input) ? "dcp" : "hf";
   if (template_input && dynamic_cast<const TfjsReader*>(template_input) && ends_with(path, ".json")) return "tfjs";
+  if (ends_with(path, ".ckpt")) return ckpt_format(path, template_input);
   if (is_tensorflow_output_name(path)) return "tensorflow";
   for (const Codec& c : k_codecs)
     for (const char* ext : c.extensions)
       if (ext && ends_with(path, ext)) return c.name;
+  if (names_no_format(path) && template_input) return codec_of(*template_input);
   fail_usage("cannot tell the output format of '" + path + "'; use --format " + output_format_names());
+}
+
+std::string output_format(const std::string& path, const std::string& forced, const std::vector<Reader*>& inputs) {
+  WAVG_ASSERT(!inputs.empty());
+  if (forced.empty() && names_no_format(path))
+    for (const Reader* r : inputs)
+      if (codec_of(*r) != codec_of(*inputs.front()))
+        fail_usage("-o " + path + " names no format and the inputs are in several (" + codec_of(*inputs.front()) +
+                   ", " + codec_of(*r) + "); use --format " + output_format_names());
+  return output_format(path, forced, inputs.front());
+}
+
+bool names_no_format(const std::string& path) {
+  const std::size_t slash = path.rfind('/');
+  const std::string base = path.substr(slash == std::string::npos ? 0 : slash + 1);
+  return !base.empty() && base != "-" && base.find('.') == std::string::npos;
+}
+
+bool format_from_inputs(const std::string& path, const std::string& forced) {
+  return forced.empty() && (ends_with(path, ".ckpt") || names_no_format(path));
+}
+
+std::string early_output_format(const std::string& path, const std::string& forced) {
+  return format_from_inputs(path, forced) ? std::string() : output_format(path, forced);
 }
 
 std::size_t template_input(const std::string& format, const std::vector<Reader*>& inputs,

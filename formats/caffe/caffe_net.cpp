@@ -147,9 +147,8 @@ bool layer_has_name(const unsigned char* p, std::uint64_t begin, std::uint64_t e
       if (!read_varint(p, end, at, v) || v > end - at) return false;
       if (tag >> 3 == name_field) {
         if (v == 0 || v > 4096) return false;
-        for (std::uint64_t i = at; i < at + v; ++i)
-          if (p[i] < 0x20 || p[i] == 0x7f) return false;
-        return true;
+        // Text, not noise: no NUL. Other control characters are the reader's to refuse, naming the layer.
+        return std::memchr(p + at, 0, v) == nullptr;
       }
       at += v;
     } else {
@@ -206,7 +205,8 @@ CaffeBlobs index_blobs(wavg_caffe::NetParameter& net, const std::string& file) {
   auto add_layer = [&](const std::string& name, auto* blobs, int v1_type) {
     if (blobs->empty()) return;
     if (name.empty()) fail(file, "a layer with " + std::to_string(blobs->size()) + " blobs has no name");
-    if (name.find('\n') != std::string::npos) fail(file, "a layer name holds a line break");
+    if (std::any_of(name.begin(), name.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }))
+      fail(file, "the layer name '" + name + "' holds a control character, which no tensor name may");
     if (!seen.insert(name).second) fail(file, "two layers with blobs are named " + name);
     for (int i = 0; i < blobs->size(); ++i) {
       const std::string tensor = name + "/" + std::to_string(i);

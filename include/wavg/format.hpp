@@ -119,8 +119,22 @@ std::unique_ptr<Reader> open_reader(const std::string& path);
 // the output is TensorFlow.js when input 1 (`template_input`, when known) is, so that merging model.json files
 // gives a model.json, and wavg JSON otherwise. A path ending in '/' or naming an existing folder is a Hugging Face
 // folder ("hf").
+// A name that says nothing (ckpt-5, export/variables/variables: no extension) takes input 1's format, and .ckpt
+// (PyTorch Lightning's and TensorFlow's) follows input 1 when it is PyTorch or TensorFlow and is refused asking for
+// --format otherwise (TensorFlow without an input).
 std::string output_format(const std::string& path, const std::string& forced,
                           const Reader* template_input = nullptr);
+// Returns output_format() for the inputs of a job: an output whose name says nothing is refused when the inputs
+// are in several formats.
+std::string output_format(const std::string& path, const std::string& forced, const std::vector<Reader*>& inputs);
+// Tells whether an output's file name says nothing of its format: no extension, as TensorFlow names checkpoints
+// (ckpt-5, export/variables/variables). Such an output takes its inputs' format.
+bool names_no_format(const std::string& path);
+// Tells whether output_format() takes the format from the inputs (a name that says nothing, or .ckpt).
+bool format_from_inputs(const std::string& path, const std::string& forced);
+// Returns output_format() before the inputs are open: "" when the inputs will decide (format_from_inputs), so
+// that usage errors come before any file opens.
+std::string early_output_format(const std::string& path, const std::string& forced);
 // Returns the index of the input an output of `format` keeps the structure and metadata of (OutputSpec's
 // template_input): the first input in that format that holds every one of the output's `tensors` by name and
 // shape (a .keras output needs a .keras input's config.json, a TF.js one a model.json), else input 1.

@@ -6,6 +6,7 @@
 // from a run that fails). A checkpoint of several files (TF.js model.json and its shards, a TensorFlow .index
 // and its data) cannot travel through one pipe and is refused either way.
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -14,9 +15,11 @@ namespace wavg {
 // The name that means standard input or output.
 inline constexpr const char* k_stdio_name = "-";
 
-// Returns the path of the private copy of standard input, copying it on the first call. Throws Error naming "-"
-// when standard input is a terminal, empty, or cannot be read or copied.
-const std::string& stdin_copy();
+// Returns the path of the private copy of standard input, copying it on the first call: its first MiB, then,
+// once `check_head` (called with the copy's path) has not thrown, the rest, each chunk checked against the free
+// space of $TMPDIR's file system. Throws Error naming "-" when standard input is a terminal, empty, or cannot be
+// read or copied.
+const std::string& stdin_copy(const std::function<void(const std::string&)>& check_head);
 // Returns `text` with the path of the copy of standard input replaced by "-" (messages and the provenance name
 // the input as it was given).
 std::string as_given(std::string text);

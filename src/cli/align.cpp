@@ -56,7 +56,7 @@ void write_aligned(Reader& aligned, Reader& original, const align::PermSpec& per
 }
 
 int run_align(const AlignOptions& o) {
-  std::string format = output_format(o.output, o.format);
+  std::string format = early_output_format(o.output, o.format);
   const Overwrite overwrite = o.force ? Overwrite::yes : Overwrite::no;
   pipeline::check_output(o.output, {o.input, o.to}, overwrite);
   apply_threads(o.threads);

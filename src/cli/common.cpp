@@ -144,7 +144,8 @@ void add_tf_state(CLI::App& app, bool& tf_state) {
 }
 
 void check_tf_state(bool tf_state, const std::string& format) {
-  if (tf_state && format != "tensorflow") fail_usage("--tf-state needs a TensorFlow output (--format tensorflow)");
+  if (tf_state && !format.empty() && format != "tensorflow")
+    fail_usage("--tf-state needs a TensorFlow output (--format tensorflow)");
 }
 
 namespace {
@@ -184,7 +185,8 @@ void add_shard_size(CLI::App& app, std::uint64_t& bytes) {
 }
 
 void check_shard_size(std::uint64_t bytes, const std::string& format) {
-  if (bytes && !writes_folder(format)) fail_usage("--shard-size needs a folder output (a path ending in '/')");
+  if (bytes && !format.empty() && !writes_folder(format))
+    fail_usage("--shard-size needs a folder output (a path ending in '/')");
 }
 
 void add_device(CLI::App& app, Device& device) {

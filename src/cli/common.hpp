@@ -120,7 +120,7 @@ void add_hash(CLI::App& app, HashAlgo& hash);
 
 // Adds --tf-state: a TensorFlow output also writes the `checkpoint` state file beside it.
 void add_tf_state(CLI::App& app, bool& tf_state);
-// Refuses (usage error) --tf-state for an output that is not a TensorFlow checkpoint.
+// Refuses (usage error) --tf-state for an output that is not a TensorFlow checkpoint ("": not known yet).
 void check_tf_state(bool tf_state, const std::string& format);
 
 // Where the arithmetic runs (--device).
@@ -130,7 +130,7 @@ inline constexpr std::array<Named<Device>, 3> k_device_names{
 // Adds --shard-size SIZE: the largest shard of a folder output; bytes, or a number with KB/MB/GB (powers of 1000,
 // as huggingface_hub counts) or KiB/MiB/GiB. 0 when not given.
 void add_shard_size(CLI::App& app, std::uint64_t& bytes);
-// Refuses (usage error) --shard-size for an output that is not a folder.
+// Refuses (usage error) --shard-size for an output that is not a folder ("": not known yet).
 void check_shard_size(std::uint64_t bytes, const std::string& format);
 
 // Adds --device auto|cpu|cuda (default: auto).

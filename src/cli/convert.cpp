@@ -32,7 +32,7 @@ struct ConvertOptions {
 };
 
 int run_convert(const ConvertOptions& o) {
-  const std::string early_format = output_format(o.output, o.format);  // refused before the input opens
+  const std::string early_format = early_output_format(o.output, o.format);  // refused before the input opens
   check_tf_state(o.tf_state, early_format);
   check_shard_size(o.shard_size, early_format);
   const Overwrite overwrite = o.force ? Overwrite::yes : Overwrite::no;
@@ -41,6 +41,8 @@ int run_convert(const ConvertOptions& o) {
   apply_threads(o.threads);
   auto reader = open_reader(o.input);
   const std::string format = output_format(o.output, o.format, reader.get());
+  check_tf_state(o.tf_state, format);
+  check_shard_size(o.shard_size, format);
   const std::vector<Reader*> inputs{reader.get()};
   Plan plan = build_plan(inputs, o.plan);
   report_excluded(plan, o.verbosity);

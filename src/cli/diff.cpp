@@ -56,7 +56,8 @@ std::string fmt(double v) {
 
 void print_table(const ModelDiff& d) {
   std::size_t width = 4;
-  for (const TensorDiff& t : d.tensors) width = std::max(width, t.entry.info.name.size());
+  // Names are the files' own: escaped as error lines are, so none can end its line or drive the terminal.
+  for (const TensorDiff& t : d.tensors) width = std::max(width, printable(t.entry.info.name).size());
   const int w = static_cast<int>(width);
   std::printf("%-*s  %-8s  %12s  %12s  %12s  %12s  %12s\n", w, "name", "dtype", "values", "l2", "relative", "cosine",
               "max_abs");
@@ -65,7 +66,7 @@ void print_table(const ModelDiff& d) {
     const auto& info = t.entry.info;
     if (t.is_float) {
       ++floats;
-      std::printf("%-*s  %-8s  %12llu  %12s  %12s  %12s  %12s\n", w, info.name.c_str(),
+      std::printf("%-*s  %-8s  %12llu  %12s  %12s  %12s  %12s\n", w, printable(info.name).c_str(),
                   std::string(dtype_name(info.dtype)).c_str(), static_cast<unsigned long long>(info.count()),
                   fmt(t.sums.l2()).c_str(), fmt(t.sums.relative()).c_str(), fmt(t.sums.cosine()).c_str(),
                   fmt(t.sums.max_abs).c_str());
@@ -73,8 +74,8 @@ void print_table(const ModelDiff& d) {
       const std::string what = t.differing == 0 ? "equal"
                                                 : std::to_string(t.differing) + " of " +
                                                       std::to_string(info.count()) + " values differ";
-      std::printf("%-*s  %-8s  %12llu  %s\n", w, info.name.c_str(), std::string(dtype_name(info.dtype)).c_str(),
-                  static_cast<unsigned long long>(info.count()), what.c_str());
+      std::printf("%-*s  %-8s  %12llu  %s\n", w, printable(info.name).c_str(),
+                  std::string(dtype_name(info.dtype)).c_str(), static_cast<unsigned long long>(info.count()), what.c_str());
     }
   }
   std::printf("total: %zu float tensors, %llu values: l2 %s, relative %s, cosine %s, max_abs %s\n", floats,

@@ -69,18 +69,19 @@ void print_kept(const Reader& r, bool verbose) {
   std::size_t folded = 0;
   for (const std::string& kept : r.kept_entries()) {
     if (!verbose && plain_attribute(r, kept)) ++folded;
-    else std::printf("not a tensor: %s\n", kept.c_str());
+    else std::printf("not a tensor: %s\n", printable(kept).c_str());
   }
   if (folded) std::printf("%zu plain values kept (-v lists them)\n", folded);
 }
 
 void print_table(const Reader& r, const Totals& t, bool verbose) {
-  std::printf("%s: %s, %s\n", r.path().c_str(), r.format_name().c_str(), r.layout().c_str());
+  // Everything taken from the file is escaped as error lines are, so no name can end its line or drive the terminal.
+  std::printf("%s: %s, %s\n", printable(r.path()).c_str(), r.format_name().c_str(), printable(r.layout()).c_str());
   for (const auto& [key, value] : r.metadata()) {
     // Provenance is shown whole; other metadata (model configs of tens of kB) only by size.
     const bool whole = key.rfind("wavg_", 0) == 0 || value.size() <= 60;
     const std::string shown = whole ? value : "(" + std::to_string(value.size()) + " characters)";
-    std::printf("  %s = %s\n", key.c_str(), shown.c_str());
+    std::printf("  %s = %s\n", printable(key).c_str(), printable(shown).c_str());
   }
   std::size_t name_w = 4, dtype_w = 5, shape_w = 5, role_w = 4;
   std::vector<std::string> roles;
@@ -89,7 +90,7 @@ void print_table(const Reader& r, const Totals& t, bool verbose) {
     const Role role = resolve_role(x, &by_name);
     roles.push_back(std::string(name_of(k_role_names, role)) + (by_name ? " (by name)" : "") +
                     (x.alias_of.empty() ? "" : " of " + x.alias_of));
-    name_w = std::max(name_w, x.name.size());
+    name_w = std::max(name_w, printable(x.name).size());
     dtype_w = std::max(dtype_w, dtype_name(x.dtype).size());
     shape_w = std::max(shape_w, shape_string(x.shape).size());
     role_w = std::max(role_w, roles.back().size());
@@ -99,7 +100,7 @@ void print_table(const Reader& r, const Totals& t, bool verbose) {
   std::printf("%-*s  %-*s  %-*s  %-*s  %s\n", nw, "name", dw, "dtype", sw, "shape", rw, "role", "values");
   for (std::size_t i = 0; i < r.tensors().size(); ++i) {
     const TensorInfo& x = r.tensors()[i];
-    std::printf("%-*s  %-*s  %-*s  %-*s  %llu\n", nw, x.name.c_str(), dw, std::string(dtype_name(x.dtype)).c_str(),
+    std::printf("%-*s  %-*s  %-*s  %-*s  %llu\n", nw, printable(x.name).c_str(), dw, std::string(dtype_name(x.dtype)).c_str(),
                 sw, shape_string(x.shape).c_str(), rw, roles[i].c_str(), static_cast<unsigned long long>(x.count()));
   }
   print_kept(r, verbose);

@@ -2,6 +2,7 @@
 // documented exit codes (0 success, 1 runtime error, 2 usage error, 3 incompatible inputs).
 
 #include <cstdio>
+#include <filesystem>
 #include <vector>
 #include <new>
 
@@ -110,8 +111,16 @@ int main(int argc, char** argv) {
   } catch (const wavg::Error& e) {
     print_problems(e.problems(), verbose(ran));
     return static_cast<int>(e.code());
-  } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "wavg: error: out of memory\n");
+  } catch (const std::bad_alloc&) {  // the readers name their file (open_reader); this is the job's own need
+    print_problems({{ran ? ran->get_name() : "wavg", "out of memory"}}, false);
+    return static_cast<int>(wavg::ExitCode::runtime);
+  } catch (const std::filesystem::filesystem_error& e) {
+    // "filesystem error: OPERATION: MESSAGE [PATH]" becomes PATH: OPERATION: MESSAGE, the one form of every error.
+    std::string operation = e.what();
+    const std::string lead = "filesystem error: ";
+    if (operation.rfind(lead, 0) == 0) operation.erase(0, lead.size());
+    operation = operation.substr(0, operation.find(": "));
+    print_problems({{wavg::as_given(e.path1().string()), operation + ": " + e.code().message()}}, false);
     return static_cast<int>(wavg::ExitCode::runtime);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "wavg: error: %s\n", wavg::printable(e.what()).c_str());

@@ -85,8 +85,10 @@ void report(const MergeOptions& o, const std::string& format, const Plan& plan, 
   const std::size_t averaged = plan.count(Action::average);
   const std::size_t other = plan.entries.size() - averaged;
   std::FILE* out = report_stream(o.output);
+  // An output named without a format (ckpt-5) says which one it took from the inputs.
+  const std::string target = o.output + (o.format.empty() && names_no_format(o.output) ? " (" + format + ")" : "");
   std::fprintf(out, "merged %zu inputs (%s) into %s: %zu tensors averaged (%llu values, %s), %zu copied\n", inputs.size(),
-              inputs.front()->layout().c_str(), o.output.c_str(), averaged,
+              inputs.front()->layout().c_str(), target.c_str(), averaged,
               static_cast<unsigned long long>(plan.values(Action::average)), method.describe().c_str(), other);
   for (const std::string& line : method.report()) std::fprintf(out, "%s\n", line.c_str());
 }
@@ -149,8 +151,8 @@ void validate_options(MergeOptions& o) {
   if (task_run(o)) validate_task(o.task.resolve(fed, fed.weights), fed, o.inputs.size());
   if (fed.server.kind != ServerOptKind::none && fed.server.kind != ServerOptKind::sgd && !fed.has_state)
     note(o.verbosity, 0, "no --state: the server optimizer's moments start from zero and are not saved");
-  check_tf_state(o.tf_state, output_format(o.output, o.format));
-  check_shard_size(o.shard_size, output_format(o.output, o.format));
+  check_tf_state(o.tf_state, early_output_format(o.output, o.format));
+  check_shard_size(o.shard_size, early_output_format(o.output, o.format));
 }
 
 int run_merge(MergeOptions& o) {
@@ -161,7 +163,8 @@ int run_merge(MergeOptions& o) {
   validate_options(o);
   FederatedOptions& fed = o.fed.options;
   const Overwrite overwrite = o.force ? Overwrite::yes : Overwrite::no;
-  pipeline::check_output(output_file(output_format(o.output, o.format), o.output), protected_paths(o), overwrite);
+  pipeline::check_output(output_file(early_output_format(o.output, o.format), o.output), protected_paths(o),
+                         overwrite);
   apply_threads(o.threads);
 
   const auto readers = pipeline::open_inputs(o.inputs);
@@ -194,7 +197,9 @@ int run_merge(MergeOptions& o) {
 
   const std::vector<TensorInfo> out_tensors = output_tensors(plan);
   check_free_space(o.output, least_output_bytes(out_tensors));
-  const std::string format = output_format(o.output, o.format, inputs[0]);
+  const std::string format = output_format(o.output, o.format, inputs);
+  check_tf_state(o.tf_state, format);
+  check_shard_size(o.shard_size, format);
   const pipeline::Template templ = pipeline::choose_template(format, pipeline::raw(readers), plan, out_tensors);
   if (templ.index != 0)  // input 1 is the rule; another input is worth saying
     note(o.verbosity, 1, "template: " + o.inputs[templ.index] + " (input " + std::to_string(templ.index + 1) +

@@ -159,7 +159,7 @@ int run_soup(SoupOptions& o) {
     const auto readers = pipeline::open_inputs(o.inputs);  // every input readable and mergeable before any evaluation
     const std::vector<Reader*> inputs = pipeline::raw(readers);
     build_plan(inputs, o.plan);
-    format = output_format(o.output, o.format, inputs.front());
+    format = output_format(o.output, o.format, inputs);
   }
 
   Search search;

@@ -4,12 +4,14 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -22,15 +24,27 @@ namespace {
 
 std::unique_ptr<TempFile> g_stdin_copy;  // destroyed (and removed) at exit
 
-// Reads `fd` to its end into `out_fd`; returns the bytes copied. `from` and `to` name the two ends in errors.
-std::uint64_t copy_stream(int fd, int out_fd, const std::string& from, const std::string& to) {
+// The bytes of standard input checked before the rest is copied: what every sniffer reads at most (HDF5's
+// superblock search and Caffe's first layer look at the first MiB).
+constexpr std::uint64_t k_stdin_head = (1u << 20) + 8;
+// The free space the copy of standard input leaves on $TMPDIR's file system: a pipe bigger than that is refused
+// rather than filling the disk for the output and everyone else.
+constexpr std::uint64_t k_stdin_reserve = 64u << 20;
+
+// Reads `fd` into `out_fd` until its end or `limit` bytes; returns the bytes copied. `from` and `to` name the
+// two ends in errors; `room`, when given, is called with the bytes copied so far and those about to be written.
+std::uint64_t copy_stream(int fd, int out_fd, const std::string& from, const std::string& to,
+                          std::uint64_t limit = UINT64_MAX,
+                          const std::function<void(std::uint64_t, std::uint64_t)>& room = nullptr) {
   std::vector<char> buf(1 << 20);
   std::uint64_t total = 0;
-  for (;;) {
-    const ssize_t n = ::read(fd, buf.data(), buf.size());
+  while (total < limit) {
+    const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), limit - total));
+    const ssize_t n = ::read(fd, buf.data(), want);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) fail(from, std::string("cannot read: ") + std::strerror(errno));
     if (n == 0) return total;
+    if (room) room(total, static_cast<std::uint64_t>(n));
     for (ssize_t at = 0; at < n;) {
       const ssize_t w = ::write(out_fd, buf.data() + at, static_cast<std::size_t>(n - at));
       if (w < 0 && errno == EINTR) continue;
@@ -39,11 +53,25 @@ std::uint64_t copy_stream(int fd, int out_fd, const std::string& from, const std
     }
     total += static_cast<std::uint64_t>(n);
   }
+  return total;
+}
+
+// Refuses `more` bytes of the copy of standard input at `copy` when they would leave less than k_stdin_reserve
+// free on its file system (`so_far` bytes are copied already).
+void check_copy_room(const std::string& copy, std::uint64_t so_far, std::uint64_t more) {
+  struct statvfs vfs {};
+  if (::statvfs(copy.c_str(), &vfs) != 0) return;  // the write will say what is wrong
+  const std::uint64_t unit = vfs.f_frsize ? vfs.f_frsize : vfs.f_bsize;
+  const std::uint64_t free = unit && vfs.f_bavail > UINT64_MAX / unit ? UINT64_MAX : vfs.f_bavail * unit;
+  if (free < k_stdin_reserve || more > free - k_stdin_reserve)
+    fail(k_stdio_name, "its copy in " + copy + " would leave less than " + std::to_string(k_stdin_reserve >> 20) +
+                           " MiB free on that file system after " + std::to_string(so_far) +
+                           " bytes; set TMPDIR to a larger one, or give the checkpoint's path");
 }
 
 }  // namespace
 
-const std::string& stdin_copy() {
+const std::string& stdin_copy(const std::function<void(const std::string&)>& check_head) {
   if (g_stdin_copy) return g_stdin_copy->path();
   if (::isatty(STDIN_FILENO) == 1)
     fail(k_stdio_name, "standard input is a terminal; pipe a checkpoint into it (or give a file's path)");
@@ -53,13 +81,20 @@ const std::string& stdin_copy() {
   std::uint64_t bytes = 0;
   try {
     const std::string copy_name = std::string(k_stdio_name).append(" (its copy in ").append(copy->path()).append(")");
-    bytes = copy_stream(STDIN_FILENO, fd, k_stdio_name, copy_name);
+    const auto room = [&](std::uint64_t so_far, std::uint64_t more) {
+      check_copy_room(copy->path(), bytes + so_far, more);
+    };
+    bytes = copy_stream(STDIN_FILENO, fd, k_stdio_name, copy_name, k_stdin_head, room);
+    if (bytes == 0) fail(k_stdio_name, "standard input is empty (no checkpoint came through the pipe)");
+    // What the pipe holds is known from its first bytes: a file no codec reads is refused before the rest comes.
+    check_head(copy->path());
+    if (bytes == k_stdin_head)
+      bytes += copy_stream(STDIN_FILENO, fd, k_stdio_name, copy_name, UINT64_MAX, room);
   } catch (...) {
     ::close(fd);
     throw;
   }
   if (::close(fd) != 0) fail(k_stdio_name, "cannot write the copy of standard input: " + std::string(std::strerror(errno)));
-  if (bytes == 0) fail(k_stdio_name, "standard input is empty (no checkpoint came through the pipe)");
   g_stdin_copy = std::move(copy);
   return g_stdin_copy->path();
 }

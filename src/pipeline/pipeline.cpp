@@ -108,7 +108,7 @@ void merge_files(const MergeJob& job) {
   auto method = make_weighted_mean(*backend, job.weights);
   Engine engine(plan, inputs, *method, *backend);
   engine.verify();
-  const std::string format = output_format(job.output, job.format, inputs.front());
+  const std::string format = output_format(job.output, job.format, inputs);
   const std::vector<TensorInfo> tensors = output_tensors(plan);
   const Template t = choose_template(format, inputs, plan, tensors);
   Output out(job.output, format, job.overwrite,

@@ -1,4 +1,5 @@
-# TensorFlow outputs: named by .ckpt-N, or by any prefix with --format tensorflow; --tf-state; existing outputs
+# TensorFlow outputs: named by .ckpt-N, .ckpt from a TensorFlow input, or by any prefix with --format tensorflow;
+# --tf-state; existing outputs
 # (an existing data shard refuses the pair, leaving no temporary file).
 # Mixed dtypes (samples/dtypes: float16, float32, float64, int8, int64) merged into a TensorFlow checkpoint and
 # converted to HDF5, through safetensors and wavg JSON back to TensorFlow, and to bfloat16: tests/cli/tf_bundle.py
@@ -6,18 +7,18 @@
 # are input 1's.
 /usr/bin/python3 -c 'import h5py, numpy' 2>/dev/null || { echo "h5py or numpy missing"; exit 77; }
 D=$SAMPLES/dtypes
-"$WAVG" merge -q "$D/a.h5" "$D/b.h5" -o plain && echo "plain: exit 0" || echo "plain: exit $?"
+"$WAVG" merge -q "$D/a.h5" "$D/b.h5" -o plain.out && echo "plain: exit 0" || echo "plain: exit $?"
 "$WAVG" merge -q "$D/a.h5" "$D/b.h5" -o plain --format tensorflow
 "$WAVG" merge -q "$D/a.h5" "$D/b.h5" -o plain --format tensorflow && echo "again: exit 0" || echo "again: exit $?"
 "$WAVG" merge -q "$D/a.h5" "$D/b.h5" -o x.h5 --tf-state && echo "state: exit 0" || echo "state: exit $?"
 "$WAVG" merge -q "$D/a.h5" "$D/b.h5" -o model.ckpt-5 --tf-state
 "$WAVG" convert -q model.ckpt-5 -o back.h5
 "$WAVG" convert -q model.ckpt-5.index -o bf16.ckpt --out-dtype bfloat16
-"$WAVG" convert -q model.ckpt-5 -o st.safetensors && "$WAVG" convert -q st.safetensors -o from_st.ckpt
-"$WAVG" convert -q model.ckpt-5 -o w.json && "$WAVG" convert -q w.json -o from_json.ckpt
+"$WAVG" convert -q model.ckpt-5 -o st.safetensors && "$WAVG" convert -q st.safetensors -o from_st.ckpt --format tensorflow
+"$WAVG" convert -q model.ckpt-5 -o w.json && "$WAVG" convert -q w.json -o from_json.ckpt --format tensorflow
 # A data shard in the way: refused before anything is placed, and no temporary file is left (ls -A).
 touch taken.ckpt.data-00000-of-00001
-"$WAVG" merge -q "$D/a.h5" "$D/b.h5" -o taken.ckpt && echo "taken: exit 0" || echo "taken: exit $?"
+"$WAVG" merge -q "$D/a.h5" "$D/b.h5" -o taken.ckpt --format tensorflow && echo "taken: exit 0" || echo "taken: exit $?"
 ls -A
 cat checkpoint
 PYTHONPATH=$ROOT/tests/cli /usr/bin/python3 - "$D" <<'PY'
