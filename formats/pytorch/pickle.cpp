@@ -7,7 +7,6 @@
 #include <cstring>
 #include <map>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "wavg/error.hpp"
 
@@ -111,19 +110,20 @@ class Machine {
   // replaced), between opcodes, when the arena has doubled since the last time: memory follows what the pickle
   // holds, not how many values its opcodes made. Amortised linear: each collection costs the arena it halves.
   void collect() {
-    std::unordered_set<const Value*> live;
+    ++m_epoch;
     std::vector<const Value*> todo(m_stack.begin(), m_stack.end());
     for (const auto& [index, v] : m_memo) todo.push_back(v);
     while (!todo.empty()) {
       const Value* v = todo.back();
       todo.pop_back();
-      if (!v || !live.insert(v).second) continue;
+      if (!v || v->mark == m_epoch) continue;
+      v->mark = m_epoch;
       todo.insert(todo.end(), v->items.begin(), v->items.end());
       todo.push_back(v->state);
       todo.push_back(v->tensor.storage);
     }
     auto& arena = m_result.arena;
-    arena.erase(std::remove_if(arena.begin(), arena.end(), [&](const auto& v) { return !live.count(v.get()); }),
+    arena.erase(std::remove_if(arena.begin(), arena.end(), [&](const auto& v) { return v->mark != m_epoch; }),
                 arena.end());
     m_next_collect = std::max<std::size_t>(2 * arena.size(), k_first_collect);
   }
@@ -225,6 +225,7 @@ class Machine {
   std::vector<std::size_t> m_marks;
   std::unordered_map<std::uint64_t, Value*> m_memo;
   std::size_t m_next_collect = k_first_collect;  // the arena's size that calls collect()
+  std::uint32_t m_epoch = 0;                     // collect()'s mark for the values it reached
   std::map<std::string, bool> m_classes;  // names outside the table, and whether NEWOBJ instantiated them
   Pickle m_result;
 };

@@ -82,6 +82,7 @@ struct Value {
                                     // an object (its attributes)
   StorageRef storage;
   TensorRef tensor;
+  mutable std::uint32_t mark = 0;   // the unpickler's last collection that reached it
 };
 
 struct Pickle {
