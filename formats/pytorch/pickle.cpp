@@ -17,6 +17,9 @@ namespace {
 
 // Deep enough for any checkpoint (a state_dict nests 3 levels, an optimizer 5); refuses stack-exhausting inputs.
 constexpr std::size_t k_max_stack = 1'000'000;
+// Values made before the first collection of the unreachable ones (a state_dict of a few thousand tensors makes
+// fewer: it is never collected).
+constexpr std::size_t k_first_collect = 1 << 16;
 
 struct StorageClass {
   const char* name;
@@ -105,6 +108,7 @@ class Machine {
       if (op == '.') break;
       step(op);
       if (m_stack.size() > k_max_stack) bad("nests too deeply");
+      if (m_result.arena.size() >= m_next_collect) collect();
     }
     if (m_stack.size() != 1 || !m_marks.empty()) bad("leaves " + std::to_string(m_stack.size()) + " values at STOP");
     for (const auto& [name, made] : m_classes)
@@ -137,6 +141,28 @@ class Machine {
     std::string s(reinterpret_cast<const char*>(m_p), static_cast<const unsigned char*>(nl) - m_p);
     m_p = static_cast<const unsigned char*>(nl) + 1;
     return s;
+  }
+
+  // Frees the values nothing on the stack or in the memo reaches any more (a POP's, a memo entry's that was
+  // replaced), between opcodes, when the arena has doubled since the last time: memory follows what the pickle
+  // holds, not how many values its opcodes made. Amortised linear: each collection costs the arena it halves.
+  void collect() {
+    ++m_epoch;
+    std::vector<const Value*> todo(m_stack.begin(), m_stack.end());
+    for (const auto& [index, v] : m_memo) todo.push_back(v);
+    while (!todo.empty()) {
+      const Value* v = todo.back();
+      todo.pop_back();
+      if (!v || v->mark == m_epoch) continue;
+      v->mark = m_epoch;
+      todo.insert(todo.end(), v->items.begin(), v->items.end());
+      todo.push_back(v->state);
+      todo.push_back(v->tensor.storage);
+    }
+    auto& arena = m_result.arena;
+    arena.erase(std::remove_if(arena.begin(), arena.end(), [&](const auto& v) { return v->mark != m_epoch; }),
+                arena.end());
+    m_next_collect = std::max<std::size_t>(2 * arena.size(), k_first_collect);
   }
 
   Value* make(Kind k) {
@@ -252,6 +278,8 @@ class Machine {
   std::vector<Value*> m_stack;
   std::vector<std::size_t> m_marks;
   std::unordered_map<std::uint64_t, Value*> m_memo;
+  std::size_t m_next_collect = k_first_collect;  // the arena's size that calls collect()
+  std::uint32_t m_epoch = 0;                     // collect()'s mark for the values it reached
   std::map<std::string, bool> m_classes;  // names outside the table, and whether NEWOBJ instantiated them
   Pickle m_result;
 };

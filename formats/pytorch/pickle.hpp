@@ -46,7 +46,8 @@
 // ('module', class, source file, source) (torch < 1.6 saving a model's classes with their source) the class name. Every length is
 // checked against the bytes left before it is used, so no allocation is driven by an unchecked number: each opcode
 // creates at most one value, and the values live in one arena owned by the result, so a pickle that makes a list
-// contain itself cannot leak.
+// contain itself cannot leak; values nothing reaches any more (popped, replaced in the memo) are freed as the
+// arena grows, so memory follows the pickle's structure, not the count of its opcodes.
 
 #include <cstdint>
 #include <memory>
@@ -91,6 +92,7 @@ struct Value {
                                     // an object (its attributes)
   StorageRef storage;
   TensorRef tensor;
+  mutable std::uint32_t mark = 0;   // the unpickler's last collection that reached it
 };
 
 struct Pickle {

@@ -205,7 +205,7 @@ void TensorflowReader::open_shards() {
 
 void TensorflowReader::check_no_overlap() const {
   // TensorFlow's BundleWriter appends each tensor once; entries sharing bytes would make the checksums (and the
-  // merge) read one region once per entry, so a byte range named twice is refused and each checksum covers its own bytes.
+  // merge) read one region once per entry, so a byte range named twice is refused.
   const std::size_t n = m_tensors.size();
   auto name_of = [&](std::size_t k) -> const std::string& {
     return k < n ? m_tensors[k].name : m_strings[k - n].name;

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "tfjs/tfjs.hpp"
 #include "wavg/atomic_file.hpp"
@@ -41,6 +42,21 @@ std::vector<std::string> shard_names(const std::string& stem, std::uint64_t n) {
   return names;
 }
 
+// Returns the files of `dir` named like shards of the model `stem`: STEM-shardIofN.bin, STEM-TOKEN-shardIofN.bin.
+std::vector<std::string> stem_shards(const std::string& dir, const std::string& stem) {
+  static const std::regex tail(R"((-[A-Za-z0-9]{6})?-shard[0-9]+of[0-9]+\.bin)");
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.size() > stem.size() && name.compare(0, stem.size(), stem) == 0 &&
+        std::regex_match(name.begin() + static_cast<std::ptrdiff_t>(stem.size()), name.end(), tail) &&
+        e.is_regular_file(ec) && !e.is_symlink(ec))
+      out.push_back(name);
+  }
+  return out;
+}
+
 class TfjsWriter final : public Writer {
  public:
   TfjsWriter(const std::string& tmp_path, const std::string& display_path, const OutputSpec& spec)
@@ -70,6 +86,9 @@ class TfjsWriter final : public Writer {
         break;
       }
     for (const std::string& old : tfjs_listed_shards(display_path)) retire_after_commit(tmp_path, dir + old);
+    // Shards of this model's name that no model.json lists any more (an interrupted run's old shards, the losing
+    // side of two runs replacing one model at once) go with them, as this run's own old shards do.
+    for (const std::string& old : stem_shards(dir.empty() ? "." : dir, stem)) retire_after_commit(tmp_path, dir + old);
     for (std::uint64_t i = 0; i < n; ++i) {
       m_shards.push_back(add_companion(tmp_path, dir + m_names[i]));
       const std::uint64_t size = std::min(k_shard_bytes, total - i * k_shard_bytes);

@@ -71,6 +71,11 @@ std::string run_token(const std::string& main_tmp);
 // path to write it at (MAIN_TMP.N). Refuses a target that is an input file (exit 1) or already exists (exit 2).
 // Removed with the output on failure or signal; if the commit fails, the companions already placed are removed.
 std::string add_companion(const std::string& main_tmp, const std::string& target);
+// As add_companion, for a companion whose name is fixed by its format (a TensorFlow checkpoint's data shard): when
+// the output replaces an existing one (Overwrite::yes), an existing regular file `target` is replaced too, and
+// commit() removes the old main file before placing it, so no reader pairs the old main file with the new
+// companion.
+std::string add_replacing_companion(const std::string& main_tmp, const std::string& target);
 // Records a file of the output being replaced (an old model.json's shard), removed after the commit has put the
 // new output in place, unless it is an input file or one of the new output's files.
 void retire_after_commit(const std::string& main_tmp, const std::string& old_file);

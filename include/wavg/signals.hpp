@@ -23,7 +23,9 @@ namespace wavg::signals {
 
 // A step the handlers run before the process ends (typically: unlink temporary files). Must be async-signal-safe.
 using Cleanup = void (*)() noexcept;
-// Registers `cleanup` (once per function; up to 8) and installs the SIGINT/SIGTERM/SIGHUP handlers.
+// Registers `cleanup` (once per function; up to 8) and installs the SIGINT/SIGTERM/SIGHUP handlers; the cleanups
+// also run at exit() and std::terminate (which skip the destructors that remove an output), in the process that
+// registered last, never in a forked child that exits.
 void add_cleanup(Cleanup cleanup);
 // Runs every registered cleanup. Async-signal-safe.
 void run_cleanups() noexcept;

@@ -199,10 +199,14 @@ void AtomicDirectory::commit() {
     folder_plans().erase(m_tmp);
     m_committed = true;
   }
-  // The new model is in place: what is left of the old one can go. An interruption here leaves only old files.
+  // The new model is in place: what is left of the old one goes, with interrupts held back too, so that no old
+  // shard is left for a reader to find beside an index that does not name it.
   ::rmdir(m_tmp.c_str());
-  for (const std::string& name : plan.retired)
-    if (!placed.count(name)) ::unlink((fs::path(m_target) / name).c_str());
+  {
+    const signals::DeferInterrupts deferred;
+    for (const std::string& name : plan.retired)
+      if (!placed.count(name)) ::unlink((fs::path(m_target) / name).c_str());
+  }
   fsync_path(m_target, m_target);
 }
 

@@ -75,6 +75,7 @@ struct PendingOutput {
   Overwrite overwrite;
   FileIds inputs;
   std::vector<std::string> companions;  // their targets; companion n + 1 is at MAIN_TMP.(n + 1)
+  std::vector<bool> replacing;          // per companion: it may replace an existing file (add_replacing_companion)
   std::vector<std::string> retired;
 };
 std::map<std::string, PendingOutput>& pending_outputs() {
@@ -149,7 +150,7 @@ AtomicFile::AtomicFile(std::string target, Overwrite overwrite, std::vector<std:
     fd = ::mkstemp(pattern.data());
     if (fd >= 0) {
       register_pending(pattern);
-      pending_outputs()[pattern] = PendingOutput{overwrite, std::move(input_ids), {}, {}};
+      pending_outputs()[pattern] = PendingOutput{overwrite, std::move(input_ids), {}, {}, {}};
     }
   }
   if (fd < 0) fail(m_target, "cannot create a temporary file in " + dir.string() + ": " + errno_text());
@@ -211,7 +212,17 @@ void AtomicFile::commit() {
     const signals::DeferInterrupts deferred;
     std::size_t placed = 0;
     try {
-      for (; placed < targets.size(); ++placed) place(companion_path(m_tmp, placed + 1), targets[placed], Overwrite::no);
+      // A companion that replaces a file of the old output (a TensorFlow data shard has a fixed name) cannot meet
+      // the old main file: that goes first, so a reader finds the old output whole, none, or the new one whole.
+      std::error_code ec;
+      for (std::size_t i = 0; i < targets.size(); ++i)
+        if (m_overwrite == Overwrite::yes && out.replacing[i] &&
+            std::filesystem::exists(std::filesystem::symlink_status(targets[i], ec))) {
+          ::unlink(m_target.c_str());
+          break;
+        }
+      for (; placed < targets.size(); ++placed)
+        place(companion_path(m_tmp, placed + 1), targets[placed], out.replacing[placed] ? m_overwrite : Overwrite::no);
       place(m_tmp, m_target, m_overwrite);
     } catch (const Error&) {
       for (std::size_t i = 0; i < placed; ++i) ::unlink(targets[i].c_str());
@@ -236,19 +247,35 @@ void check_not_input(const std::string& main_tmp, const std::string& path) {
 
 std::string run_token(const std::string& main_tmp) { return main_tmp.substr(main_tmp.size() - 6); }
 
-std::string add_companion(const std::string& main_tmp, const std::string& target) {
+namespace {
+
+std::string new_companion(const std::string& main_tmp, const std::string& target, bool replacing) {
   PendingOutput& out = pending(main_tmp);
   check_not_input(main_tmp, target);
   std::error_code ec;
-  if (std::filesystem::exists(std::filesystem::symlink_status(target, ec)))
+  const auto st = std::filesystem::symlink_status(target, ec);
+  if (std::filesystem::exists(st) && (!replacing || out.overwrite == Overwrite::no))
     throw Error(ExitCode::usage, target, k_exists);
+  if (std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
+    throw Error(ExitCode::usage, target, "is not a regular file (--force replaces only regular files)");
   const std::string path = companion_path(main_tmp, out.companions.size() + 1);
   if (path.size() + 1 >= k_max_path) fail(target, "output path is too long");
   out.companions.push_back(target);
+  out.replacing.push_back(replacing);
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (fd < 0) fail(target, "cannot create a temporary file " + path + ": " + errno_text());
   ::close(fd);
   return path;
+}
+
+}  // namespace
+
+std::string add_companion(const std::string& main_tmp, const std::string& target) {
+  return new_companion(main_tmp, target, false);
+}
+
+std::string add_replacing_companion(const std::string& main_tmp, const std::string& target) {
+  return new_companion(main_tmp, target, true);
 }
 
 void retire_after_commit(const std::string& main_tmp, const std::string& old_file) {

@@ -9,7 +9,9 @@
 namespace wavg {
 
 void check_free_space(const std::string& output, std::uint64_t bytes) {
-  std::filesystem::path dir = std::filesystem::path(output).parent_path();
+  std::string path = output;
+  while (path.size() > 1 && path.back() == '/') path.pop_back();  // a folder output "out/" goes beside "out"
+  std::filesystem::path dir = std::filesystem::path(path).parent_path();
   if (dir.empty()) dir = ".";
   struct statvfs vfs {};
   if (::statvfs(dir.c_str(), &vfs) != 0) return;  // the output's creation will say what is wrong with the path

@@ -7,7 +7,9 @@
 
 #include <array>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <iterator>
 #include <mutex>
 
@@ -28,6 +30,22 @@ std::mutex g_install_mutex;  // installation and registration only; handlers nev
 struct sigaction g_bus_before {};                                  // SIGBUS's action before wavg's
 struct sigaction g_scoped_before[std::size(k_scoped_faults)] = {};  // the others', while a scope is armed
 int g_scope_depth = 0;                                              // under g_install_mutex
+
+std::atomic<pid_t> g_owner{0};               // the process whose outputs the cleanups name (not a forked child)
+std::terminate_handler g_terminate_before = nullptr;
+
+// exit() from anywhere (a library's fatal error, such as libgomp's when it cannot make its threads) and
+// std::terminate (an exception out of a parallel region, bad_alloc included) end the process without unwinding
+// the stack to the outputs' destructors: the cleanups run there too.
+void cleanup_at_exit() {
+  if (::getpid() == g_owner.load()) run_cleanups();
+}
+
+[[noreturn]] void cleanup_at_terminate() {
+  cleanup_at_exit();
+  if (g_terminate_before) g_terminate_before();
+  std::abort();
+}
 
 extern "C" void on_interrupt(int sig) {
   run_cleanups();
@@ -194,9 +212,12 @@ void add_cleanup(Cleanup cleanup) {
     // Cleanups must not be cut short by a second interrupt: each blocks the others while it runs.
     for (int sig : k_interrupts) sigaddset(&sa.sa_mask, sig);
     for (int sig : k_interrupts) ::sigaction(sig, &sa, nullptr);
+    std::atexit(cleanup_at_exit);
+    g_terminate_before = std::set_terminate(cleanup_at_terminate);
     return true;
   }();
   (void)installed;
+  g_owner.store(::getpid());
   for (auto& slot : g_cleanups) {
     Cleanup expected = nullptr;
     if (slot.load() == cleanup || slot.compare_exchange_strong(expected, cleanup)) return;

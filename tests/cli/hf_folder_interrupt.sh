@@ -1,6 +1,7 @@
 # Interrupting a merge into a model folder (SIGINT, SIGTERM, SIGHUP at moments spread over the run) leaves neither
 # the temporary folder (.avg.wavg-XXXXXX) nor a partial avg/: the folder appears whole or not at all. With --force
-# the old folder is replaced in one exchange, so an interrupted replacement leaves the old folder whole.
+# the old model's files are replaced with the interrupts held back, the index last, so an interrupted replacement
+# leaves the old model or the new one whole.
 /usr/bin/python3 -c 'import numpy' 2>/dev/null || { echo "numpy missing"; exit 77; }
 cp "$ROOT/tests/cli/hf_tools.py" .
 mkdir out

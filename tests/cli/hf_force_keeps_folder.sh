@@ -28,11 +28,15 @@ os.symlink("notes.txt", "out/notes-link")
 PY
 cp -a out kept
 check() {  # the user's part of out/ is byte for byte what it was
-  for f in .git checkpoint-500 notes.txt train.py; do diff -r "kept/$f" "out/$f" || { echo "$1: $f changed"; exit 1; }; done
+  for f in .git checkpoint-500 notes.txt train.py; do
+    diff -r "kept/$f" "out/$f" || { echo "$1: $f changed"; exit 1; }
+  done
   [ "$(readlink out/notes-link)" = notes.txt ] || { echo "$1: the link changed"; exit 1; }
   ls -A out | grep wavg- && { echo "$1: temporary files left"; exit 1; }
   ls -A . | grep wavg- && { echo "$1: temporary folder left"; exit 1; }
-  echo "$1: $(ls out | grep -v -e notes -e train.py -e checkpoint-500 | sed 's/-[A-Za-z0-9]\{6\}\./-TOKEN./' | tr '\n' ' ')"
+  local model
+  model=$(ls out | grep -v -e notes -e train.py -e checkpoint-500 | sed 's/-[A-Za-z0-9]\{6\}\./-TOKEN./')
+  echo "$1: $(echo "$model" | tr '\n' ' ')"
 }
 "$WAVG" merge -q run1 run2 -o out/ --force --shard-size 100B
 check sharded

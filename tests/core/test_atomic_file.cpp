@@ -6,10 +6,13 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdlib>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 
 #include "support/h5raw.hpp"
+#include "support/run.hpp"
 #include "wavg/atomic_file.hpp"
 #include "wavg/error.hpp"
 
@@ -84,6 +87,21 @@ TEST_CASE("SIGINT removes the temporary file and the process dies of the signal"
   CHECK(WIFSIGNALED(status));
   CHECK(WTERMSIG(status) == SIGINT);
   CHECK(test::count_entries(dir.path()) == 0);
+}
+
+TEST_CASE("exit() and std::terminate (a library's fatal error, an exception out of a thread) remove the output") {
+  for (const bool terminate : {false, true}) {
+    test::TempDir dir;
+    const auto r = test::run_in_child([&] {
+      AtomicFile out(dir / "x.h5", Overwrite::no);
+      std::ofstream(out.tmp_path()) << "partial";
+      std::signal(SIGABRT, SIG_DFL);  // the test runner's crash report is not this child's to give
+      if (terminate) std::terminate();
+      std::exit(1);  // as libgomp's gomp_fatal does when it cannot make its threads
+    });
+    CHECK(r.exit_code == (terminate ? 128 + SIGABRT : 1));
+    CHECK(test::count_entries(dir.path()) == 0);
+  }
 }
 
 TEST_CASE("an output that is one of the inputs is refused, also through another path") {

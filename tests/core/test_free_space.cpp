@@ -37,3 +37,13 @@ TEST_CASE("the least output size is the sum of the tensors' bytes, saturating") 
   CHECK(least_output_bytes({{"a", DType::f32, {3, 4}}, {"b", DType::f16, {5}}}) == 48 + 10);
   CHECK(least_output_bytes({{"a", DType::f64, {1ull << 60}}, {"b", DType::f64, {1ull << 60}}}) == UINT64_MAX);
 }
+
+TEST_CASE("a folder output (out/, not yet made) is checked against the file system it goes to") {
+  test::TempDir dir;
+  struct statvfs vfs {};
+  REQUIRE(::statvfs(dir.path().c_str(), &vfs) == 0);
+  const std::uint64_t too_big = static_cast<std::uint64_t>(vfs.f_bavail) * vfs.f_frsize + (1ull << 40);
+  CHECK_THROWS_AS(check_free_space(dir / "model/", too_big), Error);
+  CHECK_THROWS_AS(check_free_space(dir / "model", too_big), Error);
+  CHECK_NOTHROW(check_free_space(dir / "model/", 1));
+}

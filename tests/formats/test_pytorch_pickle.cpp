@@ -166,3 +166,20 @@ TEST_CASE("unpickler instantiates only classes a model can hold: torch.nn, __mai
           "the pickle names the global " + full + ", which wavg refuses (it never runs pickled code)");
   }
 }
+
+TEST_CASE("values nothing reaches any more are freed: memory follows the structure, not the opcodes") {
+  // 1,000,000 times "push None, pop" and memo entry 0 replaced, then {'a': [7, <memo 0>]}: 2 MB of opcodes whose
+  // values (about 250 bytes each) would otherwise all be kept, 250 MB; the result holds a handful.
+  std::string p = "\x80\x02"s;
+  for (int i = 0; i < 1'000'000; ++i) p += "N0";
+  for (int i = 0; i < 200'000; ++i) p += "K\x05q\x00" "0"s;
+  p += "}X\x01\0\0\0a](K\x07h\x00" "e"s + "s."s;
+  const Pickle r = parse(p);
+  CHECK(r.arena.size() < 150'000);
+  REQUIRE(r.root->kind == Kind::dict);
+  REQUIRE(r.root->items.size() == 2);
+  const Value& list = *r.root->items[1];
+  REQUIRE(list.items.size() == 2);
+  CHECK(list.items[0]->integer == 7);
+  CHECK(list.items[1]->integer == 5);  // the memo's last value survived every collection
+}
