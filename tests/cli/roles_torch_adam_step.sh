@@ -72,5 +72,6 @@ print("resumed at step", opt.state_dict()["state"][0]["step"].item())
 # inspect names the roles.
 import json
 j = json.loads(subprocess.run([wavg, "inspect", "--json", "run1.pt"], capture_output=True, text=True).stdout)
-print(" ".join(f'{t["name"]}={t["role"]}' for t in j["tensors"] if "state.0" in t["name"] or "num_batches" in t["name"]))
+print(" ".join(f'{t["name"]}={t["role"]}' for t in j["tensors"]
+               if "state.0" in t["name"] or "num_batches" in t["name"]))
 PY
