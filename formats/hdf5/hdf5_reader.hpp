@@ -54,6 +54,9 @@ class Hdf5Reader final : public ListedReader {
   void release(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
   void prefetch(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
   ModelLayers model_layers() const override { return m_layers; }
+  // Corrects a tensor's role where the caller knows more (a .keras archive's config.json tells whether Keras 3's
+  // optimizer/vars/1 is the learning rate).
+  void set_role(std::size_t index, Role role) { m_tensors[index].role = role; }
 
   // Returns the file offset of a contiguous, unfiltered, native-typed tensor's data, or -1 when it must go through
   // H5Dread. Used by the HDF5 writer to patch a byte copy of this file in place.

@@ -27,10 +27,10 @@
 // loss, hyper-parameters, None) is kept from input 1 and listed by kept_entries(). Roles come from the structure:
 // an optimizer's state_dict (a dict holding `state` and `param_groups`) gives optimizer state (its per-parameter
 // `step`, a float tensor since torch 1.12, is a counter) and hyper-parameters (tensors in param_groups); a whole
-// model's `_parameters` are weights and `_buffers` buffers (num_batches_tracked, torch's own buffer name, a counter);
-// a tensor whose storage, offset, shape and stride equal an earlier one's is an alias of it (weight tying). A view lies wholly inside its
-// storage (checked). Contiguous tensors are served from the memory mapping (view()); others (a Fortran-order
-// tensor) are gathered element by element.
+// model's `_parameters` are weights and `_buffers` buffers (num_batches_tracked, torch's own buffer name, a
+// counter); a tensor whose storage, offset, shape and stride equal an earlier one's is an alias of it (weight
+// tying). A view lies wholly inside its storage (checked). Contiguous tensors are served from the memory mapping
+// (view()); others (a Fortran-order tensor) are gathered element by element.
 //
 // The writer keeps input 1's layout when input 1 is a PyTorch file: a zip input's entries are copied in order
 // (data.pkl byte for byte, so nested dicts, optimizer state and epoch stay), its storages overwritten where the

@@ -303,7 +303,8 @@ void PytorchReader::add_tensor(const Value& v, const std::string& name) {
   }
   TensorInfo info{name, s.dtype, t.shape};
   info.role = role_here(name);
-  std::string view = s.key + ":" + std::to_string(s.view_offset + t.offset) + ":" + std::to_string(static_cast<int>(s.dtype)) + ":";
+  std::string view = s.key + ":" + std::to_string(s.view_offset + t.offset) + ":" +
+                     std::to_string(static_cast<int>(s.dtype)) + ":";
   for (std::size_t d = 0; d < t.shape.size(); ++d)
     view += std::to_string(t.shape[d]) + "/" + std::to_string(t.stride[d]) + ",";
   if (const auto [seen, first] = m_views.emplace(view, name); !first) {

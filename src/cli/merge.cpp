@@ -137,6 +137,7 @@ bool federated_run(const MergeOptions& o) {
 // A checkpoint sequence (--last) is expanded first: it supplies the inputs and their weights.
 void validate_options(MergeOptions& o) {
   apply_sequence(o.seq, o.inputs, o.weights, o.verbosity);
+  o.plan.newest_input = newest_input(o.seq, o.inputs.size());
   if (!o.eval.empty()) check_eval_command(o.eval);
   FederatedOptions& fed = o.fed.options;
   o.fed.resolve();

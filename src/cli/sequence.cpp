@@ -189,4 +189,8 @@ std::string sequence_note(const SequenceCli& s) {
   return text;
 }
 
+std::size_t newest_input(const SequenceCli& s, std::size_t n) {
+  return (s.last > 0 || !s.schedule.empty()) && n > 0 ? n - 1 : k_no_input;
+}
+
 }  // namespace wavg::cli

@@ -31,6 +31,11 @@ void add_sequence_options(CLI::App& app, SequenceCli& s);
 void apply_sequence(const SequenceCli& s, std::vector<std::string>& inputs, std::string& weights,
                     const Verbosity& v);
 
+// Returns which of the `n` inputs apply_sequence left is the sequence's newest (whose hyper-parameters and counters
+// a merge keeps: PlanOptions::newest_input), or k_no_input without --last or --schedule. The one place that knows
+// the sequence's order (oldest first).
+std::size_t newest_input(const SequenceCli& s, std::size_t n);
+
 // Returns what the provenance records of the sequence options ("" when none was given).
 std::string sequence_note(const SequenceCli& s);
 

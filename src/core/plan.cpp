@@ -74,9 +74,9 @@ bool refused_by_policy(const PlanEntry& e, const PlanOptions& options) {
 
 std::string refusal(const PlanEntry& e) {
   const bool by_role = e.info.role == Role::hyper_parameter || e.info.role == Role::counter;
-  return e.info.name + ": " +
-         (by_role ? std::string(name_of(k_role_names, e.info.role)) : std::string(dtype_name(e.info.dtype)) + " tensor") +
-         " cannot be averaged (--int-policy error)";
+  const std::string what = by_role ? std::string(name_of(k_role_names, e.info.role))
+                                   : std::string(dtype_name(e.info.dtype)) + " tensor";
+  return e.info.name + ": " + what + " cannot be averaged (--int-policy error)";
 }
 
 Action action_for(const TensorInfo& t, Role role, const PlanOptions& options) {

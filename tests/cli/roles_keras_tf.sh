@@ -17,14 +17,16 @@ expected = json.load(open(sys.argv[1]))
 for case in ("keras", "tf2", "tf1"):
     got = {t["name"]: t for t in json.load(open(case + ".json"))["tensors"]}
     for name, want in expected[case].items():
-        key = name if name in got else "model.weights.h5/" + name
         t = got[name]
         v = np.array(t["data"], dtype=np.float64 if "float" in t["dtype"] else np.int64).reshape(-1)
         w = np.array(want["value"]).reshape(-1)
-        assert np.array_equal(v.astype(np.float32) if "float" in t["dtype"] else v, w.astype(v.dtype if "int" in t["dtype"] else np.float32)), (case, name, v, w)
+        if "float" in t["dtype"]:
+            v, w = v.astype(np.float32), w.astype(np.float32)
+        assert np.array_equal(v, w.astype(v.dtype)), (case, name, v, w)
     print(case, len(expected[case]), "variables as expected")
 PY
-"$WAVG" inspect "$R/tf2_a/ckpt-1" | grep -E "trainable_variables/2|_variables/6|_iterations|_learning_rate|save_counter" | awk '{print $1, $4}'
+"$WAVG" inspect "$R/tf2_a/ckpt-1" | grep -E "trainable_variables/2|_variables/6|_iterations|_learning_rate|save_counter" |
+  awk '{print $1, $4}'
 if [ -n "${WAVG_KERAS_PYTHON:-}" ]; then
   "$WAVG" merge "$R/a.keras" "$R/b.keras" -o half.keras --out-dtype float16 -q
   "$WAVG_KERAS_PYTHON" - "$R" <<'PY' >/dev/null 2>&1 || echo "keras check failed"

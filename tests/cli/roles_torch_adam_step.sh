@@ -46,6 +46,19 @@ p = subprocess.run([wavg, "merge", "run1.pt", "run2.pt", "-o", "eq.pt", "--int-p
                    capture_output=True, text=True)
 print(p.returncode, p.stderr.strip().splitlines()[0])
 
+# A sequence (--last) keeps its newest checkpoint's counters: the run goes on from step 5.
+import os, shutil
+os.makedirs("seq")
+shutil.copy("run1.pt", "seq/checkpoint_2.pt")
+shutil.copy("run2.pt", "seq/checkpoint_5.pt")
+p = subprocess.run([wavg, "merge", "--last", "2", "seq", "-o", "last.pt"], capture_output=True, text=True)
+assert p.returncode == 0, p.stderr
+last = torch.load("last.pt")
+print("--last: step", last["optimizer"]["state"][0]["step"].item(), "num_batches_tracked",
+      last["model"]["1.num_batches_tracked"].item())
+assert np.array_equal(last["optimizer"]["state"][0]["exp_avg"].numpy(),
+                      mean(o1["state"][0]["exp_avg"], o2["state"][0]["exp_avg"]))
+
 # The result resumes training in torch.
 model = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.BatchNorm1d(2))
 opt = torch.optim.Adam(model.parameters(), lr=0.01)
@@ -59,5 +72,6 @@ print("resumed at step", opt.state_dict()["state"][0]["step"].item())
 # inspect names the roles.
 import json
 j = json.loads(subprocess.run([wavg, "inspect", "--json", "run1.pt"], capture_output=True, text=True).stdout)
-print(" ".join(f'{t["name"]}={t["role"]}' for t in j["tensors"] if "state.0" in t["name"] or "num_batches" in t["name"]))
+print(" ".join(f'{t["name"]}={t["role"]}' for t in j["tensors"]
+               if "state.0" in t["name"] or "num_batches" in t["name"]))
 PY

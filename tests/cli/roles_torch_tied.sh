@@ -27,7 +27,8 @@ def read_safetensors(path):
     raw = open(path, "rb").read()
     n = struct.unpack("<Q", raw[:8])[0]
     head = json.loads(raw[8:8 + n])
-    return {k: np.frombuffer(raw[8 + n + v["data_offsets"][0]:8 + n + v["data_offsets"][1]], np.float32).reshape(v["shape"])
+    body = raw[8 + n:]
+    return {k: np.frombuffer(body[v["data_offsets"][0]:v["data_offsets"][1]], np.float32).reshape(v["shape"])
             for k, v in head.items() if k != "__metadata__"}
 
 code, err = merge("tied.pt", "apart.pt", "-o", "out.safetensors")
@@ -58,7 +59,8 @@ assert np.array_equal(out["out.weight"].numpy(), mean(emb1, emb2))
 # A Hugging Face .bin state_dict (lm_head.weight tied to the embedding) and a safetensors file of the same model,
 # which leaves the tied copy out.
 e1, e2 = torch.randn(5, 2), torch.randn(5, 2)
-torch.save({"model.embed_tokens.weight": e1, "lm_head.weight": e1, "model.norm.weight": torch.ones(2)}, "pytorch_model.bin")
+torch.save({"model.embed_tokens.weight": e1, "lm_head.weight": e1, "model.norm.weight": torch.ones(2)},
+           "pytorch_model.bin")
 body = e2.numpy().tobytes() + np.full(2, 3, np.float32).tobytes()
 head = json.dumps({"model.embed_tokens.weight": {"dtype": "F32", "shape": [5, 2], "data_offsets": [0, 40]},
                    "model.norm.weight": {"dtype": "F32", "shape": [2], "data_offsets": [40, 48]}}).encode()
