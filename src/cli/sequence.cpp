@@ -190,7 +190,8 @@ std::string sequence_note(const SequenceCli& s) {
 }
 
 std::size_t newest_input(const SequenceCli& s, std::size_t n) {
-  return (s.last > 0 || !s.schedule.empty()) && n > 0 ? n - 1 : k_no_input;
+  // apply_sequence made the newest input 1.
+  return (s.last > 0 || !s.schedule.empty()) && n > 0 ? 0 : k_no_input;
 }
 
 }  // namespace wavg::cli
