@@ -32,8 +32,8 @@ void apply_sequence(const SequenceCli& s, std::vector<std::string>& inputs, std:
                     const Verbosity& v);
 
 // Returns which of the `n` inputs apply_sequence left is the sequence's newest (whose hyper-parameters and counters
-// a merge keeps: PlanOptions::newest_input), or k_no_input without --last or --schedule. The one place that knows
-// the sequence's order (oldest first).
+// a merge keeps: PlanOptions::newest_input): input 1, which apply_sequence made the newest, or k_no_input without
+// --last or --schedule.
 std::size_t newest_input(const SequenceCli& s, std::size_t n);
 
 // Returns what the provenance records of the sequence options ("" when none was given).
