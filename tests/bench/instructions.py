@@ -28,7 +28,8 @@ import bench_models  # noqa: E402
 def instructions(argv, env_extra=None):
     """Returns the instructions callgrind counted for argv (all threads), or None when it fails."""
     with tempfile.NamedTemporaryFile("r", suffix=".callgrind") as out:
-        env = dict(os.environ, **(env_extra or {}))
+        # Set here, so that wavg does not start itself again to set it (valgrind would not follow).
+        env = dict(os.environ, OMP_WAIT_POLICY="passive", **(env_extra or {}))
         proc = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out.name}", *argv],
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
         if proc.returncode != 0:
