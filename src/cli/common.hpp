@@ -96,6 +96,10 @@ void add_plan_options(CLI::App& app, PlanOptions& options);
 void add_threads(CLI::App& app, int& threads);
 // Applies -j/--threads (0 leaves OpenMP's default: OMP_NUM_THREADS or all cores).
 void apply_threads(int threads);
+// Makes idle OpenMP threads sleep (OMP_WAIT_POLICY=passive) unless the user chose a policy: sets the variable and
+// executes wavg again, once, for the subcommands that run parallel loops; returns in the process that runs
+// (wait_policy.cpp says why).
+void use_passive_wait_policy(char** argv);
 
 // Adds --out-dtype float16|bfloat16|float32|float64 (or f16, bf16, f32, f64; unset when not given).
 void add_out_dtype(CLI::App& app, std::optional<DType>& out_dtype);

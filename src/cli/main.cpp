@@ -76,6 +76,7 @@ bool verbose(const CLI::App* sub) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  wavg::cli::use_passive_wait_policy(argv);
   CLI::App app{"wavg averages and merges neural-network checkpoints.", "wavg"};
   app.set_version_flag("--version", version_text);
   app.require_subcommand(1);

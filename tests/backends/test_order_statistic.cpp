@@ -58,3 +58,26 @@ TEST_CASE("order statistics: fast-path medians computed by hand") {
   CHECK(run(*cpu, {{4}, {1}, {3}, {10}}, 0.25, OrderStat::median, 0)[0] == 3.5);
   CHECK(run(*cpu, {{4}, {1}, {3}, {10}, {-7}}, 1.0, OrderStat::trimmed_mean, 1)[0] == (1.0 + 3.0 + 4.0) / 3);
 }
+
+TEST_CASE("order statistics: tiles through the selection network give the weighted path's bits") {
+  // No NaN and no -0 (those tiles keep the scalar sort), but ties, +0 and infinities, so that the network sorts
+  // them; N up to 20, and counts that leave a partial last tile.
+  auto cpu = make_cpu_backend();
+  const double inf = std::numeric_limits<double>::infinity();
+  std::mt19937 rng(7);
+  std::normal_distribution<double> normal;
+  for (std::size_t n = 1; n <= 20; ++n) {
+    std::vector<std::vector<double>> inputs(n, std::vector<double>(4099));
+    for (auto& in : inputs)
+      for (double& v : in) {
+        const unsigned r = rng() % 16;
+        v = r == 0 ? 0.0 : r == 1 ? inf : r == 2 ? -inf : r < 6 ? 1.5 : normal(rng);
+      }
+    for (const auto& [stat, trim] : {std::pair{OrderStat::median, 0u}, std::pair{OrderStat::trimmed_mean, 0u},
+                                     std::pair{OrderStat::trimmed_mean, static_cast<unsigned>((n - 1) / 2)},
+                                     std::pair{OrderStat::trimmed_mean, static_cast<unsigned>(n / 4)}}) {
+      const auto fast = run(*cpu, inputs, 1.0, stat, trim), weighted = run(*cpu, inputs, 3.0, stat, trim);
+      CHECK_MESSAGE(std::memcmp(fast.data(), weighted.data(), fast.size() * sizeof(double)) == 0, "n = ", n);
+    }
+  }
+}

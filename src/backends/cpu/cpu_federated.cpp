@@ -6,10 +6,12 @@
 
 #include "backends/cpu/cpu_federated.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "backends/cpu/cpu_elements.hpp"
+#include "backends/cpu/order_network.hpp"
 #include "wavg/element_math.hpp"
 #include "wavg/philox.hpp"
 
@@ -112,22 +114,50 @@ void sort_doubles(double* v, std::size_t n) {
   }
 }
 
+// The statistic of sorted values v[0], v[stride], ..., v[(n - 1) * stride].
+double pick_order_statistic(const double* v, std::size_t n, std::size_t stride, OrderStat stat, std::uint32_t trim) {
+  if (stat == OrderStat::median) return n % 2 ? v[n / 2 * stride] : (v[(n / 2 - 1) * stride] + v[n / 2 * stride]) / 2;
+  double acc = 0;  // trimmed_mean's sum, in its order
+  for (std::size_t k = trim; k < n - trim; ++k) acc += v[k * stride];
+  return acc / static_cast<double>(n - 2 * trim);
+}
+
+// Whole tiles of k_tile elements go through a selection network (order_network.hpp) when N is small enough and
+// the tile holds no NaN or -0; everything else is sorted element by element.
 template <DType T>
 void plain_order_statistic(const BlockInputs& in, const double* scales, OrderStat stat, std::uint32_t trim,
                            double* out) {
   const std::size_t n = in.data.size();
-  const auto count = static_cast<std::int64_t>(in.count);
   const void* const* data = in.data.data();
+  const bool median = stat == OrderStat::median;
+  const auto lo = static_cast<std::uint32_t>(median ? (n - 1) / 2 : trim);
+  const auto hi = static_cast<std::uint32_t>(median ? n / 2 + 1 : n - trim);
+  const bool networked = n >= 2 && n <= k_network_max;
+  const OrderNetwork net = networked ? make_order_network(static_cast<std::uint32_t>(n), lo, hi) : OrderNetwork{};
+  const auto tiles = static_cast<std::int64_t>((in.count + k_tile - 1) / k_tile);
 #pragma omp parallel if (in.count >= k_parallel_threshold)
   {
-    std::vector<double> v(n);
+    std::vector<double> v(n * k_tile);
 #pragma omp for schedule(static)
-    for (std::int64_t s = 0; s < count; ++s) {
-      const auto i = static_cast<std::uint64_t>(s);
-      for (std::size_t k = 0; k < n; ++k) v[k] = scales[k] * update_at<T>(data[k], in.base, i);
-      sort_doubles(v.data(), n);
-      if (stat == OrderStat::median) out[i] = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-      else out[i] = trimmed_mean(v.data(), static_cast<std::uint32_t>(n), trim, [](double x) { return x; });
+    for (std::int64_t t = 0; t < tiles; ++t) {
+      const std::uint64_t first = static_cast<std::uint64_t>(t) * k_tile;
+      const std::uint64_t m = std::min<std::uint64_t>(k_tile, in.count - first);
+      if (networked && m == k_tile) {
+        for (std::size_t k = 0; k < n; ++k)
+          for (std::uint32_t l = 0; l < k_tile; ++l)
+            v[k * k_tile + l] = scales[k] * update_at<T>(data[k], in.base, first + l);
+        if (network_exact(v.data(), static_cast<std::uint32_t>(n * k_tile))) {
+          apply_order_network(net, v.data());
+          for (std::uint32_t l = 0; l < k_tile; ++l)
+            out[first + l] = pick_order_statistic(v.data() + l, n, k_tile, stat, trim);
+          continue;
+        }
+      }
+      for (std::uint64_t i = first; i < first + m; ++i) {
+        for (std::size_t k = 0; k < n; ++k) v[k] = scales[k] * update_at<T>(data[k], in.base, i);
+        sort_doubles(v.data(), n);
+        out[i] = pick_order_statistic(v.data(), n, 1, stat, trim);
+      }
     }
   }
 }

@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Times the plain mean at -j1, -j2 and the default thread count, interleaved, for one or more wavg binaries (an
+old and a new build side by side), and prints each one's median wall time and CPU time (user + system, from GNU
+time) over the rounds, with the load average before and after. Wall-clock ratios on a shared machine move with
+everyone else's work; the CPU seconds show what idle threads cost (a spinning OpenMP thread burns CPU while the
+main thread reads and writes).
+
+    tests/bench/threads.py --wavg build/wavg [--wavg old/wavg] [--model 10M] [--inputs 4] [--rounds 5]
+
+The inputs are bench_models.py's deterministic safetensors files, read once first so they sit in the page cache;
+the environment's OMP_WAIT_POLICY is removed, so each binary runs with the policy it chooses itself.
+"""
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import bench_models  # noqa: E402
+
+
+def run(argv, env):
+    with tempfile.NamedTemporaryFile("r") as rep:
+        subprocess.run(["/usr/bin/time", "-f", "%e %U %S", "-o", rep.name, *argv], check=True, env=env,
+                       stdout=subprocess.DEVNULL)
+        wall, user, sys_ = (float(x) for x in rep.read().split()[-3:])
+        return wall, user + sys_
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--wavg", action="append", required=True)
+    ap.add_argument("--model", default="10M", choices=sorted(bench_models.MODELS))
+    ap.add_argument("--inputs", type=int, default=4)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--dir", default="/tmp/wavg-bench-threads")
+    args = ap.parse_args()
+    os.makedirs(args.dir, exist_ok=True)
+    paths = []
+    for k in range(1, args.inputs + 1):
+        p = os.path.join(args.dir, f"{args.model}-{k}.safetensors")
+        if not os.path.exists(p):
+            bench_models.write_safetensors(p, args.model, k)
+        with open(p, "rb") as f:
+            while f.read(1 << 24):
+                pass
+        paths.append(p)
+    out = os.path.join(args.dir, "out.safetensors")
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "OMP_NUM_THREADS")}
+    cases = [(w, j) for w in args.wavg for j in ("-j1", "-j2", "default")]
+    times = {c: [] for c in cases}
+    print("load before:", os.getloadavg())
+    for _ in range(args.rounds):
+        for w, j in cases:
+            argv = [w, "merge", "-q", "--force", "--hash", "none", *paths, "-o", out] + ([j] if j != "default" else [])
+            times[(w, j)].append(run(argv, env))
+    print("load after:", os.getloadavg())
+    print(f"{'binary':<28} {'threads':<8} {'wall s':>7} {'CPU s':>7}  (medians of {args.rounds}; "
+          f"{args.inputs} x {os.path.getsize(paths[0]) / 1e6:.0f} MB, page cache)")
+    for w, j in cases:
+        wall = statistics.median(t[0] for t in times[(w, j)])
+        cpu = statistics.median(t[1] for t in times[(w, j)])
+        print(f"{w[-28:]:<28} {j:<8} {wall:>7.2f} {cpu:>7.2f}")
+
+
+if __name__ == "__main__":
+    main()
