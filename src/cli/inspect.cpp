@@ -56,8 +56,9 @@ void print_json(const Reader& r, const Totals& t) {
   std::printf("%s\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
 }
 
-// A whole model's modules each keep a dozen plain attributes (training, in_features, empty hook dicts): without -v
-// the table counts them in one line and lists only the rest (objects, containers that hold something).
+// A whole model's modules each keep a few plain attributes (training, in_features, _is_full_backward_hook): without
+// -v the table counts them in one line and lists only the rest (objects, containers that hold something). Only for
+// a layout the reader calls a whole model: a training checkpoint's few plain values (epoch, loss) stay listed.
 bool plain_attribute(const Reader& r, const std::string& kept) {
   if (r.layout().find("whole model") == std::string::npos) return false;
   for (const char* plain : {"(None", "(bool ", "(int ", "(float ", "(str ", "(dict of 0", "(list of 0", "(tuple of "})

@@ -120,7 +120,10 @@ TEST_CASE("plan by name: --tensors intersection drops what some input lacks, fro
   CHECK(plan.dropped_from_first == std::vector<std::string>{"only_a"});
 
   ListReader c("c", {f32("x", {1})});
-  CHECK(refusal({&a, &c}, o) == std::vector<std::string>{"a: no tensor is common to all inputs; nothing to merge"});
+  // c shares no name with a: a different model, said first.
+  CHECK(refusal({&a, &c}, o) ==
+        std::vector<std::string>{"c: a different model from a: no tensor name in common (a: list; c: list)",
+                                 "a: no tensor is common to all inputs; nothing to merge"});
 }
 
 TEST_CASE("plan by name: names that differ but pair by position get the --match order hint first") {
