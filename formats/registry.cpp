@@ -13,12 +13,14 @@
 #include "caffe/caffe.hpp"
 #include "dcp/dcp.hpp"
 #include "deepspeed/deepspeed.hpp"
+#include "flax/flax.hpp"
 #include "hdf5/hdf5_reader.hpp"
 #include "hf/hf.hpp"
 #include "hdf5/hdf5_writer.hpp"
 #include "json/json.hpp"
 #include "keras/keras_archive.hpp"
 #include "mxnet/mxnet.hpp"
+#include "npz/npz.hpp"
 #include "pytorch/pytorch.hpp"
 #include "safetensors/safetensors.hpp"
 #include "tensorflow/tensorflow.hpp"
@@ -70,11 +72,23 @@ const std::array<Codec, 14> k_codecs{{
      looks_like_keras,
      open_as<KerasArchiveReader>,
      create_keras_writer},
+    // After "pytorch" and "keras", the other zip archives: every member of an .npz is a .npy file.
+    {"npz", "NumPy",
+     {".npz", nullptr, nullptr, nullptr},
+     looks_like_npz,
+     open_as<NpzReader>,
+     create_npz_writer},
     {"mxnet", "MXNet",
      {".params", nullptr, nullptr, nullptr},
      looks_like_mxnet,
      open_as<MxnetReader>,
      create_mxnet_writer},
+    // Before "caffe", whose protobuf sniff a msgpack map could pass; Flax checkpoints often have no extension.
+    {"flax", "Flax",
+     {".msgpack", nullptr, nullptr, nullptr},
+     looks_like_flax,
+     open_as<FlaxReader>,
+     create_flax_writer},
     {"caffe", "Caffe",
      {".caffemodel", nullptr, nullptr, nullptr},
      looks_like_caffe,

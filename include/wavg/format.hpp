@@ -94,6 +94,11 @@ struct OutputSpec {
   bool write_tf_state = false;
   // --shard-size: the largest shard of a Hugging Face folder output, in bytes (0: the ecosystem's 5 GB).
   std::uint64_t shard_size = 0;
+  // A folder output copies config.json, the tokenizer's files and the like from this input's folder (null: the
+  // template's); merge names the base, as mergekit's tokenizer_source: base.
+  const Reader* companions = nullptr;
+  // A folder output also writes these files (name, content): merge --recipe's mergekit_config.yml.
+  std::vector<std::pair<std::string, std::string>> extra_files{};
 };
 
 class Writer {

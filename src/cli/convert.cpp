@@ -45,8 +45,11 @@ int run_convert(const ConvertOptions& o) {
   Plan plan = build_plan(inputs, o.plan);
   report_excluded(plan, o.verbosity);
   for (PlanEntry& e : plan.entries)
-    e.action = is_float(e.info.dtype) && o.out_dtype && *o.out_dtype != e.info.dtype ? Action::average
-                                                                                     : Action::copy_first;
+    // Hyper-parameters and counters keep their dtype (a .keras learning rate stays float32 under float16 weights).
+    e.action = is_float(e.info.dtype) && o.out_dtype && *o.out_dtype != e.info.dtype &&
+                       e.info.role != Role::hyper_parameter && e.info.role != Role::counter
+                   ? Action::average
+                   : Action::copy_first;
   if (o.out_dtype) set_out_dtype(plan, *o.out_dtype);
   std::uint64_t retyped = 0;
   for (const PlanEntry& e : plan.entries)

@@ -8,6 +8,7 @@
 #include "cli/eval_command.hpp"
 #include "cli/federated_options.hpp"
 #include "cli/progress.hpp"
+#include "cli/recipe.hpp"
 #include "cli/sequence.hpp"
 #include "cli/soup_options.hpp"
 #include "pipeline/pipeline.hpp"
@@ -40,17 +41,39 @@ struct MergeOptions {
   TaskCli task;
   SequenceCli seq;
   AlignCli align;
+  enum class Companions { base, input1 } companions = Companions::base;  // --tokenizer-source
+  std::string recipe_path;      // --recipe
+  std::optional<Recipe> recipe;
 };
+
+// With --recipe, sets the inputs, base, method and its values from the mergekit YAML (recipe.cpp); a YAML file
+// given as an input is pointed at --recipe.
+void apply_recipe(MergeOptions& o) {
+  for (const std::string& in : o.inputs)
+    if (looks_like_recipe(in)) fail_usage(in + " looks like a mergekit recipe: run it with --recipe " + in);
+  if (o.recipe_path.empty()) return;
+  if (!o.inputs.empty() || !o.fed.base.empty() || !o.weights.empty() || o.task.lambda || o.task.density ||
+      o.task.t || o.task.rescale || o.task.normalize || o.out_dtype || o.fed.options.robust.method != Aggregator::mean)
+    fail_usage("--recipe gives the models, base, method, parameters and dtype itself: give them only there");
+  Recipe& r = o.recipe.emplace(read_recipe(o.recipe_path));
+  o.inputs = r.inputs;
+  o.fed.base = r.base;
+  o.fed.options.robust.method = r.method;
+  for (std::size_t k = 0; k < r.weights.size(); ++k) {
+    char exact[32];
+    std::snprintf(exact, sizeof exact, "%s%.17g", k ? "," : "", r.weights[k]);
+    o.weights += exact;
+  }
+  o.task = {r.lambda, r.density, r.t, r.rescale, r.normalize, r.values, r.linear};
+  o.out_dtype = r.out_dtype;
+  o.companions = r.tokenizer_from_base ? MergeOptions::Companions::base : MergeOptions::Companions::input1;
+}
 
 void report(const MergeOptions& o, const std::string& format, const Plan& plan, const Method& method,
             const std::vector<Reader*>& inputs) {
-  for (const PlanEntry& e : plan.entries)
-    if (e.action != Action::average)
-      note(o.verbosity, 1,
-           "not averaged: " + e.info.name + " (" + std::string(dtype_name(e.info.dtype)) +
-               (is_optimizer_hyperparameter(e.info) ? " optimizer hyper-parameter, " : ", ") +
-               (e.action == Action::check_equal ? "identical in every input" : "copied from input 1") + ")");
+  report_roles(plan, o.verbosity);
   note_kept_entries(o.verbosity, *inputs.front(), format);
+  for (const std::string& d : method.decisions()) note(o.verbosity, 1, d);
   for (const auto& w : plan.warnings) note(o.verbosity, 0, "warning: " + w);
   report_excluded(plan, o.verbosity);
   if (!plan.dropped.empty()) {
@@ -119,7 +142,7 @@ void validate_options(MergeOptions& o) {
   if (o.inputs.size() < least) fail_usage("merge needs at least two inputs (one with --base or deltas)");
   if (!o.weights.empty() && !o.fed.weight_by.empty()) fail_usage("give either --weights or --weight-by, not both");
   check_align_inputs(o.align, fed.has_base || fed.inputs == InputKind::deltas);
-  validate_weights(parse_weights(o.weights), o.inputs.size());
+  if (!task_run(o)) validate_weights(parse_weights(o.weights), o.inputs.size());  // task vectors take negatives
   // Validation only needs to know whether there are weights; --weight-by's values come from the inputs.
   fed.weights = o.fed.weight_by.empty() ? parse_weights(o.weights) : std::vector<double>(o.inputs.size(), 1.0);
   if (federated_run(o)) validate_federated(fed, o.inputs.size());
@@ -131,6 +154,10 @@ void validate_options(MergeOptions& o) {
 }
 
 int run_merge(MergeOptions& o) {
+  apply_recipe(o);
+  if (o.recipe && !o.recipe->slices.empty())
+    return run_passthrough({o.recipe->slices, o.output, o.format, o.recipe->text, o.out_dtype,
+                            o.force ? Overwrite::yes : Overwrite::no, o.hash, o.verbosity});
   validate_options(o);
   FederatedOptions& fed = o.fed.options;
   const Overwrite overwrite = o.force ? Overwrite::yes : Overwrite::no;
@@ -172,12 +199,15 @@ int run_merge(MergeOptions& o) {
   if (templ.index != 0)  // input 1 is the rule; another input is worth saying
     note(o.verbosity, 1, "template: " + o.inputs[templ.index] + " (input " + std::to_string(templ.index + 1) +
                              "): the output keeps its structure and metadata, input 1 has none in " + format);
+  Provenance provenance =
+      make_provenance("merge", method->describe() + sequence_note(o.seq), input_files(pipeline::raw(readers)),
+                      out_dtype_name(o.out_dtype), o.hash, base ? base->files() : std::vector<std::string>{});
+  if (o.recipe) provenance.add("wavg_recipe", o.recipe->text);
   pipeline::Output out(o.output, format, overwrite,
-                       {out_tensors, templ.input, templ.dropped,
-                        make_provenance("merge", method->describe() + sequence_note(o.seq), input_files(pipeline::raw(readers)),
-                                        out_dtype_name(o.out_dtype), o.hash,
-                                        base ? base->files() : std::vector<std::string>{}),
-                        o.tf_state, o.shard_size},
+                       {out_tensors, templ.input, templ.dropped, std::move(provenance), o.tf_state, o.shard_size,
+                        o.companions == MergeOptions::Companions::base ? base.get() : nullptr,
+                        o.recipe ? decltype(OutputSpec::extra_files){{"mergekit_config.yml", o.recipe->text}}
+                                 : decltype(OutputSpec::extra_files){}},
                        protected_files(o, pipeline::raw(readers), base.get()));
   std::optional<pipeline::Output> state_out;
   if (state) {
@@ -202,7 +232,9 @@ int run_merge(MergeOptions& o) {
 
 RunFn setup_merge(CLI::App& app) {
   auto o = std::make_shared<MergeOptions>();
-  app.add_option("inputs", o->inputs, "Checkpoints to merge (two or more; one or more with --base)")->required();
+  app.add_option("inputs", o->inputs, "Checkpoints to merge (two or more; one or more with --base)");
+  app.add_option("--recipe", o->recipe_path, "Run a mergekit YAML recipe (models, base_model, merge_method, ...)")
+      ->type_name("FILE.yml");
   add_output(app, o->output, o->format, o->force);
   app.add_option("-w,--weights", o->weights, "Comma-separated weights, one per input, normalised by their sum")
       ->type_name("LIST");
@@ -214,6 +246,10 @@ RunFn setup_merge(CLI::App& app) {
   add_eval_option(app, o->eval);
   add_align_options(app, o->align, AlignFor::merge);
   add_run_options(app, *o);
+  add_choice(app, "--tokenizer-source", o->companions,
+             {{"base", MergeOptions::Companions::base}, {"input1", MergeOptions::Companions::input1}},
+             "Folder outputs with --base: whose config.json, tokenizer and other files the output copies "
+             "(mergekit's tokenizer_source)");
   return [o] { return run_merge(*o); };
 }
 
