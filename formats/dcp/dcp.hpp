@@ -26,10 +26,12 @@
 // storage. Transformed chunks (transform_descriptors: compressed by an extension) are refused. Each data file is
 // mapped once; a block of a tensor is copied from the runs of its chunks that it spans.
 //
-// What each tensor is comes from the state dict's structure, not from its name: under an optimizer state dict (a
-// dict holding "state" and "param_groups"), per-parameter tensors are optimizer state, averaged like the weights,
-// except scalars (Adam's step, NAdam's mu_product): counters, kept from input 1 as the bytes values are, and listed
-// by kept_entries(). Tensors under param_groups (a tensor learning rate) are hyper-parameters, kept likewise.
+// What each tensor is (TensorInfo::role) comes from the state dict's structure, not from a name: under an
+// optimizer state dict (a dict holding "state" and "param_groups"), per-parameter tensors are optimizer state,
+// except scalars (Adam's step, NAdam's mu_product), which are counters; tensors under param_groups (a tensor
+// learning rate) are hyper-parameters. The plan gives each role its rule (counters and hyper-parameters follow
+// --int-policy); the rest are unknown to the reader (DCP does not tell weights from buffers) and left to the plan.
+// The bytes values (a Python float lr, betas, a torchtitan train_state) are kept from input 1: kept_entries().
 //
 // The writer makes a DCP folder in input 1's layout: input 1's files copied, each chunk of every output tensor
 // overwritten in place and its archive's CRC-32s recomputed; .metadata is input 1's byte for byte, so

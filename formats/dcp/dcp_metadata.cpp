@@ -38,7 +38,12 @@ std::vector<std::string> value_names() {
                         "uint16", "uint32", "uint64", "bool", "complex64", "complex128", "float8_e4m3fn",
                         "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "strided"})
     names.push_back(std::string("torch.") + t);
-  names.push_back(std::string(k_module) + "_MEM_FORMAT_ENCODING");
+  // DCP's own dataclasses, made by NEWOBJ(class, ()) and BUILD: the unpickler instantiates no torch class
+  // outside torch.nn by itself, so these are named here; parse_metadata checks each object's class where it sits.
+  for (const char* c : {"Metadata", "TensorStorageMetadata", "BytesStorageMetadata", "ChunkStorageMetadata",
+                        "TensorProperties", "MetadataIndex", "StorageMeta", "_MEM_FORMAT_ENCODING"})
+    names.push_back(std::string(k_module) + c);
+  names.push_back("torch.distributed.checkpoint.filesystem._StorageInfo");
   names.push_back("torch.serialization._get_layout");
   for (const char* p : {"pathlib.PosixPath", "pathlib.WindowsPath", "pathlib._local.PosixPath",
                         "pathlib._local.WindowsPath"})
@@ -142,10 +147,7 @@ void assign_roles(std::vector<Item>& items) {
     for (std::size_t i = 0; i < it.path.size(); ++i)
       if (it.path[i] == "param_groups") with_groups.emplace(it.path.begin(), it.path.begin() + i);
   for (Item& it : items) {
-    if (!it.tensor) {
-      it.role = Role::bytes;
-      continue;
-    }
+    if (!it.tensor) continue;
     for (std::size_t i = 0; i < it.path.size(); ++i) {
       if (it.path[i] != "state" && it.path[i] != "param_groups") continue;
       if (!with_groups.count(std::vector<std::string>(it.path.begin(), it.path.begin() + i))) continue;

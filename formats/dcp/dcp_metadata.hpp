@@ -19,8 +19,6 @@ struct ChunkMeta {
   Storage where;
 };
 
-// What a state-dict entry is to the training run, from the dict it sits in (the roles issue's vocabulary).
-enum class Role { weight, optimizer_state, hyper_parameter, counter, bytes };
 
 struct Item {
   std::string name;
@@ -30,7 +28,7 @@ struct Item {
   std::vector<ChunkMeta> chunks;    // tensors
   Storage where;                    // bytes values
   std::vector<std::string> path;    // the name split at '.'
-  Role role = Role::weight;
+  Role role = Role::unknown;        // from the state dict's structure (see dcp.hpp); unknown outside an optimizer
 };
 
 // Parses the pickle (Error naming `file` for anything but DCP's metadata classes, a storage missing for a chunk,

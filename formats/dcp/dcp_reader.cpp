@@ -16,15 +16,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const char* role_name(Role r) {
-  switch (r) {
-    case Role::counter: return "counter tensor";
-    case Role::hyper_parameter: return "hyper-parameter tensor";
-    case Role::bytes: return "torch.save'd value";
-    default: return "tensor";
-  }
-}
-
 // Locates the chunk's elements inside its archive, [at, at + length) of `file`: the archive must be one tensor of
 // the chunk's sizes and dtype, contiguous, inside its storage entry.
 void locate(const MappedFile& file, std::uint64_t at, std::uint64_t length, const std::string& tensor, DType dtype,
@@ -104,16 +95,16 @@ DcpReader::DcpReader(const std::string& path) : ListedReader(path, "PyTorch DCP"
     return it->second;
   };
   for (Item& item : items) {
-    const bool kept = !item.tensor || item.role == Role::counter || item.role == Role::hyper_parameter;
-    // Kept from input 1 by the writer, which copies its files.
-    if (kept) m_kept.push_back(item.name + " (" + role_name(item.role) + ", input 1's)");
     if (!item.tensor) {
+      // Kept from input 1 by the writer, which copies its files.
+      m_kept.push_back(item.name + " (torch.save'd value, input 1's)");
       const std::size_t f = file_of(item.where, item.name);
       if (!m_files[f]->contains(item.where.offset, item.where.length))
         fail(m_files[f]->path(), item.name + " lies past the end of the file");
       continue;
     }
     TensorInfo info{item.name, item.dtype, item.shape};
+    info.role = item.role;
     std::uint64_t count = 0;
     if (!checked_count(info.shape, dtype_size(info.dtype), count))
       fail(meta_path, "tensor " + item.name + ": its size overflows");
@@ -132,7 +123,6 @@ DcpReader::DcpReader(const std::string& path) : ListedReader(path, "PyTorch DCP"
         if (cm.offsets == tc.chunks[i].offsets)
           locate(*m_files[tc.chunks[i].file], cm.where.offset, cm.where.length, item.name, item.dtype, tc.chunks[i]);
     }
-    if (kept) continue;
     m_tensors.push_back(std::move(info));
     m_chunks.push_back(std::move(tc));
   }

@@ -209,6 +209,7 @@ DeepspeedReader::DeepspeedReader(const std::string& path) : ListedReader(path, "
     if (!v || v->kind != Kind::tensor) fail(model.path, "buffer " + key->text + " is not a tensor");
     const DType dtype = v->tensor.storage->storage.dtype;
     m_tensors.push_back({key->text, dtype, v->tensor.shape});
+    m_tensors.back().role = Role::buffer;
     m_pieces.push_back({piece(model, model_file, v, dtype, "buffer " + key->text)});
   }
 
@@ -229,6 +230,7 @@ DeepspeedReader::DeepspeedReader(const std::string& path) : ListedReader(path, "
   if (!shapes || shapes->kind != Kind::list) fail(model.path, "param_shapes is not a list");
   auto add_param = [&](const Value* name, const Value* size, std::vector<Piece> pieces) {
     TensorInfo t{name->kind == Kind::string ? name->text : std::string(), DType::f32, {}};
+    t.role = Role::weight;
     if (size->kind != Kind::tuple) fail(model.path, "param_shapes: " + t.name + " has no torch.Size");
     for (const Value* d : size->items) {
       if (d->kind != Kind::integer || d->integer < 0) fail(model.path, "param_shapes: " + t.name + " has a bad size");

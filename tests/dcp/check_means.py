@@ -1,5 +1,6 @@
 """Checks a safetensors merge of samples/dcp (or, with "deepspeed", samples/deepspeed) checkpoints against the
-samples' closed forms at mean index K (their make_*.py), exactly: numpy only.    check_means.py FILE K [deepspeed]"""
+samples' closed forms at mean index K (their make_*.py), exactly: numpy only. A DCP merge's Adam step counters
+must all be STEP (input 1's: counters are not averaged).    check_means.py FILE K STEP|deepspeed"""
 import json
 import struct
 import sys
@@ -7,7 +8,7 @@ import sys
 import numpy as np
 
 path, k = sys.argv[1], float(sys.argv[2])
-deepspeed = sys.argv[3:] == ["deepspeed"]
+deepspeed = sys.argv[3] == "deepspeed"
 with open(path, "rb") as f:
     n = struct.unpack("<Q", f.read(8))[0]
     header = json.loads(f.read(n))
@@ -23,6 +24,7 @@ for p, (name, shape) in enumerate(shapes.items()):
     if not deepspeed:
         want[f"optim.state.{p}.exp_avg"] = -k / 2 + p + i / 32
         want[f"optim.state.{p}.exp_avg_sq"] = k / 4 + p + i / 64
+        want[f"optim.state.{p}.step"] = np.array(float(sys.argv[3]))
 want[prefix + "scale"] = k + np.arange(5) / 8
 assert sorted(header) == sorted(want), sorted(header)
 for name, w in want.items():
