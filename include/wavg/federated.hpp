@@ -24,16 +24,18 @@ namespace wavg {
 // --method: the federated aggregators, then the task-vector methods of task_methods.hpp.
 enum class Aggregator {
   mean, median, trimmed_mean, krum, multi_krum, geometric_median,
-  task_arithmetic, ties, dare_linear, dare_ties, slerp, model_stock
+  task_arithmetic, ties, dare_linear, dare_ties, slerp, model_stock, nuslerp, multislerp, karcher
 };
 enum class InputKind { models, deltas };
 
-inline constexpr std::array<Named<Aggregator>, 12> k_aggregator_names{{
+inline constexpr std::array<Named<Aggregator>, 15> k_aggregator_names{{
     {"mean", Aggregator::mean}, {"median", Aggregator::median}, {"trimmed-mean", Aggregator::trimmed_mean},
     {"krum", Aggregator::krum}, {"multi-krum", Aggregator::multi_krum},
     {"geometric-median", Aggregator::geometric_median}, {"task-arithmetic", Aggregator::task_arithmetic},
     {"ties", Aggregator::ties}, {"dare-linear", Aggregator::dare_linear}, {"dare-ties", Aggregator::dare_ties},
-    {"slerp", Aggregator::slerp}, {"model-stock", Aggregator::model_stock}}};
+    {"slerp", Aggregator::slerp}, {"model-stock", Aggregator::model_stock},
+    {"nuslerp", Aggregator::nuslerp}, {"multislerp", Aggregator::multislerp},
+    {"karcher", Aggregator::karcher}}};
 inline constexpr std::array<Named<InputKind>, 2> k_input_kind_names{
     {{"models", InputKind::models}, {"deltas", InputKind::deltas}}};
 // --server-opt (none: no optimizer, the update is added; not a value the option takes).

@@ -52,7 +52,7 @@ void validate_task(const TaskOptions& o, const FederatedOptions& federated, std:
 // Builds task-arithmetic, ties, dare-linear or dare-ties (task_vectors.cpp). The options must have passed
 // validate_task; `plan` must outlive the method.
 std::unique_ptr<Method> make_task_vectors(Backend& backend, const Plan& plan, const TaskOptions& options);
-// Builds slerp or model-stock (slerp_stock.cpp).
+// Builds slerp, nuslerp or model-stock (slerp_stock.cpp).
 std::unique_ptr<Method> make_slerp_stock(Backend& backend, const Plan& plan, const TaskOptions& options);
 // Builds whichever of the two `options.method` names.
 std::unique_ptr<Method> make_task_method(Backend& backend, const Plan& plan, const TaskOptions& options);

@@ -42,13 +42,16 @@ const std::vector<MethodRow>& methods() {
        {"weight", "density", "lambda", "normalize", "rescale", "int8_mask"}, {"weight", "density"}},
       {"slerp", Aggregator::slerp, false, {"t"}, {}},
       {"model_stock", Aggregator::model_stock, false, {"filter_wise"}, {}},
+      {"nuslerp", Aggregator::nuslerp, false, {"weight", "nuslerp_flatten", "nuslerp_row_wise"}, {"weight"}},
+      {"multislerp", Aggregator::multislerp, false, {"weight", "normalize_weights"}, {"weight"}},
+      {"karcher", Aggregator::karcher, false, {"max_iter", "tol"}, {}},
   };
   return rows;
 }
 
 // mergekit's methods and keys that wavg knows of but does not run.
 const std::set<std::string> k_other_methods{"passthrough", "breadcrumbs", "breadcrumbs_ties", "della", "della_linear",
-                                            "nuslerp", "multislerp", "karcher", "sce", "nearswap", "arcee_fusion",
+                                            "sce", "nearswap", "arcee_fusion",
                                             "ram"};
 const std::set<std::string> k_keys{"models", "slices", "base_model", "merge_method", "parameters", "dtype",
                                    "out_dtype", "tokenizer_source"};
@@ -273,8 +276,15 @@ Recipe read_recipe(const std::string& path) {
     r.refuse("model_stock's filter_wise: true is not supported by wavg");
   if (v.names("rescale") && out.method == Aggregator::ties && scalar(v.global, "rescale").value_or(1) != 0)
     r.refuse("rescale: true with ties (an L1 rescale of the magnitude-trimmed task vectors) is not supported by wavg");
+  // wavg's nuslerp takes one angle per tensor (mergekit's default), not one per row or column.
+  if (v.names("nuslerp_flatten") && scalar(v.global, "nuslerp_flatten").value_or(0) == 0)
+    r.refuse("nuslerp_flatten: false (an angle per row or column) is not supported by wavg");
+  if (v.names("nuslerp_row_wise") && scalar(v.global, "nuslerp_row_wise").value_or(1) != 0)
+    r.refuse("nuslerp_row_wise: true is not supported by wavg (it applies only with nuslerp_flatten: false)");
   check_range(r, v, "density", 0, true, 1, "(0, 1]");
   check_range(r, v, "t", 0, false, 1, "[0, 1]");
+  check_range(r, v, "max_iter", 0, false, 1e6, "[0, 1e6]");
+  check_range(r, v, "tol", 0, false, 1, "[0, 1]");
 
   // The scalars merge's own options carry: what a plain number gives, else mergekit's default.
   for (std::size_t k = 0; k < out.inputs.size(); ++k) {
@@ -290,6 +300,7 @@ Recipe read_recipe(const std::string& path) {
   out.lambda = scalar(v.global, "lambda");
   if (v.names("normalize")) out.normalize = scalar(v.global, "normalize").value_or(1) != 0;
   else if (out.linear) out.normalize = true;  // mergekit's linear normalises by default
+  if (v.names("normalize_weights")) out.normalize = scalar(v.global, "normalize_weights").value_or(1) != 0;
   if (v.names("rescale"))
     out.rescale = scalar(v.global, "rescale").value_or(1) != 0 ? DareRescale::l1 : DareRescale::none;
 
@@ -303,8 +314,12 @@ Recipe read_recipe(const std::string& path) {
     out.values->per_input.insert(out.values->per_input.begin(), std::map<std::string, ParamSetting>{});
     const ParamSetting& t = v.global.at("t");
     out.t = t.front().values.front();
-  } else if (out.linear) {
-    if (!base.empty()) r.refuse("merge_method linear takes no base_model");
+  } else if (out.linear || out.method == Aggregator::karcher) {
+    if (!base.empty()) r.refuse("merge_method " + name + " takes no base_model");
+  } else if (out.method == Aggregator::nuslerp || out.method == Aggregator::multislerp) {
+    if (out.method == Aggregator::nuslerp && out.inputs.size() != 2)
+      r.refuse("merge_method nuslerp takes two models besides the base, got " + std::to_string(out.inputs.size()));
+    out.base = base;  // optional: with one, they work on task vectors
   } else {
     if (base.empty()) r.refuse("merge_method " + name + " works on task vectors: it needs base_model");
     out.base = base;

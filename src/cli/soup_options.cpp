@@ -4,7 +4,7 @@ namespace wavg::cli {
 
 namespace {
 constexpr const char* k_task = "Task vectors (--method task-arithmetic, ties, dare-linear, dare-ties, slerp, "
-                               "model-stock)";
+                               "nuslerp, multislerp, model-stock)";
 }  // namespace
 
 TaskOptions TaskCli::resolve(const FederatedOptions& fed, std::vector<double> weights) const {
@@ -36,7 +36,7 @@ void add_task_options(CLI::App& app, TaskCli& t) {
   app.add_flag_function(
          "--normalize,!--no-normalize", [&t](std::int64_t n) { t.normalize = n > 0; },
          "task-arithmetic, ties, dare-*: divide the combined task vector by the sum of the (sign-agreeing) weights "
-         "(default: ties yes, the others no)")
+         "(default: ties yes, the others no); multislerp: divide the weights by their sum (default yes)")
       ->group(k_task);
 }
 

@@ -7,6 +7,22 @@
 //                             |cos| > 0.9995 the inputs are nearly parallel and out = (1 - t) x1 + t x2; otherwise
 //                             with theta = acos(cos), out = sin((1 - t) theta) / sin(theta) x1
 //                                                           + sin(t theta) / sin(theta) x2.
+//   nuslerp (mergekit's, with   t = w2 / (w1 + w2) (0.5 when |w1 + w2| < 1e-6); on the task vectors v_k = x_k - base
+//   nuslerp_flatten)          with --base, else on the inputs: cos = <v1, v2> / (max(|v1|, 1e-7) max(|v2|, 1e-7))
+//                             clamped to [-1, 1]; when 1 - cos^2 <= 1e-16, out = (1 - t) v1 + t v2, otherwise
+//                             out = (sin((1 - t) theta) v1 + sin(t theta) v2) / sin(theta); the base is added back.
+//   multislerp (mergekit's)   w normalised to sum 1 (unless --no-normalize); on the task vectors with --base, else
+//                             the inputs: u_k = v_k / (|v_k| + 1e-8), m = sum_k w_k u_k; out = (sum_k w_k |v_k|)
+//                             m / |m|. mergekit also projects onto the tangent space at m / |m| and back, but the
+//                             weighted tangent vectors sum to zero (sum_k w_k u_k - |m| m / |m|), so that step
+//                             changes the result by rounding only. |m| < 1e-8: two inputs give w_1 v_1 + w_2 v_2,
+//                             more are refused (as mergekit). One input is copied.
+//   karcher (mergekit's)      the weighted Karcher mean on the unit sphere of the inputs u_k = x_k / |x_k|
+//                             (weights 1/N; inputs with |x_k| <= tol left out, the others' weights renormalised),
+//                             by at most max_iter Riemannian gradient steps from the normalised mean, stopping when
+//                             the tangent's norm is below tol; out = (sum_k |x_k| / N) mean. The mean stays in the
+//                             span of the u_k, so it is kept as coefficients over them and every inner product comes
+//                             from the Gram matrix.
 //   model stock               cos = the mean over pairs j < l of <tau_j, tau_l> / max(|tau_j| |tau_l|, 1e-6)
 //                             (mergekit's floor), each clamped to [-1, 1]; t = N cos / (1 + (N - 1) cos);
 //                             out = t mean(x_k) + (1 - t) base, computed as (t sum_k x_k + (1 - t) N base) / N.
@@ -31,6 +47,8 @@ constexpr double k_stock_norm_floor = 1e-6;  // mergekit's clamp on |tau_j| |tau
 constexpr double k_stock_pole = 1e-6;        // |1 + (N - 1) cos| below this keeps the base
 constexpr double k_stock_far = 2;            // |t| above this is reported
 constexpr double k_parallel_dot = 0.9995;
+constexpr double k_nuslerp_norm_floor = 1e-7;  // mergekit's nuslerp clamps each norm
+constexpr double k_nuslerp_colinear = 1e-16;   // and takes 1 - cos^2 <= eps^2 (eps 1e-8) as colinear
 
 class SlerpStock final : public Method {
  public:
@@ -39,12 +57,20 @@ class SlerpStock final : public Method {
     m_gram.assign(plan.entries.size() * m_n * m_n, 0.0);
     m_coeffs.resize(plan.entries.size() * (m_n + 1));
     m_keeps_base.assign(plan.entries.size(), 0);
+    m_weights = o.weights.empty() ? std::vector<double>(m_n, 1.0) : o.weights;
     if (o.values) {  // a recipe's per-tensor t (a layer gradient, filters)
       std::vector<std::string> names;
       for (const PlanEntry& e : plan.entries) names.push_back(e.info.name);
       const std::vector<double> pos = layer_positions(names);
-      for (std::size_t e = 0; e < names.size(); ++e)
+      m_pos = pos;
+      for (std::size_t e = 0; e < names.size(); ++e) {
         m_t.push_back(o.values->get("t", names[e], pos[e]).value_or(o.t.value_or(0.0)));
+        if (o.method != Aggregator::nuslerp && o.method != Aggregator::multislerp) continue;
+        for (std::size_t k = 0; k < m_n; ++k) {
+          const double fallback = k < o.weights.size() ? o.weights[k] : 1;
+          m_w.push_back(o.values->get("weight", names[e], pos[e], k).value_or(fallback));
+        }
+      }
     }
   }
 
@@ -62,6 +88,14 @@ class SlerpStock final : public Method {
 
   std::string describe() const override {
     if (m_o.method == Aggregator::model_stock) return "model stock";
+    if (m_o.method == Aggregator::karcher) return "karcher mean" + std::string(m_o.values ? " (from the recipe)" : "");
+    if (m_o.method == Aggregator::multislerp)
+      return std::string("multislerp") + (m_w.empty() ? "" : " (per-tensor weights from the recipe)") +
+             (m_o.has_base ? " on task vectors" : "");
+    if (m_o.method == Aggregator::nuslerp)
+      return m_w.empty() ? "nuslerp (weights " + parameter_text(m_o.weights[0]) + ", " +
+                               parameter_text(m_o.weights[1]) + (m_o.has_base ? ", on task vectors)" : ")")
+                         : std::string("nuslerp (per-tensor weights from the recipe)");
     char buf[48];
     std::snprintf(buf, sizeof buf, "slerp (t %g)", m_o.t.value_or(0.0));
     return m_t.empty() ? buf : "slerp (per-tensor t from the recipe)";
@@ -79,14 +113,20 @@ class SlerpStock final : public Method {
       const double* g = m_gram.data() + e * m_n * m_n;
       double* c = m_coeffs.data() + e * (m_n + 1);
       if (m_o.method == Aggregator::slerp) slerp_coeffs(m_t.empty() ? *m_o.t : m_t[e], g, c);
+      else if (m_o.method == Aggregator::nuslerp)
+        nuslerp_coeffs(m_w.empty() ? m_o.weights.data() : &m_w[e * m_n], g, c);
+      else if (m_o.method == Aggregator::karcher)
+        karcher_coeffs(e, g, c);
+      else if (m_o.method == Aggregator::multislerp)
+        multislerp_coeffs(e, m_w.empty() ? m_weights.data() : &m_w[e * m_n], g, c);
       else stock_coeffs(e, g, c);
     }
   }
 
   void combine(const PlanEntry& entry, std::uint64_t, const BlockInputs& in, void* out) override {
     const double* c = m_coeffs.data() + entry_index(entry) * (m_n + 1);
-    if (m_o.method == Aggregator::slerp) {
-      m_backend.weighted_sum(in, std::span<const double>(c, 2), 1.0, entry.out_dtype, out);
+    if (!in.base) {  // slerp, and nuslerp and multislerp without a base: a weighted sum of the inputs
+      m_backend.weighted_sum(in, std::span<const double>(c, m_n), 1.0, entry.out_dtype, out);
       return;
     }
     WAVG_ASSERT(in.base);
@@ -104,8 +144,8 @@ class SlerpStock final : public Method {
     BlockInputs all = in;
     all.data = m_pointers;
     all.base = nullptr;
-    m_backend.weighted_sum(all, std::span<const double>(c, m_n + 1), static_cast<double>(m_n), entry.out_dtype,
-                           out);
+    const double divisor = m_o.method == Aggregator::model_stock ? static_cast<double>(m_n) : 1.0;
+    m_backend.weighted_sum(all, std::span<const double>(c, m_n + 1), divisor, entry.out_dtype, out);
   }
 
  private:
@@ -124,6 +164,105 @@ class SlerpStock final : public Method {
     const double theta = std::acos(dot), sin_theta = std::sin(theta);
     c[0] = std::sin(theta - theta * t) / sin_theta;
     c[1] = std::sin(theta * t) / sin_theta;
+  }
+
+  // c[2], the base's coefficient, is read only when there is a base: base + c0 v1 + c1 v2.
+  void nuslerp_coeffs(const double* w, const double* g, double* c) const {
+    const double total = w[0] + w[1];
+    const double t = std::fabs(total) < 1e-6 ? 0.5 : w[1] / total;
+    const double n0 = std::max(std::sqrt(g[0]), k_nuslerp_norm_floor);
+    const double n1 = std::max(std::sqrt(g[3]), k_nuslerp_norm_floor);
+    const double cos = std::clamp(g[1] / (n0 * n1), -1.0, 1.0);
+    if (1 - cos * cos <= k_nuslerp_colinear) {
+      c[0] = 1 - t;
+      c[1] = t;
+    } else {
+      const double theta = std::acos(cos), sin_theta = std::sin(theta);
+      c[0] = std::sin((1 - t) * theta) / sin_theta;
+      c[1] = std::sin(t * theta) / sin_theta;
+    }
+    c[2] = 1 - c[0] - c[1];
+  }
+
+  void multislerp_coeffs(std::size_t e, const double* weights, const double* g, double* c) const {
+    std::vector<double> w(weights, weights + m_n), d(m_n);
+    double sum = 0, scale = 0, mm = 0;
+    for (double x : w) sum += x;
+    if (m_o.normalize.value_or(true))
+      for (double& x : w) x /= sum;
+    for (std::size_t k = 0; k < m_n; ++k) {
+      d[k] = std::sqrt(g[k * m_n + k]) + k_eps;
+      scale += w[k] * std::sqrt(g[k * m_n + k]);
+    }
+    for (std::size_t j = 0; j < m_n; ++j)
+      for (std::size_t l = 0; l < m_n; ++l) mm += w[j] * w[l] * g[j * m_n + l] / (d[j] * d[l]);
+    const double norm = std::sqrt(std::max(mm, 0.0));
+    double total = 0;
+    for (std::size_t k = 0; k < m_n; ++k) {
+      if (m_n == 1) c[k] = 1;  // mergekit returns the one input itself, base or not
+      else if (norm >= k_eps) c[k] = scale * w[k] / (d[k] * norm);
+      else if (m_n == 2) c[k] = w[k];
+      else
+        throw Error(ExitCode::runtime, m_plan.entries[e].info.name,
+                    "multislerp: the weighted mean of the unit task vectors is zero (antipodal inputs whose "
+                    "weights cancel); give other weights");
+      total += c[k];
+    }
+    c[m_n] = m_n == 1 ? 0 : 1 - total;  // the base's coefficient, read only with a base
+  }
+
+  void karcher_coeffs(std::size_t e, const double* g, double* c) const {
+    const std::string& name = m_plan.entries[e].info.name;
+    const double pos = m_pos.empty() ? 0 : m_pos[e];
+    const auto param = [&](const char* key, double fallback) {
+      return m_o.values ? m_o.values->get(key, name, pos).value_or(fallback) : fallback;
+    };
+    const double tol = param("tol", 1e-5);
+    const auto max_iter = static_cast<long>(param("max_iter", 10));
+    std::vector<std::size_t> valid;
+    double scale = 0;
+    for (std::size_t k = 0; k < m_n; ++k) {
+      c[k] = 0;
+      const double norm = std::sqrt(g[k * m_n + k]);
+      scale += norm / static_cast<double>(m_n);
+      if (norm > tol) valid.push_back(k);
+    }
+    if (m_n == 1) c[0] = 1;  // mergekit returns the one input itself
+    if (m_n == 1 || valid.empty()) return;
+    const std::size_t v = valid.size();
+    std::vector<double> u(v * v), a(v, 1.0 / static_cast<double>(v)), b(v), n(v);  // u: the units' Gram matrix
+    for (std::size_t k = 0; k < v; ++k) n[k] = std::sqrt(g[valid[k] * m_n + valid[k]]);
+    for (std::size_t j = 0; j < v; ++j)
+      for (std::size_t l = 0; l < v; ++l) u[j * v + l] = g[valid[j] * m_n + valid[l]] / (n[j] * n[l]);
+    const auto dot = [&](const std::vector<double>& x, std::size_t k) {  // <x, u_k>
+      double s = 0;
+      for (std::size_t l = 0; l < v; ++l) s += x[l] * u[l * v + k];
+      return s;
+    };
+    const auto norm = [&](const std::vector<double>& x) {
+      double s = 0;
+      for (std::size_t k = 0; k < v; ++k) s += x[k] * dot(x, k);
+      return std::sqrt(std::max(s, 0.0));
+    };
+    const double mean_norm = norm(a);
+    for (std::size_t k = 0; k < v; ++k) a[k] = mean_norm < tol ? (k == 0 ? 1.0 : 0.0) : a[k] / mean_norm;
+    for (long it = 0; it < max_iter; ++it) {
+      std::fill(b.begin(), b.end(), 0.0);
+      for (std::size_t k = 0; k < v; ++k) {
+        const double d = std::clamp(dot(a, k), -1.0, 1.0), theta = std::acos(d);
+        if (theta < tol) continue;
+        const double f = theta / std::sin(theta) / static_cast<double>(v);
+        b[k] += f;
+        for (std::size_t l = 0; l < v; ++l) b[l] -= f * d * a[l];
+      }
+      const double tn = norm(b);
+      if (tn < tol) break;
+      for (std::size_t k = 0; k < v; ++k) a[k] = std::cos(tn) * a[k] + std::sin(tn) * (b[k] / tn);
+      const double un = norm(a);
+      if (un > tol)
+        for (double& x : a) x /= un;
+    }
+    for (std::size_t k = 0; k < v; ++k) c[valid[k]] = scale * a[k] / n[k];
   }
 
   void stock_coeffs(std::size_t e, const double* g, double* c) {
@@ -164,6 +303,9 @@ class SlerpStock final : public Method {
   std::vector<char> m_keeps_base;  // per plan entry: model stock's pole guard copies the base
   std::size_t m_kept_base = 0, m_far = 0;
   std::vector<std::string> m_decisions;
+  std::vector<double> m_pos;      // per plan entry, the layer position of a recipe's values
+  std::vector<double> m_weights;  // --weights, 1 each when none were given
+  std::vector<double> m_w;  // nuslerp, multislerp: per plan entry, N weights from a recipe's values; empty: --weights
   std::vector<double> m_t;  // per plan entry, from a recipe's values; empty: --t for every tensor
 };
 

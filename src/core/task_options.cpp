@@ -17,7 +17,10 @@ bool is_task_method(Aggregator a) {
     case Aggregator::dare_linear:
     case Aggregator::dare_ties:
     case Aggregator::slerp:
-    case Aggregator::model_stock: return true;
+    case Aggregator::model_stock:
+    case Aggregator::nuslerp:
+    case Aggregator::multislerp:
+    case Aggregator::karcher: return true;
     default: return false;
   }
 }
@@ -52,7 +55,8 @@ void validate_task(const TaskOptions& o, const FederatedOptions& f, std::size_t 
   refuse_if(o.rescale.has_value() && !dare, "--rescale", m);
   refuse_if(o.t.has_value() && o.method != Aggregator::slerp, "--t", m);
   refuse_if(o.lambda.has_value() && !on_vectors, "--lambda", m);
-  refuse_if(!o.weights.empty() && !on_vectors, "--weights", m);
+  const bool spherical = o.method == Aggregator::nuslerp || o.method == Aggregator::multislerp;
+  refuse_if(!o.weights.empty() && !on_vectors && !spherical, "--weights", m);
   if (!o.weights.empty() && o.weights.size() != inputs)
     fail_usage("--weights has " + std::to_string(o.weights.size()) + " values for " + std::to_string(inputs) +
                " inputs");
@@ -60,7 +64,7 @@ void validate_task(const TaskOptions& o, const FederatedOptions& f, std::size_t 
     if (!std::isfinite(w)) fail_usage("--weights: weight " + parameter_text(w) + " is not finite");
   if (o.lambda && !std::isfinite(*o.lambda))
     fail_usage("--lambda " + parameter_text(*o.lambda) + " is not finite");
-  refuse_if(o.normalize.has_value() && !on_vectors, "--normalize", m);
+  refuse_if(o.normalize.has_value() && !on_vectors && o.method != Aggregator::multislerp, "--normalize", m);
   if ((on_vectors && !o.linear) || o.method == Aggregator::model_stock) {
     if (!o.has_base) fail_usage("--method " + m + " works on task vectors (input - base): give the base with --base");
   }
@@ -75,12 +79,20 @@ void validate_task(const TaskOptions& o, const FederatedOptions& f, std::size_t 
     if (!o.t) fail_usage("--method slerp needs --t T (0 gives input 1, 1 gives input 2)");
     if (!(*o.t >= 0 && *o.t <= 1)) fail_usage("--t " + parameter_text(*o.t) + " is not in [0, 1]");
   }
+  if (o.method == Aggregator::nuslerp) {  // mergekit's weight is required: t = w2 / (w1 + w2)
+    if (inputs != 2) fail_usage("--method nuslerp needs exactly two inputs, got " + std::to_string(inputs));
+    if (o.weights.empty() && !o.values) fail_usage("--method nuslerp needs --weights W1,W2 (t = W2 / (W1 + W2))");
+  }
+  if (o.method == Aggregator::karcher && o.has_base)
+    fail_usage("--method karcher averages the models themselves and takes no --base");
   if (o.method == Aggregator::model_stock && inputs < 2)
     fail_usage("--method model-stock needs at least two inputs besides --base, got " + std::to_string(inputs));
 }
 
 std::unique_ptr<Method> make_task_method(Backend& backend, const Plan& plan, const TaskOptions& options) {
-  if (options.method == Aggregator::slerp || options.method == Aggregator::model_stock)
+  if (options.method == Aggregator::slerp || options.method == Aggregator::model_stock ||
+      options.method == Aggregator::nuslerp || options.method == Aggregator::multislerp ||
+      options.method == Aggregator::karcher)
     return make_slerp_stock(backend, plan, options);
   return make_task_vectors(backend, plan, options);
 }

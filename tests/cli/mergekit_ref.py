@@ -1,7 +1,7 @@
 """numpy implementations of mergekit's merge formulas (mergekit 0.1.x: sparsify.py, generalized_task_arithmetic.py,
-slerp.py, model_stock.py, linear.py, config.py's evaluate_setting), written from its source for the CLI tests; no
-wavg code. DARE's drop mask is wavg's Philox4x32-10 keying (wavg-merge(1)), computed with numpy's uint64 arithmetic,
-since torch's Bernoulli draws cannot be reproduced."""
+slerp.py, nuslerp.py, multislerp.py, karcher.py, model_stock.py, linear.py, config.py's evaluate_setting),
+written from its source for the CLI tests; no wavg code. DARE's drop mask is wavg's Philox4x32-10 keying
+(wavg-merge(1)), computed with numpy's uint64 arithmetic, since torch's Bernoulli draws cannot be reproduced."""
 import re
 
 import numpy as np
@@ -94,6 +94,80 @@ def slerp(t, v0, v1, dot_threshold=0.9995, eps=1e-8):
     return np.sin(theta - theta * t) / s * c0 + np.sin(theta * t) / s * c1
 
 
+def nuslerp(w, v0, v1, base=None, eps=1e-8):
+    """nuslerp.py with nuslerp_flatten (its default): t = w1 / (w0 + w1) (0.5 when the sum is below 1e-6), each
+    flattened tensor normalised by max(|v|, 1e-7); colinear when 1 - cos^2 <= eps^2; with a base, on task vectors."""
+    if base is not None:
+        return base + nuslerp(w, v0 - base, v1 - base, None, eps)
+    total = w[0] + w[1]
+    t = 0.5 if abs(total) < 1e-6 else w[1] / total
+    u0 = v0.reshape(-1) / max(np.linalg.norm(v0), 1e-7)
+    u1 = v1.reshape(-1) / max(np.linalg.norm(v1), 1e-7)
+    cos = np.clip(np.sum(u0 * u1), -1, 1)
+    if 1 - cos * cos <= eps ** 2:
+        return (1 - t) * v0 + t * v1
+    theta = np.arccos(cos)
+    return (np.sin((1 - t) * theta) * v0 + np.sin(t * theta) * v1) / np.sin(theta)
+
+
+def multislerp(w, xs, base=None, normalize=True, eps=1e-8):
+    """multislerp.py, step by step (tangent projection and exponential map included): on task vectors with a base;
+    one input is returned as it is; a zero weighted mean of the unit vectors falls back to linear for two."""
+    if len(xs) == 1:
+        return xs[0]
+    vs = np.stack([x - base if base is not None else x for x in xs]).reshape(len(xs), -1)
+    w = np.array(w, dtype=np.float64)
+    if normalize:
+        w = w / w.sum()
+    norms = np.linalg.norm(vs, axis=1, keepdims=True)
+    units = vs / (norms + eps)
+    mean = (units * w[:, None]).sum(0)
+    mn = np.linalg.norm(mean)
+    if mn < eps:
+        assert len(xs) == 2, "mergekit refuses"
+        res = vs[0] * w[0] + vs[1] * w[1]
+    else:
+        mean = mean / mn
+        tangents = units - (units * mean).sum(-1, keepdims=True) * mean
+        tr = (tangents * w[:, None]).sum(0)
+        tn = np.linalg.norm(tr) + eps
+        res = (mean * np.cos(tn) + tr * (np.sin(tn) / tn)) * (norms[:, 0] * w).sum()
+    res = res.reshape(xs[0].shape)
+    return res + base if base is not None else res
+
+
+def karcher(xs, max_iter=10, tol=1e-5):
+    """karcher.py's karcher_merge_tensors with weights 1/N, on flattened float64 tensors."""
+    if len(xs) == 1:
+        return xs[0]
+    norms = [np.linalg.norm(x) for x in xs]
+    units = [x / n if n != 0 else np.zeros_like(x) for x, n in zip(xs, norms)]
+    valid = [i for i, n in enumerate(norms) if n > tol]
+    if not valid:
+        return xs[0] * 0
+    alphas = [1 / len(valid)] * len(valid)
+    us = [units[i] for i in valid]
+    mean = sum(a * u for a, u in zip(alphas, us))
+    mn = np.linalg.norm(mean)
+    mean = us[0].copy() if mn < tol else mean / mn
+    for _ in range(max_iter):
+        tangent = np.zeros_like(mean)
+        for a, u in zip(alphas, us):
+            dot = np.clip(np.sum(mean * u), -1, 1)
+            theta = np.arccos(dot)
+            if theta < tol:
+                continue
+            tangent += a * (theta / np.sin(theta)) * (u - dot * mean)
+        tn = np.linalg.norm(tangent)
+        if tn < tol:
+            break
+        mean = np.cos(tn) * mean + np.sin(tn) * (tangent / tn)
+        un = np.linalg.norm(mean)
+        if un > tol:
+            mean = mean / un
+    return sum(n / len(xs) for n in norms) * mean
+
+
 def model_stock(xs, b, eps=1e-6, pole=1e-6):
     """model_stock.py on flattened tensors (norm-product floor 1e-6); at the pole |1 + (N-1) cos| < 1e-6 the base."""
     tvs = [(x - b).reshape(-1) for x in xs]
@@ -108,6 +182,31 @@ def model_stock(xs, b, eps=1e-6, pole=1e-6):
         return b.copy()
     t = n * c / (1 + (n - 1) * c)
     return t * np.mean(np.stack(xs), axis=0) + (1 - t) * b
+
+
+def write_h5(path, tensors):
+    """Test helper: writes {name: array} as HDF5 datasets (h5py imported here only)."""
+    import h5py
+    with h5py.File(path, "w") as f:
+        for k, v in tensors.items():
+            f[k] = v
+
+
+def read_h5(path):
+    """Test helper: reads every top-level dataset of an HDF5 file written by write_h5 or wavg."""
+    import h5py
+    out = {}
+    with h5py.File(path, "r") as f:
+        f.visititems(lambda n, o: out.__setitem__(n, o[()]) if isinstance(o, h5py.Dataset) else None)
+    return out
+
+
+def agree(name, got, want, rel):
+    """Test helper: every tensor of `want` agrees elementwise with `got` to `rel` relative; prints NAME ok."""
+    for k in want:
+        err = np.max(np.abs(got[k] - want[k]) / np.maximum(np.abs(want[k]), 1e-300))
+        assert err <= rel, (name, k, err)
+    print(name, "ok")
 
 
 def evaluate_setting(setting, tensor, t):

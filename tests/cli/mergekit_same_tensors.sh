@@ -7,7 +7,8 @@
 # mergekit 0.1.5's linear accumulates with torch's addcmul_, which fuses multiply and add (FMA) on the CPU; wavg
 # never fuses (-ffp-contract=off: the same bits on every machine). SLERP's and model stock's coefficients come
 # from whole-tensor norms and dot products, which torch sums in another order than wavg's fixed chunks, and
-# model stock's mean is t·mean(x) + (1 - t)·base in mergekit, one weighted sum in wavg. DARE draws its mask
+# model stock's mean is t·mean(x) + (1 - t)·base in mergekit, one weighted sum in wavg (and nuslerp with a base,
+# base + c0 v0 + c1 v1). DARE draws its mask
 # from torch's generator in mergekit and from Philox in wavg, so it is compared at density 1 only.
 PY=${WAVG_MERGEKIT_PYTHON:-}
 export HF_HUB_OFFLINE=1  # the models are local folders; mergekit must not ask the hub about them
@@ -33,7 +34,9 @@ for i in range(3):
                        for k, v in base.state_dict().items()})
     m.save_pretrained(f"ft{i}", safe_serialization=True)
 
-TOLERANCE = {"linear": 4, "slerp": 16, "model_stock": 16}  # in ulp of the inputs' largest magnitude
+# in ulp of the inputs' largest magnitude
+TOLERANCE = {"linear": 4, "slerp": 16, "model_stock": 16, "nuslerp": 16, "nuslerp_base": 16, "multislerp": 16,
+             "multislerp_base": 16, "karcher": 16}
 INPUTS = [load_file(f"{m}/model.safetensors") for m in ("base", "ft0", "ft1", "ft2")]
 RECIPES = {
     "linear": "models:\n  - model: ft0\n    parameters: {weight: 0.7}\n  - model: ft1\n    parameters: {weight: [0.3, 1]}\nmerge_method: linear\n",
@@ -42,6 +45,11 @@ RECIPES = {
     "dare_linear": "models:\n  - model: ft0\n    parameters: {weight: 0.6, density: 1.0}\n  - model: ft1\n    parameters: {weight: 0.4, density: 1.0}\nbase_model: base\nmerge_method: dare_linear\nparameters: {rescale: false}\n",
     "slerp": "models:\n  - model: ft0\n  - model: ft1\nbase_model: ft0\nmerge_method: slerp\nparameters:\n  t:\n    - filter: self_attn\n      value: [0, 0.5, 1]\n    - value: 0.3\n",
     "model_stock": "models:\n  - model: ft0\n  - model: ft1\n  - model: ft2\nbase_model: base\nmerge_method: model_stock\n",
+    "nuslerp": "models:\n  - model: ft0\n    parameters: {weight: 0.3}\n  - model: ft1\n    parameters: {weight: [1, 0.5]}\nmerge_method: nuslerp\n",
+    "nuslerp_base": "models:\n  - model: ft0\n    parameters: {weight: 1}\n  - model: ft1\n    parameters: {weight: 2}\nbase_model: base\nmerge_method: nuslerp\nparameters: {nuslerp_flatten: true}\n",
+    "multislerp": "models:\n  - model: ft0\n    parameters: {weight: 1}\n  - model: ft1\n    parameters: {weight: 2}\n  - model: ft2\n    parameters: {weight: 0.5}\nmerge_method: multislerp\n",
+    "multislerp_base": "models:\n  - model: ft0\n    parameters: {weight: 0.3}\n  - model: ft1\n    parameters: {weight: 0.7}\nbase_model: base\nmerge_method: multislerp\nparameters: {normalize_weights: false}\n",
+    "karcher": "models:\n  - model: ft0\n  - model: ft1\n  - model: ft2\nmerge_method: karcher\nparameters: {max_iter: 20, tol: 1e-9}\n",
 }
 for name, text in RECIPES.items():
     text += "dtype: float64\n"

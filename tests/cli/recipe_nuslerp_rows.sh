@@ -1,0 +1,3 @@
+# nuslerp's angle per row or column (nuslerp_flatten: false) is refused by name before any model is opened.
+printf 'models:\n  - model: a\n    parameters: {weight: 1}\n  - model: b\n    parameters: {weight: 1}\nmerge_method: nuslerp\nparameters: {nuslerp_flatten: false}\n' > merge.yml
+"$WAVG" merge --recipe merge.yml -o out/ || { code=$?; test ! -e out; exit $code; }
