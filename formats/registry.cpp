@@ -50,7 +50,7 @@ struct Codec {
   std::unique_ptr<Writer> (*create)(const std::string& tmp, const std::string& display, const OutputSpec& spec);
 };
 
-const std::array<Codec, 14> k_codecs{{
+const std::array<Codec, 16> k_codecs{{
     {"hdf5", "HDF5",
      {".h5", ".hdf5", ".he5", ".keras_h5"},
      looks_like_hdf5,
