@@ -16,6 +16,7 @@ the machine's load does not change. Last it times CRC-32C alone: the three-strea
 """
 
 import argparse
+import glob
 import os
 import subprocess
 import sys
@@ -55,6 +56,12 @@ def run(argv):
     return {"wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "sys": ru.ru_stime, "rss": ru.ru_maxrss / 1024,
             "read": int(io["rchar"]), "written": int(io["wchar"]), "faults": ru.ru_minflt + ru.ru_majflt,
             "load": load()}
+
+
+def clear(out):
+    """Removes an earlier output (a TensorFlow prefix's files too): --force does not replace a checkpoint's .data."""
+    for path in glob.glob(glob.escape(out) + "*"):
+        os.remove(path)
 
 
 def callgrind_ir(argv):
@@ -112,6 +119,7 @@ def main():
             best = {}
             for _ in range(args.rounds):
                 for build, wavg in (("base", args.base), ("new", args.new)):
+                    clear(out)
                     r = run([wavg, "merge", "-q", "--force", f"-j{args.threads}", *ins, "-o", out])
                     if r and (build not in best or r["cpu"] < best[build]["cpu"]):
                         best[build] = r
@@ -123,7 +131,10 @@ def main():
             make_inputs(args, d, args.inputs, args.callgrind_mib)
             print(f"# instructions (callgrind, -j1), {args.inputs} inputs x {args.callgrind_mib} MiB")
             for kind, ins, out in cases(d, args.inputs):
-                irs = [callgrind_ir([w, "merge", "-q", "--force", "-j1", *ins, "-o", out]) for w in (args.base, args.new)]
+                irs = []
+                for w in (args.base, args.new):
+                    clear(out)
+                    irs.append(callgrind_ir([w, "merge", "-q", "--force", "-j1", *ins, "-o", out]))
                 ratio = f"{irs[1] / irs[0]:.3f}" if all(irs) else "n/a"
                 print(f"{kind:8} base {irs[0]}  new {irs[1]}  new/base {ratio}")
     if args.crc32c_bench:
