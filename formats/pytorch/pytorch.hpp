@@ -34,8 +34,8 @@
 //
 // The writer keeps input 1's layout when input 1 is a PyTorch file: a zip input's entries are copied in order
 // (data.pkl byte for byte, so nested dicts, optimizer state and epoch stay), its storages overwritten where the
-// output's tensors lie, and TOP/wavg.json added; a legacy input is copied whole and its storages overwritten in
-// place (the legacy format has no place for provenance). With any other input 1 it writes a plain state_dict
+// output's tensors lie, and TOP/wavg.json added; a legacy input keeps its layout, its bytes copied except where
+// the output's contiguous tensors lie, which the engine writes (the legacy format has no place for provenance). With any other input 1 it writes a plain state_dict
 // (an OrderedDict of tensors, one storage each, top folder "archive") that torch.load(weights_only=True) accepts.
 
 #include <memory>

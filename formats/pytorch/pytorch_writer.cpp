@@ -1,5 +1,6 @@
 // Writing torch.save files (layout and the three cases in pytorch.hpp): the file is laid out and sized before any
-// value arrives, input 1's bytes are copied where they are kept, and every block is written in place with pwrite().
+// value arrives, input 1's bytes are copied where they are kept (only there), and every block is written in place
+// with pwrite().
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -199,13 +200,28 @@ class PytorchWriter final : public Writer {
     m_is_zip = true;
   }
 
+  // The file keeps input 1's bytes except where the engine writes: every contiguous tensor is written whole by it
+  // (averaged, or copied from its input), so only the bytes around them are copied here, not the whole file first.
+  // A strided view keeps input 1's bytes (prefilled) unless averaged, as before; the result is the same bytes.
   void lay_out_legacy(const PytorchReader& input1) {
-    m_zip->pwrite_all(input1.file().data(), input1.file().size(), 0);
+    const MappedFile& file = input1.file();
+    if (::ftruncate(m_fd, static_cast<off_t>(file.size())) != 0)
+      fail(m_display, std::string("cannot size the output: ") + std::strerror(errno));
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> written;  // [begin, end) the engine fills
     for (std::size_t o = 0; o < m_spec.tensors.size(); ++o) {
       const Placement& p = input1.placement(template_index(input1, o));
       m_targets[o] = {p.begin, p.stride, p.contiguous};
-      m_prefilled[o] = true;
+      m_prefilled[o] = !p.contiguous;
+      const std::uint64_t bytes = m_spec.tensors[o].bytes();
+      if (p.contiguous && bytes > 0) written.emplace_back(p.begin, p.begin + bytes);
     }
+    std::sort(written.begin(), written.end());
+    std::uint64_t at = 0;  // copied up to here
+    for (const auto& [begin, end] : written) {
+      if (begin > at) m_zip->pwrite_all(file.data() + at, begin - at, at);
+      at = std::max(at, end);
+    }
+    if (at < file.size()) m_zip->pwrite_all(file.data() + at, file.size() - at, at);
     m_is_zip = false;
   }
 

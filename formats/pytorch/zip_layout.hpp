@@ -22,10 +22,13 @@
 //
 // The writer is hand-written for the same reason in reverse: the data of every entry must start on a 64-byte
 // boundary (torch's own layout, and what lets a reader map it), and the storages are filled in place block by
-// block as the engine produces them, with the CRC-32s computed at the end; libzip writes sequentially from
-// sources and cannot align.
+// block as the engine produces them; libzip writes sequentially from sources and cannot align. Each entry's CRC-32
+// is computed from the bytes as they are written (spans joined with crc32_combine, so any order works); only an
+// entry written over twice, or in too many scattered pieces, is read back from the file at the end.
 
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -57,8 +60,8 @@ std::vector<ZipEntry> read_zip_directory(const std::string& file, const unsigned
                                          ZipMethods methods = ZipMethods::stored);
 
 // Writes an archive of stored entries into a file: add() every entry, then lay_out() sizes the file and returns
-// the data offset of each entry; the caller writes the bytes there; finish() computes the CRC-32s from the file
-// and writes the headers and the central directory.
+// the data offset of each entry; the caller writes the bytes there with pwrite_all() (any order, any thread);
+// finish() writes the headers, with the CRC-32s of what was written, and the central directory.
 class ZipWriter {
  public:
   ZipWriter(int fd, std::string display) : m_fd(fd), m_display(std::move(display)) {}
@@ -75,14 +78,26 @@ class ZipWriter {
     std::uint64_t header = 0;  // offset of the local header
     std::uint64_t data = 0;
     std::uint16_t pad = 0;     // bytes of the alignment extra field
+    // What has been written of its data, as disjoint spans begin -> (end, CRC-32 of the span), adjacent ones
+    // joined; `reread` once a write overlapped an earlier one (or the spans grew too many): then the CRC-32 comes
+    // from reading the file back.
+    struct Span {
+      std::uint64_t end;
+      std::uint32_t crc;
+    };
+    std::map<std::uint64_t, Span> written{};
+    bool reread = false;
   };
   std::string local_header(const Entry& e, std::uint32_t crc) const;
+  void note_written(const unsigned char* data, std::uint64_t bytes, std::uint64_t at);
+  void note_span(Entry& e, const unsigned char* data, std::uint64_t begin, std::uint64_t end);
   std::vector<std::uint32_t> crcs();
 
   int m_fd;
   std::string m_display;
   std::vector<Entry> m_entries;
   std::uint64_t m_end = 0;  // where the central directory starts
+  std::mutex m_mutex;       // guards the entries' spans
 };
 
 }  // namespace wavg::pytorch

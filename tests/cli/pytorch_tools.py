@@ -1,4 +1,6 @@
 """Helpers for the PyTorch CLI cases: torch (Debian's python3-torch) makes the inputs and checks the outputs."""
+import zipfile
+
 import torch
 
 
@@ -40,7 +42,10 @@ def strip(o):
 
 def check_merge(out_path, in_paths, weights_only=False):
     """The output loads as input 1 does (same structure, plain values and tensor layouts); its float tensors are
-    torch's float64 mean of the inputs rounded once, the others input 1's."""
+    torch's float64 mean of the inputs rounded once, the others input 1's. A zip output's CRC-32s verify."""
+    if zipfile.is_zipfile(out_path):
+        with zipfile.ZipFile(out_path) as z:
+            assert z.testzip() is None, "bad CRC-32 in " + out_path
     ins = [torch.load(p, map_location="cpu") for p in in_paths]
     out = torch.load(out_path, map_location="cpu", weights_only=weights_only)
     assert strip(out) == strip(ins[0]), "structure differs"

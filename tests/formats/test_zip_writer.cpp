@@ -1,0 +1,68 @@
+// The .pt zip writer's CRC-32s, computed from the bytes as they are written: in order, out of order, in pieces
+// large enough to be split across threads, written over (read back instead), and empty. Each CRC in the central
+// directory must equal zlib's CRC-32 of the entry's final bytes, computed here from what the test wrote.
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "pytorch/zip_layout.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace wavg;
+
+namespace {
+std::uint32_t central_crc(const std::string& file, const pytorch::ZipEntry& e) {
+  std::uint32_t crc = 0;
+  for (std::size_t i = 0; i < 4; ++i)
+    crc |= std::uint32_t{static_cast<unsigned char>(file[e.central + 16 + i])} << (8 * i);
+  return crc;
+}
+}  // namespace
+
+TEST_CASE("zip writer: each entry's CRC-32 is its final bytes', whatever order and pieces they came in") {
+  test::TempDir dir;
+  const std::string path = dir / "out.zip";
+  std::vector<std::string> content(5);
+  std::uint32_t x = 7;
+  const std::size_t sizes[] = {1000, (std::size_t{9} << 20) + 5, 0, 300, 4097};
+  for (std::size_t i = 0; i < content.size(); ++i)
+    for (std::size_t k = 0; k < sizes[i]; ++k)
+      content[i] += static_cast<char>((x = x * 1103515245u + 12345u) >> 24);
+  {
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
+    REQUIRE(fd >= 0);
+    pytorch::ZipWriter zip(fd, path);
+    for (std::size_t i = 0; i < content.size(); ++i) zip.add("e" + std::to_string(i), content[i].size());
+    const std::vector<std::uint64_t> at = zip.lay_out();
+    for (std::size_t k = 1000; k >= 100; k -= 100)  // back to front
+      zip.pwrite_all(content[0].data() + k - 100, 100, at[0] + k - 100);
+    const std::size_t half = content[1].size() / 2;  // each half large enough to be split across threads
+    zip.pwrite_all(content[1].data() + half, content[1].size() - half, at[1] + half);
+    zip.pwrite_all(content[1].data(), half, at[1]);
+    zip.pwrite_all(std::string(300, 'x').data(), 300, at[3]);  // written over below: read back at the end
+    content[3].replace(10, 20, std::string(20, 'y'));
+    zip.pwrite_all(content[3].data(), 300, at[3]);
+    zip.pwrite_all(content[4].data() + 7, 4090, at[4] + 7);  // a gap, filled last
+    zip.pwrite_all(content[4].data(), 7, at[4]);
+    zip.finish();
+    ::close(fd);
+  }
+  std::ifstream in(path, std::ios::binary);
+  const std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto entries = pytorch::read_zip_directory(path, reinterpret_cast<const unsigned char*>(file.data()),
+                                                   file.size());
+  REQUIRE(entries.size() == content.size());
+  for (std::size_t i = 0; i < content.size(); ++i) {
+    CAPTURE(i);
+    CHECK(file.compare(entries[i].data_offset, content[i].size(), content[i]) == 0);
+    const auto want = crc32_z(0, reinterpret_cast<const Bytef*>(content[i].data()), content[i].size());
+    CHECK(central_crc(file, entries[i]) == want);
+  }
+}
