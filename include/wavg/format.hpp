@@ -183,6 +183,11 @@ const Codec& codec(FormatId id);
 // Returns the row of a reader's format, or null for a reader no codec made.
 const Codec* codec_of(const Reader& reader);
 
+// Runs a codec's helper process when the command line asks for one (the HDF5 structure probe: this executable
+// spawned with a hidden first argument) and returns its exit status; returns -1 for any other command line. Every
+// executable that reads HDF5 files calls it first thing in main().
+int run_codec_helper(int argc, char** argv);
+
 // Opens an input, choosing the codec by the file's content. Throws Error (exit 1) naming the file.
 std::unique_ptr<Reader> open_reader(const std::string& path);
 
