@@ -11,12 +11,16 @@
 #include <unordered_map>
 
 #include "caffe/caffe.hpp"
+#include "dcp/dcp.hpp"
+#include "deepspeed/deepspeed.hpp"
+#include "flax/flax.hpp"
 #include "hdf5/hdf5_reader.hpp"
 #include "hf/hf.hpp"
 #include "hdf5/hdf5_writer.hpp"
 #include "json/json.hpp"
 #include "keras/keras_archive.hpp"
 #include "mxnet/mxnet.hpp"
+#include "npz/npz.hpp"
 #include "pytorch/pytorch.hpp"
 #include "safetensors/safetensors.hpp"
 #include "tensorflow/tensorflow.hpp"
@@ -66,7 +70,7 @@ constexpr unsigned k_tf_state = static_cast<unsigned>(OutputOption::tf_state);
 constexpr unsigned k_shard_size = static_cast<unsigned>(OutputOption::shard_size);
 
 // The rows, in sniffing order.
-const std::array<Codec, 12> k_codecs{{
+const std::array<Codec, 16> k_codecs{{
     {.id = FormatId::hdf5, .name = "hdf5", .display = "HDF5",
      .extensions = {".h5", ".hdf5", ".he5", ".keras_h5"},
      .train_extension = ".h5",
@@ -86,10 +90,21 @@ const std::array<Codec, 12> k_codecs{{
      .extensions = {".keras"},
      .train_extension = ".keras",
      .sniff = looks_like_keras, .open = open_as<KerasArchiveReader>, .create = create_keras_writer},
+    // After "pytorch" and "keras", the other zip archives: every member of an .npz is a .npy file.
+    {.id = FormatId::npz, .name = "npz", .display = "NumPy",
+     .extensions = {".npz"},
+     .train_extension = ".npz",
+     .sniff = looks_like_npz, .open = open_as<NpzReader>, .create = create_npz_writer},
     {.id = FormatId::mxnet, .name = "mxnet", .display = "MXNet",
      .extensions = {".params"},
      .train_extension = ".mxnet",
      .sniff = looks_like_mxnet, .open = open_as<MxnetReader>, .create = create_mxnet_writer},
+    // Before "caffe", whose protobuf sniff a msgpack map could pass; Flax checkpoints often have no extension. An
+    // output over a Flax input 1 keeps its state dict's other values (a step counter).
+    {.id = FormatId::flax, .name = "flax", .display = "Flax",
+     .extensions = {".msgpack"},
+     .keeps_entries = true, .train_extension = ".flax",
+     .sniff = looks_like_flax, .open = open_as<FlaxReader>, .create = create_flax_writer},
     {.id = FormatId::caffe, .name = "caffe", .display = "Caffe",
      .extensions = {".caffemodel"},
      .train_extension = ".caffe",
@@ -130,6 +145,14 @@ const std::array<Codec, 12> k_codecs{{
     {.id = FormatId::json_base64, .name = "json-base64", .display = "wavg JSON", .read_as = FormatId::json,
      .train_extension = ".json-base64",
      .create = create_json_base64},
+    // A PyTorch Distributed Checkpoint folder (.metadata); an output folder is one when input 1 is (output_format).
+    {.id = FormatId::dcp, .name = "dcp", .display = "PyTorch DCP",
+     .folder = true, .commit_name = folder_name, .accepts = k_shard_size,
+     .train_extension = ".dcp",
+     .sniff = dcp::looks_like_dcp, .open = open_as<dcp::DcpReader>, .create = dcp::create_dcp_writer},
+    // A DeepSpeed ZeRO checkpoint folder (global_stepN/, or the folder above with `latest`); read only.
+    {.id = FormatId::deepspeed, .name = "deepspeed", .display = "DeepSpeed",
+     .sniff = deepspeed::looks_like_deepspeed, .open = open_as<deepspeed::DeepspeedReader>},
 }};
 
 // Refuses a tensor name holding U+0000: C APIs (HDF5's among them) would cut the name there, silently.
@@ -160,8 +183,11 @@ std::unique_ptr<Reader> open_reader(const std::string& given) {
   // prefix that is no file itself: PREFIX.index is. A folder is a Hugging Face model or nothing.
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
+    if (dcp::looks_like_dcp(path)) return check_names(std::make_unique<dcp::DcpReader>(path));
+    if (deepspeed::looks_like_deepspeed(path)) return check_names(std::make_unique<deepspeed::DeepspeedReader>(path));
     if (!hf::looks_like_hf(path))
-      fail(path, "a folder without model.safetensors, pytorch_model.bin or their sharded indexes");
+      fail(path, "a folder without model.safetensors, pytorch_model.bin, their sharded indexes, a DCP .metadata or "
+                 "DeepSpeed's *_model_states.pt");
     return check_names(std::make_unique<hf::FolderReader>(path));
   }
   require_regular_file(is_tensorflow_prefix(path) ? path + ".index" : path);
@@ -183,13 +209,19 @@ FormatId output_format(const std::string& path, const std::string& forced, const
   }
   if (!forced.empty()) {
     for (const Codec& c : k_codecs)
-      if (forced == c.name) return c.id;
+      if (forced == c.name && c.create) return c.id;
     fail_usage("--format " + forced + ": unknown format; use one of " + output_format_names());
   }
   std::error_code ec;
-  const bool folder = ends_with(path, "/") || std::filesystem::is_directory(path, ec);
-  for (const Codec& c : k_codecs)  // the first folder row takes a folder
-    if (folder && c.folder) return c.id;
+  if (ends_with(path, "/") || std::filesystem::is_directory(path, ec)) {
+    // A folder in input 1's folder format (DCP after a DCP input), else the first folder row (Hugging Face).
+    if (template_input && template_input->format() != FormatId::none) {
+      const Codec& input1 = codec(template_input->format());
+      if (input1.folder && input1.create) return input1.id;
+    }
+    for (const Codec& c : k_codecs)
+      if (c.folder && c.create) return c.id;
+  }
   for (const Codec& c : k_codecs)
     if (c.claims && c.claims(path, template_input)) return c.id;
   for (const Codec& c : k_codecs)

@@ -28,15 +28,20 @@ std::string zip_kind(const std::string& path) {
   std::unique_ptr<zip_t, ZipCloser> z(zip_open(path.c_str(), ZIP_RDONLY, &code));
   if (!z) return "a zip archive that cannot be opened";
   const zip_int64_t n = zip_get_num_entries(z.get(), 0);
-  std::string first;
+  std::string first, pickle;
   for (zip_int64_t i = 0; i < n; ++i) {
     const char* name = zip_get_name(z.get(), static_cast<zip_uint64_t>(i), 0);
     if (!name) continue;
     const std::string s = name;
     if (first.empty()) first = s;
-    if (s == "data.pkl" || (s.size() > 9 && s.compare(s.size() - 9, 9, "/data.pkl") == 0))
-      return "a PyTorch checkpoint (torch.save zip archive holding " + s + "), which wavg does not read";
+    if (is_torchscript_entry(s)) return torchscript_kind();
+    if (pickle.empty() && (s == "data.pkl" || (s.size() > 9 && s.compare(s.size() - 9, 9, "/data.pkl") == 0)))
+      pickle = s;
   }
+  // torch.save writes TOP/data.pkl first (the PyTorch codec's sniff); an archive holding it later is not its own.
+  if (!pickle.empty())
+    return "a zip archive holding " + pickle + " whose first entry is " + first + ", not laid out as torch.save "
+           "writes (TOP/data.pkl first)";
   return "a zip archive that is not a Keras .keras model (its first entry is " +
          (first.empty() ? std::string("none") : first) + ")";
 }
@@ -72,6 +77,16 @@ std::string first_bytes(const char* buf, std::streamsize n) {
 
 }  // namespace
 
+bool is_torchscript_entry(const std::string& name) {
+  return name == "constants.pkl" || (name.size() > 14 && name.compare(name.size() - 14, 14, "/constants.pkl") == 0) ||
+         name.find("/code/__torch__/") != std::string::npos;
+}
+
+std::string torchscript_kind() {
+  return "a TorchScript archive (torch.jit.save: its code/ and constants.pkl entries), which wavg does not read; "
+         "torch.save(torch.jit.load(FILE).state_dict(), ...) gives a file it reads";
+}
+
 std::string describe_unknown(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   char buf[16] = {};
@@ -83,8 +98,12 @@ std::string describe_unknown(const std::string& path) {
     return static_cast<std::size_t>(n) >= len && std::memcmp(buf, magic, len) == 0;
   };
   if (starts("PK\x03\x04", 4)) return prefix + zip_kind(path);
+  // The PyTorch codec claims a file holding the whole magic pickle; one cut inside it reaches here.
   if (starts("\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8", 12))
-    return prefix + "a legacy PyTorch checkpoint (torch.save pickle from before PyTorch 1.6), which wavg does not read";
+    return n < 15 ? "a legacy PyTorch checkpoint (torch.save before PyTorch 1.6) cut short: it ends after " +
+                        std::to_string(n) + " bytes, inside its magic number"
+                  : std::string("a legacy PyTorch checkpoint (torch.save before PyTorch 1.6) whose magic number is "
+                                "corrupt");
   if (n >= 2 && static_cast<unsigned char>(buf[0]) == 0x80 && buf[1] >= 2 && buf[1] <= 5)
     return prefix + "a Python pickle, which wavg does not read (pickles can run code)";
   if (starts("\x93NUMPY", 6)) return prefix + "a NumPy .npy array, which wavg does not read";

@@ -137,6 +137,41 @@ void Hdf5Reader::add_found(keras::FoundModel model) {
     m_layers.layers.push_back(std::move(layer));
   }
   for (const std::string& name : model.other) add_dataset(name, Listed::yes);
+  set_keras_roles();
+}
+
+// Keras's optimizers keep their own variables first, then the per-variable slots. Keras 2 names them
+// optimizer_weights/OPT/iter:0 (own: the iteration counter, then the hyper-parameters of its _hyper dict) and
+// optimizer_weights/OPT/VARIABLE_PATH/m:0 (slots, under the variable's path). Keras 3 numbers them optimizer/vars/N:
+// 0 the iteration counter, 1 the learning rate unless it is a schedule, then the slots, the same number per
+// trainable variable; the count tells whether vars/1 is the rate (the .keras reader corrects it by config.json).
+void Hdf5Reader::set_keras_roles() {
+  std::size_t model_floats = 0, optimizer_vars = 0;
+  for (TensorInfo& t : m_tensors) {
+    if (t.name.rfind("optimizer/vars/", 0) == 0) ++optimizer_vars;
+    else if (t.name.rfind("optimizer_weights/", 0) != 0) model_floats += is_float(t.dtype);
+  }
+  for (TensorInfo& t : m_tensors) {
+    if (t.name.rfind("optimizer_weights/", 0) == 0) {
+      const std::string rest = t.name.substr(std::string("optimizer_weights/").size());
+      const auto slash = rest.find('/');
+      const bool own = slash != std::string::npos && rest.find('/', slash + 1) == std::string::npos;
+      const std::string leaf = own ? rest.substr(slash + 1) : "";
+      t.role = !own                                                       ? Role::optimizer_state
+               : leaf.rfind("iter", 0) == 0 || !is_float(t.dtype)         ? Role::counter
+                                                                          : Role::hyper_parameter;
+    } else if (t.name.rfind("optimizer/vars/", 0) == 0) {
+      const std::string n = t.name.substr(std::string("optimizer/vars/").size());
+      const bool rate = model_floats > 0 && ((optimizer_vars - 2) % model_floats == 0 ||
+                                             (optimizer_vars - 1) % model_floats != 0);
+      t.role = n == "0" ? Role::counter
+               : n == "1" && rate && is_float(t.dtype) && t.shape.empty() ? Role::hyper_parameter
+                                                                          : Role::optimizer_state;
+    } else if (m_layout != "plain HDF5" && t.role == Role::unknown) {
+      // A Keras 3 SeedGenerator (dropout's, a random layer's) keeps its state in its own object's vars/.
+      t.role = t.name.find("seed_generator") != std::string::npos ? Role::rng : Role::weight;
+    }
+  }
 }
 
 // The coverage rule: every numeric dataset the layout did not list is a tensor too, named by its path, so a merge

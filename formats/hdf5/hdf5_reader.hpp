@@ -77,6 +77,8 @@ class Hdf5Reader final : public ListedReader {
   void add_uncovered();
   // Whether the layout names a dataset (so it must be numeric) or a walk of the whole file found it.
   enum class Listed { no, yes };
+  // Gives a Keras file's optimizer variables their roles (counter, hyper-parameter, optimizer state).
+  void set_keras_roles();
   // Adds a numeric dataset as a tensor; returns false for what is not one (strings, empty datasets).
   bool add_dataset(const std::string& name, Listed listed);
   // Refuses a dataset of more than k_max_unwritten bytes whose storage was never (or only partly) written.

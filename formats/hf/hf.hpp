@@ -31,6 +31,13 @@
 // transformers requires, and the provenance. When input 1 is a folder, its other regular files (not symbolic
 // links, not hidden, not in subfolders, not weights: .safetensors .bin .pt .pth .ckpt .h5 .msgpack .gguf .onnx
 // .npz .pkl or *.index.json) are copied into the output.
+//
+// An existing output folder (--force) must be empty or hold a model; only the model in it is replaced (hf_target.cpp,
+// atomic_directory.hpp): the new files are moved in, shards under names the folder does not hold yet (with the run's
+// token, model-00001-of-00003-TOKEN.safetensors, when the ecosystem's names are taken), the index or single weights
+// file last, and then the old model's weights and indexes are removed: model.safetensors, pytorch_model.bin, their
+// indexes, the shards an old index lists and files named like wavg's shards. Everything else stays as it was. A
+// name the output writes that the folder holds as a folder or a link is refused.
 
 #include <cstdint>
 #include <memory>
@@ -78,6 +85,16 @@ class FolderReader final : public ListedReader {
 // Tells whether `path` is a folder holding one of the four layouts, or a *.index.json whose weight_map says it
 // is a sharded checkpoint's index.
 bool looks_like_hf(const std::string& path);
+
+// Tells whether `name` is a shard name wavg writes: (model|pytorch_model)-NNNNN-of-NNNNN[-TOKEN].(safetensors|bin).
+bool is_shard_name(const std::string& name);
+// Refuses (usage error) an existing `folder` that is not empty and holds no model.
+void check_target_folder(const std::string& folder);
+// Refuses (usage error) an entry `name` of `folder` that the output's file of that name would replace and that is
+// not a regular file (a folder, a symbolic link).
+void check_replaceable(const std::string& folder, const std::string& name);
+// Returns the old model's files in `folder` (none when it does not exist), indexes and single weights files first.
+std::vector<std::string> old_model_files(const std::string& folder);
 
 // The ecosystem's default largest shard (save_pretrained's max_shard_size="5GB"), in bytes.
 constexpr std::uint64_t k_default_shard_size = 5'000'000'000ull;

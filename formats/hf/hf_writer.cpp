@@ -15,8 +15,10 @@
 #include "hf/hf.hpp"
 #include "pytorch/pytorch.hpp"
 #include "safetensors/safetensors.hpp"
+#include "wavg/atomic_directory.hpp"
 #include "wavg/error.hpp"
 #include "wavg/file_io.hpp"
+#include "wavg/free_space.hpp"
 #include "wavg/mapped_file.hpp"
 
 namespace wavg::hf {
@@ -26,6 +28,10 @@ namespace {
 namespace fs = std::filesystem;
 
 enum class ShardFormat { safetensors, bin };
+
+// The largest plain file copied from input 1's folder: tokenizers and configs are a few MiB, a tokenizer.model or
+// vocabulary tens; weights are never copied.
+constexpr std::uint64_t k_max_copied = 1ull << 30;
 
 // What each safetensors shard's __metadata__ starts from: transformers refuses a safetensors file whose metadata
 // lacks "format" (modeling_utils: "pt", "tf", "flax" or "mlx"). Input 1's shard metadata, when it has some, is
@@ -39,13 +45,35 @@ std::map<std::string, std::string> shard_metadata(const Reader* input1) {
   return metadata;
 }
 
-std::string shard_name(ShardFormat f, std::size_t i, std::size_t n) {
+// The ecosystem's name for shard i of n, with "-TOKEN" before the extension when `token` is not empty.
+std::string shard_name(ShardFormat f, std::size_t i, std::size_t n, const std::string& token) {
   const char* stem = f == ShardFormat::safetensors ? "model" : "pytorch_model";
   const char* ext = f == ShardFormat::safetensors ? ".safetensors" : ".bin";
   if (n == 1) return std::string(stem) + ext;
   char buf[96];
-  std::snprintf(buf, sizeof buf, "%s-%05zu-of-%05zu%s", stem, i + 1, n, ext);
+  std::snprintf(buf, sizeof buf, "%s-%05zu-of-%05zu%s%s%s", stem, i + 1, n, token.empty() ? "" : "-", token.c_str(),
+                ext);
   return buf;
+}
+
+const char* index_name(ShardFormat f) {
+  return f == ShardFormat::safetensors ? "model.safetensors.index.json" : "pytorch_model.bin.index.json";
+}
+
+// Chooses the shards' names: the ecosystem's, or, when an existing output folder holds one of them (an old model's
+// shard that a reader must keep finding until the switch), each with the run's token.
+std::vector<std::string> shard_names(ShardFormat f, std::size_t n, const std::string& folder,
+                                     const std::string& tmp_dir) {
+  std::vector<std::string> names;
+  bool taken = false;
+  std::error_code ec;
+  for (std::size_t s = 0; s < n; ++s) {
+    names.push_back(shard_name(f, s, n, ""));
+    taken = taken || (n > 1 && fs::exists(fs::symlink_status(fs::path(folder) / names.back(), ec)));
+  }
+  if (taken)
+    for (std::size_t s = 0; s < n; ++s) names[s] = shard_name(f, s, n, run_token(tmp_dir));
+  return names;
 }
 
 // Copies `from` (a regular file, not a link) to `to`, a new file.
@@ -88,12 +116,9 @@ class FolderWriter final : public Writer {
  public:
   FolderWriter(ShardFormat format, const std::string& tmp_dir, const std::string& display, const OutputSpec& spec)
       : m_dir(tmp_dir), m_display(display), m_spec(spec) {
-    // --force replaces the whole folder: only a model folder (or an empty one), never a folder the path happens
-    // to name (a home directory).
-    std::error_code ec;
-    if (fs::is_directory(fs::symlink_status(display, ec)) && !fs::is_empty(display, ec) && !looks_like_hf(display))
-      throw Error(ExitCode::usage, display,
-                  "is a folder that holds no Hugging Face model; wavg replaces only a model folder");
+    // --force replaces the model in a model folder (or fills an empty one), never a folder the path happens to
+    // name (a home directory), and nothing of the folder but the model.
+    check_target_folder(display);
     const std::uint64_t limit = spec.shard_size ? spec.shard_size : k_default_shard_size;
     // huggingface_hub's rule: a tensor starts a new shard when it would overfill the current one.
     std::vector<std::vector<std::size_t>> shards;
@@ -109,8 +134,9 @@ class FolderWriter final : public Writer {
     }
     if (shards.empty()) shards.emplace_back();  // a model of no tensors is still one (empty) file
     m_where.resize(spec.tensors.size());
+    m_names = shard_names(format, shards.size(), display, tmp_dir);
+    plan_replacement(format);
     for (std::size_t s = 0; s < shards.size(); ++s) {
-      m_names.push_back(shard_name(format, s, shards.size()));
       auto sub = std::make_unique<OutputSpec>();
       for (std::size_t k = 0; k < shards[s].size(); ++k) {
         m_where[shards[s][k]] = {s, k};
@@ -118,11 +144,11 @@ class FolderWriter final : public Writer {
       }
       if (format == ShardFormat::safetensors) sub->metadata = shard_metadata(spec.template_input);
       sub->provenance = spec.provenance;
-      const std::string path = (fs::path(m_dir) / m_names.back()).string();
+      const std::string path = (fs::path(m_dir) / m_names[s]).string();
       const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-      if (fd < 0) fail(m_display, "cannot create " + m_names.back() + ": " + std::strerror(errno));
+      if (fd < 0) fail(m_display, "cannot create " + m_names[s] + ": " + std::strerror(errno));
       ::close(fd);
-      const std::string shown = (fs::path(m_display) / m_names.back()).string();
+      const std::string shown = (fs::path(m_display) / m_names[s]).string();
       m_writers.push_back(format == ShardFormat::safetensors ? create_safetensors_writer(path, shown, *sub)
                                                              : pytorch::create_pytorch_writer(path, shown, *sub));
       m_specs.push_back(std::move(sub));
@@ -161,8 +187,13 @@ class FolderWriter final : public Writer {
       fail(m_display, "a tensor name is not valid UTF-8; the index cannot hold it");
     }
     const std::string name = m_names.front().find(".safetensors") != std::string::npos
-                                 ? "model.safetensors.index.json"
-                                 : "pytorch_model.bin.index.json";
+                                 ? index_name(ShardFormat::safetensors)
+                                 : index_name(ShardFormat::bin);
+    write_text(name, text);
+  }
+
+  // Writes `text` as the new file `name` of the folder.
+  void write_text(const std::string& name, const std::string& text) const {
     const std::string path = (fs::path(m_dir) / name).string();
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd < 0) fail(m_display, "cannot create " + name + ": " + std::strerror(errno));
@@ -175,21 +206,72 @@ class FolderWriter final : public Writer {
     if (::close(fd) != 0) fail(m_display, "cannot close " + name);
   }
 
-  // config.json, tokenizer files and the like from input 1's folder: every plain file that holds no weights.
-  void copy_other_files() const {
-    const auto* folder = dynamic_cast<const FolderReader*>(m_spec.template_input);
-    if (!folder) return;
+  // Tells the AtomicDirectory how to fill an existing folder: the index (or the single file) switches a reader
+  // to the new model, and the old model's weights go after; a name of ours the folder holds as anything but a file
+  // is refused now, before the merge.
+  void plan_replacement(ShardFormat format) {
+    const std::string main_file = m_names.size() > 1 ? index_name(format) : m_names.front();
+    set_switch_files(m_dir, {main_file});
+    check_replaceable(m_display, main_file);
+    for (const std::string& name : m_names) check_replaceable(m_display, name);
+    for (const std::string& name : files_to_copy()) check_replaceable(m_display, name);
+    for (const auto& extra : m_spec.extra_files) check_replaceable(m_display, extra.first);
+    for (const std::string& old : old_model_files(m_display)) retire_in_folder(m_dir, old);
+    check_copies();
+  }
+
+  // Refuses a copied file over k_max_copied (a sparse file of a terabyte would be copied densely) and an output
+  // the file system has no room for, counting the copied files with the tensors.
+  void check_copies() const {
+    const FolderReader* folder = source_folder();
+    std::uint64_t bytes = least_output_bytes(m_spec.tensors);
+    for (const std::string& name : files_to_copy()) {
+      const std::string from = (fs::path(folder->folder()) / name).string();
+      struct stat st {};
+      if (::lstat(from.c_str(), &st) != 0) continue;  // gone: copy_file says so
+      const auto size = static_cast<std::uint64_t>(st.st_size);
+      if (size > k_max_copied)
+        fail(from, "a plain file of " + std::to_string(size) + " bytes; wavg copies input 1's other files up to " +
+                       std::to_string(k_max_copied >> 20) + " MiB each (move it out of the folder)");
+      bytes += size;
+    }
+    for (const auto& extra : m_spec.extra_files) bytes += extra.second.size();
+    check_free_space(m_display, bytes);
+  }
+
+  // The folder whose other files the output copies: the spec's companions' (a --base merge's base), else input 1's.
+  const FolderReader* source_folder() const {
+    const auto* folder = dynamic_cast<const FolderReader*>(m_spec.companions);
+    return folder ? folder : dynamic_cast<const FolderReader*>(m_spec.template_input);
+  }
+
+  // config.json, tokenizer files and the like from source_folder(): every plain file that holds no weights.
+  std::vector<std::string> files_to_copy() const {
+    std::vector<std::string> out;
+    const FolderReader* folder = source_folder();
+    if (!folder) return out;
     std::error_code ec, ignored;
     for (const auto& e : fs::directory_iterator(folder->folder(), ec)) {
       const std::string name = e.path().filename().string();
       if (name.empty() || name[0] == '.' || FolderReader::is_weights_file(name) || e.is_symlink(ignored) ||
           !e.is_regular_file(ignored))
         continue;
-      const std::string to = (fs::path(m_dir) / name).string();
-      if (fs::exists(fs::symlink_status(to, ignored))) continue;  // one of the output's own files
-      copy_file(e.path().string(), to, m_display);
+      out.push_back(name);
     }
     if (ec) fail(folder->folder(), "cannot list the folder: " + ec.message());
+    return out;
+  }
+
+  // Writes the spec's extra files (a recipe's mergekit_config.yml), then copies source_folder()'s other files.
+  void copy_other_files() const {
+    for (const auto& [name, text] : m_spec.extra_files) write_text(name, text);
+    const FolderReader* folder = source_folder();
+    std::error_code ignored;
+    for (const std::string& name : files_to_copy()) {
+      const std::string to = (fs::path(m_dir) / name).string();
+      if (fs::exists(fs::symlink_status(to, ignored))) continue;  // one of the output's own files
+      copy_file((fs::path(folder->folder()) / name).string(), to, m_display);
+    }
   }
 
   std::string m_dir;

@@ -16,13 +16,15 @@ namespace wavg {
 
 namespace {
 
-// Returns the one float dtype every float output tensor has when it differs from the template's for some tensor
-// (the output was retyped), or nothing.
+// Returns the one float dtype every float weight, buffer and optimizer moment of the output has when it differs
+// from the template's for some tensor (the output was retyped), or nothing. Hyper-parameters and counters keep their
+// dtype under --out-dtype (Keras keeps a float16 model's learning rate in float32), so they do not count.
 std::optional<DType> retyped_to(const std::vector<TensorInfo>& out, const std::vector<TensorInfo>& in) {
   std::optional<DType> to;
   bool changed = false;
   for (const TensorInfo& t : out) {
-    if (!is_float(t.dtype)) continue;
+    if (!is_float(t.dtype) || t.role == Role::hyper_parameter || t.role == Role::counter || t.role == Role::rng)
+      continue;
     if (to && *to != t.dtype) return std::nullopt;
     to = t.dtype;
     for (const TensorInfo& u : in)

@@ -198,6 +198,9 @@ MxnetReader::MxnetReader(std::string path) : MappedTensorsReader(std::move(path)
       if (name.empty()) fail(file, "array " + std::to_string(i) + " has an empty name");
     }
     if (!seen.insert(name).second) fail(file, "the name " + name + " appears twice");
+    // Module checkpoints say what each array is: arg: a parameter, aux: an auxiliary state (batch-norm statistics).
+    if (name.rfind("arg:", 0) == 0) m_tensors[i].role = Role::weight;
+    if (name.rfind("aux:", 0) == 0) m_tensors[i].role = Role::buffer;
     m_tensors[i].name = std::move(name);
   }
   if (c.left() != 0)

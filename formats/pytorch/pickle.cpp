@@ -2,11 +2,13 @@
 
 #include "pytorch/pickle.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <map>
 #include <unordered_map>
 
+#include "pytorch/pickle_globals.hpp"
 #include "wavg/error.hpp"
 
 namespace wavg::pytorch {
@@ -32,7 +34,21 @@ constexpr const char* k_functions[] = {
     "collections.OrderedDict", "torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_tensor",
     "torch._utils._rebuild_parameter", "torch._tensor._rebuild_from_type_v2", "torch.device", "torch.Size",
     "torch.Tensor", "torch.nn.parameter.Parameter", "__builtin__.set", "builtins.set",
-    "torch.nn.backends.thnn._get_thnn_function_backend",
+    "torch.nn.backends.thnn._get_thnn_function_backend", "torch._utils._rebuild_parameter_with_state",
+    "collections.Counter", "_codecs.encode", "__builtin__.bytearray", "builtins.bytearray", "__builtin__.complex",
+    "builtins.complex", "torch.serialization._get_layout",
+};
+
+// Tensors torch.load(weights_only=True) rebuilds that are not a dense view of one typed storage.
+constexpr const char* k_other_tensors[][2] = {
+    {"torch._utils._rebuild_sparse_tensor", "a sparse tensor"},
+    {"torch._utils._rebuild_sparse_csr_tensor", "a sparse CSR tensor"},
+    {"torch._utils._rebuild_meta_tensor_no_storage", "a meta tensor (no data)"},
+    {"torch._utils._rebuild_qtensor", "a quantized tensor"},
+    {"torch._utils._rebuild_wrapper_subclass", "a tensor subclass without storage"},
+    {"torch._utils._rebuild_tensor_v3", "a tensor of a dtype with no typed storage"},
+    {"torch._utils._rebuild_device_tensor_from_numpy", "a tensor saved as a NumPy array"},
+    {"torch._utils._rebuild_device_tensor_from_cpu_tensor", "a device tensor saved from a CPU copy"},
 };
 
 // What BUILD may give a tensor: nothing, an empty dict, or torch < 1.0's Parameter state (requires_grad, is_leaf,
@@ -52,13 +68,35 @@ bool allowed_global(const std::string& name) {
     if (name == f) return true;
   for (const auto& s : k_storages)
     if (name == s.name) return true;
-  return false;
+  for (const auto& t : k_other_tensors)
+    if (name == t[0]) return true;
+  return inert_global(name);
+}
+
+// Decodes UTF-8 `text` to the bytes its code points name, for _codecs.encode(text, 'latin1'): protocol 2's
+// spelling of a bytes value. Returns false when a code point is above U+00FF or the UTF-8 is malformed.
+bool latin1(const std::string& text, std::string& out) {
+  out.clear();
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const auto next = i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1]) : 0;
+    if (c < 0x80) {
+      out.push_back(static_cast<char>(c));
+    } else if ((c == 0xc2 || c == 0xc3) && (next & 0xc0) == 0x80) {  // U+0080 to U+00FF
+      out.push_back(static_cast<char>(((c & 0x03) << 6) | (next & 0x3f)));
+      ++i;
+    } else {
+      return false;
+    }
+  }
+  return true;
 }
 
 class Machine {
  public:
-  Machine(const std::string& file, const unsigned char* data, std::size_t size)
-      : m_file(file), m_p(data), m_end(data + size), m_begin(data) {}
+  Machine(const std::string& file, const unsigned char* data, std::size_t size,
+          const std::vector<std::string>* value_names)
+      : m_file(file), m_p(data), m_end(data + size), m_begin(data), m_value_names(value_names) {}
 
   Pickle run() {
     for (;;) {
@@ -170,8 +208,13 @@ class Machine {
   }
   void global(const std::string& module, const std::string& name) {
     const std::string full = module + "." + name;
-    // Not in the table: only a class name, which NEWOBJ may instantiate as data (see pickle.hpp).
-    if (!allowed_global(full)) m_classes.emplace(full, false);
+    // Not in the table: only a class name, which NEWOBJ may instantiate as data (see pickle.hpp), and only one a
+    // model can hold (pickle_globals.hpp) or one the caller reads as a value; anything else is refused where it is
+    // named.
+    if (!allowed_global(full) && !value_name(full)) {
+      if (!model_class(module, name)) refuse_named(full);
+      m_classes.emplace(full, false);
+    }
     Value* v = make(Kind::global);
     v->text = full;
     push(v);
@@ -185,6 +228,17 @@ class Machine {
     return v;
   }
 
+  bool value_name(const std::string& full) const {
+    return m_value_names && std::find(m_value_names->begin(), m_value_names->end(), full) != m_value_names->end();
+  }
+  // REDUCE or NEWOBJ of a caller's value name: an object of that name holding its arguments.
+  Value* value_object(const Value& cls, Value* args) {
+    Value* v = make(Kind::object);
+    v->text = cls.text;
+    v->state = args;
+    return v;
+  }
+
   void step(unsigned char op);
   Value* call(const Value& callable, const Value& args);
   Value* rebuild_tensor(const Value& args);
@@ -194,6 +248,7 @@ class Machine {
   const unsigned char* m_p;
   const unsigned char* m_end;
   const unsigned char* m_begin;
+  const std::vector<std::string>* m_value_names;
   std::vector<Value*> m_stack;
   std::vector<std::size_t> m_marks;
   std::unordered_map<std::uint64_t, Value*> m_memo;
@@ -326,7 +381,8 @@ void Machine::step(unsigned char op) {
       Value* args = pop();
       Value* callable = pop();
       const bool named = callable->kind == Kind::global && allowed_global(callable->text);
-      if (callable->kind == Kind::global && !named && op == 0x81) push(instantiate(*callable, *args));
+      if (callable->kind == Kind::global && value_name(callable->text)) push(value_object(*callable, args));
+      else if (callable->kind == Kind::global && !named && op == 0x81) push(instantiate(*callable, *args));
       else if (callable->kind == Kind::global && !named) refuse_global(callable->text);
       else push(call(*callable, *args));
       break;
@@ -364,9 +420,40 @@ Value* Machine::call(const Value& callable, const Value& args) {
     return d;
   }
   if (f == "torch._utils._rebuild_tensor_v2" || f == "torch._utils._rebuild_tensor") return rebuild_tensor(args);
-  if (f == "torch._utils._rebuild_parameter") {
+  if (f == "torch._utils._rebuild_parameter" || f == "torch._utils._rebuild_parameter_with_state") {
     if (a.empty() || a[0]->kind != Kind::tensor) bad("_rebuild_parameter of something other than a tensor");
+    return a[0];  // a Parameter's Python attributes (_with_state) stay in the pickle, which the writer copies
+  }
+  for (const auto& t : k_other_tensors)
+    if (f == t[0]) refuse(m_file, std::string("holds ") + t[1] + " (" + f + "), which wavg does not read");
+  if (f == "_codecs.encode" || ((f == "builtins.bytearray" || f == "__builtin__.bytearray") && a.size() == 2)) {
+    Value* b = make(Kind::bytes);
+    if (a.size() != 2 || a[0]->kind != Kind::string || a[1]->kind != Kind::string ||
+        (a[1]->text != "latin1" && a[1]->text != "latin-1") || !latin1(a[0]->text, b->text))
+      bad(f + " of something other than a latin1 string");
+    return b;
+  }
+  if (f == "builtins.bytearray" || f == "__builtin__.bytearray") {
+    if (a.size() > 1 || (a.size() == 1 && a[0]->kind != Kind::bytes)) bad("bytearray of something other than bytes");
+    return a.empty() ? make(Kind::bytes) : a[0];
+  }
+  if (f == "builtins.complex" || f == "__builtin__.complex") {  // kept as the tuple (real, imag)
+    if (a.size() != 2 || a[0]->kind != Kind::floating || a[1]->kind != Kind::floating)
+      bad("complex of something other than two floats");
+    Value* c = make(Kind::tuple);
+    c->items = a;
+    return c;
+  }
+  if (f == "collections.Counter") {
+    if (a.empty()) return make(Kind::dict);
+    if (a.size() != 1 || a[0]->kind != Kind::dict) bad("Counter of something other than a dict");
     return a[0];
+  }
+  if (f == "torch.serialization._get_layout") {  // a layout, kept by its name (torch.strided)
+    if (a.size() != 1 || a[0]->kind != Kind::string) bad("_get_layout of something other than a name");
+    Value* v = make(Kind::global);
+    v->text = a[0]->text;
+    return v;
   }
   if (f == "torch.nn.parameter.Parameter") {  // torch < 1.0: Parameter(data[, requires_grad]) is its tensor
     if (a.empty() || a.size() > 2 || a[0]->kind != Kind::tensor || (a.size() == 2 && a[1]->kind != Kind::boolean))
@@ -479,7 +566,12 @@ Value* Machine::persistent(const Value& pid) {
 }  // namespace
 
 Pickle unpickle(const std::string& file, const unsigned char* data, std::size_t size) {
-  return Machine(file, data, size).run();
+  return Machine(file, data, size, nullptr).run();
+}
+
+Pickle unpickle(const std::string& file, const unsigned char* data, std::size_t size,
+                const std::vector<std::string>& value_names) {
+  return Machine(file, data, size, &value_names).run();
 }
 
 std::string printable(std::string text) {

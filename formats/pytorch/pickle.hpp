@@ -22,10 +22,20 @@
 //   __builtin__.set, builtins.set           -> a list (a module's _non_persistent_buffers_set)
 //   torch.nn.backends.thnn._get_thnn_function_backend
 //                                           -> an object of that name, uncalled (a torch < 1.0 module's _backend)
+//   torch._utils._rebuild_parameter_with_state -> its tensor (the Parameter's Python attributes stay in the pickle)
+//   _codecs.encode(text, 'latin1'), bytearray -> bytes (protocol 2's spelling of bytes)
+//   complex(re, im), collections.Counter    -> the tuple (re, im); a dict
+//   torch.serialization._get_layout(name)   -> the layout's name
+//   torch.float16, torch.int64, ... and torch.per_tensor_affine, ... (pickle_globals.hpp)
+//                                           -> inert values ({'dtype': torch.float16} in a checkpoint)
+//   torch._utils's sparse, quantized, meta, v3 and NumPy tensor rebuilds
+//                                           -> refused saying which kind of tensor it is
 //
 // A whole-model pickle (torch.save(model)) names the model's classes (__main__.Net, torch.nn.modules.conv.Conv2d)
-// and makes each object with NEWOBJ(class, ()) and BUILD(attribute dict). Any other name is therefore accepted
-// as an inert class name, but only to be instantiated that way: NEWOBJ with no arguments gives an object value
+// and makes each object with NEWOBJ(class, ()) and BUILD(attribute dict). A name a model can hold (torch.nn.*,
+// __main__.*, a user package's; never os, subprocess, builtins, sys: pickle_globals.hpp) is therefore accepted as an
+// inert class name, any other refused where the pickle names it, and the accepted ones only to be instantiated that
+// way: NEWOBJ with no arguments gives an object value
 // (the class's name and, after BUILD, its attributes as data), nothing is imported and no __new__ or
 // __setstate__ runs. Called by REDUCE, or NEWOBJ with arguments, such a name is refused there (posix.system); a
 // name the pickle mentions but never instantiates is refused at STOP. Either way nothing has been read yet.
@@ -92,6 +102,13 @@ struct Pickle {
 // Unpickles the pickle at the start of [data, data + size). Throws Error (exit 1) naming `file` for a refused
 // global, an unknown opcode, a truncated or inconsistent pickle.
 Pickle unpickle(const std::string& file, const unsigned char* data, std::size_t size);
+
+// Unpickles as above, also accepting `value_names`: globals a caller's format pickles as plain values (DCP's
+// metadata names torch.float32 and pathlib.PosixPath). Each is kept as a Kind::global value; REDUCE or NEWOBJ of
+// one gives a Kind::object of that name whose state is its argument tuple. Nothing is imported or run; the caller
+// interprets these values and refuses what it does not expect.
+Pickle unpickle(const std::string& file, const unsigned char* data, std::size_t size,
+                const std::vector<std::string>& value_names);
 
 // Returns `text` with control characters replaced by '?', so that a name taken from a file keeps an error message
 // on one line.

@@ -24,7 +24,11 @@
 // The pickles are read by the restricted unpickler (pickle.hpp): nothing is imported or run. A tensor is named by
 // its key path through dicts and lists (model.conv1.weight, optimizer.state.0.exp_avg), or in a whole-model
 // pickle (torch.save(model)) by its attribute path as the model's state_dict names it (conv1.weight); every other leaf (epoch,
-// loss, hyper-parameters, None) is kept from input 1 and listed by kept_entries(). A view lies wholly inside its
+// loss, hyper-parameters, None) is kept from input 1 and listed by kept_entries(). Roles come from the structure:
+// an optimizer's state_dict (a dict holding `state` and `param_groups`) gives optimizer state (its per-parameter
+// `step`, a float tensor since torch 1.12, is a counter) and hyper-parameters (tensors in param_groups); a whole
+// model's `_parameters` are weights and `_buffers` buffers (num_batches_tracked, torch's own buffer name, a counter);
+// a tensor whose storage, offset, shape and stride equal an earlier one's is an alias of it (weight tying). A view lies wholly inside its
 // storage (checked). Contiguous tensors are served from the memory mapping (view()); others (a Fortran-order
 // tensor) are gathered element by element.
 //
@@ -36,6 +40,8 @@
 
 #include <memory>
 #include <set>
+#include <unordered_map>
+#include <unordered_set>
 #include <string>
 #include <vector>
 
@@ -87,6 +93,7 @@ class PytorchReader final : public ListedReader {
   bool holds_tensor(const Value& v, int depth);
   void walk_object(const Value& v, const std::string& name, int depth);
   void add_tensor(const Value& v, const std::string& name);
+  Role role_here(const std::string& name) const;
 
   MappedFile m_file;
   Container m_container = Container::zip;
@@ -98,9 +105,17 @@ class PytorchReader final : public ListedReader {
   std::vector<std::string> m_kept;
   std::string m_shape;  // "state_dict" or "checkpoint", for layout()
   std::uint64_t m_visits = 0;
+  std::uint64_t m_tensor_bytes = 0;   // the tensors named so far, in bytes
+  std::uint64_t m_storage_bytes = 0;  // the storages they view, each once
+  std::set<std::string> m_viewed;     // those storages' keys
   bool m_whole_model = false;         // the pickle holds objects (torch.save(model))
   std::set<const Value*> m_named;     // tensors already named
+  std::unordered_set<std::string> m_names;  // the names given, so that each new one is checked in constant time
+  std::unordered_map<const Value*, std::string> m_reached;  // containers walked, with the name of the first path
+  std::unordered_map<const Value*, bool> m_holds;           // holds_tensor's answers, per value
   int m_attributes = 0;               // > 0 while walking an object's plain attributes
+  Role m_role = Role::unknown;        // what the structure being walked says its tensors are (see walk)
+  std::map<std::string, std::string> m_views;  // a tensor's storage and view -> the first name it had: aliases
 };
 
 // Tells whether a file is a torch.save zip archive (its first entry TOP/data.pkl) or starts with the legacy magic.

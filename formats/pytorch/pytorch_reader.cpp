@@ -7,6 +7,7 @@
 #include <set>
 
 #include "pytorch/pytorch.hpp"
+#include "unknown_kind.hpp"
 #include "wavg/error.hpp"
 #include "wavg/mapped_ranges.hpp"
 
@@ -21,9 +22,28 @@ constexpr int k_max_depth = 64;
 // Values visited while naming: a pickle may reference one container from many places (a DAG), which a walk would
 // expand exponentially; real checkpoints visit each value about once.
 constexpr std::uint64_t k_max_visits = 10'000'000;
+// The most bytes views that repeat elements add to an output beyond the file's size (see add_tensor).
+constexpr std::uint64_t k_max_expanded = 64ull << 20;
 
 std::string join(const std::string& prefix, const std::string& key) {
   return prefix.empty() ? key : prefix + "." + key;
+}
+
+std::string last_key(const std::string& name) {
+  const auto dot = name.rfind('.');
+  return dot == std::string::npos ? name : name.substr(dot + 1);
+}
+
+// Tells whether a dict is a torch.optim optimizer's state_dict: {"state": {...}, "param_groups": [...]}.
+bool is_optimizer_state_dict(const Value& v) {
+  bool state = false, groups = false;
+  for (std::size_t i = 0; i + 1 < v.items.size(); i += 2) {
+    const Value& key = *v.items[i];
+    if (key.kind != Kind::string) continue;
+    state = state || (key.text == "state" && v.items[i + 1]->kind == Kind::dict);
+    groups = groups || (key.text == "param_groups" && v.items[i + 1]->kind == Kind::list);
+  }
+  return state && groups;
 }
 
 }  // namespace
@@ -55,6 +75,7 @@ void PytorchReader::open_zip() {
   m_entries = read_zip_directory(path(), m_file.data(), m_file.size());
   const ZipEntry* pkl = nullptr;
   for (const ZipEntry& e : m_entries) {
+    if (is_torchscript_entry(e.name)) refuse(path(), torchscript_kind());
     const auto slash = e.name.find('/');
     if (slash != std::string::npos && e.name.substr(slash) == "/data.pkl") {
       if (pkl) refuse(path(), "the archive holds two data.pkl entries");
@@ -89,6 +110,9 @@ void PytorchReader::open_legacy() {
   const unsigned char* data = m_file.data();
   std::uint64_t at = 0;
   for (int i = 0; i < 5; ++i) {
+    if (at == m_file.size())
+      refuse(path(), "a legacy torch.save file cut short: it ends after " + std::to_string(i) + " of its 5 pickles (" +
+                         std::to_string(at) + " bytes)");
     m_pickles.push_back(unpickle(path(), data + at, m_file.size() - at));
     at += m_pickles.back().consumed;
   }
@@ -138,26 +162,51 @@ void PytorchReader::name_tensors(const Value& root) {
 bool PytorchReader::holds_tensor(const Value& v, int depth) {
   if (++m_visits > k_max_visits) refuse(path(), "the pickle references its containers too many times to walk");
   if (v.kind == Kind::tensor) return true;
-  if (depth > k_max_depth) return false;
-  for (const Value* item : v.items)
-    if (holds_tensor(*item, depth + 1)) return true;
-  return false;
+  if (depth > k_max_depth) return true;  // deeper than a walk goes: walk() refuses it by name
+  // Each value is looked into once (a pickle's values form a graph: a value reached again, or a cycle, costs one
+  // lookup), so the work is linear in the pickle's size.
+  const auto [it, first] = m_holds.emplace(&v, false);
+  if (!first) return it->second;
+  bool holds = false;
+  for (std::size_t i = 0; i < v.items.size() && !holds; ++i) holds = holds_tensor(*v.items[i], depth + 1);
+  m_holds[&v] = holds;
+  return holds;
 }
 
 void PytorchReader::walk(const Value& v, const std::string& name, int depth) {
   if (++m_visits > k_max_visits) refuse(path(), "the pickle references its containers too many times to walk");
   if (depth > k_max_depth) refuse(path(), (name.empty() ? "the object" : name) + " nests deeper than 64 levels");
+  if (v.kind == Kind::dict || v.kind == Kind::list || v.kind == Kind::tuple || v.kind == Kind::object) {
+    // A container reached again by another path (the pickle's memo shares it) is named once: one that holds
+    // tensors is refused (which name would they have?), one without is noted; so the walk is linear, not the
+    // number of paths through a graph of shared dicts.
+    const auto [it, first] = m_reached.emplace(&v, name);
+    if (!first) {
+      const std::string shown = name.empty() ? "the object" : name;
+      const std::string before = it->second.empty() ? "the object" : it->second;
+      if (holds_tensor(v, depth) || (v.state && holds_tensor(*v.state, depth)))
+        refuse(path(), shown + ": the pickle reaches the container of " + before +
+                           " again; wavg reads each container of tensors under one name");
+      m_kept.push_back(shown + " (the same " + describe(v) + " as " + before + ")");
+      return;
+    }
+  }
   switch (v.kind) {
     case Kind::tensor: add_tensor(v, name.empty() ? "tensor" : name); return;
     case Kind::object: walk_object(v, name, depth); return;
-    case Kind::dict:
+    case Kind::dict: {
+      const bool optimizer = is_optimizer_state_dict(v);
       for (std::size_t i = 0; i + 1 < v.items.size(); i += 2) {
         const Value& key = *v.items[i];
         std::string k;
         if (key.kind == Kind::string) k = key.text;
         else if (key.kind == Kind::integer) k = std::to_string(key.integer);
         else refuse(path(), (name.empty() ? "the object" : name) + ": a dict key is a " + describe(key) + ", not a string or integer");
+        const Role outer = m_role;
+        if (optimizer && k == "state") m_role = Role::optimizer_state;
+        if (optimizer && k == "param_groups") m_role = Role::hyper_parameter;
         walk(*v.items[i + 1], join(name, k), depth + 1);
+        m_role = outer;
       }
       // An OrderedDict's attributes: a state_dict's _metadata (module versions), kept as a whole.
       if (v.state && v.state->kind == Kind::dict)
@@ -166,6 +215,7 @@ void PytorchReader::walk(const Value& v, const std::string& name, int depth) {
       else if (v.state)
         m_kept.push_back((name.empty() ? "the object" : name) + "'s attributes (" + describe(*v.state) + ")");
       return;
+    }
     case Kind::list:
     case Kind::tuple:
       if (holds_tensor(v, depth)) {
@@ -197,18 +247,31 @@ void PytorchReader::walk_object(const Value& v, const std::string& name, int dep
     const std::string& k = key_of(i);
     return (k == "_parameters" || k == "_buffers" || k == "_modules") && items[i + 1]->kind == Kind::dict;
   };
-  for (std::size_t i = 0; i + 1 < items.size(); i += 2)
-    if (flattened(i)) walk(*items[i + 1], name, depth + 1);
+  for (std::size_t i = 0; i + 1 < items.size(); i += 2) {
+    if (!flattened(i)) continue;
+    const Role outer = m_role;
+    if (key_of(i) != "_modules") m_role = key_of(i) == "_parameters" ? Role::weight : Role::buffer;
+    walk(*items[i + 1], name, depth + 1);
+    m_role = outer;
+  }
   ++m_attributes;
   for (std::size_t i = 0; i + 1 < items.size(); i += 2)
     if (!flattened(i)) walk(*items[i + 1], join(name, key_of(i)), depth + 1);
   --m_attributes;
 }
 
+// The role the walk's structure gives a tensor named `name`: torch.optim keeps the per-parameter step count as
+// state[i]["step"] and torch.nn's batch norm its count as the buffer num_batches_tracked.
+Role PytorchReader::role_here(const std::string& name) const {
+  const std::string key = last_key(name);
+  if (m_role == Role::optimizer_state && key == "step") return Role::counter;
+  if (m_role == Role::buffer && key == "num_batches_tracked") return Role::counter;
+  return m_role;
+}
+
 void PytorchReader::add_tensor(const Value& v, const std::string& name) {
   if (!m_named.insert(&v).second && m_attributes > 0) return;
-  for (const auto& t : m_tensors)
-    if (t.name == name) refuse(path(), name + ": two tensors have this name");
+  if (!m_names.insert(name).second) refuse(path(), name + ": two tensors have this name");
   const TensorRef& t = v.tensor;
   const StorageRef& s = t.storage->storage;
   const auto it = m_storages.find(s.key);
@@ -218,6 +281,17 @@ void PytorchReader::add_tensor(const Value& v, const std::string& name) {
   if (s.numel > available || s.view_offset > available - s.numel)
     refuse(path(), name + ": storage " + s.key + " holds " + std::to_string(available) + " elements, the tensor's view needs " +
                      std::to_string(s.view_offset + s.numel));
+  // Views that repeat elements (stride 0: 10^9 elements over 4; one storage viewed thousands of times) are as many
+  // elements in the output as they claim. Beyond the storages they view, a file's tensors may come to its own size
+  // (tied weights: two tensors over one storage) plus k_max_expanded, as HDF5's unwritten datasets may.
+  const std::uint64_t bytes = TensorInfo{name, s.dtype, t.shape}.bytes();  // checked against overflow by unpickle
+  m_tensor_bytes = bytes > UINT64_MAX - m_tensor_bytes ? UINT64_MAX : m_tensor_bytes + bytes;
+  if (m_viewed.insert(s.key).second) m_storage_bytes += it->second.bytes;
+  if (m_tensor_bytes > m_storage_bytes + m_file.size() + k_max_expanded)
+    refuse(path(), name + ": the tensors so far come to " + std::to_string(m_tensor_bytes) + " bytes over " +
+                       std::to_string(m_storage_bytes) + " bytes of storage (views that repeat elements, such as an " +
+                       "expanded tensor); wavg reads at most the file's size plus " +
+                       std::to_string(k_max_expanded >> 20) + " MiB beyond the storages");
   Placement p;
   p.entry = it->second.entry;
   p.begin = it->second.offset + (s.view_offset + t.offset) * elem;
@@ -227,7 +301,16 @@ void PytorchReader::add_tensor(const Value& v, const std::string& name) {
     if (t.shape[d] != 1 && t.stride[d] != expected) p.contiguous = false;
     expected *= t.shape[d];
   }
-  m_tensors.push_back({name, s.dtype, t.shape});
+  TensorInfo info{name, s.dtype, t.shape};
+  info.role = role_here(name);
+  std::string view = s.key + ":" + std::to_string(s.view_offset + t.offset) + ":" + std::to_string(static_cast<int>(s.dtype)) + ":";
+  for (std::size_t d = 0; d < t.shape.size(); ++d)
+    view += std::to_string(t.shape[d]) + "/" + std::to_string(t.stride[d]) + ",";
+  if (const auto [seen, first] = m_views.emplace(view, name); !first) {
+    info.role = Role::alias;
+    info.alias_of = seen->second;
+  }
+  m_tensors.push_back(std::move(info));
   m_placements.push_back(std::move(p));
 }
 

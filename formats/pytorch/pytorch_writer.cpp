@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -86,6 +87,7 @@ class PytorchWriter final : public Writer {
     m_targets.resize(spec.tensors.size());
     m_prefilled.assign(spec.tensors.size(), false);
     const auto* input1 = dynamic_cast<const PytorchReader*>(spec.template_input);
+    if (input1) refuse_dropped_state(*input1);
     if (input1 && input1->container() == Container::legacy) lay_out_legacy(*input1);
     else if (input1) lay_out_zip(*input1);
     else lay_out_plain();
@@ -136,6 +138,15 @@ class PytorchWriter final : public Writer {
     bool contiguous = true;
   };
 
+  // Input 1's pickle is copied whole, so optimizer state cannot leave it (--optimizer-state drop).
+  void refuse_dropped_state(const PytorchReader& input1) const {
+    for (const TensorInfo& t : input1.tensors())
+      if (t.role == Role::optimizer_state &&
+          std::find(m_spec.dropped.begin(), m_spec.dropped.end(), t.name) != m_spec.dropped.end())
+        fail(m_display, t.name + ": a .pt output keeps input 1's pickle, so --optimizer-state drop cannot leave "
+                                 "optimizer state out; use --optimizer-state first, or write .safetensors");
+  }
+
   // Input 1's tensor of the same name, which must have the output's dtype and shape: its storage is kept.
   std::size_t template_index(const PytorchReader& input1, std::size_t out) const {
     const TensorInfo& t = m_spec.tensors[out];
@@ -147,6 +158,12 @@ class PytorchWriter final : public Writer {
                               " differs from input 1's " + std::string(dtype_name(in[i].dtype)) + " " +
                               shape_string(in[i].shape) + "; a .pt output keeps input 1's storages "
                               "(write .safetensors to change dtypes)");
+        // A tie of input 1 that the plan undid (the inputs disagree on it) would make two means share one storage.
+        if (!in[i].alias_of.empty() && t.alias_of != in[i].alias_of)
+          throw Error(ExitCode::incompatible, m_display,
+                      t.name + " and " + in[i].alias_of + " share one storage in " + input1.path() +
+                          " but not in every input, so each needs its own mean; a .pt output keeps input 1's "
+                          "storages: write .safetensors, which holds them apart");
         return i;
       }
     WAVG_ASSERT(!"output tensor missing from input 1");

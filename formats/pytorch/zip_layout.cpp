@@ -7,6 +7,7 @@
 #include <zip.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -98,34 +99,62 @@ struct ZipClose {
 };
 
 // libzip's reading of the same archive must list the same entries with the same sizes, stored.
-void cross_check(const std::string& file, const std::vector<ZipEntry>& entries) {
-  int code = 0;
-  std::unique_ptr<zip_t, ZipClose> z(zip_open(file.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code));
-  if (!z) {
-    zip_error_t err;
+void cross_check(const std::string& file, const std::vector<ZipEntry>& entries, const unsigned char* data,
+                 std::uint64_t size, ZipSource source) {
+  zip_error_t err;
+  zip_error_init(&err);
+  std::unique_ptr<zip_t, ZipClose> z;
+  if (source == ZipSource::file) {
+    int code = 0;
+    z.reset(zip_open(file.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code));
     zip_error_init_with_code(&err, code);
+  } else if (zip_source_t* src = zip_source_buffer_create(data, size, 0, &err)) {
+    z.reset(zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS, &err));
+    if (!z) zip_source_free(src);
+  }
+  if (!z) {
     const std::string what = zip_error_strerror(&err);
     zip_error_fini(&err);
     refuse(file, "corrupt zip archive: " + what);
   }
+  zip_error_fini(&err);
   if (zip_get_num_entries(z.get(), 0) != static_cast<zip_int64_t>(entries.size()))
     refuse(file, "corrupt zip archive: libzip counts a different number of entries");
   for (std::size_t i = 0; i < entries.size(); ++i) {
     zip_stat_t st;
     if (zip_stat_index(z.get(), i, ZIP_FL_ENC_RAW, &st) != 0 || entries[i].name != st.name ||
-        st.size != entries[i].size || st.comp_method != ZIP_CM_STORE)
+        st.size != entries[i].size || st.comp_method != entries[i].method)
       refuse(file, "corrupt zip archive: entry " + entries[i].name + " reads differently through libzip");
   }
 }
 
+// Refuses an entry name that is not a plain relative path (TOP/data/0): the writer copies input 1's names into
+// the output and adds TOP/wavg.json beside them, and an extractor would follow "..", "/" or "C:\\" out of its
+// folder.
+void check_entry_name(const std::string& file, const std::string& name) {
+  bool plain = !name.empty() && name.find('\\') == std::string::npos;
+  for (std::size_t start = 0; plain && start <= name.size();) {
+    const std::size_t slash = std::min(name.find('/', start), name.size());
+    const std::string part = name.substr(start, slash - start);
+    plain = !part.empty() && part != "." && part != ".." && part.find(':') == std::string::npos;
+    for (const char ch : part) plain = plain && static_cast<unsigned char>(ch) >= 0x20 && ch != 0x7f;
+    start = slash + 1;
+  }
+  if (!plain)
+    refuse(file, "the zip entry name '" + name + "' is not a plain relative path (an empty part, '.', '..', a "
+                     "leading slash, a backslash, a colon or a control character), which torch.save never writes");
+}
+
 }  // namespace
 
-std::vector<ZipEntry> read_zip_directory(const std::string& file, const unsigned char* data, std::uint64_t size) {
+std::vector<ZipEntry> read_zip_directory(const std::string& file, const unsigned char* data, std::uint64_t size,
+                                         ZipSource source, ZipMethods methods) {
   const Directory dir = find_directory(file, data, size);
   std::vector<ZipEntry> entries;
   entries.reserve(dir.entries);
   Cursor c(file, data, dir.offset + dir.size, dir.offset, "the central directory");
   for (std::uint64_t i = 0; i < dir.entries; ++i) {
+    const std::uint64_t central = c.at();
     if (c.get(4) != k_central) refuse(file, "corrupt zip archive: bad central directory entry " + std::to_string(i));
     c.skip(4);
     const auto flags = c.get(2), method = c.get(2);
@@ -136,6 +165,7 @@ std::vector<ZipEntry> read_zip_directory(const std::string& file, const unsigned
     std::uint64_t header = c.get(4);
     ZipEntry e;
     e.name = c.text(name_len);
+    check_entry_name(file, e.name);
     // The zip64 extra field holds, in this order, those of the three values that read 0xffffffff.
     const std::uint64_t extra_end = c.at() + extra_len;
     while (c.at() + 4 <= extra_end) {
@@ -154,9 +184,11 @@ std::vector<ZipEntry> read_zip_directory(const std::string& file, const unsigned
     c.skip(extra_end - c.at());
     c.skip(comment_len);
     if (flags & 1) refuse(file, e.name + ": the entry is encrypted");
-    if (method != 0 || csize != usize)
-      refuse(file, e.name + ": the entry is compressed (method " + std::to_string(method) +
-                     "); torch.save stores entries uncompressed");
+    const bool deflated = methods == ZipMethods::stored_or_deflated && method == ZIP_CM_DEFLATE;
+    if (!deflated && (method != 0 || csize != usize))
+      refuse(file, e.name + ": the entry is compressed (method " + std::to_string(method) + "); " +
+                     (methods == ZipMethods::stored ? "torch.save stores entries uncompressed"
+                                                    : "only stored and deflated entries are read"));
     Cursor local(file, data, size, header, "a local header");
     if (local.get(4) != k_local) refuse(file, "corrupt zip archive: " + e.name + ": bad local header");
     local.skip(22);
@@ -165,10 +197,16 @@ std::vector<ZipEntry> read_zip_directory(const std::string& file, const unsigned
     local.skip(lextra);
     e.data_offset = local.at();
     e.size = usize;
-    if (e.size > size - e.data_offset) refuse(file, "corrupt zip archive: " + e.name + ": data runs past the end of the file");
+    e.local_header = header;
+    e.central = central;
+    e.descriptor = (flags & 8) != 0;
+    e.method = static_cast<std::uint16_t>(method);
+    e.compressed_size = csize;
+    if (csize > size - e.data_offset)
+      refuse(file, "corrupt zip archive: " + e.name + ": data runs past the end of the file");
     entries.push_back(std::move(e));
   }
-  cross_check(file, entries);
+  cross_check(file, entries, data, size, source);
   return entries;
 }
 

@@ -35,11 +35,26 @@ struct ZipEntry {
   std::string name;
   std::uint64_t data_offset = 0;  // in the file
   std::uint64_t size = 0;
+  std::uint64_t local_header = 0;  // offsets of its local header and central directory entry (their CRC-32 lies
+  std::uint64_t central = 0;       // at +14 and +16), for a writer that patches an entry in place
+  bool descriptor = false;         // flag bit 3: a data descriptor (CRC-32 and sizes) follows the data
+  std::uint16_t method = 0;           // 0 stored, 8 deflated
+  std::uint64_t compressed_size = 0;  // the bytes at data_offset (size when stored)
 };
 
-// Lists a zip archive's entries from its mapping. Refuses (Error naming `file`) compressed or encrypted entries,
-// entries whose data lies outside the file, and any inconsistency with libzip's reading of `file`.
-std::vector<ZipEntry> read_zip_directory(const std::string& file, const unsigned char* data, std::uint64_t size);
+// Where the archive lies: a file of its own, or bytes inside another file (a DCP .distcp file holds one torch.save
+// archive per tensor chunk), which libzip then reads from the same memory.
+enum class ZipSource { file, embedded };
+
+// Which compression methods an archive's entries may use (torch.save stores; numpy.savez_compressed deflates).
+enum class ZipMethods { stored, stored_or_deflated };
+
+// Lists a zip archive's entries from its mapping. Refuses (Error naming `file`) compressed entries unless `methods`
+// allows deflate, encrypted entries, entries whose data lies outside the archive, and any inconsistency with
+// libzip's reading of the same archive.
+std::vector<ZipEntry> read_zip_directory(const std::string& file, const unsigned char* data, std::uint64_t size,
+                                         ZipSource source = ZipSource::file,
+                                         ZipMethods methods = ZipMethods::stored);
 
 // Writes an archive of stored entries into a file: add() every entry, then lay_out() sizes the file and returns
 // the data offset of each entry; the caller writes the bytes there; finish() computes the CRC-32s from the file

@@ -85,6 +85,8 @@ class TensorflowReader final : public ListedReader {
   void read_index();
   void add_entry(const std::string& key, const std::string& value);
   void open_shards();
+  // Refuses two entries whose bytes overlap.
+  void check_no_overlap() const;
   void check_crcs();
   const unsigned char* bytes_of(std::size_t index, std::uint64_t offset) const;
 
@@ -96,13 +98,23 @@ class TensorflowReader final : public ListedReader {
   std::vector<std::string> m_protected;  // the .index and data shards: files()
 };
 
+// Gives every tensor its role (tf_roles.cpp): from the TF2 object graph `graph_bytes` (a serialized
+// TrackableObjectGraph), or without one from TF1's slot and counter names. Throws Error for a corrupt graph.
+void set_tensorflow_roles(std::vector<TensorInfo>& tensors, const std::string* graph_bytes, const std::string& path);
+
+// Opens a TensorFlow checkpoint: a V1 file (tf_v1_reader.cpp) or a V2 bundle (TensorflowReader).
+std::unique_ptr<Reader> open_tensorflow(const std::string& path);
+// Tells whether `path` is a TF1 V1 checkpoint: a file, not named .index, ending in LevelDB's table magic number.
+bool looks_like_tensorflow_v1(const std::string& path);
+
 // Tells whether `path` is a checkpoint prefix: no file of that name, but a file PREFIX.index.
 bool is_tensorflow_prefix(const std::string& path);
 // Tells whether `path` names a TensorFlow checkpoint: a prefix P with no file of that name but a P.index, or a
-// file ending in LevelDB's table magic number.
+// file ending in LevelDB's table magic number (a .index, or a V1 checkpoint).
 bool looks_like_tensorflow(const std::string& path);
 
-// Tells whether an output name says TensorFlow: it ends in .index or .ckpt, or in .ckpt-N (model.ckpt-1000).
+// Tells whether an output name says TensorFlow: it ends in .index or .ckpt, or in .ckpt-N (model.ckpt-1000). The
+// registry asks about .ckpt first: PyTorch Lightning's extension too, it follows input 1.
 bool is_tensorflow_output_name(const std::string& path);
 // Returns the file an output named `path` is committed as: PREFIX.index (`path` with or without .index).
 std::string tensorflow_index_path(const std::string& path);

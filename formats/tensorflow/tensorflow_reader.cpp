@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "formats/tensorflow/tensor_bundle.pb.h"
 #include "tensorflow/crc32c.hpp"
@@ -83,7 +84,7 @@ bool is_tensorflow_prefix(const std::string& path) { return !is_file(path) && is
 
 bool looks_like_tensorflow(const std::string& path) {
   if (is_tensorflow_prefix(path)) return true;
-  if (!ends_with(path, ".index")) return false;
+  if (!ends_with(path, ".index")) return looks_like_tensorflow_v1(path);
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) return false;
   std::uint64_t magic = 0;
@@ -98,10 +99,15 @@ TensorflowReader::TensorflowReader(std::string path) : ListedReader(std::move(pa
   read_index();
   open_shards();
   check_crcs();
-  m_layout = std::any_of(m_strings.begin(), m_strings.end(),
-                         [](const TfStringTensor& s) { return s.name == "_CHECKPOINTABLE_OBJECT_GRAPH"; })
-                 ? "TF2 object-based checkpoint"
-                 : "TF1 name-based checkpoint";
+  const auto graph = std::find_if(m_strings.begin(), m_strings.end(),
+                                  [](const TfStringTensor& s) { return s.name == "_CHECKPOINTABLE_OBJECT_GRAPH"; });
+  m_layout = graph != m_strings.end() ? "TF2 object-based checkpoint" : "TF1 name-based checkpoint";
+  if (graph != m_strings.end() && graph->shape.empty()) {
+    const std::string bytes = tf_scalar_string(graph->bytes, graph->stored.size);
+    set_tensorflow_roles(m_tensors, &bytes, m_path);
+  } else {
+    set_tensorflow_roles(m_tensors, nullptr, m_path);
+  }
 }
 
 TensorflowReader::~TensorflowReader() = default;
@@ -193,6 +199,30 @@ void TensorflowReader::open_shards() {
   for (TfStringTensor& s : m_strings) {
     open(s.name, s.stored);
     s.bytes = m_shards[s.stored.shard]->data() + s.stored.offset;
+  }
+  check_no_overlap();
+}
+
+void TensorflowReader::check_no_overlap() const {
+  // TensorFlow's BundleWriter appends each tensor once; entries sharing bytes would make the checksums (and the
+  // merge) read one region once per entry, so a byte range named twice is refused and each checksum covers its own bytes.
+  const std::size_t n = m_tensors.size();
+  auto name_of = [&](std::size_t k) -> const std::string& {
+    return k < n ? m_tensors[k].name : m_strings[k - n].name;
+  };
+  std::vector<std::tuple<std::uint32_t, std::uint64_t, std::uint64_t, std::size_t>> ranges;  // shard, offset, size
+  for (std::size_t i = 0; i < n; ++i)
+    if (m_stored[i].size) ranges.emplace_back(m_stored[i].shard, m_stored[i].offset, m_stored[i].size, i);
+  for (std::size_t j = 0; j < m_strings.size(); ++j)
+    if (const TfStored& s = m_strings[j].stored; s.size) ranges.emplace_back(s.shard, s.offset, s.size, n + j);
+  std::sort(ranges.begin(), ranges.end());
+  for (std::size_t i = 1; i < ranges.size(); ++i) {
+    const auto& [shard, offset, size, k] = ranges[i];
+    const auto& [prev_shard, prev_offset, prev_size, prev_k] = ranges[i - 1];
+    if (shard == prev_shard && offset < prev_offset + prev_size)
+      fail(m_path, "tensors " + name_of(prev_k) + " and " + name_of(k) + " share bytes of " +
+                       m_shards[shard]->path().substr(m_shards[shard]->path().rfind('/') + 1) +
+                       " (TensorFlow never writes overlapping entries)");
   }
 }
 

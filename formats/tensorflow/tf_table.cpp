@@ -96,6 +96,7 @@ class Checker {
     const auto* base = reinterpret_cast<const unsigned char*>(index.data());
     Cursor c{base, base + index.size() - 4 - 4ull * restarts};
     std::uint64_t key_length = 0;
+    std::uint64_t blocks_end = 0;  // where the data block before ends, with its trailer
     while (c.p < c.end) {
       std::uint64_t shared = 0, unshared = 0, value = 0;
       if (!c.varint(shared) || !c.varint(unshared) || !c.varint(value) || shared > key_length ||
@@ -105,7 +106,14 @@ class Checker {
       key_length = shared + unshared;
       c.p += unshared;
       Cursor handle{c.p, c.p + value};
+      // LevelDB writes each data block once, one after the other; entries that name one block again (or overlap
+      // one) would have it inflated and walked once per entry, so they are refused and each block checked once.
+      Cursor peek = handle;
+      std::uint64_t offset = 0, size = 0;
+      if (peek.varint(offset) && peek.varint(size) && offset < blocks_end)
+        corrupt("two index entries name overlapping data blocks (at offset " + std::to_string(offset) + ")");
       block(handle, "an index entry");
+      blocks_end = offset + size + k_trailer;
       c.p += value;
     }
   }

@@ -1,11 +1,17 @@
 #pragma once
 // An output that is a directory (a Hugging Face model folder: config.json, the safetensors shards and their index)
 // appears whole or not at all, as an AtomicFile does: it is written into a temporary directory beside the target,
-// .NAME.wavg-XXXXXX, and renamed into place on commit(). With Overwrite::yes an existing target is exchanged with
-// the new directory in one renameat2(RENAME_EXCHANGE), so that at every moment the target is the old folder or the
-// new one, and the old folder, now at the temporary name, is removed after; where the file system cannot exchange,
-// the old folder is moved aside first and removed after. An error, an exception, or SIGINT/SIGTERM/SIGHUP before
-// the commit removes the temporary directory and everything in it.
+// .NAME.wavg-XXXXXX, and renamed into place on commit() when the target does not exist.
+//
+// An existing target (Overwrite::yes) is never replaced as a whole: a model folder also holds what is not the
+// model (a cloned repository's .git/, checkpoint-N/ folders, notes, links), and those stay byte for byte. commit()
+// moves the new files into it one rename(2) each: first every file but the switch files, whose names the writer
+// chose so that they meet no file of the old model, then the switch files (the index, or the single weights file,
+// which a reader looks for first), and after the switch removes the retired files (the old model's weights that the
+// new one does not overwrite). A reader finds the old model or the new one, never a mix. The writer names those
+// files (set_switch_files, retire_in_folder) and refuses a target that is not a model folder. An error, an
+// exception, or SIGINT/SIGTERM/SIGHUP before the commit removes the temporary directory and everything in it;
+// placing runs with those signals held back, and a failure while placing takes the placed new-named files back.
 
 #include <string>
 #include <vector>
@@ -23,9 +29,18 @@ class AtomicDirectory : public AtomicOutput {
   ~AtomicDirectory();
 
   // tmp_path() is the temporary directory to write the output's files into.
-  // Flushes every file of the temporary directory to disk, puts the directory in place and removes the folder it
-  // replaced.
+  // Flushes every file of the temporary directory to disk and puts the directory, or its files, in place.
   void commit();
 };
+
+// The functions below shape how commit() fills an existing target; a writer is handed the temporary directory's
+// path, not the AtomicDirectory.
+
+// Names the files of the temporary directory `tmp_dir` that switch a reader from the old model to the new one:
+// placed after every other file, in this order.
+void set_switch_files(const std::string& tmp_dir, std::vector<std::string> names);
+// Records `name`, a file of the target being replaced, for removal after the switch (in the order recorded) unless
+// the new output has a file of that name.
+void retire_in_folder(const std::string& tmp_dir, const std::string& name);
 
 }  // namespace wavg

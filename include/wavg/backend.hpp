@@ -48,8 +48,11 @@ struct TaskCombineParams {
   const double* threshold = nullptr;
   const std::uint64_t* tie_last = nullptr;
   // random: tau_k[i] is kept when word k % 4 of philox_block(seed, stream + (k / 4 << 32), index), over 2^32, is
-  // below density, then divided by it.
+  // below its density (densities[k], or density when null), then divided by it (scale null) or multiplied by
+  // scale[k].
   double density = 1;
+  const double* densities = nullptr;
+  const double* scale = nullptr;
   std::uint64_t seed = 0, stream = 0;
   Consensus consensus = Consensus::none;
   Normalize normalize = Normalize::no;
@@ -109,6 +112,9 @@ class Backend {
   // Appends every nonzero |u_k[i]| in bucket `bucket` with its index offset + i (in an unspecified order).
   virtual void magnitude_candidates(const BlockInputs& in, std::size_t k, std::size_t bucket, std::uint64_t offset,
                                     std::vector<Magnitude>& out);
+  // Adds, for every input k, sum_i |u_k[i]| to l1[2k] and the same sum over the elements Sparsify::random keeps
+  // (TaskCombineParams's seed, stream and density) to l1[2k + 1] (chunked as above).
+  virtual void random_mask_l1(const BlockInputs& in, const TaskCombineParams& p, std::uint64_t offset, double* l1);
   // Computes, per element i (index offset + i in its tensor), the task vectors tau_k = u_k sparsified as `p` says,
   // then base[i] + lambda * sum_k w_k tau_k (over the inputs that agree with the sign of that sum with
   // Consensus::sign; divided by the sum of their weights, or 1 when it is zero, with Normalize::yes), rounded once

@@ -33,6 +33,10 @@ enum class FormatId : std::uint8_t {
   tfjs,
   json,
   json_base64,
+  npz,
+  flax,
+  dcp,
+  deepspeed,
 };
 
 // One layer of a model, as pairing by position (--match order) sees it.
@@ -116,6 +120,11 @@ struct OutputSpec {
   bool write_tf_state = false;
   // --shard-size: the largest shard of a Hugging Face folder output, in bytes (0: the ecosystem's 5 GB).
   std::uint64_t shard_size = 0;
+  // A folder output copies config.json, the tokenizer's files and the like from this input's folder (null: the
+  // template's); merge names the base, as mergekit's tokenizer_source: base.
+  const Reader* companions = nullptr;
+  // A folder output also writes these files (name, content): merge --recipe's mergekit_config.yml.
+  std::vector<std::pair<std::string, std::string>> extra_files{};
   // File-level metadata the output starts from, under the template's own and the provenance (a Hugging Face
   // folder's safetensors shards: {"format": "pt"}, which transformers requires, and input 1's shard metadata).
   std::map<std::string, std::string> metadata{};

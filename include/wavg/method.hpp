@@ -28,6 +28,9 @@ class Method {
   virtual void combine(const PlanEntry& entry, std::uint64_t offset, const BlockInputs& in, void* out) = 0;
   // Returns lines for the summary after the run (federated methods: clipping, selection, the server round).
   virtual std::vector<std::string> report() const { return {}; }
+  // Returns one line per tensor an edge-case guard decided (TIES keeping one entry, model stock keeping the base),
+  // each naming the tensor, for -v.
+  virtual std::vector<std::string> decisions() const { return {}; }
 };
 
 // Returns the plain mean (empty weights) or the weighted mean, weights normalised by their sum. The weights must

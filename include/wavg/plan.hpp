@@ -12,8 +12,10 @@
 
 namespace wavg {
 
-// What happens to non-float tensors (optimizer counters, quantiser tables).
+// What happens to non-float tensors (quantiser tables), hyper-parameters and counters (--int-policy).
 enum class IntPolicy { first, equal, error };
+// What happens to optimizer state, the per-parameter moments and slots (--optimizer-state).
+enum class OptimizerState { average, first, drop };
 // What happens to a tensor that some inputs lack.
 enum class TensorMatch { strict, intersection };
 // How tensors of different inputs are paired: by full name, or by position with shape checks (--match order), for
@@ -22,12 +24,20 @@ enum class Pairing { name, order };
 
 inline constexpr std::array<Named<IntPolicy>, 3> k_int_policy_names{
     {{"first", IntPolicy::first}, {"equal", IntPolicy::equal}, {"error", IntPolicy::error}}};
+inline constexpr std::array<Named<OptimizerState>, 3> k_optimizer_state_names{
+    {{"average", OptimizerState::average}, {"first", OptimizerState::first}, {"drop", OptimizerState::drop}}};
 inline constexpr std::array<Named<TensorMatch>, 2> k_tensor_match_names{
     {{"strict", TensorMatch::strict}, {"intersection", TensorMatch::intersection}}};
 inline constexpr std::array<Named<Pairing>, 2> k_pairing_names{{{"name", Pairing::name}, {"order", Pairing::order}}};
 
+inline constexpr std::size_t k_no_input = static_cast<std::size_t>(-1);
+
 struct PlanOptions {
   IntPolicy int_policy = IntPolicy::first;
+  OptimizerState optimizer_state = OptimizerState::average;
+  // The input a checkpoint sequence marks newest (--last, --schedule): its hyper-parameters and counters are kept
+  // instead of input 1's (the run goes on from there). k_no_input outside a sequence: --int-policy decides.
+  std::size_t newest_input = k_no_input;
   TensorMatch tensors = TensorMatch::strict;
   Pairing match = Pairing::name;
   // --include / --exclude: shell-style patterns (fnmatch, where * also matches /) over tensor names. A tensor is
@@ -42,7 +52,7 @@ bool passes_filters(const std::string& name, const PlanOptions& options);
 
 enum class Action {
   average,      // floating point: combined by the merge method
-  copy_first,   // non-float under --int-policy first: input 1's values
+  copy_first,   // non-float under --int-policy first: input 1's values (PlanEntry::copy_from's, for a sequence)
   check_equal,  // non-float under --int-policy equal: must be identical in every input, then copied
 };
 
@@ -51,9 +61,12 @@ struct PlanEntry {
   PlanEntry(TensorInfo tensor, std::vector<std::size_t> sources, Action what)
       : info(std::move(tensor)), source(std::move(sources)), action(what), out_dtype(info.dtype) {}
 
-  TensorInfo info;                  // as in input 1
+  TensorInfo info;                  // as in input 1; info.role is resolved (never unknown), info.alias_of set while
+                                    // every input that holds the tensor ties it to the same one
   std::vector<std::size_t> source;  // the tensor's index in each input's tensors()
   Action action = Action::average;
+  std::size_t copy_from = 0;        // copy_first: the input whose values are kept
+  bool role_by_name = false;        // the codec left the role unknown and the plan's last-resort rule decided it
   DType out_dtype;                  // the output's dtype: info.dtype, unless --out-dtype retypes an averaged tensor
 };
 
@@ -62,7 +75,9 @@ struct Plan {
   std::vector<std::string> dropped;  // names left out under --tensors intersection (from any input)
   std::vector<std::string> dropped_from_first;  // the subset of `dropped` present in input 1, and `excluded` ones
   std::vector<std::string> excluded;            // names left out by --include / --exclude (from any input)
-  std::vector<std::string> warnings;            // for stderr: what --match order could not pair
+  std::vector<std::string> warnings;            // for stderr: what --match order could not pair, tied names apart
+  std::vector<std::string> notes;               // for -v: tied copies some inputs leave out
+  std::vector<std::string> optimizer_dropped;   // optimizer state left out by --optimizer-state drop
   std::vector<std::string> pairing;             // --match order: "A = B (FILE)", one line per paired tensor
 
   std::size_t count(Action action) const;
@@ -81,13 +96,22 @@ std::vector<std::size_t> match_base(const Plan& plan, const Reader& base);
 // separately from the model's weights.
 bool is_optimizer_state(const std::string& name);
 
-// Tells whether a tensor is an optimizer hyper-parameter (a float scalar in the optimizer state: Keras 3's
-// optimizer/vars/1 learning rate, Keras 2's .../learning_rate:0). Averaging a learning-rate sweep's rates gives a
-// rate no run used, so these follow --int-policy like the iteration counter beside them.
-bool is_optimizer_hyperparameter(const TensorInfo& t);
+// Returns the role the codec gave `t`, or, when it left it unknown, the last-resort rule's (setting `by_name`): an
+// integer num_batches_tracked is a counter; a tensor under optimizer/ or optimizer_weights/ is optimizer state, a
+// float scalar there a hyper-parameter (averaging a learning-rate sweep's rates gives a rate no run used) and an
+// integer one a counter; everything else is a weight.
+Role resolve_role(const TensorInfo& t, bool* by_name = nullptr);
 
-// Returns what a tensor's action does to non-float tensors and optimizer hyper-parameters under `options`.
-Action action_for(const TensorInfo& t, const PlanOptions& options);
+// Returns what happens to a tensor of role `role` under `options`: weights and buffers are averaged when float,
+// optimizer state by --optimizer-state; hyper-parameters, counters and non-float tensors follow --int-policy; rng
+// states are copied from input 1.
+Action action_for(const TensorInfo& t, Role role, const PlanOptions& options);
+// Returns the entry for input 1's tensor `t` (index `i`): its resolved role and action.
+PlanEntry plan_entry(const TensorInfo& t, std::size_t i, const PlanOptions& options);
+// Tells whether --optimizer-state drop leaves a tensor of this role out of the output.
+bool dropped_by_options(Role role, const PlanOptions& options);
+// Returns the role's name as a plural phrase for merge -v's summary ("3 optimizer moments").
+std::string role_phrase(Role role, std::size_t n);
 
 // Makes every averaged (floating-point) tensor come out as `dtype` (--out-dtype); values are rounded once.
 void set_out_dtype(Plan& plan, DType dtype);

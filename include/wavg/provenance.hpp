@@ -13,6 +13,7 @@
 //                 taken relative to, as one JSON object in the style of a wavg_inputs item: {"file": "base.h5",
 //                 "xxh3_128": "..."}; the inputs alone do not reproduce such a merge
 //   wavg_out_dtype  only when --out-dtype was given
+//   wavg_recipe   only for merge --recipe: the mergekit YAML, as given
 //
 // Hashing every input with SHA-256 costs as much CPU as the merge itself (about 1.5 GB/s a core; XXH3-128, the
 // default, runs about ten times faster but is no defence against a forged collision), so hashing runs
@@ -59,6 +60,8 @@ class Provenance {
              const std::vector<std::string>& base = {});
 
   bool empty() const { return !m_state; }
+  // Adds a fixed entry (wavg_recipe: the mergekit YAML a merge ran), before any writer asks for the entries.
+  void add(const std::string& key, const std::string& value);
   // The entries, waiting for the hashes; rethrows a hashing error (naming the file).
   std::map<std::string, std::string> entries() const;
   // The entries with every digest written as zeros: the same keys and value lengths as entries(), at once.

@@ -5,6 +5,7 @@
 // formulas are in wavg-merge(1), TASK VECTORS; how they stream is at the top of src/core/task_vectors.cpp and
 // src/core/slerp_stock.cpp.
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -14,9 +15,17 @@
 #include "wavg/backend.hpp"
 #include "wavg/federated.hpp"
 #include "wavg/method.hpp"
+#include "wavg/names.hpp"
+#include "wavg/tensor_values.hpp"
 #include "wavg/plan.hpp"
 
 namespace wavg {
+
+// How DARE rescales the entries its random mask keeps (--rescale): by 1/density (the DARE paper, mergekit <= 0.0.6),
+// by the L1-norm ratio |tau|_1 / |masked tau|_1 of each tensor (mergekit >= 0.1, the default), or not at all.
+enum class DareRescale { inverse_density, l1, none };
+inline constexpr std::array<Named<DareRescale>, 3> k_dare_rescale_names{
+    {{"inverse-density", DareRescale::inverse_density}, {"l1", DareRescale::l1}, {"none", DareRescale::none}}};
 
 struct TaskOptions {
   Aggregator method = Aggregator::task_arithmetic;
@@ -25,7 +34,11 @@ struct TaskOptions {
   std::optional<double> density;        // ties, dare-*: fraction of each task vector kept
   std::optional<double> t;              // slerp: 0 gives input 1, 1 gives input 2
   std::optional<std::uint64_t> seed;    // dare-*: none draws one from the system's entropy source
-  bool has_base = false;
+  std::optional<DareRescale> rescale;   // dare-*: none given means DareRescale::l1
+  std::optional<bool> normalize;        // divide by the (agreeing) weights' sum; none given: ties yes, others no
+  // A recipe's per-tensor values (weight, density, lambda, t), over the scalars above; null: none.
+  std::shared_ptr<const TensorValues> values;  bool has_base = false;
+  bool linear = false;  // task-arithmetic on the models themselves, no base: mergekit's linear (sum_k w_k x_k)
 };
 
 // Tells whether --method names a task-vector method rather than a federated aggregator.

@@ -6,15 +6,39 @@
 #include <vector>
 
 #include "wavg/dtype.hpp"
+#include "wavg/names.hpp"
 
 namespace wavg {
 
 using Shape = std::vector<std::uint64_t>;
 
+// What a tensor is to the model or training run that holds it. The codec decides it from the file's own structure
+// (the TF2 object graph, a PyTorch optimizer's state and param_groups, Keras's optimizer variable order, storage
+// identity), never from a name alone; the plan gives each role one rule (README "Roles"): weights, buffers and
+// optimizer state are combined by the method; hyper-parameters and counters follow --int-policy (the newest
+// input's for a sequence); rng states are copied from the template; an alias stays an alias of the tensor it names.
+enum class Role : std::uint8_t {
+  unknown,          // the codec cannot tell: the plan's last-resort rule (name and dtype) decides, and -v says so
+  weight,           // a parameter of the model
+  buffer,           // model state not trained by gradient: batch-norm statistics, MXNet aux:, Caffe's scale blob
+  optimizer_state,  // a per-parameter moment or slot (Adam's m and v, momentum)
+  hyper_parameter,  // an optimizer's own scalar: learning rate, betas, decay, epsilon
+  counter,          // iterations, step, global_step, save_counter, num_batches_tracked, Adam's beta^t powers
+  rng,              // a random generator's state
+  alias,            // a second name for another tensor's storage: TensorInfo::alias_of names it
+};
+
+inline constexpr Named<Role> k_role_names[] = {
+    {"unknown", Role::unknown},        {"weight", Role::weight},     {"buffer", Role::buffer},
+    {"optimizer-state", Role::optimizer_state}, {"hyper-parameter", Role::hyper_parameter},
+    {"counter", Role::counter},        {"rng", Role::rng},           {"alias", Role::alias}};
+
 struct TensorInfo {
   std::string name;  // full path inside the checkpoint, e.g. model_weights/dense/dense/kernel:0
   DType dtype = DType::f32;
   Shape shape;       // empty for a scalar
+  Role role = Role::unknown;  // set by the codec; unknown leaves it to the plan's last-resort rule
+  std::string alias_of{};     // role alias: the name of the tensor whose storage this one shares (listed before it)
 
   // Returns the number of elements (1 for a scalar). Readers check the product for overflow when they build it.
   std::uint64_t count() const;

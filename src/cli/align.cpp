@@ -97,6 +97,7 @@ RunFn setup_align(CLI::App& app) {
   add_hash(app, o->hash);
   add_threads(app, o->threads);
   add_verbosity(app, o->verbosity);
+  add_progress(app, o->verbosity);
   return [o] { return run_align(*o); };
 }
 

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 
 #include "train/reduction.hpp"
 #include "wavg/error.hpp"
@@ -18,9 +19,18 @@ void add_verbosity(CLI::App& app, Verbosity& v) {
   app.add_flag("-q,--quiet", v.quiet, "Print nothing but errors");
 }
 
+void add_progress(CLI::App& app, Verbosity& v) {
+  add_choice(app, "--progress", v.progress,
+             {{"auto", ProgressStyle::automatic}, {"json", ProgressStyle::json}, {"none", ProgressStyle::none}},
+             "auto: a line redrawn when stderr is a terminal; json: one JSON line per step on stderr");
+}
+
 void add_plan_options(CLI::App& app, PlanOptions& options) {
   add_choice(app, "--int-policy", options.int_policy, k_int_policy_names,
-             "Non-float tensors: copy input 1's, require identical values, or refuse");
+             "Hyper-parameters, counters and non-float tensors: copy input 1's (a sequence's newest), require "
+             "identical values, or refuse");
+  add_choice(app, "--optimizer-state", options.optimizer_state, k_optimizer_state_names,
+             "Optimizer moments and slots: combine them like the weights, copy input 1's, or leave them out");
   add_choice(app, "--tensors", options.tensors, k_tensor_match_names,
              "A tensor missing from some inputs is an error (strict) or left out (intersection)");
   add_choice(app, "--match", options.match, k_pairing_names,
@@ -45,6 +55,41 @@ void add_filters(CLI::App& app, PlanOptions& options) {
   app.add_option("--exclude", options.exclude, "Leave out tensors whose names match this pattern (repeatable)")
       ->type_name("GLOB")
       ->allow_extra_args(false);
+}
+
+void report_roles(const Plan& plan, const Verbosity& v) {
+  if (v.quiet || v.verbose < 1) return;
+  // Per role and per what happened: "averaged: 4 weights, 8 optimizer moments; kept from input 1: 1 counter".
+  std::map<std::string, std::array<std::size_t, 8>> tally;
+  std::vector<std::string> order;
+  for (const PlanEntry& e : plan.entries) {
+    const std::string what = e.action == Action::average       ? "averaged"
+                             : e.action == Action::check_equal ? "identical in every input"
+                                                               : "kept from input " + std::to_string(e.copy_from + 1);
+    if (!tally.contains(what)) order.insert(what == "averaged" ? order.begin() : order.end(), what);
+    ++tally[what][static_cast<std::size_t>(e.info.role)];
+  }
+  std::string line;
+  for (const std::string& what : order) {
+    std::string parts;
+    for (std::size_t r = 0; r < 8; ++r)
+      if (const std::size_t n = tally[what][r])
+        parts += (parts.empty() ? "" : ", ") + role_phrase(static_cast<Role>(r), n);
+    line += (line.empty() ? "" : "; ") + what + ": " + parts;
+  }
+  if (!plan.optimizer_dropped.empty())
+    line += "; left out (--optimizer-state drop): " + role_phrase(Role::optimizer_state, plan.optimizer_dropped.size());
+  note(v, 1, line);
+  for (const PlanEntry& e : plan.entries) {
+    const std::string role(name_of(k_role_names, e.info.role));
+    if (e.role_by_name) note(v, 1, "role by name (the file does not say): " + e.info.name + " (" + role + ")");
+    if (e.action != Action::average)
+      note(v, 1, "not averaged: " + e.info.name + " (" + std::string(dtype_name(e.info.dtype)) + " " + role + ", " +
+                     (e.action == Action::check_equal ? "identical in every input"
+                                                      : "copied from input " + std::to_string(e.copy_from + 1)) +
+                     ")");
+  }
+  for (const std::string& n : plan.notes) note(v, 1, n);
 }
 
 void report_excluded(const Plan& plan, const Verbosity& v) {

@@ -14,6 +14,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "cli/usage_errors.hpp"
 #include "wavg/backend.hpp"
 #include "wavg/format.hpp"
 #include "wavg/names.hpp"
@@ -29,16 +30,24 @@ namespace wavg::cli {
 
 using RunFn = std::function<int()>;
 
+// How a job shows its progress on stderr (--progress): a line redrawn on a terminal, one JSON line per step for a
+// program that runs wavg, or nothing.
+enum class ProgressStyle { automatic, json, none };
+
 struct Verbosity {
   int verbose = 0;
   bool quiet = false;
+  ProgressStyle progress = ProgressStyle::automatic;
 };
 
 // Adds -v/--verbose (repeatable) and -q/--quiet.
 void add_verbosity(CLI::App& app, Verbosity& v);
+// Adds --progress auto|json|none (the subcommands that show a progress line).
+void add_progress(CLI::App& app, Verbosity& v);
 // Binds an enum option to its name table (wavg/names.hpp): help shows the names as a|b|c with the default, the
 // completions offer them, an alias is accepted unlisted, and anything else is refused with a plain "'x' is not one
-// of a|b|c". `target` is the enum, or a std::optional of it for an option without a default.
+// of a|b|c", and a suggestion when x is close to a name ("; did you mean 'median'?"). `target` is the enum, or a
+// std::optional of it for an option without a default.
 template <typename Target, typename Table>
 CLI::Option* add_choice(CLI::App& app, const std::string& name, Target& target, const Table& table,
                         std::string help) {
@@ -62,9 +71,13 @@ CLI::Option* add_choice(CLI::App& app, const std::string& name, Target& target, 
       ->type_name(names)
       ->check(
           [rows, names](const std::string& text) -> std::string {
-            for (const Row& r : rows)
+            std::vector<std::string> all;
+            for (const Row& r : rows) {
               if (r.name == text) return "";
-            return "'" + text + "' is not one of " + names;
+              all.emplace_back(r.name);
+            }
+            const std::string best = closest(text, all);
+            return "'" + text + "' is not one of " + names + (best.empty() ? "" : "; did you mean '" + best + "'?");
           },
           "");
 }
@@ -143,6 +156,7 @@ void add_run_options(CLI::App& app, Options& o) {
   add_threads(app, o.threads);
   if constexpr (requires { o.device; }) add_device(app, o.device);
   add_verbosity(app, o.verbosity);
+  add_progress(app, o.verbosity);
 }
 
 // Parses "1,3,2" (the value of `option`) into numbers; throws a usage error naming the option and the bad item.
@@ -156,6 +170,9 @@ std::FILE* report_stream(const std::string& output);
 void note(const Verbosity& v, int level, const std::string& text);
 // Reports input 1's values that are not tensors (a PyTorch checkpoint's epoch): kept, listed with -v, when the
 // output is PyTorch written over input 1's pickle; otherwise left out, with a warning.
+// Says at -v what happened to each role ("averaged: 4 weights, 8 optimizer moments; kept from input 1: 1 counter"),
+// which roles a name decided, and which tensors were not averaged.
+void report_roles(const Plan& plan, const Verbosity& v);
 void note_kept_entries(const Verbosity& v, const Reader& input1, FormatId format);
 
 // The subcommands, one file each, each set up the same way: it adds its options to `app` and returns what runs it.

@@ -37,8 +37,11 @@ class ConvertSteps final : public pipeline::Steps {
   void plan(Plan& plan, const std::vector<Reader*>&) override {
     report_excluded(plan, m_o.verbosity);
     for (PlanEntry& e : plan.entries)
-      e.action = is_float(e.info.dtype) && m_o.out_dtype && *m_o.out_dtype != e.info.dtype ? Action::average
-                                                                                           : Action::copy_first;
+      // Hyper-parameters and counters keep their dtype (a .keras learning rate stays float32 under float16 weights).
+      e.action = is_float(e.info.dtype) && m_o.out_dtype && *m_o.out_dtype != e.info.dtype &&
+                         e.info.role != Role::hyper_parameter && e.info.role != Role::counter
+                     ? Action::average
+                     : Action::copy_first;
   }
   std::unique_ptr<Backend> backend(const Plan& plan, std::size_t) override {
     std::uint64_t retyped = 0;

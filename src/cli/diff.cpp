@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/common.hpp"
+#include "cli/plot.hpp"
 #include "pipeline/pipeline.hpp"
 #include "wavg/diff.hpp"
 #include "wavg/error.hpp"
@@ -17,7 +18,8 @@ namespace {
 struct DiffOptions {
   std::vector<std::string> inputs;
   PlanOptions plan;
-  bool json = false;
+  bool json = false, force = false;
+  std::string plot;
   int threads = 0;
   Verbosity verbosity;
 };
@@ -80,8 +82,33 @@ void print_table(const ModelDiff& d) {
               fmt(d.total.relative()).c_str(), fmt(d.total.cosine()).c_str(), fmt(d.total.max_abs).c_str());
 }
 
+// Two panels of bars in model order, one bar per float tensor: the relative distance and the cosine similarity.
+plot::Figure figure(const DiffOptions& o, const ModelDiff& d) {
+  plot::Panel relative{"tensor (in model order)", "relative distance |B - A| / |A|", {}, {}, {}, true};
+  plot::Series rel{"relative distance", {}, {}, plot::Style::bars, {}, {}};
+  plot::Series cos{"cosine similarity", {}, {}, plot::Style::bars, {}, {}};
+  for (const TensorDiff& t : d.tensors) {
+    if (!t.is_float) continue;
+    const double x = static_cast<double>(relative.categories.size());
+    const std::string& name = t.entry.info.name;
+    relative.categories.push_back(name);
+    rel.x.push_back(x), rel.y.push_back(t.sums.relative()), rel.tips.push_back(name + ": " + fmt(t.sums.relative()));
+    cos.x.push_back(x), cos.y.push_back(t.sums.cosine()), cos.tips.push_back(name + ": " + fmt(t.sums.cosine()));
+  }
+  plot::Panel cosine = relative;
+  cosine.y_label = "cosine similarity";
+  relative.series.push_back(std::move(rel));
+  cosine.series.push_back(std::move(cos));
+  const std::string subtitle = "whole model: relative distance " + fmt(d.total.relative()) + ", cosine " +
+                               fmt(d.total.cosine()) + ", " + std::to_string(relative.categories.size()) +
+                               " float tensors";
+  return {"wavg diff: A = " + o.inputs[0] + ", B = " + o.inputs[1], subtitle, {relative, cosine}};
+}
+
 int run_diff(const DiffOptions& o) {
   if (o.inputs.size() != 2) fail_usage("diff compares exactly two checkpoints (A B)");
+  const Overwrite overwrite = o.force ? Overwrite::yes : Overwrite::no;
+  if (!o.plot.empty()) pipeline::check_output(o.plot, o.inputs, overwrite);
   apply_threads(o.threads);
   const auto readers = pipeline::open_inputs(o.inputs);
   const std::vector<Reader*> inputs = pipeline::raw(readers);
@@ -90,6 +117,7 @@ int run_diff(const DiffOptions& o) {
   const ModelDiff d = diff_models(plan, *inputs[0], *inputs[1]);
   if (o.json) print_json(o, d);
   else print_table(d);
+  if (!o.plot.empty()) plot::write(o.plot, figure(o, d), overwrite);
   return 0;
 }
 
@@ -104,6 +132,9 @@ RunFn setup_diff(CLI::App& app) {
              "Pair tensors by full name, or by position with shape and dtype checks");
   add_filters(app, o->plan);
   app.add_flag("--json", o->json, "Print JSON instead of a table");
+  app.add_option("--plot", o->plot, "Also draw each tensor's relative distance and cosine as an SVG picture")
+      ->type_name("FILE.svg");
+  app.add_flag("-f,--force", o->force, "Replace an existing --plot file");
   add_threads(app, o->threads);
   add_verbosity(app, o->verbosity);
   return [o] { return run_diff(*o); };

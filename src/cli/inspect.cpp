@@ -12,7 +12,7 @@ namespace {
 
 struct InspectOptions {
   std::string input;
-  bool json = false;
+  bool json = false, verbose = false;
 };
 
 struct Totals {
@@ -39,9 +39,15 @@ void print_json(const Reader& r, const Totals& t) {
   j["format"] = r.format_name();
   j["layout"] = r.layout();
   j["tensors"] = nlohmann::json::array();
-  for (const auto& x : r.tensors())
-    j["tensors"].push_back(nlohmann::ordered_json{
-        {"name", x.name}, {"dtype", dtype_name(x.dtype)}, {"shape", x.shape}, {"values", x.count()}});
+  for (const auto& x : r.tensors()) {
+    bool by_name = false;
+    const Role role = resolve_role(x, &by_name);
+    nlohmann::ordered_json tensor{{"name", x.name}, {"dtype", dtype_name(x.dtype)}, {"shape", x.shape},
+                                  {"values", x.count()}, {"role", name_of(k_role_names, role)}};
+    if (!x.alias_of.empty()) tensor["alias_of"] = x.alias_of;
+    if (by_name) tensor["role_by_name"] = true;
+    j["tensors"].push_back(std::move(tensor));
+  }
   j["totals"] = {{"tensors", t.tensors},   {"float_tensors", t.float_tensors}, {"values", t.values},
                  {"float_values", t.float_values}, {"bytes", t.bytes}};
   j["metadata"] = r.metadata();
@@ -50,7 +56,25 @@ void print_json(const Reader& r, const Totals& t) {
   std::printf("%s\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
 }
 
-void print_table(const Reader& r, const Totals& t) {
+// A whole model's modules each keep a dozen plain attributes (training, in_features, empty hook dicts): without -v
+// the table counts them in one line and lists only the rest (objects, containers that hold something).
+bool plain_attribute(const Reader& r, const std::string& kept) {
+  if (r.layout().find("whole model") == std::string::npos) return false;
+  for (const char* plain : {"(None", "(bool ", "(int ", "(float ", "(str ", "(dict of 0", "(list of 0", "(tuple of "})
+    if (kept.find(plain) != std::string::npos) return true;
+  return false;
+}
+
+void print_kept(const Reader& r, bool verbose) {
+  std::size_t folded = 0;
+  for (const std::string& kept : r.kept_entries()) {
+    if (!verbose && plain_attribute(r, kept)) ++folded;
+    else std::printf("not a tensor: %s\n", kept.c_str());
+  }
+  if (folded) std::printf("%zu plain values kept (-v lists them)\n", folded);
+}
+
+void print_table(const Reader& r, const Totals& t, bool verbose) {
   std::printf("%s: %s, %s\n", r.path().c_str(), r.format_name().c_str(), r.layout().c_str());
   for (const auto& [key, value] : r.metadata()) {
     // Provenance is shown whole; other metadata (model configs of tens of kB) only by size.
@@ -58,18 +82,27 @@ void print_table(const Reader& r, const Totals& t) {
     const std::string shown = whole ? value : "(" + std::to_string(value.size()) + " characters)";
     std::printf("  %s = %s\n", key.c_str(), shown.c_str());
   }
-  std::size_t name_w = 4, dtype_w = 5, shape_w = 5;
+  std::size_t name_w = 4, dtype_w = 5, shape_w = 5, role_w = 4;
+  std::vector<std::string> roles;
   for (const auto& x : r.tensors()) {
+    bool by_name = false;
+    const Role role = resolve_role(x, &by_name);
+    roles.push_back(std::string(name_of(k_role_names, role)) + (by_name ? " (by name)" : "") +
+                    (x.alias_of.empty() ? "" : " of " + x.alias_of));
     name_w = std::max(name_w, x.name.size());
     dtype_w = std::max(dtype_w, dtype_name(x.dtype).size());
     shape_w = std::max(shape_w, shape_string(x.shape).size());
+    role_w = std::max(role_w, roles.back().size());
   }
-  const int nw = static_cast<int>(name_w), dw = static_cast<int>(dtype_w), sw = static_cast<int>(shape_w);
-  std::printf("%-*s  %-*s  %-*s  %s\n", nw, "name", dw, "dtype", sw, "shape", "values");
-  for (const auto& x : r.tensors())
-    std::printf("%-*s  %-*s  %-*s  %llu\n", nw, x.name.c_str(), dw, std::string(dtype_name(x.dtype)).c_str(), sw,
-                shape_string(x.shape).c_str(), static_cast<unsigned long long>(x.count()));
-  for (const std::string& kept : r.kept_entries()) std::printf("not a tensor: %s\n", kept.c_str());
+  const int nw = static_cast<int>(name_w), dw = static_cast<int>(dtype_w), sw = static_cast<int>(shape_w),
+            rw = static_cast<int>(role_w);
+  std::printf("%-*s  %-*s  %-*s  %-*s  %s\n", nw, "name", dw, "dtype", sw, "shape", rw, "role", "values");
+  for (std::size_t i = 0; i < r.tensors().size(); ++i) {
+    const TensorInfo& x = r.tensors()[i];
+    std::printf("%-*s  %-*s  %-*s  %-*s  %llu\n", nw, x.name.c_str(), dw, std::string(dtype_name(x.dtype)).c_str(),
+                sw, shape_string(x.shape).c_str(), rw, roles[i].c_str(), static_cast<unsigned long long>(x.count()));
+  }
+  print_kept(r, verbose);
   std::printf("%llu tensors (%llu float, %llu other), %llu values (%llu float), %llu bytes\n",
               static_cast<unsigned long long>(t.tensors), static_cast<unsigned long long>(t.float_tensors),
               static_cast<unsigned long long>(t.tensors - t.float_tensors),
@@ -81,7 +114,7 @@ int run_inspect(const InspectOptions& o) {
   auto reader = open_reader(o.input);
   const Totals t = totals_of(reader->tensors());
   if (o.json) print_json(*reader, t);
-  else print_table(*reader, t);
+  else print_table(*reader, t, o.verbose);
   return 0;
 }
 
@@ -91,6 +124,7 @@ RunFn setup_inspect(CLI::App& app) {
   auto o = std::make_shared<InspectOptions>();
   app.add_option("input", o->input, "Checkpoint to list")->required();
   app.add_flag("--json", o->json, "Print JSON on stdout instead of a table");
+  app.add_flag("-v,--verbose", o->verbose, "List a whole model's plain attributes too, not only their count");
   return [o] { return run_inspect(*o); };
 }
 

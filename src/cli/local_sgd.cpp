@@ -4,6 +4,7 @@
 #include <map>
 
 #include "cli/common.hpp"
+#include "cli/run_plot.hpp"
 #include "pipeline/pipeline.hpp"
 #include "train/driver.hpp"
 #include "train/mpi.hpp"
@@ -21,7 +22,9 @@ struct LocalSgdCli {
   std::string hidden = "64,32";
   int threads = 0;
   Reduction reduction = Reduction::reduce_scatter;
-  std::string stats;
+  std::string stats, plot;
+  std::vector<std::string> runs;  // run folders to show, without training
+  bool json = false;
   CLI::Option* algorithm = nullptr;
   CLI::Option* round_timeout = nullptr;
   CLI::Option* staleness_fn = nullptr;
@@ -57,6 +60,9 @@ void check_groups(const LocalSgdCli& c) {
 
 void check(const LocalSgdCli& c) {
   const LocalSgdOptions& o = c.o;
+  if (o.out_dir.empty()) fail_usage("give --out-dir, or run folders to show with --plot or --json");
+  if (!o.train_cmd.empty() && (!c.plot.empty() || c.json))
+    fail_usage("--plot and --json show the test scores of the built-in trainer; a --train-cmd run has none");
   if (o.train_cmd.empty() == o.data.empty()) fail_usage("give either --data (built-in trainer) or --train-cmd");
   if (!o.train_cmd.empty() && o.init_file.empty()) fail_usage("--train-cmd needs --init, the initial checkpoint");
   if (!o.train_cmd.empty() && o.transport == Transport::mpi) fail_usage("--train-cmd runs on one machine");
@@ -81,8 +87,24 @@ void check(const LocalSgdCli& c) {
   if (!(o.test_fraction >= 0 && o.test_fraction < 1)) fail_usage("--test-fraction must be in [0, 1)");
 }
 
+// Shows the runs in `dirs` as --plot and --json ask.
+void show_runs(const LocalSgdCli& c, const std::vector<std::string>& dirs) {
+  std::vector<RunLog> runs;
+  for (const std::string& dir : dirs) runs.push_back(read_run_log(dir));
+  if (c.json) print_runs_json(runs);
+  if (!c.plot.empty()) plot_runs(runs, c.plot, c.o.force ? Overwrite::yes : Overwrite::no);
+}
+
 int run_local_sgd(LocalSgdCli& c) {
   LocalSgdOptions& o = c.o;
+  if (!c.plot.empty()) pipeline::check_output(c.plot, {}, o.force ? Overwrite::yes : Overwrite::no);
+  if (!c.runs.empty()) {
+    if (!o.out_dir.empty() || !o.data.empty() || !o.train_cmd.empty())
+      fail_usage("run folders are shown, not trained: give them without --out-dir, --data or --train-cmd");
+    if (c.plot.empty() && !c.json) fail_usage("run folders are shown with --plot FILE.svg or --json");
+    show_runs(c, c.runs);
+    return 0;
+  }
   o.hidden = parse_widths(c.hidden);
   o.quiet = c.verbosity.quiet;
   o.verbose = c.verbosity.verbose;
@@ -91,12 +113,14 @@ int run_local_sgd(LocalSgdCli& c) {
   apply_threads(c.threads);
   if (!o.train_cmd.empty()) {
     const RunSummary s = run_external(o);
-    if (!o.quiet) std::printf("%llu rounds of %zu workers in %s\n", static_cast<unsigned long long>(s.rounds),
-                              o.workers, o.out_dir.c_str());
+    if (!o.quiet)
+      std::printf("%llu rounds of %zu workers in %s\n", static_cast<unsigned long long>(s.rounds), o.workers,
+                  o.out_dir.c_str());
     return 0;
   }
   auto report = [&](const RunSummary& s) {
-    if (o.quiet) return;
+    if (!c.plot.empty() || c.json) show_runs(c, {o.out_dir});
+    if (o.quiet || c.json) return;
     std::printf("%llu rounds, %llu steps: test accuracy %.4f", static_cast<unsigned long long>(s.rounds),
                 static_cast<unsigned long long>(s.steps), s.test_accuracy);
     if (o.target_accuracy > 0) {
@@ -125,8 +149,9 @@ int run_local_sgd(LocalSgdCli& c) {
 RunFn setup_local_sgd(CLI::App& app) {
   auto c = std::make_shared<LocalSgdCli>();
   LocalSgdOptions& o = c->o;
-  app.add_option("--out-dir", o.out_dir, "Directory for round-NNNN checkpoints, final, log.csv and state.json")
-      ->required();
+  app.add_option("runs", c->runs, "Run folders to show with --plot or --json, instead of training")
+      ->type_name("RUN-DIR");
+  app.add_option("--out-dir", o.out_dir, "Directory for round-NNNN checkpoints, final, log.csv and state.json");
   app.add_option("--data", o.data, "Built-in trainer: CSV or CSV.gz of features and an integer label per row");
   app.add_option("--label-col", o.label_col, "Column of the label, from 0 (default: the last)");
   app.add_option("--test-fraction", o.test_fraction, "Rows held out for the test set")->default_str("0.2");
@@ -168,8 +193,11 @@ RunFn setup_local_sgd(CLI::App& app) {
   add_choice(app, "--backend", o.transport, {{"local", Transport::local}, {"mpi", Transport::mpi}},
              "local (one process) or mpi (one worker per rank, under mpirun)");
   c->algorithm = add_reduction_options(app, c->reduction, c->stats);
+  app.add_option("--plot", c->plot, "Also draw the test loss and accuracy per step as an SVG picture")
+      ->type_name("FILE.svg");
+  app.add_flag("--json", c->json, "Print the test loss and accuracy of every round as JSON");
   app.add_flag("--resume", o.resume, "Continue the run in --out-dir from its last completed round");
-  app.add_flag("-f,--force", o.force, "Start a new run in an --out-dir that holds one");
+  app.add_flag("-f,--force", o.force, "Start a new run in an --out-dir that holds one; replace a --plot file");
   add_threads(app, c->threads);
   add_verbosity(app, c->verbosity);
   return [c] { return run_local_sgd(*c); };

@@ -6,6 +6,7 @@
 #include <new>
 
 #include "cli/common.hpp"
+#include "cli/usage_errors.hpp"
 #include "wavg/build_info.hpp"
 #include "wavg/format.hpp"
 #include "wavg/error.hpp"
@@ -96,7 +97,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::Success& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "wavg: error: %s (see wavg --help)\n", wavg::printable(e.what()).c_str());
+    std::fprintf(stderr, "wavg: error: %s\n", wavg::printable(wavg::cli::usage_message(e, app)).c_str());
     return static_cast<int>(wavg::ExitCode::usage);
   }
 

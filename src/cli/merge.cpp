@@ -8,6 +8,7 @@
 #include "cli/eval_command.hpp"
 #include "cli/federated_options.hpp"
 #include "cli/progress.hpp"
+#include "cli/recipe.hpp"
 #include "cli/sequence.hpp"
 #include "cli/soup_options.hpp"
 #include "pipeline/pipeline.hpp"
@@ -39,17 +40,39 @@ struct MergeOptions {
   TaskCli task;
   SequenceCli seq;
   AlignCli align;
+  enum class Companions { base, input1 } companions = Companions::base;  // --tokenizer-source
+  std::string recipe_path;      // --recipe
+  std::optional<Recipe> recipe;
 };
+
+// With --recipe, sets the inputs, base, method and its values from the mergekit YAML (recipe.cpp); a YAML file
+// given as an input is pointed at --recipe.
+void apply_recipe(MergeOptions& o) {
+  for (const std::string& in : o.inputs)
+    if (looks_like_recipe(in)) fail_usage(in + " looks like a mergekit recipe: run it with --recipe " + in);
+  if (o.recipe_path.empty()) return;
+  if (!o.inputs.empty() || !o.fed.base.empty() || !o.weights.empty() || o.task.lambda || o.task.density ||
+      o.task.t || o.task.rescale || o.task.normalize || o.out_dtype || o.fed.options.robust.method != Aggregator::mean)
+    fail_usage("--recipe gives the models, base, method, parameters and dtype itself: give them only there");
+  Recipe& r = o.recipe.emplace(read_recipe(o.recipe_path));
+  o.inputs = r.inputs;
+  o.fed.base = r.base;
+  o.fed.options.robust.method = r.method;
+  for (std::size_t k = 0; k < r.weights.size(); ++k) {
+    char exact[32];
+    std::snprintf(exact, sizeof exact, "%s%.17g", k ? "," : "", r.weights[k]);
+    o.weights += exact;
+  }
+  o.task = {r.lambda, r.density, r.t, r.rescale, r.normalize, r.values, r.linear};
+  o.out_dtype = r.out_dtype;
+  o.companions = r.tokenizer_from_base ? MergeOptions::Companions::base : MergeOptions::Companions::input1;
+}
 
 void report(const MergeOptions& o, FormatId format, const Plan& plan, const Method& method,
             const std::vector<Reader*>& inputs) {
-  for (const PlanEntry& e : plan.entries)
-    if (e.action != Action::average)
-      note(o.verbosity, 1,
-           "not averaged: " + e.info.name + " (" + std::string(dtype_name(e.info.dtype)) +
-               (is_optimizer_hyperparameter(e.info) ? " optimizer hyper-parameter, " : ", ") +
-               (e.action == Action::check_equal ? "identical in every input" : "copied from input 1") + ")");
+  report_roles(plan, o.verbosity);
   note_kept_entries(o.verbosity, *inputs.front(), format);
+  for (const std::string& d : method.decisions()) note(o.verbosity, 1, d);
   for (const auto& w : plan.warnings) note(o.verbosity, 0, "warning: " + w);
   report_excluded(plan, o.verbosity);
   if (!plan.dropped.empty()) {
@@ -104,7 +127,7 @@ pipeline::Job validate(MergeOptions& o) {
   if (!o.weights.empty() && !o.fed.weight_by.empty()) fail_usage("give either --weights or --weight-by, not both");
   check_align_inputs(o.align, fed.has_base || fed.inputs == InputKind::deltas);
   const std::vector<double> weights = parse_weights(o.weights);
-  validate_weights(weights, o.inputs.size());
+  if (!task_run(o)) validate_weights(weights, o.inputs.size());  // task vectors take negatives
   // Validation only needs to know whether there are weights; --weight-by's values come from the inputs.
   fed.weights = o.fed.weight_by.empty() ? weights : std::vector<double>(o.inputs.size(), 1.0);
   if (federated_run(o)) validate_federated(fed, o.inputs.size());
@@ -165,6 +188,12 @@ class MergeSteps final : public pipeline::Steps {
                                  codec(format).name);
   }
   std::string describe(const Method& method) override { return method.describe() + sequence_note(m_o.seq); }
+  void output(OutputSpec& spec) override {
+    if (m_o.companions == MergeOptions::Companions::base) spec.companions = m_base.get();
+    if (!m_o.recipe) return;
+    spec.provenance.add("wavg_recipe", m_o.recipe->text);
+    spec.extra_files = {{"mergekit_config.yml", m_o.recipe->text}};
+  }
   std::vector<std::string> base_files() override { return m_base ? m_base->files() : std::vector<std::string>{}; }
   std::vector<std::string> protect() override {
     return m_o.fed.state.empty() ? std::vector<std::string>{} : std::vector<std::string>{m_o.fed.state};
@@ -195,6 +224,10 @@ class MergeSteps final : public pipeline::Steps {
 };
 
 int run_merge(MergeOptions& o) {
+  apply_recipe(o);
+  if (o.recipe && !o.recipe->slices.empty())
+    return run_passthrough({o.recipe->slices, o.output, o.format, o.recipe->text, o.out_dtype,
+                            o.force ? Overwrite::yes : Overwrite::no, o.hash, o.verbosity});
   pipeline::Job job = validate(o);
   apply_threads(o.threads);
   MergeSteps steps(o, job.weights);
@@ -208,7 +241,9 @@ int run_merge(MergeOptions& o) {
 
 RunFn setup_merge(CLI::App& app) {
   auto o = std::make_shared<MergeOptions>();
-  app.add_option("inputs", o->inputs, "Checkpoints to merge (two or more; one or more with --base)")->required();
+  app.add_option("inputs", o->inputs, "Checkpoints to merge (two or more; one or more with --base)");
+  app.add_option("--recipe", o->recipe_path, "Run a mergekit YAML recipe (models, base_model, merge_method, ...)")
+      ->type_name("FILE.yml");
   add_output(app, o->output, o->format, o->force);
   app.add_option("-w,--weights", o->weights, "Comma-separated weights, one per input, normalised by their sum")
       ->type_name("LIST");
@@ -220,6 +255,10 @@ RunFn setup_merge(CLI::App& app) {
   add_eval_option(app, o->eval);
   add_align_options(app, o->align, AlignFor::merge);
   add_run_options(app, *o);
+  add_choice(app, "--tokenizer-source", o->companions,
+             {{"base", MergeOptions::Companions::base}, {"input1", MergeOptions::Companions::input1}},
+             "Folder outputs with --base: whose config.json, tokenizer and other files the output copies "
+             "(mergekit's tokenizer_source)");
   return [o] { return run_merge(*o); };
 }
 

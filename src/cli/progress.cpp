@@ -6,7 +6,9 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 namespace wavg::cli {
 
@@ -28,7 +30,9 @@ std::string human_bytes(double bytes) {
 }  // namespace
 
 ProgressLine::ProgressLine(const Verbosity& v, std::string what, std::size_t inputs)
-    : m_enabled(!v.quiet && ::isatty(STDERR_FILENO) == 1), m_what(std::move(what)), m_scale(inputs),
+    : m_enabled(v.progress == ProgressStyle::json ||
+                (v.progress == ProgressStyle::automatic && !v.quiet && ::isatty(STDERR_FILENO) == 1)),
+      m_json(v.progress == ProgressStyle::json), m_what(std::move(what)), m_scale(inputs),
       m_pass_start(Clock::now()) {}
 
 ProgressLine::~ProgressLine() { erase(); }
@@ -40,12 +44,26 @@ void ProgressLine::follow(Engine& engine) {
 void ProgressLine::update(std::uint64_t done, std::uint64_t total) {
   if (!m_enabled || total == 0) return;
   const Clock::time_point now = Clock::now();
-  if (done < m_last_done) m_pass_start = now;
+  if (done < m_last_done) m_pass_start = now, ++m_pass;
   m_last_done = done;
-  if (m_shown && now - m_last_draw < k_redraw) return;
+  // A JSON reader also gets each pass's last step, so that its record of the job ends at 100%.
+  if (m_shown && now - m_last_draw < k_redraw && !(m_json && done == total)) return;
   m_last_draw = now;
   const double seconds = std::chrono::duration<double>(now - m_pass_start).count();
   const double rate = seconds > 0 ? static_cast<double>(done) / seconds : 0;
+  if (m_json) {
+    const bool timed = seconds >= 0.25 && rate > 0;
+    const double scale = static_cast<double>(m_scale);
+    const nlohmann::ordered_json j = {
+        {"job", m_what}, {"pass", m_pass}, {"percent", done * 100 / total}, {"bytes_done", done * m_scale},
+        {"bytes_total", total * m_scale},
+        {"bytes_per_second", timed ? nlohmann::ordered_json(rate * scale) : nlohmann::ordered_json(nullptr)},
+        {"seconds_left", timed ? nlohmann::ordered_json(std::llround(static_cast<double>(total - done) / rate))
+                               : nlohmann::ordered_json(nullptr)}};
+    std::fprintf(stderr, "%s\n", j.dump().c_str());
+    m_shown = true;
+    return;
+  }
   std::string line = "wavg: " + m_what + " " + std::to_string(done * 100 / total) + "% of " +
                      human_bytes(static_cast<double>(total * m_scale));
   // The rate and time left only once they mean something (a quarter second into the pass).
@@ -60,7 +78,7 @@ void ProgressLine::update(std::uint64_t done, std::uint64_t total) {
 
 void ProgressLine::erase() {
   if (g_current == this) g_current = nullptr;
-  if (!m_shown) return;
+  if (!m_shown || m_json) return;
   std::fputs("\r\033[K", stderr);
   m_shown = false;
 }

@@ -2,6 +2,8 @@
 // The progress line of merge, convert, soup and align: when stderr is a terminal (and without -q), one line redrawn
 // at most five times a second with the percentage of bytes done, the rate and the time left, erased when the job
 // ends or fails; nothing at all otherwise (zstd's and ccache's conventions: a log or a pipe gets no control codes).
+// With --progress json, one JSON object a line instead, wherever stderr goes, at the same moments and with the same
+// numbers (a program that runs wavg shows them without scraping the terminal line); --progress none shows nothing.
 
 #include <chrono>
 #include <cstdint>
@@ -32,7 +34,9 @@ class ProgressLine {
  private:
   using Clock = std::chrono::steady_clock;
   bool m_enabled;
+  bool m_json;
   bool m_shown = false;
+  std::uint64_t m_pass = 1;
   std::string m_what;
   std::uint64_t m_scale;
   std::uint64_t m_last_done = 0;

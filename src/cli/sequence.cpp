@@ -59,8 +59,11 @@ std::vector<std::string> last_checkpoints(const SequenceCli& s, const std::strin
     throw Error(ExitCode::usage, dir, "is not a directory (--last takes one directory of checkpoints)");
   const std::regex re = s.pattern.empty() ? std::regex() : compile(s.pattern);
   std::map<std::uint64_t, std::string> numbered;
+  std::map<std::string, std::string> schemes;  // what precedes the number -> a file named so
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    if (!entry.is_regular_file(ec)) continue;
+    // A checkpoint is a file, or a folder (a DCP step-9000/, a DeepSpeed global_step9000/, a Hugging Face
+    // checkpoint-500/): whichever the numbering matches.
+    if (!entry.is_regular_file(ec) && !entry.is_directory(ec)) continue;
     const std::string name = entry.path().filename().string();
     std::string digits;
     if (s.pattern.empty()) {
@@ -78,6 +81,10 @@ std::vector<std::string> last_checkpoints(const SequenceCli& s, const std::strin
       throw Error(ExitCode::usage, entry.path().string(), "--pattern's group matched '" + digits +
                                                               "', which is not a number");
     if (s.upper_opt && s.upper_opt->count() > 0 && number > s.upper_bound) continue;
+    if (s.pattern.empty()) {  // what precedes the number: one scheme per directory, else ask for --pattern
+      const auto [it, added] = schemes.emplace(name.substr(0, name.rfind(digits)), name);
+      if (!added && name < it->second) it->second = name;
+    }
     auto [it, fresh] = numbered.emplace(number, entry.path().string());
     if (!fresh)
       throw Error(ExitCode::usage, dir, "two files are numbered " + std::to_string(number) + ": " +
@@ -85,6 +92,10 @@ std::vector<std::string> last_checkpoints(const SequenceCli& s, const std::strin
                                             " (give --pattern to tell checkpoints from other files)");
   }
   if (ec) throw Error(ExitCode::runtime, dir, "cannot list the directory: " + ec.message());
+  if (schemes.size() > 1)
+    throw Error(ExitCode::usage, dir, "holds two numbering schemes (" + schemes.begin()->second + ", " +
+                                          std::next(schemes.begin())->second +
+                                          "): give --pattern to say which files are the sequence");
   if (numbered.size() < s.last)
     throw Error(ExitCode::usage, dir,
                 "--last " + std::to_string(s.last) + " needs " + std::to_string(s.last) +
@@ -149,16 +160,26 @@ void apply_sequence(const SequenceCli& s, std::vector<std::string>& inputs, std:
     if (inputs.size() != 1)
       fail_usage("--last takes one directory of checkpoints, got " + std::to_string(inputs.size()) + " inputs");
     inputs = last_checkpoints(s, inputs.front());
-    for (const std::string& path : inputs) note(v, 1, "sequence: " + path);
   }
-  if (s.schedule.empty()) return;
-  if (!weights.empty()) fail_usage("give either --schedule or --weights, not both");
-  const std::vector<double> w = schedule_weights(s.schedule, inputs.size());
-  for (std::size_t k = 0; k < w.size(); ++k) {
-    if (k) weights += ',';
-    weights += exact(w[k]);
-    note(v, 1, "schedule " + s.schedule + ": " + inputs[k] + " weighs " + exact(w[k]));
+  if (s.last == 0 && s.schedule.empty()) return;
+  std::vector<double> w;
+  if (!s.schedule.empty()) {
+    if (!weights.empty()) fail_usage("give either --schedule or --weights, not both");
+    w = schedule_weights(s.schedule, inputs.size());
+  } else {
+    w = parse_weights(weights);
   }
+  // The sequence is oldest first. What is not averaged (epoch and step counters, integer buffers, the format's
+  // metadata) comes from input 1, as in any merge; fairseq's average_checkpoints.py and every user expect it from
+  // the newest checkpoint, so the newest becomes input 1: this is the one place that decides it.
+  std::reverse(inputs.begin(), inputs.end());
+  std::reverse(w.begin(), w.end());
+  for (std::size_t k = 0; k < inputs.size(); ++k)
+    note(v, 1, "sequence: " + inputs[k] + (k == 0 ? " (newest: input 1, kept values and metadata)" : "") +
+                   (s.schedule.empty() ? "" : ", weighs " + exact(w[k]) + " (" + s.schedule + ")"));
+  if (w.empty()) return;
+  weights.clear();
+  for (std::size_t k = 0; k < w.size(); ++k) weights += (k ? "," : "") + exact(w[k]);
 }
 
 std::string sequence_note(const SequenceCli& s) {

@@ -1,7 +1,8 @@
 #pragma once
 // Checkpoint sequences for wavg merge: --last N DIR takes the N highest-numbered checkpoints of a directory
-// (round-0010.h5, checkpoint_epoch_12.pt, model.ckpt-2000), oldest first, as fairseq's average_checkpoints.py and
-// tensor2tensor's avg_checkpoints.py do; --schedule turns a sequence into explicit weights.
+// (round-0010.h5, checkpoint_epoch_12.pt, model.ckpt-2000), as fairseq's average_checkpoints.py and
+// tensor2tensor's avg_checkpoints.py do; --schedule turns a sequence (oldest first) into explicit weights. The
+// newest checkpoint becomes input 1, so what is not averaged comes from it.
 
 #include <CLI/CLI.hpp>
 
@@ -24,8 +25,9 @@ struct SequenceCli {
 void add_sequence_options(CLI::App& app, SequenceCli& s);
 
 // With --last, replaces the one directory in `inputs` by its checkpoints; with --schedule, sets `weights` (the
-// --weights text) to the schedule's weights, printed with -v. Throws a usage error (exit 2) for a directory with
-// fewer than N checkpoints, two files with the same number, --schedule beside --weights, or a bad option value.
+// --weights text) to the schedule's weights, printed with -v. With either, the inputs (and weights) are then put
+// newest first. Throws a usage error (exit 2) for a directory with fewer than N checkpoints, two files with the
+// same number or two numbering schemes without --pattern, --schedule beside --weights, or a bad option value.
 void apply_sequence(const SequenceCli& s, std::vector<std::string>& inputs, std::string& weights,
                     const Verbosity& v);
 

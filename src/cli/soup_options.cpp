@@ -14,6 +14,10 @@ TaskOptions TaskCli::resolve(const FederatedOptions& fed, std::vector<double> we
   o.lambda = lambda;
   o.density = density;
   o.t = t;
+  o.rescale = rescale;
+  o.normalize = normalize;
+  o.values = values;
+  o.linear = linear;
   o.seed = fed.privacy.seed;
   o.has_base = fed.has_base;
   return o;
@@ -25,6 +29,15 @@ void add_task_options(CLI::App& app, TaskCli& t) {
   app.add_option("--density", t.density, "ties, dare-*: fraction of each task vector kept, in (0, 1]")
       ->group(k_task);
   app.add_option("--t", t.t, "slerp: position between input 1 (0) and input 2 (1)")->group(k_task);
+  add_choice(app, "--rescale", t.rescale, k_dare_rescale_names,
+             "dare-*: rescale of the kept entries: l1 (each tensor by |tau|_1 / |masked tau|_1, mergekit >= 0.1; "
+             "the default), inverse-density (1/density, the DARE paper) or none")
+      ->group(k_task);
+  app.add_flag_function(
+         "--normalize,!--no-normalize", [&t](std::int64_t n) { t.normalize = n > 0; },
+         "task-arithmetic, ties, dare-*: divide the combined task vector by the sum of the (sign-agreeing) weights "
+         "(default: ties yes, the others no)")
+      ->group(k_task);
 }
 
 std::unique_ptr<Backend> task_backend(Device device, const Verbosity& v) {

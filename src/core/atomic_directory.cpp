@@ -1,5 +1,6 @@
 // Directory outputs (atomic_directory.hpp). The pending temporary directories sit in a fixed table that the signal
-// handlers read without allocating; signals::remove_tree removes one with its contents.
+// handlers read without allocating; signals::remove_tree removes one with its contents. What the writer says about
+// filling an existing target (switch files, retired files) is kept per temporary directory.
 
 #include "wavg/atomic_directory.hpp"
 
@@ -7,12 +8,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <set>
 
 #include "wavg/error.hpp"
 #include "wavg/signals.hpp"
@@ -67,6 +71,16 @@ bool lies_in(const std::string& file, const std::string& dir) {
   return f == d || (f.size() > d.size() && f.compare(0, d.size(), d) == 0 && f[d.size()] == '/');
 }
 
+// What the writer said about filling an existing target, per temporary directory.
+struct FolderPlan {
+  std::vector<std::string> switch_files;
+  std::vector<std::string> retired;
+};
+std::map<std::string, FolderPlan>& folder_plans() {
+  static std::map<std::string, FolderPlan> m;
+  return m;
+}
+
 void fsync_path(const std::string& path, const std::string& target) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0 || ::fsync(fd) != 0) {
@@ -75,6 +89,41 @@ void fsync_path(const std::string& path, const std::string& target) {
     fail(target, "cannot flush the output: " + why);
   }
   ::close(fd);
+}
+
+// Moves every entry of `tmp` into the existing folder `target`, the `last` ones after the others in their order, and
+// returns their names. A file replaces the target's file of its name; a folder never replaces anything. A failure
+// takes back the entries placed under names the target lacked (one that replaced an old file has no way back).
+std::set<std::string> place_entries(const std::string& tmp, const std::string& target,
+                                    const std::vector<std::string>& last) {
+  std::vector<std::string> order;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(tmp, ec)) {
+    const std::string name = e.path().filename().string();
+    if (std::find(last.begin(), last.end(), name) == last.end()) order.push_back(name);
+  }
+  if (ec) fail(target, "cannot list the output folder: " + ec.message());
+  std::sort(order.begin(), order.end());
+  for (const std::string& name : last)
+    if (fs::exists(fs::symlink_status(fs::path(tmp) / name, ec))) order.push_back(name);
+  std::set<std::string> placed;
+  std::vector<std::string> added;  // placed where the target had nothing
+  for (const std::string& name : order) {
+    const std::string from = (fs::path(tmp) / name).string(), to = (fs::path(target) / name).string();
+    const bool existed = fs::exists(fs::symlink_status(to, ec));
+    const bool dir = fs::is_directory(fs::symlink_status(from, ec));
+    const int rc = dir ? ::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE)
+                       : ::rename(from.c_str(), to.c_str());
+    if (rc != 0) {
+      const std::string why = std::strerror(errno);
+      for (const std::string& back : added)
+        ::rename((fs::path(target) / back).c_str(), (fs::path(tmp) / back).c_str());
+      fail(to, "cannot move the new file into the output folder: " + why);
+    }
+    placed.insert(name);
+    if (!existed) added.push_back(name);
+  }
+  return placed;
 }
 
 }  // namespace
@@ -109,6 +158,7 @@ AtomicDirectory::AtomicDirectory(std::string target, Overwrite overwrite, const 
   ::umask(mask);
   ::chmod(pattern.c_str(), 0777 & ~mask);
   register_dir(pattern);
+  folder_plans()[pattern] = {};
   m_tmp = pattern;
 }
 
@@ -117,6 +167,7 @@ AtomicDirectory::~AtomicDirectory() {
   const signals::DeferInterrupts deferred;
   remove_dir(m_tmp);
   unregister_dir(m_tmp);
+  folder_plans().erase(m_tmp);
 }
 
 void AtomicDirectory::commit() {
@@ -125,38 +176,42 @@ void AtomicDirectory::commit() {
     if (e.is_regular_file() || e.is_directory()) fsync_path(e.path().string(), m_target);
   if (ec) fail(m_target, "cannot list the output folder: " + ec.message());
   fsync_path(m_tmp, m_target);
-  std::string replaced;  // where the old folder is after the switch, to be removed
+  const FolderPlan plan = folder_plans()[m_tmp];
+  std::set<std::string> placed;
   {
     const signals::DeferInterrupts deferred;
-    const bool exists = fs::exists(fs::symlink_status(m_target, ec));
-    if (exists && m_overwrite == Overwrite::no)
+    const fs::file_status st = fs::symlink_status(m_target, ec);
+    if (fs::exists(st) && m_overwrite == Overwrite::no)
       throw Error(ExitCode::usage, m_target, "already exists (use --force to replace it)");
-    if (!exists) {
+    if (!fs::exists(st)) {
       // RENAME_NOREPLACE: a target that appeared meanwhile is never replaced (rename() would take an empty folder).
       if (::renameat2(AT_FDCWD, m_tmp.c_str(), AT_FDCWD, m_target.c_str(), RENAME_NOREPLACE) != 0)
         fail(m_target, std::string("cannot rename the output folder: ") + std::strerror(errno));
-    } else if (::renameat2(AT_FDCWD, m_tmp.c_str(), AT_FDCWD, m_target.c_str(), RENAME_EXCHANGE) == 0) {
-      replaced = m_tmp;  // still recorded for the handlers: the old folder is now there
-    } else {
-      std::string aside = m_tmp + ".old";
-      if (::rename(m_target.c_str(), aside.c_str()) != 0)
-        fail(m_target, std::string("cannot move the old output folder aside: ") + std::strerror(errno));
-      if (::rename(m_tmp.c_str(), m_target.c_str()) != 0) {
-        const std::string why = std::strerror(errno);
-        ::rename(aside.c_str(), m_target.c_str());
-        fail(m_target, "cannot rename the output folder: " + why);
-      }
-      register_dir(aside);
       unregister_dir(m_tmp);
-      replaced = aside;
+      folder_plans().erase(m_tmp);
+      m_committed = true;
+      return;
     }
-    if (replaced.empty()) unregister_dir(m_tmp);
+    if (!fs::is_directory(st))
+      throw Error(ExitCode::usage, m_target, "is not a directory (--force replaces a folder output only by a folder)");
+    placed = place_entries(m_tmp, m_target, plan.switch_files);
+    unregister_dir(m_tmp);
+    folder_plans().erase(m_tmp);
     m_committed = true;
   }
-  if (replaced.empty()) return;
-  remove_dir(replaced);
-  const signals::DeferInterrupts deferred;
-  unregister_dir(replaced);
+  // The new model is in place: what is left of the old one can go. An interruption here leaves only old files.
+  ::rmdir(m_tmp.c_str());
+  for (const std::string& name : plan.retired)
+    if (!placed.count(name)) ::unlink((fs::path(m_target) / name).c_str());
+  fsync_path(m_target, m_target);
+}
+
+void set_switch_files(const std::string& tmp_dir, std::vector<std::string> names) {
+  folder_plans().at(tmp_dir).switch_files = std::move(names);
+}
+
+void retire_in_folder(const std::string& tmp_dir, const std::string& name) {
+  folder_plans().at(tmp_dir).retired.push_back(name);
 }
 
 }  // namespace wavg

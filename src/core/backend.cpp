@@ -23,6 +23,9 @@ void Backend::magnitude_candidates(const BlockInputs&, std::size_t, std::size_t,
                                    std::vector<Magnitude>&) {
   missing(*this, "magnitude_candidates");
 }
+void Backend::random_mask_l1(const BlockInputs&, const TaskCombineParams&, std::uint64_t, double*) {
+  missing(*this, "random_mask_l1");
+}
 void Backend::task_combine(const BlockInputs&, const TaskCombineParams&, std::uint64_t, DType, void*) {
   missing(*this, "task_combine");
 }

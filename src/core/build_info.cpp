@@ -49,6 +49,20 @@ std::string simd_levels() {
   return s.empty() ? "none" : s;
 }
 
+// The simd line: what the hot loops run here first, then the compile-time baseline. The CPU kernels are cloned for
+// avx512f, avx2 and the baseline, and the loader picks the first this CPU supports (cpu_elements.hpp's
+// WAVG_CLONES); the same test here says which one that is.
+std::string simd_line() {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+  __builtin_cpu_init();
+  const char* runs = __builtin_cpu_supports("avx512f") ? "avx512f" : __builtin_cpu_supports("avx2") ? "avx2" : nullptr;
+  if (runs) return std::string(runs) + " (chosen at run time; compile-time baseline: " + simd_levels() + ")";
+  return simd_levels() + " (chosen at run time: this CPU has neither avx512f nor avx2)";
+#else
+  return simd_levels() + " (compile-time; no run-time choice on this platform)";
+#endif
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> build_features() {
@@ -73,7 +87,7 @@ std::vector<std::pair<std::string, std::string>> build_features() {
 #endif
   f.emplace_back("openmp", "yes (OpenMP " + openmp_version() + ", " + std::to_string(omp_get_max_threads()) +
                                " threads by default here)");
-  f.emplace_back("simd", simd_levels());
+  f.emplace_back("simd", simd_line());
   return f;
 }
 

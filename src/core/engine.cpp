@@ -143,14 +143,14 @@ void Engine::run(Writer& writer) {
   for (std::size_t index = 0; index < m_plan.entries.size(); ++index) {
     const PlanEntry& entry = m_plan.entries[index];
     const bool average = entry.action == Action::average;
-    if (!average && writer.holds_template_values(index)) continue;
+    if (!average && entry.copy_from == 0 && writer.holds_template_values(index)) continue;
     const std::uint64_t n = entry.info.count(), step = block_elements(entry);
     const std::size_t elem = dtype_size(entry.out_dtype);
     WAVG_ASSERT(average || entry.out_dtype == entry.info.dtype);
     for (std::uint64_t off = 0; off < n; off += step) {
       const std::uint64_t count = std::min(step, n - off);
-      read_block(entry, off, count, average ? m_inputs.size() : 1);
-      const void* result = m_pointers[0];
+      read_block(entry, off, count, average ? m_inputs.size() : entry.copy_from + 1);
+      const void* result = m_pointers[average ? 0 : entry.copy_from];
       if (average) {
         m_out.resize((count * elem + 7) / 8);
         BlockInputs in = block_view(entry, count, m_inputs.size());

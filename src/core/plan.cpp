@@ -45,18 +45,142 @@ bool passes_filters(const std::string& name, const PlanOptions& options) {
   return std::none_of(options.exclude.begin(), options.exclude.end(), matches);
 }
 
-bool is_optimizer_hyperparameter(const TensorInfo& t) {
-  return is_float(t.dtype) && t.shape.empty() && is_optimizer_state(t.name);
+Role resolve_role(const TensorInfo& t, bool* by_name) {
+  if (by_name) *by_name = false;
+  if (t.role != Role::unknown) return t.role;
+  const bool batches = t.name.ends_with("num_batches_tracked") && !is_float(t.dtype);
+  if (!is_optimizer_state(t.name) && !batches) return Role::weight;
+  if (by_name) *by_name = true;
+  if (batches) return Role::counter;
+  if (!t.shape.empty()) return Role::optimizer_state;
+  return is_float(t.dtype) ? Role::hyper_parameter : Role::counter;
 }
 
-Action action_for(const TensorInfo& t, const PlanOptions& options) {
-  if (is_float(t.dtype) && !is_optimizer_hyperparameter(t)) return Action::average;
+namespace {
+
+Action by_policy(const PlanOptions& options) {
   return options.int_policy == IntPolicy::equal ? Action::check_equal : Action::copy_first;
 }
+
+}  // namespace
+
+// Tells whether --int-policy error refuses the entry: what follows the policy (rng states and optimizer state kept
+// by --optimizer-state first do not).
+bool refused_by_policy(const PlanEntry& e, const PlanOptions& options) {
+  if (options.int_policy != IntPolicy::error || e.action == Action::average) return false;
+  if (e.info.role == Role::rng) return false;
+  return !(e.info.role == Role::optimizer_state && is_float(e.info.dtype));
+}
+
+std::string refusal(const PlanEntry& e) {
+  const bool by_role = e.info.role == Role::hyper_parameter || e.info.role == Role::counter;
+  return e.info.name + ": " +
+         (by_role ? std::string(name_of(k_role_names, e.info.role)) : std::string(dtype_name(e.info.dtype)) + " tensor") +
+         " cannot be averaged (--int-policy error)";
+}
+
+Action action_for(const TensorInfo& t, Role role, const PlanOptions& options) {
+  switch (role) {
+    case Role::rng: return Action::copy_first;
+    case Role::hyper_parameter:
+    case Role::counter: return by_policy(options);
+    case Role::optimizer_state:
+      if (is_float(t.dtype) && options.optimizer_state == OptimizerState::first) return Action::copy_first;
+      [[fallthrough]];
+    default: return is_float(t.dtype) ? Action::average : by_policy(options);
+  }
+}
+
+PlanEntry plan_entry(const TensorInfo& t, std::size_t i, const PlanOptions& options) {
+  bool by_name = false;
+  const Role role = resolve_role(t, &by_name);
+  PlanEntry e{t, {i}, action_for(t, role, options)};
+  e.info.role = role;
+  e.role_by_name = by_name;
+  if (e.action == Action::copy_first && options.newest_input != k_no_input &&
+      (role == Role::hyper_parameter || role == Role::counter))
+    e.copy_from = options.newest_input;
+  return e;
+}
+
+bool dropped_by_options(Role role, const PlanOptions& options) {
+  return role == Role::optimizer_state && options.optimizer_state == OptimizerState::drop;
+}
+
+std::string role_phrase(Role role, std::size_t n) {
+  static constexpr std::array<const char*, 8> k_plural{"tensors of unknown role", "weights", "buffers",
+                                                       "optimizer moments", "hyper-parameters", "counters",
+                                                       "rng states", "aliases"};
+  static constexpr std::array<const char*, 8> k_single{"tensor of unknown role", "weight", "buffer",
+                                                       "optimizer moment", "hyper-parameter", "counter",
+                                                       "rng state", "alias"};
+  const auto r = static_cast<std::size_t>(role);
+  return std::to_string(n) + " " + (n == 1 ? k_single[r] : k_plural[r]);
+}
+
+namespace {
+
+// Settles which names stay tied in the output. A name every input holding it ties to the same tensor stays an alias
+// (a PyTorch output from a PyTorch input 1 keeps the shared storage); where inputs disagree (one ties emb.weight and
+// out.weight, another holds them apart with their own values) each name gets its own mean, so the output must hold
+// them apart: info.alias_of is cleared and a writer that cannot (a PyTorch template's shared storage) refuses.
+void check_ties(const std::vector<Reader*>& inputs, Plan& plan) {
+  std::unordered_map<std::string_view, std::size_t> entry_of;
+  for (std::size_t e = 0; e < plan.entries.size(); ++e) entry_of.emplace(plan.entries[e].info.name, e);
+  for (PlanEntry& e : plan.entries) {
+    std::string disagree;
+    for (std::size_t k = 0; k < inputs.size() && disagree.empty(); ++k) {
+      const TensorInfo& found = inputs[k]->tensors()[e.source[k]];
+      const std::string& tie = found.name == e.info.name ? found.alias_of : e.info.alias_of;
+      if (tie != e.info.alias_of) {
+        const std::string& other = tie.empty() ? e.info.alias_of : tie;
+        const std::size_t tied = tie.empty() ? 0 : k, apart = tie.empty() ? k : 0;
+        disagree = e.info.name + " and " + other + " share one storage in " + inputs[tied]->path() + " but not in " +
+                   inputs[apart]->path() + ": the output holds them apart, each with its own mean";
+      }
+    }
+    if (!disagree.empty()) plan.warnings.push_back(disagree);
+    if (e.info.alias_of.empty()) continue;
+    const auto target = entry_of.find(e.info.alias_of);
+    if (disagree.empty() && target != entry_of.end()) continue;
+    // Written apart: the tensor takes its target's role (in input 1, or the others').
+    e.info.role = target == entry_of.end() ? Role::weight : plan.entries[target->second].info.role;
+    if (e.info.role == Role::alias) e.info.role = Role::weight;
+    e.info.alias_of.clear();
+  }
+}
+
+}  // namespace
 
 // In plan_order.cpp: pairing by position (--match order), and whether it would succeed.
 Plan build_plan_by_order(const std::vector<Reader*>& inputs, const PlanOptions& options);
 bool pairs_by_order(const std::vector<Reader*>& inputs);
+
+namespace {
+
+// Puts first one line per input that has no tensor name in common with input 1: a different model (or another
+// framework's naming of it), said with each one's format and layout before a report of every tensor.
+void lead_with_different_models(const std::vector<Reader*>& inputs, const std::vector<NameIndex>& indexes,
+                                std::vector<Problem>& problems) {
+  const Reader& first = *inputs.front();
+  const auto kind = [](const Reader& r) {
+    return r.layout() == r.format_name() ? r.layout() : r.format_name() + ", " + r.layout();
+  };
+  std::vector<Problem> lead;
+  for (std::size_t k = 1; k < inputs.size(); ++k) {
+    const Reader& other = *inputs[k];
+    if (other.tensors().empty() || first.tensors().empty() ||
+        std::any_of(other.tensors().begin(), other.tensors().end(),
+                    [&](const TensorInfo& t) { return indexes[0].contains(t.name); }))
+      continue;
+    lead.push_back({other.path(), "a different model from " + first.path() + ": no tensor name in common (" +
+                                      first.path() + ": " + kind(first) + "; " + other.path() + ": " + kind(other) +
+                                      ")"});
+  }
+  problems.insert(problems.begin(), lead.begin(), lead.end());
+}
+
+}  // namespace
 
 Plan build_plan(const std::vector<Reader*>& inputs, const PlanOptions& options) {
   WAVG_ASSERT(!inputs.empty());
@@ -93,11 +217,24 @@ Plan build_plan(const std::vector<Reader*>& inputs, const PlanOptions& options) 
   for (std::size_t t = 0; t < first.tensors().size(); ++t) {
     const TensorInfo& want = first.tensors()[t];
     if (filtered_out(want.name, true)) continue;
-    PlanEntry entry{want, {t}, action_for(want, options)};
+    PlanEntry entry = plan_entry(want, t, options);
+    if (dropped_by_options(entry.info.role, options)) {
+      plan.optimizer_dropped.push_back(want.name);
+      plan.dropped_from_first.push_back(want.name);
+      continue;
+    }
     bool missing_somewhere = false;
     for (std::size_t k = 1; k < inputs.size(); ++k) {
       const Reader& other = *inputs[k];
       auto it = indexes[k].find(want.name);
+      // A tied copy another input leaves out (safetensors drops lm_head.weight, tied to the embedding): that
+      // input's value for it is its target's.
+      if (it == indexes[k].end() && !want.alias_of.empty()) {
+        it = indexes[k].find(want.alias_of);
+        if (it != indexes[k].end())
+          plan.notes.push_back(want.name + ": absent from " + other.path() + ", which holds " + want.alias_of +
+                               ", the tensor it is tied to in " + first.path());
+      }
       if (it == indexes[k].end()) {
         missing_somewhere = true;
         if (options.tensors == TensorMatch::strict) {
@@ -123,15 +260,18 @@ Plan build_plan(const std::vector<Reader*>& inputs, const PlanOptions& options) 
       drop(want.name, true);
       continue;
     }
-    if (entry.action != Action::average && options.int_policy == IntPolicy::error)
-      problems.push_back({first.path(), want.name + ": " + std::string(dtype_name(want.dtype)) +
-                                            " tensor cannot be averaged (--int-policy error)"});
+    if (refused_by_policy(entry, options)) problems.push_back({first.path(), refusal(entry)});
     plan.entries.push_back(std::move(entry));
   }
 
   for (std::size_t k = 1; k < inputs.size(); ++k) {
     for (const TensorInfo& extra : inputs[k]->tensors()) {
       if (indexes[0].contains(extra.name) || filtered_out(extra.name, false)) continue;
+      if (!extra.alias_of.empty() && indexes[0].contains(extra.alias_of)) {
+        plan.notes.push_back(extra.name + ": left out, as " + first.path() + " holds it only as " + extra.alias_of +
+                             " (tied in " + inputs[k]->path() + ")");
+        continue;
+      }
       if (options.tensors == TensorMatch::strict) {
         tally[k].add(problems, {inputs[k]->path(), extra.name + ": not in " + first.path()}, Mismatch::extra);
         names_differ = true;
@@ -141,6 +281,7 @@ Plan build_plan(const std::vector<Reader*>& inputs, const PlanOptions& options) 
     }
   }
 
+  check_ties(inputs, plan);
   if (!problems.empty()) {
     const std::size_t details = problems.size();
     lead_with_summaries(inputs, tally, problems);
@@ -150,12 +291,16 @@ Plan build_plan(const std::vector<Reader*>& inputs, const PlanOptions& options) 
                       {first.path(), std::to_string(details) +
                                          " tensor names differ (listed below), but every input's model tensors pair up with these by "
                                          "position, with equal shapes: --match order would pair them"});
+    else lead_with_different_models(inputs, indexes, problems);
     throw Error(ExitCode::incompatible, std::move(problems));
   }
   if (plan.entries.empty() && filtered)
     throw Error(ExitCode::incompatible, first.path(), "no tensor is left after --include / --exclude");
-  if (plan.entries.empty())
-    throw Error(ExitCode::incompatible, first.path(), "no tensor is common to all inputs; nothing to merge");
+  if (plan.entries.empty()) {
+    problems.push_back({first.path(), "no tensor is common to all inputs; nothing to merge"});
+    lead_with_different_models(inputs, indexes, problems);
+    throw Error(ExitCode::incompatible, std::move(problems));
+  }
   return plan;
 }
 
@@ -193,7 +338,10 @@ void set_out_dtype(Plan& plan, DType dtype) {
 std::vector<TensorInfo> output_tensors(const Plan& plan) {
   std::vector<TensorInfo> out;
   out.reserve(plan.entries.size());
-  for (const PlanEntry& e : plan.entries) out.push_back({e.info.name, e.out_dtype, e.info.shape});
+  for (const PlanEntry& e : plan.entries) {
+    out.push_back(e.info);
+    out.back().dtype = e.out_dtype;
+  }
   return out;
 }
 

@@ -225,6 +225,10 @@ bool pairs_by_order(const std::vector<Reader*>& inputs) {
   return problems.empty();
 }
 
+// In plan.cpp: what --int-policy error refuses, and its message.
+bool refused_by_policy(const PlanEntry& e, const PlanOptions& options);
+std::string refusal(const PlanEntry& e);
+
 Plan build_plan_by_order(const std::vector<Reader*>& inputs, const PlanOptions& options) {
   const Reader& first = *inputs.front();
   const Parts p1 = parts_of(first);
@@ -261,18 +265,22 @@ Plan build_plan_by_order(const std::vector<Reader*>& inputs, const PlanOptions& 
       plan.dropped_from_first.push_back(t.name);
       continue;
     }
-    PlanEntry entry{t, {i}, action_for(t, options)};
+    PlanEntry entry = plan_entry(t, i, options);
+    if (dropped_by_options(entry.info.role, options)) {
+      plan.optimizer_dropped.push_back(t.name);
+      plan.dropped_from_first.push_back(t.name);
+      continue;
+    }
     bool unpaired = is_optimizer_state(t.name) && !optimizer_paired;
     for (std::size_t k = 1; k < inputs.size(); ++k) unpaired = unpaired || source[k][i] == npos;
     if (unpaired) {
       // Only input 1's values exist for it: optimizer state Keras 2 and 3 keep differently, an integer seed state.
       // A float model tensor without a partner was refused above.
       entry.action = Action::copy_first;
+      entry.copy_from = 0;
     } else {
       for (std::size_t k = 1; k < inputs.size(); ++k) entry.source.push_back(source[k][i]);
-      if (entry.action != Action::average && options.int_policy == IntPolicy::error)
-        problems.push_back({first.path(), t.name + ": " + std::string(dtype_name(t.dtype)) +
-                                              " tensor cannot be averaged (--int-policy error)"});
+      if (refused_by_policy(entry, options)) problems.push_back({first.path(), refusal(entry)});
     }
     plan.entries.push_back(std::move(entry));
   }

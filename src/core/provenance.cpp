@@ -267,6 +267,10 @@ Provenance::Provenance(const std::string& command, const std::string& method, co
   for (std::size_t t = 0; t < threads; ++t) s.workers.emplace_back([&s] { s.work(); });
 }
 
+void Provenance::add(const std::string& key, const std::string& value) {
+  if (m_state) m_state->fixed[key] = value;
+}
+
 std::map<std::string, std::string> Provenance::entries() const {
   if (!m_state) return {};
   m_state->join();

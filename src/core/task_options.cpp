@@ -49,12 +49,19 @@ void validate_task(const TaskOptions& o, const FederatedOptions& f, std::size_t 
                "--server-opt, --state, --trim, --byzantine, --select)");
   refuse_if(o.density.has_value() && !sparsifies, "--density", m);
   refuse_if(o.seed.has_value() && !dare, "--seed", m);
+  refuse_if(o.rescale.has_value() && !dare, "--rescale", m);
   refuse_if(o.t.has_value() && o.method != Aggregator::slerp, "--t", m);
   refuse_if(o.lambda.has_value() && !on_vectors, "--lambda", m);
   refuse_if(!o.weights.empty() && !on_vectors, "--weights", m);
+  if (!o.weights.empty() && o.weights.size() != inputs)
+    fail_usage("--weights has " + std::to_string(o.weights.size()) + " values for " + std::to_string(inputs) +
+               " inputs");
+  for (double w : o.weights)  // negative weights subtract a task vector (task negation)
+    if (!std::isfinite(w)) fail_usage("--weights: weight " + parameter_text(w) + " is not finite");
   if (o.lambda && !std::isfinite(*o.lambda))
     fail_usage("--lambda " + parameter_text(*o.lambda) + " is not finite");
-  if (on_vectors || o.method == Aggregator::model_stock) {
+  refuse_if(o.normalize.has_value() && !on_vectors, "--normalize", m);
+  if ((on_vectors && !o.linear) || o.method == Aggregator::model_stock) {
     if (!o.has_base) fail_usage("--method " + m + " works on task vectors (input - base): give the base with --base");
   }
   if (sparsifies) {

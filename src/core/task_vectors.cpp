@@ -25,12 +25,14 @@
 
 #include "wavg/error.hpp"
 #include "wavg/task_methods.hpp"
+#include "wavg/tensor_values.hpp"
 
 namespace wavg {
 
 namespace {
 
 constexpr std::size_t k_none = std::numeric_limits<std::size_t>::max();
+constexpr double k_l1_eps = 1e-7;
 
 // One input's trimming of one tensor.
 struct Cut {
@@ -55,15 +57,22 @@ class TaskVectors final : public Method {
     const bool ties_sign = o.method == Aggregator::ties || o.method == Aggregator::dare_ties;
     m_params.consensus = ties_sign ? Consensus::sign : Consensus::none;
     // mergekit normalises TIES by the weights that agree with the sign, and neither DARE variant.
-    m_params.normalize = o.method == Aggregator::ties ? Normalize::yes : Normalize::no;
+    const bool normalize = o.normalize.value_or(o.method == Aggregator::ties);
+    m_params.normalize = normalize ? Normalize::yes : Normalize::no;
     if (m_params.sparsify == Sparsify::magnitude) m_cuts.resize(plan.entries.size() * m_n);
+    m_rescale = dare ? o.rescale.value_or(DareRescale::l1) : DareRescale::inverse_density;
+    if (m_rescale == DareRescale::l1) m_l1.assign(plan.entries.size() * m_n * 2, 0.0);
+    if (o.values) per_tensor(*o.values);
   }
 
   std::string describe() const override {
-    std::string s(name_of(k_aggregator_names, m_o.method));
+    std::string s = m_o.linear ? "linear" : std::string(name_of(k_aggregator_names, m_o.method));
     if (m_o.density) s += ", density " + parameter_text(*m_o.density);
-    if (m_params.sparsify == Sparsify::random) s += ", seed " + std::to_string(m_params.seed);
+    if (m_params.sparsify == Sparsify::random)
+      s += ", seed " + std::to_string(m_params.seed) + ", rescale " +
+           std::string(name_of(k_dare_rescale_names, m_rescale));
     s += ", lambda " + parameter_text(m_params.lambda);
+    if (m_o.normalize) s += *m_o.normalize ? ", normalize" : ", no normalize";
     if (!m_o.weights.empty()) {
       s += ", weights ";
       for (std::size_t k = 0; k < m_weights.size(); ++k) {
@@ -71,10 +80,19 @@ class TaskVectors final : public Method {
         s += parameter_text(m_weights[k]);
       }
     }
-    return s + ", on task vectors";
+    if (m_o.values) s += ", per-tensor values from the recipe";
+    return s + (m_o.has_base ? ", on task vectors" : "");
+  }
+
+  std::vector<std::string> decisions() const override { return m_decisions; }
+  std::vector<std::string> report() const override {
+    if (m_decisions.empty()) return {};
+    return {"ties: " + std::to_string(m_decisions.size()) +
+            " tensor(s) too small for the density kept one entry per task vector; -v names them"};
   }
 
   bool wants_pass(int pass) override {
+    if (m_params.sparsify == Sparsify::random) return pass == 0 && m_rescale == DareRescale::l1;
     if (m_params.sparsify != Sparsify::magnitude) return false;
     return pass == 0 || (pass == 1 && std::any_of(m_cuts.begin(), m_cuts.end(), pending));
   }
@@ -87,6 +105,13 @@ class TaskVectors final : public Method {
 
   void observe(int pass, const PlanEntry& entry, std::uint64_t offset, const BlockInputs& in) override {
     const std::size_t index = entry_index(entry);
+    if (m_params.sparsify == Sparsify::random) {  // DARE's L1 rescale: |tau|_1 and |masked tau|_1 per input
+      TaskCombineParams p = m_params;
+      p.stream = index;
+      p.densities = densities_of(index);
+      m_backend.random_mask_l1(in, p, offset, m_l1.data() + index * m_n * 2);
+      return;
+    }
     if (index != m_current) {
       finish_entry(pass);
       m_current = index;
@@ -110,6 +135,7 @@ class TaskVectors final : public Method {
   }
 
   void end_pass(int pass) override {
+    if (m_params.sparsify == Sparsify::random) return;
     finish_entry(pass);
     m_current = k_none;
     m_hist = {};
@@ -117,9 +143,14 @@ class TaskVectors final : public Method {
   }
 
   void combine(const PlanEntry& entry, std::uint64_t offset, const BlockInputs& in, void* out) override {
-    WAVG_ASSERT(in.base && in.data.size() == m_n);
+    WAVG_ASSERT((in.base || !m_o.has_base) && in.data.size() == m_n);
     const std::size_t index = entry_index(entry);
     TaskCombineParams p = m_params;
+    p.densities = densities_of(index);
+    if (!m_entry_w.empty()) {
+      p.weights = m_entry_w.data() + index * m_n;
+      p.lambda = m_entry_lambda[index];
+    }
     if (p.sparsify == Sparsify::magnitude) {
       m_threshold.resize(m_n);
       m_tie_last.resize(m_n);
@@ -129,12 +160,45 @@ class TaskVectors final : public Method {
       }
       p.threshold = m_threshold.data();
       p.tie_last = m_tie_last.data();
+    } else if (p.sparsify == Sparsify::random && m_rescale != DareRescale::inverse_density) {
+      m_scale.assign(m_n, 1.0);
+      if (m_rescale == DareRescale::l1)
+        for (std::size_t k = 0; k < m_n; ++k) {
+          // mergekit's rescaled_masked_tensor: no rescale when either norm is below 1e-7.
+          const double before = m_l1[(index * m_n + k) * 2], after = m_l1[(index * m_n + k) * 2 + 1];
+          if (!(before < k_l1_eps || after < k_l1_eps)) m_scale[k] = before / after;
+        }
+      p.scale = m_scale.data();
     }
     p.stream = index;
     m_backend.task_combine(in, p, offset, entry.out_dtype, out);
   }
 
  private:
+  // Fills the per-tensor weights, densities and lambda from a recipe's settings; what a setting does not give keeps
+  // the method's value.
+  void per_tensor(const TensorValues& v) {
+    std::vector<std::string> names;
+    for (const PlanEntry& e : m_plan.entries) names.push_back(e.info.name);
+    const std::vector<double> t = layer_positions(names);
+    m_entry_w.resize(names.size() * m_n);
+    m_entry_d.resize(names.size() * m_n);
+    m_entry_lambda.resize(names.size());
+    for (std::size_t e = 0; e < names.size(); ++e) {
+      m_entry_lambda[e] = v.get("lambda", names[e], t[e]).value_or(m_params.lambda);
+      for (std::size_t k = 0; k < m_n; ++k) {
+        m_entry_w[e * m_n + k] = v.get("weight", names[e], t[e], k).value_or(m_weights[k]);
+        m_entry_d[e * m_n + k] = v.get("density", names[e], t[e], k).value_or(m_params.density);
+      }
+    }
+  }
+  const double* densities_of(std::size_t index) const {
+    return m_entry_d.empty() ? nullptr : m_entry_d.data() + index * m_n;
+  }
+  double density_of(std::size_t index, std::size_t k) const {
+    return m_entry_d.empty() ? m_params.density : m_entry_d[index * m_n + k];
+  }
+
   // Whether pass 1 must still find this cut's threshold among its bucket's values.
   static bool pending(const Cut& c) { return c.bucket != k_none; }
 
@@ -154,14 +218,20 @@ class TaskVectors final : public Method {
   void finish_entry(int pass) {
     if (m_current == k_none) return;
     const std::uint64_t n = m_plan.entries[m_current].info.count();
-    const auto keep = static_cast<std::uint64_t>(m_params.density * static_cast<double>(n));  // mergekit's k
+    bool too_small = false;
     for (std::size_t k = 0; k < m_n; ++k) {
       Cut& c = m_cuts[m_current * m_n + k];
+      const double density = density_of(m_current, k);
+      auto keep = static_cast<std::uint64_t>(density * static_cast<double>(n));  // mergekit's k
+      if (keep == 0 && n > 0) {
+        // density * size < 1 would trim the whole task vector and leave the tensor at the base without a word.
+        keep = 1;
+        too_small = true;
+      }
       if (pass == 0) {
         const std::uint64_t* hist = m_hist.data() + k * k_magnitude_buckets;
         std::uint64_t above = 0;
         c = Cut{};  // keeps every nonzero value unless the histogram finds a bucket
-        if (keep == 0) c.threshold = std::numeric_limits<double>::quiet_NaN();  // nothing compares equal or above
         for (std::size_t b = k_magnitude_buckets; keep > 0 && b-- > 0;) {
           if (above + hist[b] >= keep) {
             c.need = keep - above;
@@ -183,6 +253,9 @@ class TaskVectors final : public Method {
         c.bucket = k_none;
       }
     }
+    if (too_small && pass == 0)
+      m_decisions.push_back("ties: " + m_plan.entries[m_current].info.name + ": density x " + std::to_string(n) +
+                            " values is less than one; kept the largest entry of each task vector");
   }
 
   Backend& m_backend;
@@ -197,6 +270,11 @@ class TaskVectors final : public Method {
   std::vector<std::vector<Magnitude>> m_candidates;  // the current tensor's candidates, one list per input
   std::vector<double> m_threshold;
   std::vector<std::uint64_t> m_tie_last;
+  DareRescale m_rescale = DareRescale::inverse_density;
+  std::vector<double> m_l1;     // DARE's L1 rescale: per (plan entry, input), |tau|_1 and |masked tau|_1
+  std::vector<double> m_scale;  // the current tensor's rescale factors, one per input
+  std::vector<std::string> m_decisions;
+  std::vector<double> m_entry_w, m_entry_d, m_entry_lambda;  // per-tensor values (recipe): per (entry, input)
 };
 
 }  // namespace

@@ -158,11 +158,11 @@ Run run(const Job& job, Steps& steps) {
   std::vector<std::string> protect = files_of(opened);
   protect.insert(protect.end(), base.begin(), base.end());
   for (std::string& p : steps.protect()) protect.push_back(std::move(p));
-  Output out(r.output,
-             {tensors, r.templ.input, r.templ.dropped,
-              make_provenance(job.command, steps.describe(*r.method), input_files(opened),
-                              job.out_dtype ? std::string(dtype_name(*job.out_dtype)) : "", job.hash, base)},
-             protect);
+  OutputSpec spec{tensors, r.templ.input, r.templ.dropped,
+                  make_provenance(job.command, steps.describe(*r.method), input_files(opened),
+                                  job.out_dtype ? std::string(dtype_name(*job.out_dtype)) : "", job.hash, base)};
+  steps.output(spec);
+  Output out(r.output, std::move(spec), protect);
   steps.begin();
   pace_hashing(engine, out.spec().provenance);
   engine.run(out.writer());

@@ -148,6 +148,8 @@ class Steps {
   virtual std::string describe(const Method& method) { return method.describe(); }
   // Returns the base's files, recorded in the provenance and protected from the output.
   virtual std::vector<std::string> base_files() { return {}; }
+  // Completes the output's spec (merge --recipe: the recipe in the provenance, the base's companion files).
+  virtual void output(OutputSpec& /*spec*/) {}
   // Returns every further file the output may not replace (a server state).
   virtual std::vector<std::string> protect() { return {}; }
   // Starts a second output beside the main one, before the engine runs (a server state).

@@ -82,6 +82,6 @@ for label, obj in (("dag", {"w": nested}), ("newline", {"a\nb": {("t",): 1}})):
     with zipfile.ZipFile(buf, "w") as zf:
         zf.writestr(f"z_{label}/data.pkl", __import__("pickle").dumps(obj, protocol=2))
         zf.writestr(f"z_{label}/version", "3\n")
-    run(f"z_{label}.pt", buf.getvalue(), True); cases += 1
+    run(f"z_{label}.pt", buf.getvalue(), label != "dag"); cases += 1  # the DAG holds no tensor: read, linearly
 print(f"{cases} damaged files: each a one-line error (or read as intact), none left an output")
 PY

@@ -7,7 +7,7 @@ M="$SAMPLES/mlp"
 seed=$(/usr/bin/python3 -c "
 import h5py, re
 method = h5py.File('drawn.h5', 'r').attrs['wavg_method']
-print(re.fullmatch(r'dare-ties, density 0\.5, seed (\d+), lambda 1, on task vectors', method).group(1))")
+print(re.fullmatch(r'dare-ties, density 0\.5, seed (\d+), rescale l1, lambda 1, on task vectors', method).group(1))")
 grep -q "seed $seed," summary.txt
 "$WAVG" merge -q "$M/node1.h5" "$M/node2.h5" --base "$M/node3.h5" --method dare-ties --density 0.5 \
   --seed "$seed" -o again.h5

@@ -201,3 +201,69 @@ TEST_CASE("match_base finds every averaged tensor in the base and names what it 
     CHECK(e.problems()[1].what == "b: missing from the base (--base)");
   }
 }
+
+// Issue 25: what the codec says a tensor is decides what happens to it.
+static TensorInfo with_role(TensorInfo t, Role role, std::string alias_of = {}) {
+  t.role = role;
+  t.alias_of = std::move(alias_of);
+  return t;
+}
+
+TEST_CASE("plan roles: a float counter and hyper-parameter are kept, optimizer state follows --optimizer-state") {
+  const auto tensors = [](const char* path) {
+    return ListReader(path, {with_role(f32("w", {2}), Role::weight), with_role(f32("m", {2}), Role::optimizer_state),
+                             with_role(f32("step", {}), Role::counter), with_role(f32("lr", {}), Role::hyper_parameter),
+                             with_role(f32("opt/t", {}), Role::weight), with_role({"seed", DType::u32, {2}}, Role::rng)});
+  };
+  ListReader a = tensors("a"), b = tensors("b"), c = tensors("c");
+  Plan plan = build_plan({&a, &b, &c}, {});
+  std::vector<Action> actions;
+  for (const PlanEntry& e : plan.entries) actions.push_back(e.action);
+  // opt/t: a weight whatever its name says (a Keras 3 scalar weight under optimizer/ in a TF2 checkpoint).
+  CHECK(actions == std::vector<Action>{Action::average, Action::average, Action::copy_first, Action::copy_first,
+                                       Action::average, Action::copy_first});
+  PlanOptions newest;
+  newest.newest_input = 2;
+  plan = build_plan({&a, &b, &c}, newest);
+  CHECK(plan.entries[2].copy_from == 2);
+  CHECK(plan.entries[3].copy_from == 2);
+  CHECK(plan.entries[5].copy_from == 0);  // rng: the template's
+  PlanOptions first;
+  first.optimizer_state = OptimizerState::first;
+  CHECK(build_plan({&a, &b}, first).entries[1].action == Action::copy_first);
+  PlanOptions drop;
+  drop.optimizer_state = OptimizerState::drop;
+  plan = build_plan({&a, &b}, drop);
+  CHECK(names(plan) == std::vector<std::string>{"w", "step", "lr", "opt/t", "seed"});
+  CHECK(plan.optimizer_dropped == std::vector<std::string>{"m"});
+  PlanOptions error;
+  error.int_policy = IntPolicy::error;
+  CHECK(refusal({&a, &b}, error) == std::vector<std::string>{"a: step: counter cannot be averaged (--int-policy error)",
+                                                             "a: lr: hyper-parameter cannot be averaged (--int-policy error)",
+                                                             "a: seed: uint32 tensor cannot be averaged (--int-policy error)"});
+}
+
+TEST_CASE("plan roles: the last-resort name rule, and tied names") {
+  ListReader plain("p", {f32("optimizer/vars/1", {}), f32("optimizer/vars/2", {3}), f32("dense/kernel", {3})});
+  const Plan guessed = build_plan({&plain, &plain}, {});
+  CHECK(guessed.entries[0].info.role == Role::hyper_parameter);
+  CHECK(guessed.entries[0].role_by_name);
+  CHECK(guessed.entries[1].info.role == Role::optimizer_state);
+  CHECK(!guessed.entries[2].role_by_name);
+
+  ListReader tied("tied", {f32("emb", {4}), with_role(f32("out", {4}), Role::alias, "emb")});
+  ListReader apart("apart", {f32("emb", {4}), f32("out", {4})});
+  ListReader dropped("dropped", {f32("emb", {4})});
+  Plan plan = build_plan({&tied, &apart}, {});
+  CHECK(plan.entries[1].info.alias_of.empty());  // the output holds them apart
+  CHECK(plan.entries[1].info.role == Role::weight);
+  CHECK(plan.warnings.size() == 1);
+  plan = build_plan({&tied, &tied}, {});
+  CHECK(plan.entries[1].info.alias_of == "emb");
+  // A tied copy the other input leaves out (safetensors drops lm_head.weight): its target stands in for it.
+  plan = build_plan({&tied, &dropped}, {});
+  CHECK(plan.entries[1].source == std::vector<std::size_t>{1, 0});
+  CHECK(plan.entries[1].info.alias_of == "emb");
+  plan = build_plan({&dropped, &tied}, {});
+  CHECK(names(plan) == std::vector<std::string>{"emb"});
+}

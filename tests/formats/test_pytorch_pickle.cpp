@@ -130,3 +130,39 @@ TEST_CASE("unpickler refuses lengths past the end, missing memo entries, unknown
   CHECK(error_of("\x80\x02" "a.").find("empty stack") != std::string::npos);
   CHECK(error_of("\x80\x02K\x01K\x02.").find("leaves 2 values") != std::string::npos);
 }
+
+TEST_CASE("unpickler reads the values torch.load(weights_only=True) accepts: dtypes, bytes, complex, Counter") {
+  // {'dtype': torch.float16} as torch.save writes it: the dtype is a GLOBAL left on the stack, never called.
+  const Pickle d = parse("\x80\x02}X\x05\0\0\0dtypectorch\nfloat16\ns."s);
+  REQUIRE(d.root->items.size() == 2);
+  CHECK(d.root->items[1]->kind == Kind::global);
+  CHECK(d.root->items[1]->text == "torch.float16");
+  // b'ab\xff': protocol 2 writes _codecs.encode('ab\u00ff', 'latin1'), the text in UTF-8.
+  const Pickle b = parse("\x80\x02" "c_codecs\nencode\nX\x04\0\0\0ab\xc3\xbfX\x06\0\0\0latin1\x86R."s);
+  REQUIRE(b.root->kind == Kind::bytes);
+  CHECK(b.root->text == "ab\xff");
+  // complex(1.0, 2.0) and Counter({'x': 1}).
+  const std::string complex = "c__builtin__\ncomplex\nG\x3f\xf0\0\0\0\0\0\0G\x40\0\0\0\0\0\0\0\x86R"s;
+  CHECK(parse("\x80\x02" + complex + ".").root->items.size() == 2);
+  CHECK(parse("\x80\x02" "ccollections\nCounter\n}X\x01\0\0\0xK\x01s\x85R."s).root->kind == Kind::dict);
+  // A code point above U+00FF is no latin1 byte, and a sparse tensor is named for what it is.
+  CHECK(error_of("\x80\x02" "c_codecs\nencode\nX\x03\0\0\0\xe2\x82\xacX\x06\0\0\0latin1\x86R."s).find("latin1") !=
+        std::string::npos);
+  CHECK(error_of("\x80\x02" "ctorch._utils\n_rebuild_sparse_tensor\n)R."s) ==
+        "holds a sparse tensor (torch._utils._rebuild_sparse_tensor), which wavg does not read");
+}
+
+TEST_CASE("unpickler instantiates only classes a model can hold: torch.nn, __main__ and a user package's") {
+  CHECK(parse("\x80\x02" "cnet\nNet\n)\x81."s).root->text == "net.Net");
+  CHECK(parse("\x80\x02" "ctorch.nn.modules.linear\nLinear\n)\x81."s).root->kind == Kind::object);
+  CHECK(parse("\x80\x02" "cargparse\nNamespace\n)\x81."s).root->kind == Kind::object);
+  // NEWOBJ with no arguments of the standard library's classes, torch's own internals, or a module reached
+  // through the script's: refused where the pickle names them.
+  for (const char* name : {"subprocess\nPopen", "os\n_Environ", "builtins\nobject", "sys\nflags", "_io\nFileIO",
+                           "torch._C\nGenerator", "numpy\nndarray", "__main__\nos.system", "net\nNet;rm"}) {
+    const std::string global(name);
+    const std::string full = global.substr(0, global.find('\n')) + "." + global.substr(global.find('\n') + 1);
+    CHECK(error_of("\x80\x02" "c" + global + "\n)\x81."s) ==
+          "the pickle names the global " + full + ", which wavg refuses (it never runs pickled code)");
+  }
+}

@@ -133,6 +133,9 @@ class CpuBackend final : public Backend {
                             std::vector<Magnitude>& out) override {
     cpu::magnitude_candidates(in, k, bucket, offset, out);
   }
+  void random_mask_l1(const BlockInputs& in, const TaskCombineParams& p, std::uint64_t offset, double* l1) override {
+    cpu::random_mask_l1(in, p, offset, l1);
+  }
   void task_combine(const BlockInputs& in, const TaskCombineParams& p, std::uint64_t offset, DType out_dtype,
                     void* out) override {
     cpu::task_combine(in, p, offset, out_dtype, out);

@@ -112,6 +112,12 @@ WAVG_CLONES void keep_random(double* __restrict u, const std::uint32_t* __restri
   for (std::size_t i = 0; i < len; ++i)
     u[i] = static_cast<double>(word[i]) * 0x1p-32 < density ? u[i] / density : 0.0;
 }
+// The same drop, the kept entries multiplied by `scale` (mergekit >= 0.1's norm ratio, or 1).
+WAVG_CLONES void keep_random_scaled(double* __restrict u, const std::uint32_t* __restrict word, double density,
+                                    double scale, std::size_t len) {
+  for (std::size_t i = 0; i < len; ++i)
+    u[i] = static_cast<double>(word[i]) * 0x1p-32 < density ? u[i] * scale : 0.0;
+}
 
 // wt[i] = w * u[i] (in place), sum[i] += wt[i].
 WAVG_CLONES void weigh_and_add(double* __restrict wt, double w, double* __restrict sum, std::size_t len) {
@@ -244,7 +250,9 @@ void task_combine_tile(const BlockInputs& in, const TaskCombineParams& p, std::u
       keep_magnitude(wt, len, p.threshold[k], offset + first, p.tie_last[k]);
     } else if (p.sparsify == Sparsify::random) {
       if (k % 4 == 0) philox_words(p.seed, p.stream + (std::uint64_t{k / 4} << 32), offset + first, len, tile.words);
-      keep_random(wt, tile.words[k % 4], p.density, len);
+      const double density = p.densities ? p.densities[k] : p.density;
+      if (p.scale) keep_random_scaled(wt, tile.words[k % 4], density, p.scale[k], len);
+      else keep_random(wt, tile.words[k % 4], density, len);
     }
     weigh_and_add(wt, p.weights[k], tile.sum, len);
   }
@@ -320,6 +328,40 @@ void magnitude_candidates(const BlockInputs& in, std::size_t k, std::size_t buck
           if (b[i] == bucket) local.push_back({std::fabs(u[i]), offset + first + i});
       },
       [&](const std::vector<Magnitude>& local) { out.insert(out.end(), local.begin(), local.end()); });
+}
+
+void random_mask_l1(const BlockInputs& in, const TaskCombineParams& p, std::uint64_t offset, double* l1) {
+  const std::size_t n = in.data.size();
+  const auto chunks = static_cast<std::int64_t>(reduce_chunks(in.count));
+  std::vector<double> partial(static_cast<std::size_t>(chunks) * n * 2, 0.0);
+  dispatch_float(in.dtype, [&]<DType T>() {
+#pragma omp parallel if (in.count >= k_parallel_threshold)
+    {
+      alignas(64) double u[k_tile];
+      alignas(64) std::uint32_t words[4][k_tile];
+#pragma omp for schedule(static)
+      for (std::int64_t c = 0; c < chunks; ++c) {
+        double* sums = partial.data() + static_cast<std::size_t>(c) * n * 2;
+        const std::uint64_t begin = static_cast<std::uint64_t>(c) * k_reduce_chunk;
+        const std::uint64_t end = std::min(in.count, begin + k_reduce_chunk);
+        for (std::uint64_t first = begin; first < end; first += k_tile) {
+          const auto len = static_cast<std::size_t>(std::min<std::uint64_t>(k_tile, end - first));
+          for (std::size_t k = 0; k < n; ++k) {
+            if (k % 4 == 0) philox_words(p.seed, p.stream + (std::uint64_t{k / 4} << 32), offset + first, len, words);
+            load_updates<T>(u, in.data[k], in.base, first, len);
+            const double density = p.densities ? p.densities[k] : p.density;
+            for (std::size_t i = 0; i < len; ++i) {
+              const double m = std::fabs(u[i]);
+              sums[2 * k] += m;
+              if (static_cast<double>(words[k % 4][i]) * 0x1p-32 < density) sums[2 * k + 1] += m;
+            }
+          }
+        }
+      }
+    }
+  });
+  for (std::int64_t c = 0; c < chunks; ++c)
+    for (std::size_t j = 0; j < n * 2; ++j) l1[j] += partial[static_cast<std::size_t>(c) * n * 2 + j];
 }
 
 void task_combine(const BlockInputs& in, const TaskCombineParams& p, std::uint64_t offset, DType out_dtype,

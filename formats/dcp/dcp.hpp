@@ -1,0 +1,116 @@
+#pragma once
+// PyTorch Distributed Checkpoint folders (torch.distributed.checkpoint.save with its FileSystemWriter; what FSDP,
+// FSDP2 and torchtitan save), whatever the number of ranks that wrote them and however each tensor was sharded.
+//
+//   FOLDER/.metadata         a pickle of torch.distributed.checkpoint.metadata.Metadata:
+//     state_dict_metadata    {NAME: TensorStorageMetadata(properties=TensorProperties(state (dtype, layout,
+//                             requires_grad, _MEM_FORMAT_ENCODING(n), pin_memory[, strides])), size=torch.Size,
+//                             chunks=[ChunkStorageMetadata(offsets=torch.Size, sizes=torch.Size), ...])
+//                             or BytesStorageMetadata() for any other value (an optimizer's lr, a step count
+//                             kept as a Python int), torch.save'd whole}
+//     storage_data           {MetadataIndex(fqn=NAME, offset=torch.Size or None, index): _StorageInfo(
+//                             relative_path='__R_I.distcp', offset=BYTE, length=BYTES[, transform_descriptors])}
+//     planner_data, storage_meta, version   (not used)
+//   FOLDER/__R_I.distcp      rank R's data (I: its writer thread): per tensor chunk, at its _StorageInfo's
+//                             offset, a whole torch.save archive of that chunk (pytorch.hpp's zip format: TOP/data.pkl
+//                             a _rebuild_tensor_v2 of sizes the chunk's, TOP/data/KEY its storage); per bytes
+//                             value, its torch.save'd bytes
+//
+// A chunk is a box of the tensor: its offsets and sizes per dimension. Every tensor is assembled from its chunks in
+// the reader (row-wise, column-wise, FSDP's flat or DTensor shards alike), so inputs written by different numbers
+// of ranks merge with each other. The .metadata pickle is read by pytorch's restricted unpickler with DCP's value
+// names (dtypes, the memory-format enum, pathlib paths) as data; every object must be of the classes above.
+// Distrusted: every chunk inside its tensor, chunks neither overlapping nor leaving holes (named by tensor), every
+// data file present (a missing rank's file is named), every storage's offset and length inside its file, and each
+// chunk's archive: stored (never compressed), its tensor of the chunk's sizes, dtype and contiguous, inside its
+// storage. Transformed chunks (transform_descriptors: compressed by an extension) are refused. Each data file is
+// mapped once; a block of a tensor is copied from the runs of its chunks that it spans.
+//
+// What each tensor is comes from the state dict's structure, not from its name: under an optimizer state dict (a
+// dict holding "state" and "param_groups"), per-parameter tensors are optimizer state, averaged like the weights,
+// except scalars (Adam's step, NAdam's mu_product): counters, kept from input 1 as the bytes values are, and listed
+// by kept_entries(). Tensors under param_groups (a tensor learning rate) are hyper-parameters, kept likewise.
+//
+// The writer makes a DCP folder in input 1's layout: input 1's files copied, each chunk of every output tensor
+// overwritten in place and its archive's CRC-32s recomputed; .metadata is input 1's byte for byte, so
+// torch.distributed.checkpoint.load into the same model and optimizer resumes from the merge. wavg.json beside them
+// (a file DCP ignores) holds the provenance.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "listed_reader.hpp"
+#include "pytorch/zip_layout.hpp"
+#include "wavg/format.hpp"
+#include "wavg/mapped_file.hpp"
+
+namespace wavg::dcp {
+
+// Where one chunk of a tensor lies.
+struct Chunk {
+  Shape offsets, sizes;
+  std::size_t file = 0;           // index into DcpReader::data_files()
+  std::uint64_t begin = 0;        // file offset of the chunk's element 0
+  std::uint64_t archive = 0;      // file offset of the chunk's torch.save archive
+  pytorch::ZipEntry storage;      // its storage entry, offsets relative to `archive`
+};
+
+// How a tensor's flat (row-major) elements map to its chunks. The dimensions from `inner_dims` on are whole in
+// every chunk, so `inner` consecutive elements (their product) always lie in one chunk, consecutively.
+struct TensorChunks {
+  std::vector<Chunk> chunks;
+  std::size_t inner_dims = 0;
+  std::uint64_t inner = 1;
+};
+
+// `count` consecutive elements of a tensor, lying consecutively in one chunk from its element `at`.
+struct Run {
+  std::size_t chunk = 0;
+  std::uint64_t at = 0;
+  std::uint64_t count = 0;
+};
+
+// Checks that `t`'s chunks lie inside its shape and cover it exactly (Error naming `file` and the tensor: overlap,
+// hole), and fills inner_dims and inner.
+void check_cover(const std::string& file, const TensorInfo& t, TensorChunks& c);
+// Returns the run holding element `pos` of `t`, at most `end - pos` long. `hint` is the chunk of the last run.
+Run run_at(const TensorInfo& t, const TensorChunks& c, std::uint64_t pos, std::uint64_t end, std::size_t& hint);
+
+class DcpReader final : public ListedReader {
+ public:
+  // Opens the folder `path`. Throws Error (exit 1) naming the file at fault.
+  explicit DcpReader(const std::string& path);
+
+  std::vector<std::string> files() const override;
+  void read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) override;
+  const void* view(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
+  void release(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
+  void prefetch(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
+  std::vector<std::string> kept_entries() const override { return m_kept; }
+
+  const std::string& folder() const { return m_folder; }
+  // The data files' names in the folder, in the order Chunk::file indexes them.
+  const std::vector<std::string>& data_files() const { return m_names; }
+  const TensorChunks& chunks(std::size_t index) const { return m_chunks[index]; }
+  const MappedFile& data_file(std::size_t file) const { return *m_files[file]; }
+
+ private:
+  template <typename F>
+  void for_runs(std::size_t index, std::uint64_t offset, std::uint64_t count, F f) const;
+
+  std::string m_folder;
+  std::vector<std::string> m_names;
+  std::vector<std::unique_ptr<MappedFile>> m_files;
+  std::vector<TensorChunks> m_chunks;
+  std::vector<std::string> m_kept;
+};
+
+// Tells whether `path` is a folder holding a .metadata file.
+bool looks_like_dcp(const std::string& path);
+
+std::unique_ptr<Writer> create_dcp_writer(const std::string& tmp_dir, const std::string& display_path,
+                                          const OutputSpec& spec);
+
+}  // namespace wavg::dcp

@@ -1,0 +1,216 @@
+// Reading a DCP .metadata pickle into plain data, and each entry's role (layout and rules in dcp.hpp).
+
+#include "dcp/dcp_metadata.hpp"
+
+#include <map>
+#include <set>
+
+#include "pytorch/pickle.hpp"
+#include "wavg/error.hpp"
+
+namespace wavg::dcp {
+
+namespace {
+
+using pytorch::Kind;
+using pytorch::Value;
+
+constexpr const char* k_module = "torch.distributed.checkpoint.metadata.";
+
+struct TorchDType {
+  const char* name;
+  DType dtype;
+};
+
+constexpr TorchDType k_dtypes[] = {
+    {"torch.float32", DType::f32}, {"torch.float64", DType::f64}, {"torch.float16", DType::f16},
+    {"torch.bfloat16", DType::bf16}, {"torch.int64", DType::i64}, {"torch.int32", DType::i32},
+    {"torch.int16", DType::i16}, {"torch.int8", DType::i8}, {"torch.uint8", DType::u8},
+    {"torch.uint16", DType::u16}, {"torch.uint32", DType::u32}, {"torch.uint64", DType::u64},
+    {"torch.bool", DType::boolean},
+};
+
+// Globals the metadata pickles as plain values: any torch dtype (those wavg does not read are refused by name
+// later, not as unknown globals), the layout, the memory-format enum and the checkpoint's path.
+std::vector<std::string> value_names() {
+  std::vector<std::string> names;
+  for (const char* t : {"float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8",
+                        "uint16", "uint32", "uint64", "bool", "complex64", "complex128", "float8_e4m3fn",
+                        "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "strided"})
+    names.push_back(std::string("torch.") + t);
+  names.push_back(std::string(k_module) + "_MEM_FORMAT_ENCODING");
+  names.push_back("torch.serialization._get_layout");
+  for (const char* p : {"pathlib.PosixPath", "pathlib.WindowsPath", "pathlib._local.PosixPath",
+                        "pathlib._local.WindowsPath"})
+    names.push_back(p);
+  return names;
+}
+
+class Parser {
+ public:
+  explicit Parser(const std::string& file) : m_file(file) {}
+
+  [[noreturn]] void bad(const std::string& what) const { pytorch::refuse(m_file, "DCP metadata: " + what); }
+
+  // The attributes of an object of class `cls` (a dict, or TensorProperties' tuple).
+  const Value& object(const Value* v, const std::string& cls, const std::string& where) const {
+    if (!v || v->kind != Kind::object || v->text != cls)
+      bad(where + " is " + (v ? pytorch::describe(*v) : "missing") + ", not a " + cls);
+    static const Value k_none;
+    return v->state ? *v->state : k_none;
+  }
+  const Value* field(const Value& state, const char* name) const {
+    if (state.kind != Kind::dict) return nullptr;
+    for (std::size_t i = 0; i + 1 < state.items.size(); i += 2)
+      if (state.items[i]->kind == Kind::string && state.items[i]->text == name) return state.items[i + 1];
+    return nullptr;
+  }
+  std::uint64_t natural(const Value* v, const std::string& where) const {
+    if (!v || v->kind != Kind::integer || v->integer < 0) bad(where + " is not a non-negative integer");
+    return static_cast<std::uint64_t>(v->integer);
+  }
+  Shape shape(const Value* v, const std::string& where) const {
+    if (!v || v->kind != Kind::tuple) bad(where + " is not a torch.Size");
+    Shape s;
+    for (const Value* d : v->items) s.push_back(natural(d, where));
+    return s;
+  }
+  std::string text(const Value* v, const std::string& where) const {
+    if (!v || v->kind != Kind::string) bad(where + " is not a string");
+    return v->text;
+  }
+  const Value& dict(const Value* v, const std::string& where) const {
+    if (!v || v->kind != Kind::dict) bad(where + " is not a dict");
+    return *v;
+  }
+
+  // _StorageInfo(relative_path, offset, length[, transform_descriptors]).
+  Storage storage(const Value* v, const std::string& where) const {
+    const Value& s = object(v, "torch.distributed.checkpoint.filesystem._StorageInfo", where);
+    Storage out;
+    out.file = text(field(s, "relative_path"), where + "'s relative_path");
+    if (out.file.empty() || out.file.find('/') != std::string::npos || out.file == "." || out.file == ".." ||
+        out.file.find('\0') != std::string::npos)
+      bad(where + " lies in '" + out.file + "', which is not a file name inside the folder");
+    out.offset = natural(field(s, "offset"), where + "'s offset");
+    out.length = natural(field(s, "length"), where + "'s length");
+    const Value* transforms = field(s, "transform_descriptors");
+    if (transforms && transforms->kind != Kind::none && !transforms->items.empty())
+      bad(where + " was transformed by a storage extension (compressed); wavg reads plain chunks only");
+    return out;
+  }
+
+  DType dtype(const Value& properties, const std::string& where) const {
+    if (properties.kind != Kind::tuple || properties.items.size() < 5 || properties.items[0]->kind != Kind::global)
+      bad(where + "'s properties are not (dtype, layout, requires_grad, memory_format, pin_memory)");
+    const std::string& name = properties.items[0]->text;
+    for (const auto& d : k_dtypes)
+      if (name == d.name) return d.dtype;
+    bad(where + " has dtype " + name + ", which wavg does not read");
+  }
+
+  Item tensor(const std::string& name, const Value& meta) const {
+    Item item;
+    item.name = name;
+    item.tensor = true;
+    item.dtype = dtype(object(field(meta, "properties"), std::string(k_module) + "TensorProperties", name),
+                       "tensor " + name);
+    item.shape = shape(field(meta, "size"), "tensor " + name + "'s size");
+    const Value* chunks = field(meta, "chunks");
+    if (!chunks || chunks->kind != Kind::list) bad("tensor " + name + "'s chunks are not a list");
+    for (const Value* c : chunks->items) {
+      const Value& cm = object(c, std::string(k_module) + "ChunkStorageMetadata", "a chunk of tensor " + name);
+      ChunkMeta chunk;
+      chunk.offsets = shape(field(cm, "offsets"), "a chunk of tensor " + name + ": offsets");
+      chunk.sizes = shape(field(cm, "sizes"), "a chunk of tensor " + name + ": sizes");
+      item.chunks.push_back(std::move(chunk));
+    }
+    return item;
+  }
+
+ private:
+  const std::string& m_file;
+};
+
+// The optimizer state dicts: the prefixes P of paths with P + "state" + ... under which some other path has
+// P + "param_groups". Each item under one gets its role from its position and shape (see dcp.hpp). Paths are the
+// names split at every dot: planner_data's keys hold dots themselves (a parameter's FQN, or torchtitan's flattened
+// optimizer "state.layers.0.wq.weight.step"), so only the split finds "state" beside "param_groups" in both.
+void assign_roles(std::vector<Item>& items) {
+  std::set<std::vector<std::string>> with_groups;
+  for (const Item& it : items)
+    for (std::size_t i = 0; i < it.path.size(); ++i)
+      if (it.path[i] == "param_groups") with_groups.emplace(it.path.begin(), it.path.begin() + i);
+  for (Item& it : items) {
+    if (!it.tensor) {
+      it.role = Role::bytes;
+      continue;
+    }
+    for (std::size_t i = 0; i < it.path.size(); ++i) {
+      if (it.path[i] != "state" && it.path[i] != "param_groups") continue;
+      if (!with_groups.count(std::vector<std::string>(it.path.begin(), it.path.begin() + i))) continue;
+      if (it.path[i] == "param_groups") it.role = Role::hyper_parameter;
+      else it.role = it.shape.empty() ? Role::counter : Role::optimizer_state;
+      break;
+    }
+  }
+}
+
+std::vector<std::string> split_name(const std::string& name) {
+  std::vector<std::string> parts;
+  std::size_t begin = 0;
+  for (std::size_t dot; (dot = name.find('.', begin)) != std::string::npos; begin = dot + 1)
+    parts.push_back(name.substr(begin, dot - begin));
+  parts.push_back(name.substr(begin));
+  return parts;
+}
+
+}  // namespace
+
+std::vector<Item> parse_metadata(const std::string& file, const unsigned char* data, std::size_t size) {
+  const pytorch::Pickle pickle = pytorch::unpickle(file, data, size, value_names());
+  Parser p(file);
+  const Value& root = p.object(pickle.root, std::string(k_module) + "Metadata", "the pickle");
+  const Value& entries = p.dict(p.field(root, "state_dict_metadata"), "state_dict_metadata");
+  const Value* storage_data = p.field(root, "storage_data");
+  const Value& storages = p.dict(storage_data, "storage_data");
+
+  // storage_data's keys: MetadataIndex(fqn, offset) (index is only a hint, as in DCP's own lookup).
+  std::map<std::pair<std::string, Shape>, Storage> where;
+  for (std::size_t i = 0; i + 1 < storages.items.size(); i += 2) {
+    const Value& key = p.object(storages.items[i], std::string(k_module) + "MetadataIndex", "a storage_data key");
+    const std::string fqn = p.text(p.field(key, "fqn"), "a storage_data key's fqn");
+    const Value* offset = p.field(key, "offset");
+    const Shape at = offset && offset->kind != Kind::none ? p.shape(offset, fqn + "'s storage offset") : Shape{};
+    if (!where.emplace(std::make_pair(fqn, at), p.storage(storages.items[i + 1], "the storage of " + fqn)).second)
+      p.bad(fqn + " has two storages at offset " + shape_string(at));
+  }
+  std::vector<Item> items;
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i + 1 < entries.items.size(); i += 2) {
+    const std::string name = p.text(entries.items[i], "a state_dict_metadata key");
+    if (!seen.insert(name).second) p.bad("names " + name + " twice");
+    const Value* meta = entries.items[i + 1];
+    Item item;
+    if (meta && meta->kind == Kind::object && meta->text == std::string(k_module) + "BytesStorageMetadata") {
+      item.name = name;
+      const auto it = where.find({name, Shape{}});
+      if (it == where.end()) p.bad(name + " has no storage");
+      item.where = it->second;
+    } else {
+      item = p.tensor(name, p.object(meta, std::string(k_module) + "TensorStorageMetadata", name));
+      for (ChunkMeta& c : item.chunks) {
+        const auto it = where.find({name, c.offsets});
+        if (it == where.end())
+          p.bad("the chunk of tensor " + name + " at offsets " + shape_string(c.offsets) + " has no storage");
+        c.where = it->second;
+      }
+    }
+    item.path = split_name(name);
+    items.push_back(std::move(item));
+  }
+  assign_roles(items);
+  return items;
+}
+
+}  // namespace wavg::dcp

@@ -1,0 +1,196 @@
+// Reading DCP folders: the metadata, then every chunk's torch.save archive located and checked in its mapped data
+// file (layout in dcp.hpp).
+
+#include <cstring>
+#include <filesystem>
+#include <map>
+
+#include "dcp/dcp.hpp"
+#include "dcp/dcp_metadata.hpp"
+#include "pytorch/pickle.hpp"
+#include "wavg/error.hpp"
+
+namespace wavg::dcp {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* role_name(Role r) {
+  switch (r) {
+    case Role::counter: return "counter tensor";
+    case Role::hyper_parameter: return "hyper-parameter tensor";
+    case Role::bytes: return "torch.save'd value";
+    default: return "tensor";
+  }
+}
+
+// Locates the chunk's elements inside its archive, [at, at + length) of `file`: the archive must be one tensor of
+// the chunk's sizes and dtype, contiguous, inside its storage entry.
+void locate(const MappedFile& file, std::uint64_t at, std::uint64_t length, const std::string& tensor, DType dtype,
+            Chunk& chunk) {
+  const std::string where = "tensor " + tensor + ": the chunk at offsets " + shape_string(chunk.offsets);
+  if (!file.contains(at, length))
+    fail(file.path(), where + " lies at bytes " + std::to_string(at) + " to " + std::to_string(at + length) +
+                          ", past the end of the file (" + std::to_string(file.size()) + " bytes)");
+  const unsigned char* base = file.data() + at;
+  if (length < 4 || std::memcmp(base, "PK\x03\x04", 4) != 0)
+    fail(file.path(), where + " is not a torch.save archive");
+  const auto entries = pytorch::read_zip_directory(file.path(), base, length, pytorch::ZipSource::embedded);
+  const pytorch::ZipEntry* pkl = nullptr;
+  for (const auto& e : entries)
+    if (e.name.size() > 9 && e.name.compare(e.name.size() - 9, 9, "/data.pkl") == 0) pkl = &e;
+  if (!pkl) fail(file.path(), where + ": its archive holds no data.pkl");
+  const std::string top = pkl->name.substr(0, pkl->name.size() - 9);
+  for (const auto& e : entries)
+    if (e.name == top + "/byteorder" &&
+        std::string(reinterpret_cast<const char*>(base + e.data_offset), e.size) != "little")
+      fail(file.path(), where + " is big-endian, which wavg does not read");
+  const pytorch::Pickle pickle = pytorch::unpickle(file.path(), base + pkl->data_offset, pkl->size);
+  const pytorch::Value& v = *pickle.root;
+  if (v.kind != pytorch::Kind::tensor) fail(file.path(), where + " holds a " + pytorch::describe(v) + ", not a tensor");
+  const pytorch::TensorRef& t = v.tensor;
+  const pytorch::StorageRef& s = t.storage->storage;
+  if (s.dtype != dtype)
+    fail(file.path(), where + " is " + std::string(dtype_name(s.dtype)) + ", the metadata says " +
+                          std::string(dtype_name(dtype)));
+  if (t.shape != chunk.sizes)
+    fail(file.path(),
+         where + " has sizes " + shape_string(t.shape) + ", the metadata says " + shape_string(chunk.sizes));
+  std::uint64_t expect = 1;
+  for (std::size_t d = t.shape.size(); d-- > 0;) {
+    if (t.shape[d] > 1 && t.stride[d] != expect) fail(file.path(), where + " is not stored contiguously");
+    expect *= t.shape[d];
+  }
+  const pytorch::ZipEntry* data = nullptr;
+  for (const auto& e : entries)
+    if (e.name == top + "/data/" + s.key) data = &e;
+  if (!data) fail(file.path(), where + ": its archive has no storage " + s.key);
+  const std::size_t elem = dtype_size(dtype);
+  if (s.view_offset != 0 || data->size / elem < s.numel || t.offset + expect > s.numel)
+    fail(file.path(), where + ": the tensor lies outside its storage");
+  chunk.archive = at;
+  chunk.storage = *data;
+  chunk.begin = at + data->data_offset + t.offset * elem;
+}
+
+}  // namespace
+
+bool looks_like_dcp(const std::string& path) {
+  std::error_code ec;
+  return fs::is_directory(path, ec) && fs::is_regular_file(fs::path(path) / ".metadata", ec);
+}
+
+DcpReader::DcpReader(const std::string& path) : ListedReader(path, FormatId::dcp) {
+  m_folder = path;
+  while (m_folder.size() > 1 && m_folder.back() == '/') m_folder.pop_back();
+  m_layout = "distributed checkpoint";
+  const std::string meta_path = m_folder + "/.metadata";
+  std::vector<Item> items;
+  {
+    const MappedFile meta(meta_path);
+    items = parse_metadata(meta_path, meta.data(), meta.size());
+  }
+  std::map<std::string, std::size_t> file_index;
+  auto file_of = [&](const Storage& s, const std::string& what) -> std::size_t {
+    const auto [it, fresh] = file_index.emplace(s.file, m_files.size());
+    if (!fresh) return it->second;
+    const std::string full = m_folder + "/" + s.file;
+    std::error_code ec;
+    if (!fs::exists(full, ec))
+      fail(full, "missing: the metadata puts " + what + " in it (a rank's data file not copied?)");
+    m_files.push_back(std::make_unique<MappedFile>(full));
+    m_names.push_back(s.file);
+    return it->second;
+  };
+  for (Item& item : items) {
+    const bool kept = !item.tensor || item.role == Role::counter || item.role == Role::hyper_parameter;
+    // Kept from input 1 by the writer, which copies its files.
+    if (kept) m_kept.push_back(item.name + " (" + role_name(item.role) + ", input 1's)");
+    if (!item.tensor) {
+      const std::size_t f = file_of(item.where, item.name);
+      if (!m_files[f]->contains(item.where.offset, item.where.length))
+        fail(m_files[f]->path(), item.name + " lies past the end of the file");
+      continue;
+    }
+    TensorInfo info{item.name, item.dtype, item.shape};
+    std::uint64_t count = 0;
+    if (!checked_count(info.shape, dtype_size(info.dtype), count))
+      fail(meta_path, "tensor " + item.name + ": its size overflows");
+    TensorChunks tc;
+    for (const ChunkMeta& cm : item.chunks) {
+      Chunk c;
+      c.offsets = cm.offsets;
+      c.sizes = cm.sizes;
+      c.file = file_of(cm.where, "tensor " + item.name + "'s chunk at offsets " + shape_string(cm.offsets));
+      tc.chunks.push_back(std::move(c));
+    }
+    check_cover(meta_path, info, tc);
+    for (std::size_t i = 0; i < tc.chunks.size(); ++i) {
+      // check_cover sorted and filtered the chunks: find each one's storage again by its offsets.
+      for (const ChunkMeta& cm : item.chunks)
+        if (cm.offsets == tc.chunks[i].offsets)
+          locate(*m_files[tc.chunks[i].file], cm.where.offset, cm.where.length, item.name, item.dtype, tc.chunks[i]);
+    }
+    if (kept) continue;
+    m_tensors.push_back(std::move(info));
+    m_chunks.push_back(std::move(tc));
+  }
+}
+
+std::vector<std::string> DcpReader::files() const {
+  std::vector<std::string> out{m_folder + "/.metadata"};
+  for (const auto& n : m_names) out.push_back(m_folder + "/" + n);
+  return out;
+}
+
+template <typename F>
+void DcpReader::for_runs(std::size_t index, std::uint64_t offset, std::uint64_t count, F f) const {
+  const TensorInfo& t = m_tensors[index];
+  const TensorChunks& c = m_chunks[index];
+  WAVG_ASSERT(offset + count <= t.count());
+  std::size_t hint = 0;
+  for (std::uint64_t pos = offset, end = offset + count; pos < end;) {
+    const Run r = run_at(t, c, pos, end, hint);
+    f(r, pos - offset);
+    pos += r.count;
+  }
+}
+
+void DcpReader::read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) {
+  const std::size_t elem = dtype_size(m_tensors[index].dtype);
+  for_runs(index, offset, count, [&](const Run& r, std::uint64_t done) {
+    const Chunk& ch = m_chunks[index].chunks[r.chunk];
+    std::memcpy(static_cast<unsigned char*>(dst) + done * elem, m_files[ch.file]->data() + ch.begin + r.at * elem,
+                r.count * elem);
+  });
+}
+
+const void* DcpReader::view(std::size_t index, std::uint64_t offset, std::uint64_t count) {
+  if (count == 0) return nullptr;
+  const std::size_t elem = dtype_size(m_tensors[index].dtype);
+  std::size_t hint = 0;
+  const Run r = run_at(m_tensors[index], m_chunks[index], offset, offset + count, hint);
+  if (r.count != count) return nullptr;
+  const Chunk& ch = m_chunks[index].chunks[r.chunk];
+  const std::uint64_t at = ch.begin + r.at * elem;
+  return at % elem == 0 ? m_files[ch.file]->data() + at : nullptr;
+}
+
+void DcpReader::release(std::size_t index, std::uint64_t offset, std::uint64_t count) {
+  const std::size_t elem = dtype_size(m_tensors[index].dtype);
+  for_runs(index, offset, count, [&](const Run& r, std::uint64_t) {
+    const Chunk& ch = m_chunks[index].chunks[r.chunk];
+    m_files[ch.file]->release(ch.begin + r.at * elem, ch.begin + (r.at + r.count) * elem);
+  });
+}
+
+void DcpReader::prefetch(std::size_t index, std::uint64_t offset, std::uint64_t count) {
+  const std::size_t elem = dtype_size(m_tensors[index].dtype);
+  for_runs(index, offset, count, [&](const Run& r, std::uint64_t) {
+    const Chunk& ch = m_chunks[index].chunks[r.chunk];
+    m_files[ch.file]->prefetch(ch.begin + r.at * elem, ch.begin + (r.at + r.count) * elem);
+  });
+}
+
+}  // namespace wavg::dcp

@@ -1,0 +1,75 @@
+// The .npz writer (layout in npz.hpp): one stored `.npy` member per tensor, laid out by the torch zip writer
+// (data on 64-byte boundaries, CRC-32s at the end), each header written at once and the data in place.
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <optional>
+
+#include "npz/npz.hpp"
+#include "pytorch/zip_layout.hpp"
+#include "wavg/error.hpp"
+
+namespace wavg {
+
+namespace {
+
+class NpzWriter final : public Writer {
+ public:
+  NpzWriter(const std::string& tmp_path, const std::string& display_path, const OutputSpec& spec)
+      : m_display(display_path), m_spec(spec) {
+    std::vector<std::string> headers;
+    for (const TensorInfo& t : spec.tensors) {
+      if (t.dtype == DType::bf16)
+        fail(display_path, t.name + ": bfloat16 has no numpy dtype; write it with --out-dtype float32");
+      headers.push_back(npy_header(t));
+    }
+    // Read and write: the zip writer reads the data back for their CRC-32s.
+    m_fd = ::open(tmp_path.c_str(), O_RDWR | O_TRUNC | O_CLOEXEC);
+    if (m_fd < 0) fail(m_display, std::strerror(errno));
+    m_zip.emplace(m_fd, display_path);
+    for (std::size_t i = 0; i < spec.tensors.size(); ++i)
+      m_zip->add(spec.tensors[i].name + ".npy", headers[i].size() + spec.tensors[i].bytes());
+    const std::vector<std::uint64_t> at = m_zip->lay_out();
+    for (std::size_t i = 0; i < headers.size(); ++i) {
+      m_zip->pwrite_all(headers[i].data(), headers[i].size(), at[i]);
+      m_data.push_back(at[i] + headers[i].size());
+    }
+  }
+
+  ~NpzWriter() override {
+    if (m_fd >= 0) ::close(m_fd);
+  }
+
+  bool holds_template_values(std::size_t) const override { return false; }
+
+  void write(std::size_t index, std::uint64_t offset, std::uint64_t count, const void* src) override {
+    const std::size_t elem = dtype_size(m_spec.tensors[index].dtype);
+    m_zip->pwrite_all(src, count * elem, m_data[index] + offset * elem);
+  }
+
+  void finish() override {
+    m_zip->finish();
+    const int fd = m_fd;
+    m_fd = -1;
+    if (::close(fd) != 0) fail(m_display, std::string("cannot close the output: ") + std::strerror(errno));
+  }
+
+ private:
+  std::string m_display;
+  const OutputSpec& m_spec;
+  int m_fd = -1;
+  std::optional<pytorch::ZipWriter> m_zip;
+  std::vector<std::uint64_t> m_data;  // per tensor, the file offset of its data
+};
+
+}  // namespace
+
+std::unique_ptr<Writer> create_npz_writer(const std::string& tmp_path, const std::string& display_path,
+                                          const OutputSpec& spec) {
+  return std::make_unique<NpzWriter>(tmp_path, display_path, spec);
+}
+
+}  // namespace wavg

@@ -1,0 +1,326 @@
+// Reading a mergekit YAML recipe (recipe.hpp) with yaml-cpp. mergekit's own model (mergekit/config.py) is followed:
+// a parameter setting is a number, a boolean, a gradient (a list of numbers), or conditions ({filter, value}, or a
+// list of them); models[i].parameters come before the global parameters. Methods take the parameters mergekit's
+// method defines; one that a method does not use is refused rather than ignored, since a recipe that says more
+// than the merge does is a recipe the user misread.
+
+#include "cli/recipe.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "wavg/error.hpp"
+
+namespace wavg::cli {
+
+namespace {
+
+// What mergekit calls each method wavg runs, and what wavg's --method is.
+struct MethodRow {
+  const char* name;
+  Aggregator method;
+  bool linear;
+  std::set<std::string> global;     // the method's global parameters
+  std::set<std::string> per_model;  // and those each model may set
+};
+
+const std::vector<MethodRow>& methods() {
+  static const std::vector<MethodRow> rows{
+      {"linear", Aggregator::task_arithmetic, true, {"weight", "normalize"}, {"weight"}},
+      {"task_arithmetic", Aggregator::task_arithmetic, false, {"weight", "lambda", "normalize", "int8_mask"},
+       {"weight"}},
+      {"ties", Aggregator::ties, false, {"weight", "density", "lambda", "normalize", "rescale", "int8_mask"},
+       {"weight", "density"}},
+      {"dare_ties", Aggregator::dare_ties, false,
+       {"weight", "density", "lambda", "normalize", "rescale", "int8_mask"}, {"weight", "density"}},
+      {"dare_linear", Aggregator::dare_linear, false,
+       {"weight", "density", "lambda", "normalize", "rescale", "int8_mask"}, {"weight", "density"}},
+      {"slerp", Aggregator::slerp, false, {"t"}, {}},
+      {"model_stock", Aggregator::model_stock, false, {"filter_wise"}, {}},
+  };
+  return rows;
+}
+
+// mergekit's methods and keys that wavg knows of but does not run.
+const std::set<std::string> k_other_methods{"passthrough", "breadcrumbs", "breadcrumbs_ties", "della", "della_linear",
+                                            "nuslerp", "multislerp", "karcher", "sce", "nearswap", "arcee_fusion",
+                                            "ram"};
+const std::set<std::string> k_keys{"models", "slices", "base_model", "merge_method", "parameters", "dtype",
+                                   "out_dtype", "tokenizer_source"};
+const std::set<std::string> k_other_keys{"modules", "tokenizer", "chat_template"};
+
+class Reading {
+ public:
+  explicit Reading(std::string path) : m_path(std::move(path)) {}
+
+  [[noreturn]] void refuse(const std::string& what) const { throw Error(ExitCode::usage, m_path, what); }
+
+  std::string text(const YAML::Node& n, const std::string& key) const {
+    if (!n.IsScalar()) refuse(key + " must be a string");
+    return n.Scalar();
+  }
+
+  double number(const YAML::Node& n, const std::string& key) const {
+    if (n.IsScalar()) {
+      const std::string& s = n.Scalar();
+      if (s == "true" || s == "True") return 1;
+      if (s == "false" || s == "False") return 0;
+      double v = 0;
+      if (YAML::convert<double>::decode(n, v) && std::isfinite(v)) return v;
+    }
+    refuse(key + " is not a finite number");
+  }
+
+  std::vector<double> numbers(const YAML::Node& n, const std::string& key) const {
+    if (n.IsScalar()) return {number(n, key)};
+    if (!n.IsSequence() || n.size() == 0) refuse(key + " must be a number or a list of numbers (a gradient)");
+    std::vector<double> v;
+    for (std::size_t i = 0; i < n.size(); ++i) v.push_back(number(n[i], key + "[" + std::to_string(i) + "]"));
+    return v;
+  }
+
+  ParamCondition condition(const YAML::Node& n, const std::string& key) const {
+    ParamCondition c;
+    for (const auto& kv : n) {
+      const std::string k = text(kv.first, key + " key");
+      if (k == "filter") c.filter = text(kv.second, key + ".filter");
+      else if (k == "value") c.values = numbers(kv.second, key + ".value");
+      else refuse(key + ": unknown key '" + k + "' (a condition has filter and value)");
+    }
+    if (c.values.empty()) refuse(key + ": a condition needs a value");
+    return c;
+  }
+
+  ParamSetting setting(const YAML::Node& n, const std::string& key) const {
+    if (n.IsMap()) return {condition(n, key)};
+    if (n.IsSequence() && n.size() > 0 && n[0].IsMap()) {
+      ParamSetting s;
+      for (std::size_t i = 0; i < n.size(); ++i) {
+        if (!n[i].IsMap()) refuse(key + ": mixes conditions ({filter, value}) and numbers");
+        s.push_back(condition(n[i], key + "[" + std::to_string(i) + "]"));
+      }
+      return s;
+    }
+    return {ParamCondition{"", numbers(n, key)}};
+  }
+
+  std::map<std::string, ParamSetting> parameters(const YAML::Node& n, const std::string& where,
+                                                 const std::set<std::string>& allowed,
+                                                 const std::string& method) const {
+    std::map<std::string, ParamSetting> out;
+    if (!n || n.IsNull()) return out;
+    if (!n.IsMap()) refuse(where + " must be a mapping of parameter names to values");
+    for (const auto& kv : n) {
+      const std::string name = text(kv.first, where + " key");
+      if (!allowed.count(name))
+        refuse(where + ": parameter '" + name + "' does not apply to merge_method " + method +
+               " (it takes: " + join(allowed) + ")");
+      out[name] = setting(kv.second, where + "." + name);
+    }
+    return out;
+  }
+
+  static std::string join(const std::set<std::string>& names) {
+    std::string s;
+    for (const std::string& n : names) s += (s.empty() ? "" : ", ") + n;
+    return s.empty() ? "none" : s;
+  }
+
+ private:
+  std::string m_path;
+};
+
+// Checks every anchor of a parameter's settings against its range.
+void check_range(const Reading& r, const TensorValues& v, const std::string& name, double lo, bool lo_open,
+                 double hi, const std::string& range) {
+  auto check = [&](const ParamSetting& s) {
+    for (const ParamCondition& c : s)
+      for (double x : c.values)
+        if (x > hi || x < lo || (lo_open && x == lo)) r.refuse(name + " " + parameter_text(x) + " is not in " + range);
+  };
+  if (const auto it = v.global.find(name); it != v.global.end()) check(it->second);
+  for (const auto& m : v.per_input)
+    if (const auto it = m.find(name); it != m.end()) check(it->second);
+}
+
+// The value a plain scalar setting gives, if it is one.
+std::optional<double> scalar(const std::map<std::string, ParamSetting>& m, const std::string& name) {
+  const auto it = m.find(name);
+  if (it == m.end() || it->second.size() != 1 || !it->second[0].filter.empty() || it->second[0].values.size() != 1)
+    return std::nullopt;
+  return it->second[0].values[0];
+}
+
+// out_dtype, else dtype: wavg computes in double either way.
+std::optional<DType> dtypes(const Reading& r, const YAML::Node& doc) {
+  std::optional<DType> out;
+  for (const char* key : {"dtype", "out_dtype"})
+    if (doc[key]) {
+      const std::string d = r.text(doc[key], key);
+      const auto dt = dtype_from_name(d);
+      if (!dt || !is_float(*dt))
+        r.refuse(std::string(key) + " '" + d + "' is not float16, bfloat16, float32 or float64");
+      out = dt;
+    }
+  return out;
+}
+
+// A passthrough frankenmerge: slices, each of one source {model, layer_range: [first, last]}.
+void read_slices(const Reading& r, const YAML::Node& doc, const std::string& method, Recipe& out) {
+  if (method != "passthrough") r.refuse("slices with merge_method " + method + " are not supported by wavg yet");
+  if (doc["models"] || doc["base_model"] || doc["parameters"] || doc["tokenizer_source"])
+    r.refuse("merge_method passthrough takes slices only (no models, base_model, parameters, tokenizer_source)");
+  const YAML::Node slices = doc["slices"];
+  if (!slices || !slices.IsSequence() || slices.size() == 0) r.refuse("merge_method passthrough needs slices");
+  for (std::size_t i = 0; i < slices.size(); ++i) {
+    const std::string where = "slices[" + std::to_string(i) + "]";
+    const YAML::Node s = slices[i];
+    if (!s.IsMap() || s.size() != 1 || !s["sources"] || !s["sources"].IsSequence() || s["sources"].size() != 1)
+      r.refuse(where + " must hold sources: one {model, layer_range} (passthrough copies one model's layers)");
+    const YAML::Node src = s["sources"][0];
+    for (const auto& kv : src) {
+      const std::string key = r.text(kv.first, where + " key");
+      if (key != "model" && key != "layer_range")
+        r.refuse(where + ": unknown key '" + key + "' (a source has model and layer_range)");
+    }
+    if (!src["model"] || !src["layer_range"] || !src["layer_range"].IsSequence() || src["layer_range"].size() != 2)
+      r.refuse(where + " needs model and layer_range: [first, last]");
+    Slice slice{r.text(src["model"], where + ".model"), 0, 0};
+    const double a = r.number(src["layer_range"][0], where + ".layer_range");
+    const double b = r.number(src["layer_range"][1], where + ".layer_range");
+    if (a != std::floor(a) || b != std::floor(b) || a < 0 || b <= a || b > 1e6)
+      r.refuse(where + ".layer_range must be two whole numbers first < last");
+    slice.first = static_cast<int>(a);
+    slice.last = static_cast<int>(b);
+    out.slices.push_back(slice);
+  }
+}
+
+}  // namespace
+
+bool looks_like_recipe(const std::string& path) {
+  const auto ends = [&](const char* ext) {
+    const std::string e(ext);
+    return path.size() > e.size() && path.compare(path.size() - e.size(), e.size(), e) == 0;
+  };
+  return ends(".yml") || ends(".yaml");
+}
+
+Recipe read_recipe(const std::string& path) {
+  const Reading r(path);
+  Recipe out;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ExitCode::runtime, path, "cannot open the recipe");
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  out.text = buf.str();
+  YAML::Node doc;
+  try {
+    doc = YAML::Load(out.text);
+  } catch (const YAML::Exception& e) {
+    r.refuse("not valid YAML: " + e.msg + " (line " + std::to_string(e.mark.line + 1) + ")");
+  }
+  if (!doc.IsMap()) r.refuse("a mergekit recipe is a mapping (models, merge_method, ...)");
+  for (const auto& kv : doc) {
+    const std::string key = r.text(kv.first, "a key");
+    if (k_other_keys.count(key)) r.refuse("mergekit's '" + key + "' is not supported by wavg merge --recipe");
+    if (!k_keys.count(key))
+      r.refuse("unknown key '" + key + "' (wavg reads: " + Reading::join(k_keys) + ")");
+  }
+  if (!doc["merge_method"]) r.refuse("no merge_method");
+  const std::string name = r.text(doc["merge_method"], "merge_method");
+  out.out_dtype = dtypes(r, doc);
+  if (doc["slices"] || name == "passthrough") {
+    read_slices(r, doc, name, out);
+    return out;
+  }
+  const MethodRow* row = nullptr;
+  for (const MethodRow& m : methods())
+    if (name == m.name) row = &m;
+  if (!row && k_other_methods.count(name)) r.refuse("merge_method " + name + " is not supported by wavg yet");
+  if (!row) r.refuse("merge_method '" + name + "' is not one of mergekit's methods wavg runs");
+  out.method = row->method;
+  out.linear = row->linear;
+
+  const std::string base = doc["base_model"] ? r.text(doc["base_model"], "base_model") : "";
+  if (!doc["models"] || !doc["models"].IsSequence() || doc["models"].size() == 0)
+    r.refuse("models must be a list of {model, parameters}");
+  out.values = std::make_shared<TensorValues>();
+  out.values->global = r.parameters(doc["parameters"], "parameters", row->global, name);
+  for (std::size_t i = 0; i < doc["models"].size(); ++i) {
+    const YAML::Node m = doc["models"][i];
+    const std::string where = "models[" + std::to_string(i) + "]";
+    if (!m.IsMap() || !m["model"]) r.refuse(where + " must be a mapping with a model");
+    for (const auto& kv : m) {
+      const std::string key = r.text(kv.first, where + " key");
+      if (key != "model" && key != "parameters")
+        r.refuse(where + ": unknown key '" + key + "' (a model has model and parameters)");
+    }
+    const std::string model = r.text(m["model"], where + ".model");
+    if (!base.empty() && model == base) {  // the base's own parameters do not enter the merge (mergekit)
+      continue;
+    }
+    out.inputs.push_back(model);
+    out.values->per_input.push_back(r.parameters(m["parameters"], where + ".parameters", row->per_model, name));
+  }
+  const TensorValues& v = *out.values;
+  if (v.names("filter_wise") && scalar(v.global, "filter_wise").value_or(1) != 0)
+    r.refuse("model_stock's filter_wise: true is not supported by wavg");
+  if (v.names("rescale") && out.method == Aggregator::ties && scalar(v.global, "rescale").value_or(1) != 0)
+    r.refuse("rescale: true with ties (an L1 rescale of the magnitude-trimmed task vectors) is not supported by wavg");
+  check_range(r, v, "density", 0, true, 1, "(0, 1]");
+  check_range(r, v, "t", 0, false, 1, "[0, 1]");
+
+  // The scalars merge's own options carry: what a plain number gives, else mergekit's default.
+  for (std::size_t k = 0; k < out.inputs.size(); ++k) {
+    std::optional<double> w = scalar(v.per_input[k], "weight");
+    if (!w) w = scalar(v.global, "weight");
+    const bool weighted = row->per_model.count("weight") > 0;
+    if (weighted && !w && !v.per_input[k].count("weight") && !v.global.count("weight"))
+      r.refuse("models[" + std::to_string(k) + "] (" + out.inputs[k] + "): no weight; merge_method " + name +
+               " needs one for every model");
+    if (weighted) out.weights.push_back(w.value_or(1.0));
+  }
+  if (row->per_model.count("density")) out.density = scalar(v.global, "density").value_or(1.0);
+  out.lambda = scalar(v.global, "lambda");
+  if (v.names("normalize")) out.normalize = scalar(v.global, "normalize").value_or(1) != 0;
+  else if (out.linear) out.normalize = true;  // mergekit's linear normalises by default
+  if (v.names("rescale"))
+    out.rescale = scalar(v.global, "rescale").value_or(1) != 0 ? DareRescale::l1 : DareRescale::none;
+
+  if (out.method == Aggregator::slerp) {
+    if (base.empty()) r.refuse("merge_method slerp needs base_model (the model at t = 0)");
+    if (out.inputs.size() != 1)
+      r.refuse("merge_method slerp takes the base model and one other, got " + std::to_string(out.inputs.size()) +
+               " others");
+    if (!v.global.count("t")) r.refuse("merge_method slerp needs parameters.t");
+    out.inputs.insert(out.inputs.begin(), base);
+    out.values->per_input.insert(out.values->per_input.begin(), std::map<std::string, ParamSetting>{});
+    const ParamSetting& t = v.global.at("t");
+    out.t = t.front().values.front();
+  } else if (out.linear) {
+    if (!base.empty()) r.refuse("merge_method linear takes no base_model");
+  } else {
+    if (base.empty()) r.refuse("merge_method " + name + " works on task vectors: it needs base_model");
+    out.base = base;
+  }
+  if (out.inputs.empty()) r.refuse("models lists no model besides the base");
+
+  if (doc["tokenizer_source"]) {
+    const std::string src = r.text(doc["tokenizer_source"], "tokenizer_source");
+    // slerp's base is input 1, so both of its answers name the same folder.
+    if (src == "base" && (!out.base.empty() || out.method == Aggregator::slerp)) out.tokenizer_from_base = true;
+    else if (src == out.inputs.front()) out.tokenizer_from_base = false;
+    else
+      r.refuse("tokenizer_source '" + src + "': wavg copies the tokenizer of base_model (base) or of " +
+               out.inputs.front() + " only");
+  }
+  return out;
+}
+
+}  // namespace wavg::cli

@@ -1,0 +1,43 @@
+#pragma once
+// merge --recipe: a mergekit YAML (models, base_model, merge_method, parameters, dtype, out_dtype,
+// tokenizer_source) read into what merge's own options would say. Every key is checked before any model is
+// opened: a key wavg does not know, or knows from mergekit but does not run (modules, tokenizer, chat_template,
+// methods such as della), is refused by name. slices run only as a passthrough frankenmerge
+// (recipe_slices.hpp). The table of keys and flags is README's "Coming from mergekit".
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/recipe_slices.hpp"
+#include "wavg/dtype.hpp"
+#include "wavg/federated.hpp"
+#include "wavg/task_methods.hpp"
+#include "wavg/tensor_values.hpp"
+
+namespace wavg::cli {
+
+struct Recipe {
+  std::string text;                 // the YAML as read: mergekit_config.yml and the provenance's wavg_recipe
+  std::vector<std::string> inputs;  // the models besides the base, in order (slerp: the base first)
+  std::string base;                 // --base (empty for linear and slerp)
+  Aggregator method = Aggregator::task_arithmetic;
+  bool linear = false;              // mergekit's linear: the weighted sum of the models themselves
+  std::vector<double> weights;      // the models' scalar weights (gradients and filters are in `values`)
+  std::optional<double> density, lambda, t;
+  std::optional<bool> normalize;
+  std::optional<DareRescale> rescale;
+  std::shared_ptr<TensorValues> values;  // every setting, per tensor
+  std::optional<DType> out_dtype;        // out_dtype, else dtype
+  bool tokenizer_from_base = true;       // tokenizer_source: base (mergekit's default with a base model)
+  std::vector<Slice> slices;             // merge_method passthrough: the frankenmerge's slices (no models)
+};
+
+// Reads and checks the recipe at `path`. Throws a usage error (exit 2) naming the file and the key at fault.
+Recipe read_recipe(const std::string& path);
+
+// Tells whether `path` names a YAML file (.yml, .yaml): one given as an input is a recipe meant for --recipe.
+bool looks_like_recipe(const std::string& path);
+
+}  // namespace wavg::cli

@@ -1,0 +1,2 @@
+# No subcommand at all.
+"$WAVG"
