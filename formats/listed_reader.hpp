@@ -1,6 +1,6 @@
 #pragma once
-// The accessors every codec's reader writes the same way: the path it was opened with, its format's name, and
-// the layout, tensor list and metadata its parsing fills in. A codec derives from this, sets the protected members
+// The accessors every codec's reader writes the same way: the path it was opened with, its format (its registry
+// row, whose display name format_name() returns), and the layout, tensor list and metadata its parsing fills in. A codec derives from this, sets the protected members
 // while it parses, and writes only read() (and view/release/prefetch where it maps its data). A codec that
 // computes a value instead (a layout from its container, metadata from its own message) overrides that accessor;
 // it must not declare a member of the same name, which would leave the base's accessor returning the base's empty
@@ -21,13 +21,14 @@ class ListedReader : public Reader {
   ListedReader& operator=(const ListedReader&) = delete;
 
   const std::string& path() const override { return m_path; }
-  std::string format_name() const override { return m_format_name; }
+  FormatId format() const override { return m_format; }
+  std::string format_name() const override { return codec(m_format).display; }
   std::string layout() const override { return m_layout; }
   const std::vector<TensorInfo>& tensors() const override { return m_tensors; }
   std::map<std::string, std::string> metadata() const override { return m_metadata; }
 
  protected:
-  ListedReader(std::string path, const char* format_name) : m_path(std::move(path)), m_format_name(format_name) {}
+  ListedReader(std::string path, FormatId format) : m_path(std::move(path)), m_format(format) {}
 
   std::string m_path;
   std::string m_layout;
@@ -35,7 +36,7 @@ class ListedReader : public Reader {
   std::map<std::string, std::string> m_metadata;
 
  private:
-  const char* m_format_name;
+  FormatId m_format;
 };
 
 }  // namespace wavg

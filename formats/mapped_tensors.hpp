@@ -21,8 +21,8 @@ class MappedTensorsReader : public ListedReader {
 
  protected:
   // Maps `path` (Error, exit 1, when it is no regular file or cannot be mapped).
-  MappedTensorsReader(std::string path, const char* format_name)
-      : ListedReader(path, format_name), m_file(std::move(path)) {}
+  MappedTensorsReader(std::string path, FormatId format)
+      : ListedReader(path, format), m_file(std::move(path)) {}
   // Adds a tensor whose element 0 lies at byte `at` of the file.
   void add_tensor(TensorInfo tensor, std::uint64_t at);
 

@@ -43,116 +43,119 @@ std::unique_ptr<Reader> open_as(const std::string& path) {
   return std::make_unique<CodecReader>(path);
 }
 
-struct Codec {
-  const char* name;
-  const char* reader_name;  // its reader's format_name()
-  std::array<const char*, 4> extensions;
-  bool (*sniff)(const std::string& path);
-  std::unique_ptr<Reader> (*open)(const std::string& path);
-  std::unique_ptr<Writer> (*create)(const std::string& tmp, const std::string& display, const OutputSpec& spec);
-};
-
-const std::array<Codec, 16> k_codecs{{
-    {"hdf5", "HDF5",
-     {".h5", ".hdf5", ".he5", ".keras_h5"},
-     looks_like_hdf5,
-     open_as<Hdf5Reader>,
-     create_hdf5_writer},
-    {"safetensors", "safetensors",
-     {".safetensors", nullptr, nullptr, nullptr},
-     looks_like_safetensors,
-     open_as<SafetensorsReader>,
-     create_safetensors_writer},
-    // Before "keras": both are zip archives; torch.save's first entry is TOP/data.pkl.
-    {"pytorch", "PyTorch",
-     {".pt", ".pth", ".bin", nullptr},
-     pytorch::looks_like_pytorch,
-     open_as<pytorch::PytorchReader>,
-     pytorch::create_pytorch_writer},
-    {"keras", "Keras archive",
-     {".keras", nullptr, nullptr, nullptr},
-     looks_like_keras,
-     open_as<KerasArchiveReader>,
-     create_keras_writer},
-    // After "pytorch" and "keras", the other zip archives: every member of an .npz is a .npy file.
-    {"npz", "NumPy",
-     {".npz", nullptr, nullptr, nullptr},
-     looks_like_npz,
-     open_as<NpzReader>,
-     create_npz_writer},
-    {"mxnet", "MXNet",
-     {".params", nullptr, nullptr, nullptr},
-     looks_like_mxnet,
-     open_as<MxnetReader>,
-     create_mxnet_writer},
-    // Before "caffe", whose protobuf sniff a msgpack map could pass; Flax checkpoints often have no extension.
-    {"flax", "Flax",
-     {".msgpack", nullptr, nullptr, nullptr},
-     looks_like_flax,
-     open_as<FlaxReader>,
-     create_flax_writer},
-    {"caffe", "Caffe",
-     {".caffemodel", nullptr, nullptr, nullptr},
-     looks_like_caffe,
-     open_as<CaffeReader>,
-     create_caffe_writer},
-    // Given by prefix (model.ckpt-1000) or by PREFIX.index; an output named *.ckpt-N is TensorFlow too.
-    {"tensorflow", "TensorFlow checkpoint",
-     {".ckpt", ".index", nullptr, nullptr},
-     looks_like_tensorflow,
-     open_tensorflow,
-     create_tensorflow_writer},
-    // A folder, or its *.safetensors.index.json / *.bin.index.json; before "tfjs" and "json", which claim .json.
-    // An output is a folder when its path ends in '/' or names one (output_format), or with --format hf / hf-bin.
-    {"hf", "Hugging Face",
-     {nullptr, nullptr, nullptr, nullptr},
-     hf::looks_like_hf,
-     open_as<hf::FolderReader>,
-     hf::create_hf_writer},
-    // The same folder with torch.save shards; chosen with --format only, and read by the "hf" row.
-    {"hf-bin", "Hugging Face",
-     {nullptr, nullptr, nullptr, nullptr},
-     [](const std::string&) { return false; },
-     nullptr,
-     hf::create_hf_bin_writer},
-    // Before "json": both claim .json; a TF.js model.json is told by its weightsManifest member.
-    {"tfjs", "TensorFlow.js",
-     {nullptr, nullptr, nullptr, nullptr},
-     looks_like_tfjs,
-     open_as<TfjsReader>,
-     create_tfjs_writer},
-    {"json", "wavg JSON",
-     {".json", nullptr, nullptr, nullptr},
-     looks_like_wavg_json,
-     open_as<JsonReader>,
-     [](const std::string& t, const std::string& d, const OutputSpec& s) {
-       return create_json_writer(t, d, s, JsonEncoding::values);
-     }},
-    // The same format with base64 data; chosen with --format only, and read by the "json" row.
-    {"json-base64", "wavg JSON",
-     {nullptr, nullptr, nullptr, nullptr},
-     [](const std::string&) { return false; },
-     nullptr,
-     [](const std::string& t, const std::string& d, const OutputSpec& s) {
-       return create_json_writer(t, d, s, JsonEncoding::base64);
-     }},
-    // A PyTorch Distributed Checkpoint folder (.metadata); an output folder is one when input 1 is (output_format).
-    {"dcp", "PyTorch DCP",
-     {nullptr, nullptr, nullptr, nullptr},
-     dcp::looks_like_dcp,
-     open_as<dcp::DcpReader>,
-     dcp::create_dcp_writer},
-    // A DeepSpeed ZeRO checkpoint folder (global_stepN/, or the folder above with `latest`); read only.
-    {"deepspeed", "DeepSpeed",
-     {nullptr, nullptr, nullptr, nullptr},
-     deepspeed::looks_like_deepspeed,
-     open_as<deepspeed::DeepspeedReader>,
-     nullptr},
-}};
-
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
+
+// TF.js and wavg JSON both claim .json: after a TF.js input 1 a .json output is TF.js (merging model.json files
+// gives a model.json), otherwise wavg JSON (its extension, a later row).
+bool claims_tfjs(const std::string& path, const Reader* input1) {
+  return input1 && input1->format() == FormatId::tfjs && ends_with(path, ".json");
+}
+bool claims_tensorflow(const std::string& path, const Reader*) { return is_tensorflow_output_name(path); }
+
+// A folder is committed under its name without the trailing '/'.
+std::string folder_name(const std::string& path) {
+  std::string dir = path;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return dir;
+}
+
+std::unique_ptr<Writer> create_json_values(const std::string& t, const std::string& d, const OutputSpec& s) {
+  return create_json_writer(t, d, s, JsonEncoding::values);
+}
+std::unique_ptr<Writer> create_json_base64(const std::string& t, const std::string& d, const OutputSpec& s) {
+  return create_json_writer(t, d, s, JsonEncoding::base64);
+}
+
+constexpr unsigned k_tf_state = static_cast<unsigned>(OutputOption::tf_state);
+constexpr unsigned k_shard_size = static_cast<unsigned>(OutputOption::shard_size);
+
+// The rows, in sniffing order.
+const std::array<Codec, 16> k_codecs{{
+    {.id = FormatId::hdf5, .name = "hdf5", .display = "HDF5",
+     .extensions = {".h5", ".hdf5", ".he5", ".keras_h5"},
+     .train_extension = ".h5",
+     .sniff = looks_like_hdf5, .open = open_as<Hdf5Reader>, .create = create_hdf5_writer},
+    {.id = FormatId::safetensors, .name = "safetensors", .display = "safetensors",
+     .extensions = {".safetensors"},
+     .train_extension = ".safetensors",
+     .sniff = looks_like_safetensors, .open = open_as<SafetensorsReader>, .create = create_safetensors_writer},
+    // Before "keras": both are zip archives; torch.save's first entry is TOP/data.pkl. An output over a PyTorch
+    // input 1 keeps its pickle's other entries (an epoch, an optimizer's step).
+    {.id = FormatId::pytorch, .name = "pytorch", .display = "PyTorch",
+     .extensions = {".pt", ".pth", ".bin"},
+     .keeps_entries = true, .train_extension = ".pytorch",
+     .sniff = pytorch::looks_like_pytorch, .open = open_as<pytorch::PytorchReader>,
+     .create = pytorch::create_pytorch_writer},
+    {.id = FormatId::keras, .name = "keras", .display = "Keras archive",
+     .extensions = {".keras"},
+     .train_extension = ".keras",
+     .sniff = looks_like_keras, .open = open_as<KerasArchiveReader>, .create = create_keras_writer},
+    // After "pytorch" and "keras", the other zip archives: every member of an .npz is a .npy file.
+    {.id = FormatId::npz, .name = "npz", .display = "NumPy",
+     .extensions = {".npz"},
+     .train_extension = ".npz",
+     .sniff = looks_like_npz, .open = open_as<NpzReader>, .create = create_npz_writer},
+    {.id = FormatId::mxnet, .name = "mxnet", .display = "MXNet",
+     .extensions = {".params"},
+     .train_extension = ".mxnet",
+     .sniff = looks_like_mxnet, .open = open_as<MxnetReader>, .create = create_mxnet_writer},
+    // Before "caffe", whose protobuf sniff a msgpack map could pass; Flax checkpoints often have no extension. An
+    // output over a Flax input 1 keeps its state dict's other values (a step counter).
+    {.id = FormatId::flax, .name = "flax", .display = "Flax",
+     .extensions = {".msgpack"},
+     .keeps_entries = true, .train_extension = ".flax",
+     .sniff = looks_like_flax, .open = open_as<FlaxReader>, .create = create_flax_writer},
+    {.id = FormatId::caffe, .name = "caffe", .display = "Caffe",
+     .extensions = {".caffemodel"},
+     .train_extension = ".caffe",
+     .sniff = looks_like_caffe, .open = open_as<CaffeReader>, .create = create_caffe_writer},
+    // Given by prefix (model.ckpt-1000) or by PREFIX.index, and committed as PREFIX.index with its data shard as
+    // a companion; an output named *.ckpt-N is TensorFlow too. (A copy of standard input is never a prefix nor
+    // named .index, so it is never sniffed as one.)
+    {.id = FormatId::tensorflow, .name = "tensorflow", .display = "TensorFlow checkpoint",
+     .extensions = {".ckpt", ".index"}, .claims = claims_tensorflow,
+     .companions = true, .commit_name = tensorflow_index_path, .accepts = k_tf_state,
+     .train_extension = ".tensorflow",
+     .sniff = looks_like_tensorflow, .open = open_as<TensorflowReader>, .create = create_tensorflow_writer},
+    // A folder, or its *.safetensors.index.json / *.bin.index.json; before "tfjs" and "json", which claim .json.
+    // An output is a folder when its path ends in '/' or names one (output_format), or with --format hf / hf-bin.
+    {.id = FormatId::hf, .name = "hf", .display = "Hugging Face",
+     .folder = true, .commit_name = folder_name, .accepts = k_shard_size,
+     .train_extension = ".hf",
+     .sniff = hf::looks_like_hf, .open = open_as<hf::FolderReader>, .create = hf::create_hf_writer},
+    // The same folder with torch.save shards; chosen with --format only, and read by the "hf" row.
+    {.id = FormatId::hf_bin, .name = "hf-bin", .display = "Hugging Face", .read_as = FormatId::hf,
+     .folder = true, .commit_name = folder_name, .accepts = k_shard_size,
+     .train_extension = ".hf-bin",
+     .create = hf::create_hf_bin_writer},
+    // Before "json": both claim .json; a TF.js model.json is told by its weightsManifest member. Its weight files
+    // are companions beside it.
+    {.id = FormatId::tfjs, .name = "tfjs", .display = "TensorFlow.js",
+     .claims = claims_tfjs,
+     .companions = true,
+     .not_from_stdin = "a TF.js model.json names weight files beside it, so it cannot come from standard input; "
+                       "give its path",
+     .train_extension = ".tfjs",
+     .sniff = looks_like_tfjs, .open = open_as<TfjsReader>, .create = create_tfjs_writer},
+    {.id = FormatId::json, .name = "json", .display = "wavg JSON",
+     .extensions = {".json"},
+     .train_extension = ".json",
+     .sniff = looks_like_wavg_json, .open = open_as<JsonReader>, .create = create_json_values},
+    // The same format with base64 data; chosen with --format only, and read by the "json" row.
+    {.id = FormatId::json_base64, .name = "json-base64", .display = "wavg JSON", .read_as = FormatId::json,
+     .train_extension = ".json-base64",
+     .create = create_json_base64},
+    // A PyTorch Distributed Checkpoint folder (.metadata); an output folder is one when input 1 is (output_format).
+    {.id = FormatId::dcp, .name = "dcp", .display = "PyTorch DCP",
+     .folder = true, .commit_name = folder_name, .accepts = k_shard_size,
+     .train_extension = ".dcp",
+     .sniff = dcp::looks_like_dcp, .open = open_as<dcp::DcpReader>, .create = dcp::create_dcp_writer},
+    // A DeepSpeed ZeRO checkpoint folder (global_stepN/, or the folder above with `latest`); read only.
+    {.id = FormatId::deepspeed, .name = "deepspeed", .display = "DeepSpeed",
+     .sniff = deepspeed::looks_like_deepspeed, .open = open_as<deepspeed::DeepspeedReader>},
+}};
 
 // Refuses a tensor name holding U+0000: C APIs (HDF5's among them) would cut the name there, silently.
 std::unique_ptr<Reader> check_names(std::unique_ptr<Reader> reader) {
@@ -173,24 +176,32 @@ void check_stdin_head(const std::string& head) {
   fail(k_stdio_name, describe_unknown(head));
 }
 
-// Returns the name of the format `input` was read as (its registry row).
-std::string codec_of(const Reader& input) {
-  for (const Codec& c : k_codecs)
-    if (c.open && input.format_name() == c.reader_name) return c.name;
-  return input.format_name();
+// Returns the --format name of the format `input` was read as, for messages ("hdf5"), or its own name.
+std::string format_label(const Reader& input) {
+  return input.format() == FormatId::none ? input.format_name() : std::string(codec(input.format()).name);
 }
 
 // .ckpt is PyTorch Lightning's extension and TensorFlow's (model.ckpt): the output follows input 1 (`input`;
 // TensorFlow's when there is none, an output made from no file).
-std::string ckpt_format(const std::string& path, const Reader* input) {
-  if (!input) return "tensorflow";
-  const std::string format = codec_of(*input);
-  if (format == "pytorch" || format == "tensorflow") return format;
+FormatId ckpt_format(const std::string& path, const Reader* input) {
+  if (!input) return FormatId::tensorflow;
+  if (input->format() == FormatId::pytorch || input->format() == FormatId::tensorflow) return input->format();
   fail_usage("-o " + path + ": .ckpt names a PyTorch Lightning or a TensorFlow checkpoint and input 1 is " +
              input->format_name() + "; use --format pytorch or --format tensorflow");
 }
 
 }  // namespace
+
+const Codec& codec(FormatId id) {
+  for (const Codec& c : k_codecs)
+    if (c.id == id) return c;
+  WAVG_ASSERT(!"codec: no row for this format");
+  return k_codecs.front();
+}
+
+const Codec* codec_of(const Reader& reader) {
+  return reader.format() == FormatId::none ? nullptr : &codec(reader.format());
+}
 
 std::unique_ptr<Reader> open_reader(const std::string& given) {
   const bool from_stdin = given == k_stdio_name;
@@ -208,52 +219,63 @@ std::unique_ptr<Reader> open_reader(const std::string& given) {
   }
   require_regular_file(is_tensorflow_prefix(path) ? path + ".index" : path);
   for (const Codec& c : k_codecs) {
-    if (!c.sniff(path)) continue;
+    if (!c.sniff || !c.sniff(path)) continue;
     // Its other files would be looked for beside the copy, in $TMPDIR, where they are not (or are someone else's).
-    if (from_stdin && std::string(c.name) == "tfjs")
-      fail(given, "a TF.js model.json names weight files beside it, so it cannot come from standard input; give "
-                  "its path");
+    if (from_stdin && c.not_from_stdin) fail(given, c.not_from_stdin);
     try {
       return check_names(c.open(path));
     } catch (const std::exception& e) {  // a structure larger than this process may hold, named by its file
       if (!dynamic_cast<const std::bad_alloc*>(&e) && !dynamic_cast<const std::length_error*>(&e)) throw;
-      fail(path, "out of memory while reading its structure (" + std::string(c.reader_name) + ")");
+      fail(path, "out of memory while reading its structure (" + std::string(c.display) + ")");
     }
   }
   fail(path, describe_unknown(path));
 }
 
-std::string output_format(const std::string& path, const std::string& forced, const Reader* template_input) {
+FormatId output_format(const std::string& path, const std::string& forced, const Reader* template_input) {
   if (path == k_stdio_name) {
     if (forced.empty()) fail_usage("-o - (standard output) needs --format " + output_format_names());
-    if (forced == "tfjs" || forced == "tensorflow" || writes_folder(forced))
-      fail_usage("--format " + forced + " writes several files, so it cannot go to standard output (-o -)");
+    for (const Codec& c : k_codecs)
+      if (forced == c.name && !c.streams())
+        fail_usage("--format " + forced + " writes several files, so it cannot go to standard output (-o -)");
   }
   if (!forced.empty()) {
     for (const Codec& c : k_codecs)
-      if (forced == c.name && c.create) return forced;
+      if (forced == c.name && c.create) return c.id;
     fail_usage("--format " + forced + ": unknown format; use one of " + output_format_names());
   }
   std::error_code ec;
-  if (ends_with(path, "/") || std::filesystem::is_directory(path, ec))
-    return template_input && dynamic_cast<const dcp::DcpReader*>(template_input) ? "dcp" : "hf";
-  if (template_input && dynamic_cast<const TfjsReader*>(template_input) && ends_with(path, ".json")) return "tfjs";
+  if (ends_with(path, "/") || std::filesystem::is_directory(path, ec)) {
+    // A folder in input 1's folder format (DCP after a DCP input), else the first folder row (Hugging Face).
+    if (template_input && template_input->format() != FormatId::none) {
+      const Codec& input1 = codec(template_input->format());
+      if (input1.folder && input1.create) return input1.id;
+    }
+    for (const Codec& c : k_codecs)
+      if (c.folder && c.create) return c.id;
+  }
   if (ends_with(path, ".ckpt")) return ckpt_format(path, template_input);
-  if (is_tensorflow_output_name(path)) return "tensorflow";
+  for (const Codec& c : k_codecs)
+    if (c.claims && c.claims(path, template_input)) return c.id;
   for (const Codec& c : k_codecs)
     for (const char* ext : c.extensions)
-      if (ext && ends_with(path, ext)) return c.name;
-  if (names_no_format(path) && template_input) return codec_of(*template_input);
+      if (ext && ends_with(path, ext)) return c.id;
+  // A name that says nothing (ckpt-5, export/variables/variables) takes input 1's format, where it can be written.
+  if (names_no_format(path) && template_input) {
+    const Codec* input1 = codec_of(*template_input);
+    if (input1 && input1->create) return input1->id;
+  }
   fail_usage("cannot tell the output format of '" + path + "'; use --format " + output_format_names());
 }
 
-std::string output_format(const std::string& path, const std::string& forced, const std::vector<Reader*>& inputs) {
+FormatId output_format(const std::string& path, const std::string& forced, const std::vector<Reader*>& inputs) {
   WAVG_ASSERT(!inputs.empty());
   if (forced.empty() && names_no_format(path))
     for (const Reader* r : inputs)
-      if (codec_of(*r) != codec_of(*inputs.front()))
-        fail_usage("-o " + path + " names no format and the inputs are in several (" + codec_of(*inputs.front()) +
-                   ", " + codec_of(*r) + "); use --format " + output_format_names());
+      if (r->format() != inputs.front()->format())
+        fail_usage("-o " + path + " names no format and the inputs are in several (" +
+                   format_label(*inputs.front()) + ", " + format_label(*r) + "); use --format " +
+                   output_format_names());
   return output_format(path, forced, inputs.front());
 }
 
@@ -264,21 +286,15 @@ bool names_no_format(const std::string& path) {
 }
 
 bool format_from_inputs(const std::string& path, const std::string& forced) {
-  return forced.empty() && (ends_with(path, ".ckpt") || names_no_format(path));
+  return forced.empty() && path != k_stdio_name && (ends_with(path, ".ckpt") || names_no_format(path));
 }
 
-std::string early_output_format(const std::string& path, const std::string& forced) {
-  return format_from_inputs(path, forced) ? std::string() : output_format(path, forced);
-}
-
-std::size_t template_input(const std::string& format, const std::vector<Reader*>& inputs,
+std::size_t template_input(FormatId format, const std::vector<Reader*>& inputs,
                            const std::vector<TensorInfo>& tensors) {
-  const Codec* codec = nullptr;
-  for (const Codec& c : k_codecs)
-    if (format == c.name) codec = &c;
-  WAVG_ASSERT(codec && !inputs.empty());
+  WAVG_ASSERT(!inputs.empty());
+  const FormatId read_as = codec(format).reader_format();
   for (std::size_t k = 0; k < inputs.size(); ++k) {
-    if (inputs[k]->format_name() != codec->reader_name) continue;
+    if (inputs[k]->format() != read_as) continue;
     // The writer finds each output tensor in the template by name (the plan names them after input 1's).
     std::unordered_map<std::string_view, const TensorInfo*> by_name;
     for (const TensorInfo& t : inputs[k]->tensors()) by_name.emplace(t.name, &t);
@@ -301,23 +317,14 @@ std::string output_format_names() {
   return names;
 }
 
-std::string output_file(const std::string& format, const std::string& path) {
-  if (writes_folder(format)) {
-    std::string dir = path;
-    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-    return dir;
-  }
-  return format == "tensorflow" ? tensorflow_index_path(path) : path;
+std::string output_file(FormatId format, const std::string& path) {
+  const Codec& c = codec(format);
+  return c.commit_name ? c.commit_name(path) : path;
 }
 
-bool writes_folder(const std::string& format) { return format == "hf" || format == "hf-bin" || format == "dcp"; }
-
-std::unique_ptr<Writer> create_writer(const std::string& format, const std::string& tmp_path,
-                                      const std::string& display_path, const OutputSpec& spec) {
-  for (const Codec& c : k_codecs)
-    if (format == c.name) return c.create(tmp_path, display_path, spec);
-  WAVG_ASSERT(!"create_writer: unknown format");
-  return nullptr;
+std::unique_ptr<Writer> create_writer(FormatId format, const std::string& tmp_path, const std::string& display_path,
+                                      const OutputSpec& spec) {
+  return codec(format).create(tmp_path, display_path, spec);
 }
 
 }  // namespace wavg

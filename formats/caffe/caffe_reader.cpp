@@ -15,7 +15,7 @@ struct CaffeReader::Net {
   CaffeBlobs index;
 };
 
-CaffeReader::CaffeReader(std::string path) : ListedReader(std::move(path), "Caffe"), m_net(std::make_unique<Net>()) {
+CaffeReader::CaffeReader(std::string path) : ListedReader(std::move(path), FormatId::caffe), m_net(std::make_unique<Net>()) {
   {
     const MappedFile file(m_path);
     parse_net(file.data(), file.size(), m_net->message, m_path);

@@ -72,7 +72,7 @@ bool looks_like_dcp(const std::string& path) {
   return fs::is_directory(path, ec) && fs::is_regular_file(fs::path(path) / ".metadata", ec);
 }
 
-DcpReader::DcpReader(const std::string& path) : ListedReader(path, "PyTorch DCP") {
+DcpReader::DcpReader(const std::string& path) : ListedReader(path, FormatId::dcp) {
   m_folder = path;
   while (m_folder.size() > 1 && m_folder.back() == '/') m_folder.pop_back();
   m_layout = "distributed checkpoint";

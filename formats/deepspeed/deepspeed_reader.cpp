@@ -155,7 +155,7 @@ bool looks_like_deepspeed(const std::string& path) {
   return false;
 }
 
-DeepspeedReader::DeepspeedReader(const std::string& path) : ListedReader(path, "DeepSpeed") {
+DeepspeedReader::DeepspeedReader(const std::string& path) : ListedReader(path, FormatId::deepspeed) {
   const std::string dir = checkpoint_folder(path);
   std::vector<std::string> optim;
   std::error_code ec;

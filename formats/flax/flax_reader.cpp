@@ -141,7 +141,7 @@ bool looks_like_flax(const std::string& path) {
   return true;  // map 16/32: the key follows the count; a full parse decides
 }
 
-FlaxReader::FlaxReader(std::string path) : ListedReader(path, "Flax"), m_file(std::move(path)) {
+FlaxReader::FlaxReader(std::string path) : ListedReader(path, FormatId::flax), m_file(std::move(path)) {
   m_tree = msgpack_tree::parse(m_path, m_file.data(), 0, m_file.size(), "the file");
   if (m_tree.nodes[0].kind != Kind::map)
     fail(m_path, "the top level is " + std::string(msgpack_tree::kind_name(m_tree.nodes[0].kind)) +

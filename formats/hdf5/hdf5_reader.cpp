@@ -50,7 +50,7 @@ bool has_keras_model_weights(hid_t root) {
 
 }  // namespace
 
-Hdf5Reader::Hdf5Reader(std::string path, Probe probe) : ListedReader(std::move(path), "HDF5") {
+Hdf5Reader::Hdf5Reader(std::string path, Probe probe) : ListedReader(std::move(path), FormatId::hdf5) {
   h5::init();
   if (probe == Probe::yes) probe_structure(m_path);
   const h5::CrashGuard guard(m_path);

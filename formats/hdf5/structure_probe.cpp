@@ -1,10 +1,12 @@
-// The HDF5 structure probe (structure_probe.hpp): the reader run once in a child process under a time and memory
-// limit, its fate passed back through a pipe and the exit status.
+// The HDF5 structure probe (structure_probe.hpp): the reader run once in a process of its own (this executable,
+// spawned with a hidden first argument) under a time and memory limit, its fate passed back through a pipe and the
+// exit status.
 
 #include "hdf5/structure_probe.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
+#include <spawn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,6 +26,8 @@ namespace wavg {
 namespace {
 
 constexpr int k_probe_seconds = 10;
+constexpr int k_probe_fd = 3;  // where the child writes its error message
+constexpr const char* k_probe_flag = "--hdf5-structure-probe";
 constexpr std::uint64_t k_probe_memory = 1ull << 30;
 
 enum ProbeExit : int { probe_ok = 0, probe_error = 2, probe_out_of_memory = 3 };
@@ -39,39 +43,57 @@ std::uint64_t virtual_size() {
   return pages * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
 }
 
+// The probe's child: opens `path`'s structure, writes a clean error's message to `fd`, exits with its fate.
+int run_structure_probe(const char* path, int fd) {
+  const std::uint64_t limit = virtual_size() + k_probe_memory;
+  const struct rlimit rl{limit, limit};
+  ::setrlimit(RLIMIT_AS, &rl);
+  try {
+    Hdf5Reader reader(path, Hdf5Reader::Probe::no);
+    return probe_ok;
+  } catch (const Error& e) {
+    const std::string what = e.problems().empty() ? "unreadable" : e.problems().front().what;
+    (void)!::write(fd, what.data(), what.size());  // a lost message still leaves probe_error
+    return probe_error;
+  } catch (const std::bad_alloc&) {
+    return probe_out_of_memory;
+  } catch (...) {
+    return probe_error;
+  }
+}
+
 }  // namespace
+
+int run_codec_helper(int argc, char** argv) {
+  if (argc != 3 || std::string(argv[1]) != k_probe_flag) return -1;
+  return run_structure_probe(argv[2], k_probe_fd);
+}
 
 void probe_structure(const std::string& path) {
   int fds[2];
-  // Close-on-exec: a program another thread starts must not hold the write end open, or no end-of-file comes.
+  // Close-on-exec: a program another thread starts must not hold the write end open, or no end-of-file comes. The
+  // child gets its own copy as descriptor 3 (dup2 clears the flag there).
   if (::pipe2(fds, O_CLOEXEC) != 0) return;  // no probe possible: proceed unguarded rather than refuse the file
   std::fflush(nullptr);
-  const std::uint64_t limit = virtual_size() + k_probe_memory;
-  const pid_t pid = ::fork();
-  if (pid < 0) {
+  // posix_spawn, not fork: this process may run other threads (the provenance's hashing, OpenMP's pool), and a
+  // forked child of a threaded process may only call async-signal-safe functions before exec (a lock another
+  // thread held at the fork stays held for ever in the child); the probe runs HDF5 and allocates. A spawned
+  // process of the same executable starts clean.
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], k_probe_fd);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  std::string exe = "/proc/self/exe";
+  std::string flag = k_probe_flag;
+  std::string file = path;
+  char* argv[] = {exe.data(), flag.data(), file.data(), nullptr};
+  pid_t pid = -1;
+  const int spawned = ::posix_spawn(&pid, exe.c_str(), &actions, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0) {
     ::close(fds[0]);
     ::close(fds[1]);
     return;
-  }
-  if (pid == 0) {
-    ::close(fds[0]);
-    const int devnull = ::open("/dev/null", O_WRONLY);
-    if (devnull >= 0) ::dup2(devnull, STDERR_FILENO);
-    const struct rlimit rl{limit, limit};
-    ::setrlimit(RLIMIT_AS, &rl);
-    int code = probe_ok;
-    try {
-      Hdf5Reader reader(path, Hdf5Reader::Probe::no);
-    } catch (const Error& e) {
-      const std::string what = e.problems().empty() ? "unreadable" : e.problems().front().what;
-      (void)!::write(fds[1], what.data(), what.size());  // a lost message still leaves probe_error
-      code = probe_error;
-    } catch (const std::bad_alloc&) {
-      code = probe_out_of_memory;
-    } catch (...) {
-      code = probe_error;
-    }
-    ::_exit(code);
   }
   ::close(fds[1]);
   // The pipe reaches end-of-file when the child exits: waiting on it returns as soon as the probe is done (under a

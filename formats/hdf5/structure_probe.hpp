@@ -1,13 +1,14 @@
 #pragma once
-// Opens the file's structure (and its root metadata) once in a child process before this process trusts HDF5
+// Opens the file's structure (and its root metadata) once in a process of its own before this process trusts HDF5
 // with it. HDF5 1.10 can loop forever, fault, or allocate gigabytes on a corrupt global heap (where
 // variable-length strings such as layer_names live) or object header. The child runs under a time and memory
 // limit; its fate tells, and this process reports a corrupt file instead of hanging, crashing or swapping. A clean
 // error in the child is passed up through a pipe, so the parent never repeats what failed. Parsing the structure
 // takes milliseconds even for large models, so the probe costs a fork, not a re-read of the data.
 //
-// The probe is the HDF5 reader itself (Hdf5Reader with Probe::no) in a forked child; the parent only reads the
-// child's fate, so this file knows nothing of the file's layout.
+// The probe is the HDF5 reader itself (Hdf5Reader with Probe::no) in this executable, spawned (posix_spawn, safe
+// in a process that runs threads, unlike fork) with a hidden first argument that main() hands to
+// run_codec_helper(); the parent only reads the child's fate, so this file knows nothing of the file's layout.
 
 #include <string>
 

@@ -120,7 +120,7 @@ bool looks_like_hf(const std::string& path) {
   return doc.is_object() && doc.contains("weight_map");
 }
 
-FolderReader::FolderReader(const std::string& path) : ListedReader(path, "Hugging Face") {
+FolderReader::FolderReader(const std::string& path) : ListedReader(path, FormatId::hf) {
   while (m_path.size() > 1 && m_path.back() == '/') m_path.pop_back();
   if (is_dir(m_path)) {
     m_folder = m_path;

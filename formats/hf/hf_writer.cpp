@@ -36,26 +36,14 @@ constexpr std::uint64_t k_max_copied = 1ull << 30;
 // What each safetensors shard's __metadata__ starts from: transformers refuses a safetensors file whose metadata
 // lacks "format" (modeling_utils: "pt", "tf", "flax" or "mlx"). Input 1's shard metadata, when it has some, is
 // kept; the provenance is laid over it by the safetensors writer.
-class ShardMetadata final : public Reader {
- public:
-  explicit ShardMetadata(const Reader* input1) {
-    if (const auto* folder = dynamic_cast<const FolderReader*>(input1))
-      if (folder->first_shard().format_name() == "safetensors") m_metadata = folder->first_shard().metadata();
-    if (input1 && input1->format_name() == "safetensors") m_metadata = input1->metadata();
-    m_metadata.emplace("format", "pt");
-  }
-  const std::string& path() const override { return m_none; }
-  std::string format_name() const override { return "safetensors"; }
-  std::string layout() const override { return {}; }
-  const std::vector<TensorInfo>& tensors() const override { return m_tensors; }
-  void read(std::size_t, std::uint64_t, std::uint64_t, void*) override { WAVG_ASSERT(!"ShardMetadata::read"); }
-  std::map<std::string, std::string> metadata() const override { return m_metadata; }
-
- private:
-  std::string m_none;
-  std::vector<TensorInfo> m_tensors;
-  std::map<std::string, std::string> m_metadata;
-};
+std::map<std::string, std::string> shard_metadata(const Reader* input1) {
+  std::map<std::string, std::string> metadata;
+  if (const auto* folder = dynamic_cast<const FolderReader*>(input1))
+    if (folder->first_shard().format() == FormatId::safetensors) metadata = folder->first_shard().metadata();
+  if (input1 && input1->format() == FormatId::safetensors) metadata = input1->metadata();
+  metadata.emplace("format", "pt");
+  return metadata;
+}
 
 // The ecosystem's name for shard i of n, with "-TOKEN" before the extension when `token` is not empty.
 std::string shard_name(ShardFormat f, std::size_t i, std::size_t n, const std::string& token) {
@@ -127,7 +115,7 @@ void copy_file(const std::string& from, const std::string& to, const std::string
 class FolderWriter final : public Writer {
  public:
   FolderWriter(ShardFormat format, const std::string& tmp_dir, const std::string& display, const OutputSpec& spec)
-      : m_dir(tmp_dir), m_display(display), m_spec(spec), m_metadata(spec.template_input) {
+      : m_dir(tmp_dir), m_display(display), m_spec(spec) {
     // --force replaces the model in a model folder (or fills an empty one), never a folder the path happens to
     // name (a home directory), and nothing of the folder but the model.
     check_target_folder(display);
@@ -154,7 +142,7 @@ class FolderWriter final : public Writer {
         m_where[shards[s][k]] = {s, k};
         sub->tensors.push_back(spec.tensors[shards[s][k]]);
       }
-      sub->template_input = format == ShardFormat::safetensors ? &m_metadata : nullptr;
+      if (format == ShardFormat::safetensors) sub->metadata = shard_metadata(spec.template_input);
       sub->provenance = spec.provenance;
       const std::string path = (fs::path(m_dir) / m_names[s]).string();
       const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
@@ -289,7 +277,6 @@ class FolderWriter final : public Writer {
   std::string m_dir;
   std::string m_display;
   const OutputSpec& m_spec;
-  ShardMetadata m_metadata;
   std::vector<std::string> m_names;
   std::vector<std::unique_ptr<OutputSpec>> m_specs;  // before the writers, which refer to them
   std::vector<std::unique_ptr<Writer>> m_writers;

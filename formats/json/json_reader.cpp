@@ -70,7 +70,7 @@ bool looks_like_wavg_json(const std::string& path) {
   return compact.rfind("{\"format\":\"wavg-json\"", 0) == 0;
 }
 
-JsonReader::JsonReader(std::string path) : ListedReader(std::move(path), "wavg JSON") {
+JsonReader::JsonReader(std::string path) : ListedReader(std::move(path), FormatId::json) {
   m_layout = "wavg JSON";
   // Mapped only while parsing: the values are copied into m_data as they are decoded.
   const MappedFile map(m_path);

@@ -23,7 +23,7 @@ class JsonWriter final : public Writer {
   JsonWriter(const std::string& tmp_path, const std::string& display_path, const OutputSpec& spec,
              JsonEncoding encoding)
       : m_display(display_path), m_spec(spec), m_encoding(encoding) {
-    if (spec.template_input && spec.template_input->format_name() == "wavg JSON")
+    if (spec.template_input && spec.template_input->format() == FormatId::json)
       m_metadata = spec.template_input->metadata();
 
     for (const TensorInfo& t : spec.tensors) m_data.emplace_back(t.bytes());

@@ -80,7 +80,7 @@ bool looks_like_keras(const std::string& path) {
   return false;
 }
 
-KerasArchiveReader::KerasArchiveReader(std::string path) : ListedReader(std::move(path), "Keras archive") {
+KerasArchiveReader::KerasArchiveReader(std::string path) : ListedReader(std::move(path), FormatId::keras) {
   int code = 0;
   std::unique_ptr<zip_t, ZipCloser> z(zip_open(m_path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code));
   if (!z) fail(m_path, "not a readable zip archive (" + zip_message(code) + ")");

@@ -168,7 +168,7 @@ bool looks_like_mxnet(const std::string& path) {
   return in.read(reinterpret_cast<char*>(&magic), sizeof magic) && magic == k_list_magic;
 }
 
-MxnetReader::MxnetReader(std::string path) : MappedTensorsReader(std::move(path), "MXNet") {
+MxnetReader::MxnetReader(std::string path) : MappedTensorsReader(std::move(path), FormatId::mxnet) {
   const std::string& file = m_file.path();
   Cursor c(m_file);
   if (c.take<std::uint64_t>("list magic") != k_list_magic) fail(file, "not an MXNet NDArray list (no magic 0x112)");

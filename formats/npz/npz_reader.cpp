@@ -57,7 +57,7 @@ bool looks_like_npz(const std::string& path) {
          name.compare(n - k_suffix.size(), k_suffix.size(), k_suffix) == 0;
 }
 
-NpzReader::NpzReader(std::string path) : ListedReader(path, "NumPy"), m_file(std::move(path)) {
+NpzReader::NpzReader(std::string path) : ListedReader(path, FormatId::npz), m_file(std::move(path)) {
   const auto entries =
       pytorch::read_zip_directory(m_path, m_file.data(), m_file.size(), pytorch::ZipSource::file,
                                   pytorch::ZipMethods::stored_or_deflated);

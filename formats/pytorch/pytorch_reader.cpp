@@ -62,7 +62,7 @@ bool looks_like_pytorch(const std::string& path) {
   return slash != std::string::npos && first.substr(slash) == "/data.pkl";
 }
 
-PytorchReader::PytorchReader(std::string path) : ListedReader(path, "PyTorch"), m_file(std::move(path)) {
+PytorchReader::PytorchReader(std::string path) : ListedReader(path, FormatId::pytorch), m_file(std::move(path)) {
   if (m_file.size() >= sizeof k_legacy_magic &&
       std::memcmp(m_file.data(), k_legacy_magic, sizeof k_legacy_magic) == 0)
     open_legacy();

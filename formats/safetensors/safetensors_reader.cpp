@@ -58,7 +58,7 @@ bool looks_like_safetensors(const std::string& path) {
   return n >= 2 && buf[8] == '{' && (n <= k_max_header || n > size);
 }
 
-SafetensorsReader::SafetensorsReader(std::string file) : MappedTensorsReader(std::move(file), "safetensors") {
+SafetensorsReader::SafetensorsReader(std::string file) : MappedTensorsReader(std::move(file), FormatId::safetensors) {
   const std::uint64_t size = m_file.size();
   if (size < 8) fail(path(), "truncated safetensors file (" + std::to_string(size) + " bytes, no header length)");
   const std::uint64_t n = read_le64(m_file.data());

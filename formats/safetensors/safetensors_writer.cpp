@@ -77,9 +77,9 @@ class SafetensorsWriter final : public Writer {
   // The JSON header padded with spaces to a multiple of 8 bytes, so the data that follows stays aligned.
   std::string header(const std::map<std::string, std::string>& provenance) const {
     nlohmann::ordered_json header = nlohmann::ordered_json::object();
-    std::map<std::string, std::string> metadata;
-    if (m_spec.template_input && m_spec.template_input->format_name() == "safetensors")
-      metadata = m_spec.template_input->metadata();
+    std::map<std::string, std::string> metadata = m_spec.metadata;
+    if (m_spec.template_input && m_spec.template_input->format() == FormatId::safetensors)
+      for (auto& [k, v] : m_spec.template_input->metadata()) metadata[k] = std::move(v);
     for (const auto& [k, v] : provenance) metadata[k] = v;
     if (!metadata.empty()) header["__metadata__"] = metadata;
     for (std::size_t i : m_order) {

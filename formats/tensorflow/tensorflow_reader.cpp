@@ -93,7 +93,7 @@ bool looks_like_tensorflow(const std::string& path) {
   return ok && magic == 0xdb4775248b80fb57ull;
 }
 
-TensorflowReader::TensorflowReader(std::string path) : ListedReader(std::move(path), "TensorFlow checkpoint") {
+TensorflowReader::TensorflowReader(std::string path) : ListedReader(std::move(path), FormatId::tensorflow) {
   m_prefix = ends_with(m_path, ".index") && !is_tensorflow_prefix(m_path) ? m_path.substr(0, m_path.size() - 6)
                                                                            : m_path;
   read_index();

@@ -80,7 +80,7 @@ bool decode(const tfproto::TensorProto& p, DType dtype, std::uint64_t count, std
 
 class TfV1Reader final : public ListedReader {
  public:
-  explicit TfV1Reader(std::string path) : ListedReader(std::move(path), "TensorFlow checkpoint") {
+  explicit TfV1Reader(std::string path) : ListedReader(std::move(path), FormatId::tensorflow) {
     m_layout = "TF1 V1 checkpoint (Saver write_version=V1)";
     const MappedFile file(m_path);
     bool first = true;

@@ -43,7 +43,7 @@ bool looks_like_tfjs(const std::string& path) {
   return false;
 }
 
-TfjsReader::TfjsReader(std::string path) : ListedReader(std::move(path), "TensorFlow.js") {
+TfjsReader::TfjsReader(std::string path) : ListedReader(std::move(path), FormatId::tfjs) {
   const std::size_t slash = m_path.rfind('/');
   m_dir = slash == std::string::npos ? "" : m_path.substr(0, slash + 1);
   m_text = read_model_json(m_path);

@@ -3,6 +3,7 @@
 // it can read in blocks) and creates a Writer for an output. The registry picks the codec by content for inputs
 // and by extension (or --format) for outputs. Nothing outside formats/ knows how a file is laid out.
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -14,6 +15,29 @@
 #include "wavg/tensor.hpp"
 
 namespace wavg {
+
+// Which codec a reader or an output is: one value per row of the registry (formats/registry.cpp), compared as a
+// value. Nothing outside formats/ asks which format a file is by its display name; it asks the row (codec()).
+// A new format adds one value here and one row there. `none` is a reader no codec made (a model in memory).
+enum class FormatId : std::uint8_t {
+  none,
+  hdf5,
+  safetensors,
+  pytorch,
+  keras,
+  mxnet,
+  caffe,
+  tensorflow,
+  hf,
+  hf_bin,
+  tfjs,
+  json,
+  json_base64,
+  npz,
+  flax,
+  dcp,
+  deepspeed,
+};
 
 // One layer of a model, as pairing by position (--match order) sees it.
 struct LayerInfo {
@@ -46,7 +70,9 @@ class Reader {
   // checkpoint's .index and data shards): what its provenance fingerprint covers and what no output may replace.
   // Most formats are one file: {path()}.
   virtual std::vector<std::string> files() const { return {path()}; }
-  // Returns the format's name ("HDF5").
+  // Returns the codec that read the file (FormatId::none for a reader no codec made).
+  virtual FormatId format() const { return FormatId::none; }
+  // Returns the format's name for people ("HDF5"): the row's display name for a codec's reader.
   virtual std::string format_name() const = 0;
   // Returns the layout detected inside the format ("Keras 2 model", "Keras 2 weights", "plain HDF5").
   virtual std::string layout() const = 0;
@@ -99,6 +125,9 @@ struct OutputSpec {
   const Reader* companions = nullptr;
   // A folder output also writes these files (name, content): merge --recipe's mergekit_config.yml.
   std::vector<std::pair<std::string, std::string>> extra_files{};
+  // File-level metadata the output starts from, under the template's own and the provenance (a Hugging Face
+  // folder's safetensors shards: {"format": "pt"}, which transformers requires, and input 1's shard metadata).
+  std::map<std::string, std::string> metadata{};
 };
 
 class Writer {
@@ -112,47 +141,97 @@ class Writer {
   virtual void finish() = 0;
 };
 
+// What an output's writer takes besides the spec: which of the output options a format accepts (--tf-state,
+// --shard-size), as bits of Codec::accepts.
+enum class OutputOption : unsigned { tf_state = 1u << 0, shard_size = 1u << 1 };
+
+// A codec's row in the registry: everything the rest of the program needs to know about a format, so that nothing
+// outside formats/ asks "which format is this?" by name. Rows are listed in sniffing order in formats/registry.cpp
+// and written with designated initializers, naming only what differs from these defaults.
+struct Codec {
+  FormatId id = FormatId::none;
+  const char* name = nullptr;     // --format's value and what messages call an output: "hdf5"
+  const char* display = nullptr;  // what inspect and convert call an input: "HDF5"
+  // The format whose reader reads this format's files, when it is another row's: a --format-only variant
+  // (hf-bin is read by hf, json-base64 by json). An output's template is an input of that format (template_input).
+  FormatId read_as = FormatId::none;
+  // Output names this format claims by their ending (the first match in row order wins).
+  std::array<const char*, 4> extensions{};
+  // Claims an output `path` before any extension is looked at, given input 1 (may be null): TF.js claims *.json
+  // after a TF.js input, TensorFlow *.ckpt-N. Null: extensions only.
+  bool (*claims)(const std::string& path, const Reader* input1) = nullptr;
+  bool folder = false;      // the output is a folder, committed by an AtomicDirectory (a Hugging Face model)
+  bool companions = false;  // the output is several files (a TF.js model.json and its shards, a TensorFlow .index
+                            // and its data shard), so it cannot go to standard output
+  // Why an input of this format cannot be a copy of standard input (its other files are named beside it), or null.
+  const char* not_from_stdin = nullptr;
+  // Returns the name an output named `path` is committed as (TensorFlow: PREFIX.index; a folder: without its
+  // trailing '/'). Null: `path` itself.
+  std::string (*commit_name)(const std::string& path) = nullptr;
+  unsigned accepts = 0;          // the OutputOption bits an output of this format takes
+  bool keeps_entries = false;    // an output over an input of this format keeps its non-tensor entries (an epoch)
+  const char* train_extension = nullptr;  // what local-sgd names its checkpoints in this format
+  // Tells whether the file at `path` is this format, by its content; null for a --format-only row.
+  bool (*sniff)(const std::string& path) = nullptr;
+  // Opens `path` (sniffed as this format) as a Reader; null for a --format-only row.
+  std::unique_ptr<Reader> (*open)(const std::string& path) = nullptr;
+  // Creates a writer at `tmp_path` (a temporary file, or folder when `folder`, beside the target).
+  std::unique_ptr<Writer> (*create)(const std::string& tmp_path, const std::string& display_path,
+                                    const OutputSpec& spec) = nullptr;
+
+  // Tells whether an output of this format takes option `o`.
+  bool accepts_option(OutputOption o) const { return (accepts & static_cast<unsigned>(o)) != 0; }
+  // Tells whether an output of this format can be one stream (standard output, -o -).
+  bool streams() const { return !folder && !companions; }
+  // Returns the format whose reader reads this format's files.
+  FormatId reader_format() const { return read_as == FormatId::none ? id : read_as; }
+};
+
+// Returns the row of `id` (not FormatId::none).
+const Codec& codec(FormatId id);
+// Returns the row of a reader's format, or null for a reader no codec made.
+const Codec* codec_of(const Reader& reader);
+
+// Runs a codec's helper process when the command line asks for one (the HDF5 structure probe: this executable
+// spawned with a hidden first argument) and returns its exit status; returns -1 for any other command line. Every
+// executable that reads HDF5 files calls it first thing in main().
+int run_codec_helper(int argc, char** argv);
+
 // Opens an input, choosing the codec by the file's content. Throws Error (exit 1) naming the file.
 std::unique_ptr<Reader> open_reader(const std::string& path);
 
-// Returns the output format for `path`: `forced` if not empty, else from the extension. Two formats share .json:
-// the output is TensorFlow.js when input 1 (`template_input`, when known) is, so that merging model.json files
-// gives a model.json, and wavg JSON otherwise. A path ending in '/' or naming an existing folder is a Hugging Face
-// folder ("hf").
-// A name that says nothing (ckpt-5, export/variables/variables: no extension) takes input 1's format, and .ckpt
-// (PyTorch Lightning's and TensorFlow's) follows input 1 when it is PyTorch or TensorFlow and is refused asking for
-// --format otherwise (TensorFlow without an input).
-std::string output_format(const std::string& path, const std::string& forced,
-                          const Reader* template_input = nullptr);
+// Returns the output format for `path`: `forced` (a --format name) if not empty, else from the extension. Two
+// formats share .json: the output is TensorFlow.js when input 1 (`template_input`, when known) is, so that merging
+// model.json files gives a model.json, and wavg JSON otherwise. A path ending in '/' or naming an existing folder
+// is a Hugging Face folder ("hf"; a DCP folder after a DCP input 1). `-o -` needs --format and a format that
+// streams. A name that says nothing (ckpt-5, export/variables/variables: no extension) takes input 1's format, and
+// .ckpt (PyTorch Lightning's and TensorFlow's) follows input 1 when it is PyTorch or TensorFlow and is refused
+// asking for --format otherwise (TensorFlow without an input). Usage error (exit 2) otherwise.
+FormatId output_format(const std::string& path, const std::string& forced, const Reader* template_input = nullptr);
 // Returns output_format() for the inputs of a job: an output whose name says nothing is refused when the inputs
 // are in several formats.
-std::string output_format(const std::string& path, const std::string& forced, const std::vector<Reader*>& inputs);
+FormatId output_format(const std::string& path, const std::string& forced, const std::vector<Reader*>& inputs);
 // Tells whether an output's file name says nothing of its format: no extension, as TensorFlow names checkpoints
 // (ckpt-5, export/variables/variables). Such an output takes its inputs' format.
 bool names_no_format(const std::string& path);
-// Tells whether output_format() takes the format from the inputs (a name that says nothing, or .ckpt).
+// Tells whether output_format() takes the format from the inputs (a name that says nothing, or .ckpt), so that
+// the output's checks wait for them.
 bool format_from_inputs(const std::string& path, const std::string& forced);
-// Returns output_format() before the inputs are open: "" when the inputs will decide (format_from_inputs), so
-// that usage errors come before any file opens.
-std::string early_output_format(const std::string& path, const std::string& forced);
 // Returns the index of the input an output of `format` keeps the structure and metadata of (OutputSpec's
-// template_input): the first input in that format that holds every one of the output's `tensors` by name and
+// template_input): the first input read as that format that holds every one of the output's `tensors` by name and
 // shape (a .keras output needs a .keras input's config.json, a TF.js one a model.json), else input 1.
-std::size_t template_input(const std::string& format, const std::vector<Reader*>& inputs,
-                           const std::vector<TensorInfo>& tensors);
+std::size_t template_input(FormatId format, const std::vector<Reader*>& inputs, const std::vector<TensorInfo>& tensors);
 // Returns the names --format accepts, as "hdf5|safetensors|...", for help and error messages.
 std::string output_format_names();
 
-// Returns the file an output of `format` named `path` is committed as (the AtomicFile's target): `path` itself, or
-// PREFIX.index for a TensorFlow checkpoint named by its prefix (its data shard is a companion).
-std::string output_file(const std::string& format, const std::string& path);
+// Returns the file an output of `format` named `path` is committed as (the AtomicFile's target): `path` itself, the
+// folder without its trailing '/', or PREFIX.index for a TensorFlow checkpoint named by its prefix (its data shard
+// is a companion).
+std::string output_file(FormatId format, const std::string& path);
 
-// Tells whether an output of `format` is a folder (a Hugging Face model), committed by an AtomicDirectory: its
-// writer is handed the temporary directory instead of a file.
-bool writes_folder(const std::string& format);
-
-// Creates a writer of `format` at `tmp_path` (a temporary file beside the target, already created empty).
-std::unique_ptr<Writer> create_writer(const std::string& format, const std::string& tmp_path,
-                                      const std::string& display_path, const OutputSpec& spec);
+// Creates a writer of `format` at `tmp_path` (a temporary file beside the target, already created empty; a
+// temporary folder for a folder format).
+std::unique_ptr<Writer> create_writer(FormatId format, const std::string& tmp_path, const std::string& display_path,
+                                      const OutputSpec& spec);
 
 }  // namespace wavg

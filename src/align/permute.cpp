@@ -130,6 +130,7 @@ class PermutedReader final : public Reader {
   PermutedReader(Reader& base, const PermSpec& spec, std::vector<Perm> perms)
       : m_base(base), m_spec(spec), m_perms(std::move(perms)) {}
   const std::string& path() const override { return m_base.path(); }
+  FormatId format() const override { return m_base.format(); }
   std::string format_name() const override { return m_base.format_name(); }
   std::string layout() const override { return m_base.layout(); }
   const std::vector<TensorInfo>& tensors() const override { return m_base.tensors(); }

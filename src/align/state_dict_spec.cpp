@@ -162,15 +162,14 @@ void order_by_numbers(const Reader& reader, std::vector<Module>& modules) {
 }  // namespace
 
 bool is_state_dict_format(const Reader& reader) {
-  const std::string f = reader.format_name();
-  return f == "PyTorch" || f == "safetensors";
+  return reader.format() == FormatId::pytorch || reader.format() == FormatId::safetensors;
 }
 
 PermSpec state_dict_spec(const Reader& reader) {
   std::vector<Module> modules = find_modules(reader);
   if (modules.empty()) refuse(reader, "the file holds no floating-point tensors of a Linear, Conv or BatchNorm");
   check_flat(reader, modules);
-  const bool sorted_names = reader.format_name() == "safetensors";
+  const bool sorted_names = reader.format() == FormatId::safetensors;
   if (sorted_names) order_by_numbers(reader, modules);
 
   const auto& tensors = reader.tensors();

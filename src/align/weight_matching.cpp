@@ -25,7 +25,7 @@
 #include "align/gemm.hpp"
 #include "align/lap.hpp"
 #include "align/permute.hpp"
-#include "train/dataset.hpp"
+#include "wavg/counter_rng.hpp"
 #include "wavg/error.hpp"
 
 namespace wavg::align {
@@ -55,7 +55,7 @@ class Matcher {
     for (std::size_t pass = 0; pass < options.max_iter; ++pass) {
       ++result.iterations;
       bool changed = false;
-      for (std::size_t g : train::permutation(groups, train::hash_key(options.seed, 0xa119, pass)))
+      for (std::size_t g : permutation(groups, hash_key(options.seed, 0xa119, pass)))
         changed |= solve_group(g, result.perms);
       if (!changed) {
         result.converged = true;
@@ -218,7 +218,7 @@ MergeManyResult merge_many(const PermSpec& spec, const std::vector<Weights>& mod
   for (std::size_t round = 0; round < options.max_iter; ++round) {
     ++result.iterations;
     bool changed = false;
-    for (std::size_t k : train::permutation(k_models, train::hash_key(options.seed, 0x3e79, round))) {
+    for (std::size_t k : permutation(k_models, hash_key(options.seed, 0x3e79, round))) {
       Weights mean = models[k];  // same shapes; the values are replaced by the mean of the others
       for (std::size_t t = 0; t < mean.tensors.size(); ++t) {
         std::vector<float>& m = mean.tensors[t];
@@ -230,7 +230,7 @@ MergeManyResult merge_many(const PermSpec& spec, const std::vector<Weights>& mod
         }
       }
       MatchOptions inner = options;
-      inner.seed = train::hash_key(options.seed, round, k);
+      inner.seed = hash_key(options.seed, round, k);
       MatchResult r = weight_matching(spec, mean, models[k], inner, result.perms[k]);
       if (r.perms != result.perms[k]) {
         changed = true;
@@ -272,7 +272,7 @@ MergeManyResult align_models(const PermSpec& spec, const std::vector<Weights>& m
   const std::size_t restarts = options.restarts > 0 ? options.restarts : models.size() == 2 ? 1 : 4;
   for (std::size_t r = 0; r < restarts; ++r) {
     MatchOptions o = options;
-    if (r > 0) o.seed = train::hash_key(options.seed, 0x5eed, r);
+    if (r > 0) o.seed = hash_key(options.seed, 0x5eed, r);
     MergeManyResult result;
     if (models.size() == 2) {
       MatchResult m = weight_matching(spec, models[0], models[1], o);

@@ -6,7 +6,6 @@
 #include "cli/align_options.hpp"
 #include "cli/progress.hpp"
 #include "pipeline/pipeline.hpp"
-#include "wavg/atomic_file.hpp"
 #include "wavg/error.hpp"
 #include "wavg/provenance.hpp"
 
@@ -28,42 +27,43 @@ struct AlignOptions {
   Verbosity verbosity;
 };
 
-// Writes every tensor of `aligned` (permuted ones from memory; the rest only when the writer lacks them).
-void write_aligned(Reader& aligned, Reader& original, const align::PermSpec& perm_spec, const std::string& format,
-                   const AlignOptions& o, Overwrite overwrite) {
-  AtomicFile out(o.output, overwrite);
-  const OutputSpec spec{original.tensors(), &original, {},
+// Writes every tensor of `aligned` (permuted ones from memory; the rest only when the writer lacks them) through
+// the pipeline's Output, so the output may be any target (a file, a folder, `-o -`). Not through the engine: the
+// writer's template is B's own file, whose values differ from the aligned ones exactly where they were permuted.
+void write_aligned(Reader& aligned, Reader& original, const align::PermSpec& perm_spec, const pipeline::Target& target,
+                   const std::vector<std::string>& protect, const AlignOptions& o) {
+  pipeline::Output out(target,
+                       {original.tensors(), &original, {},
                         make_provenance("align", "weight matching to " + fs::path(o.to).filename().string(),
-                                        {o.input, o.to}, "", o.hash)};
-  {
-    auto writer = create_writer(format, out.tmp_path(), o.output, spec);
-    ProgressLine progress(o.verbosity, "align");
-    std::uint64_t total = 0, done = 0;
-    for (const TensorInfo& t : spec.tensors) total += t.bytes();
-    std::vector<unsigned char> bytes;
-    for (std::size_t i = 0; i < spec.tensors.size(); ++i) {
-      const TensorInfo& t = spec.tensors[i];
-      done += t.bytes();
-      if (!perm_spec.tensors[i].permuted() && writer->holds_template_values(i)) continue;
-      bytes.resize(t.bytes());
-      aligned.read(i, 0, t.count(), bytes.data());
-      writer->write(i, 0, t.count(), bytes.data());
-      progress.update(done, total);
-    }
-    writer->finish();
+                                        {o.input, o.to}, "", o.hash)},
+                       protect);
+  Writer& writer = out.writer();
+  ProgressLine progress(o.verbosity, "align");
+  std::uint64_t total = 0, done = 0;
+  for (const TensorInfo& t : out.spec().tensors) total += t.bytes();
+  std::vector<unsigned char> bytes;
+  for (std::size_t i = 0; i < out.spec().tensors.size(); ++i) {
+    const TensorInfo& t = out.spec().tensors[i];
+    done += t.bytes();
+    if (!perm_spec.tensors[i].permuted() && writer.holds_template_values(i)) continue;
+    bytes.resize(t.bytes());
+    aligned.read(i, 0, t.count(), bytes.data());
+    writer.write(i, 0, t.count(), bytes.data());
+    progress.update(done, total);
   }
+  writer.finish();
   out.commit();
+  progress.erase();
 }
 
 int run_align(const AlignOptions& o) {
-  std::string format = early_output_format(o.output, o.format);
-  const Overwrite overwrite = o.force ? Overwrite::yes : Overwrite::no;
-  pipeline::check_output(o.output, {o.input, o.to}, overwrite);
+  pipeline::Target target =
+      pipeline::check_target({o.output, o.format, o.force ? Overwrite::yes : Overwrite::no}, {o.input, o.to});
   apply_threads(o.threads);
 
   auto reference = open_reader(o.to);
   auto input = open_reader(o.input);
-  format = output_format(o.output, o.format, input.get());
+  pipeline::settle(target, {input.get()});
   const align::PermSpec spec = align::make_spec(*reference, o.align.spec);
   align::check_spec_fits(spec, *reference, *input);
   std::vector<align::Weights> models;
@@ -72,15 +72,16 @@ int run_align(const AlignOptions& o) {
   const align::MergeManyResult all = align::align_models(spec, models, o.align.match);
   const std::vector<align::Perm>& perms = all.perms[1];
   auto aligned = align::permuted_reader(*input, spec, perms);
-  write_aligned(*aligned, *input, spec, format, o, overwrite);
+  write_aligned(*aligned, *input, spec, target, pipeline::files_of({input.get(), reference.get()}), o);
 
   if (!o.verbosity.quiet) {
+    std::FILE* out = report_stream(o.output);
     std::size_t units = 0, moved = 0;
     for (const align::Perm& p : perms) units += p.size(), moved += align::moved(p);
-    std::printf("aligned %s to %s into %s: %zu permutation group(s), %zu of %zu units moved, %zu passes%s\n",
-                o.input.c_str(), o.to.c_str(), o.output.c_str(), spec.group_names.size(), moved, units, all.iterations,
-                all.converged ? "" : " (stopped by --align-iter before converging)");
-    for (const std::string& line : describe_groups(spec, perms)) std::printf("  %s\n", line.c_str());
+    std::fprintf(out, "aligned %s to %s into %s: %zu permutation group(s), %zu of %zu units moved, %zu passes%s\n",
+                 o.input.c_str(), o.to.c_str(), o.output.c_str(), spec.group_names.size(), moved, units,
+                 all.iterations, all.converged ? "" : " (stopped by --align-iter before converging)");
+    for (const std::string& line : describe_groups(spec, perms)) std::fprintf(out, "  %s\n", line.c_str());
   }
   return 0;
 }

@@ -22,10 +22,15 @@ struct AllreduceOptions {
 };
 
 int run_allreduce(const AllreduceOptions& o) {
-  const std::string format = output_format(o.output, o.format);
+  output_format(o.output, o.format);  // refuses an unknown --format before MPI starts
   return train::with_mpi([&] {
-    const train::AllreduceJob job{o.input, o.output, format, o.force ? Overwrite::yes : Overwrite::no, o.reduction,
-                                  o.stats};
+    train::AllreduceJob job;
+    job.input = o.input;
+    job.output.path = o.output;
+    job.output.format = o.format;
+    job.output.overwrite = o.force ? Overwrite::yes : Overwrite::no;
+    job.reduction = o.reduction;
+    job.stats = o.stats;
     const int ranks = train::allreduce_checkpoint(job);
     if (train::mpi_rank() == 0 && !o.verbosity.quiet)
       std::printf("averaged %d checkpoints into %s\n", ranks, o.output.c_str());

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "train/reduction.hpp"
 #include "wavg/error.hpp"
 #include "wavg/stdio_files.hpp"
 
@@ -143,11 +144,6 @@ void add_tf_state(CLI::App& app, bool& tf_state) {
                "tf.train.latest_checkpoint finds it (an existing one is replaced only with --force)");
 }
 
-void check_tf_state(bool tf_state, const std::string& format) {
-  if (tf_state && !format.empty() && format != "tensorflow")
-    fail_usage("--tf-state needs a TensorFlow output (--format tensorflow)");
-}
-
 namespace {
 
 std::uint64_t parse_shard_size(const std::string& text) {
@@ -182,11 +178,6 @@ void add_shard_size(CLI::App& app, std::uint64_t& bytes) {
          "--shard-size", [&bytes](const std::string& text) { bytes = parse_shard_size(text); },
          "With a folder output: the largest shard (default 5GB; KB/MB/GB or KiB/MiB/GiB)")
       ->type_name("SIZE");
-}
-
-void check_shard_size(std::uint64_t bytes, const std::string& format) {
-  if (bytes && !format.empty() && !writes_folder(format))
-    fail_usage("--shard-size needs a folder output (a path ending in '/')");
 }
 
 void add_device(CLI::App& app, Device& device) {
@@ -241,20 +232,13 @@ void note(const Verbosity& v, int level, const std::string& text) {
   std::fprintf(stderr, "wavg: %s\n", printable(as_given(text)).c_str());
 }
 
-InputFiles input_files(const std::vector<Reader*>& inputs) {
-  InputFiles out;
-  for (const Reader* r : inputs) out.push_back(r->files());
-  return out;
-}
-
-void note_kept_entries(const Verbosity& v, const Reader& input1, const std::string& format) {
+void note_kept_entries(const Verbosity& v, const Reader& input1, FormatId format) {
   const std::vector<std::string> kept = input1.kept_entries();
   if (kept.empty()) return;
-  const bool keeps = (format == "pytorch" && input1.format_name() == "PyTorch") ||
-                     (format == "flax" && input1.format_name() == "Flax");
+  const bool keeps = codec(format).keeps_entries && input1.format() == format;
   if (!keeps)
     note(v, 0, "warning: " + std::to_string(kept.size()) + " value(s) of " + input1.path() +
-                   " that are not tensors have no place in a " + format + " output and are left out (-v lists them)");
+                   " that are not tensors have no place in a " + codec(format).name + " output and are left out (-v lists them)");
   for (const std::string& k : kept) note(v, 1, (keeps ? "kept from input 1: " : "left out: ") + k);
 }
 

@@ -15,13 +15,16 @@
 #include <vector>
 
 #include "cli/usage_errors.hpp"
-#include "train/mpi_reduce.hpp"
 #include "wavg/backend.hpp"
 #include "wavg/format.hpp"
 #include "wavg/names.hpp"
 #include "pipeline/pipeline.hpp"
 #include "wavg/plan.hpp"
 #include "wavg/provenance.hpp"
+
+namespace wavg::train {
+enum class Reduction;  // train/reduction.hpp, for the two subcommands that average over MPI
+}  // namespace wavg::train
 
 namespace wavg::cli {
 
@@ -124,8 +127,6 @@ void add_hash(CLI::App& app, HashAlgo& hash);
 
 // Adds --tf-state: a TensorFlow output also writes the `checkpoint` state file beside it.
 void add_tf_state(CLI::App& app, bool& tf_state);
-// Refuses (usage error) --tf-state for an output that is not a TensorFlow checkpoint ("": not known yet).
-void check_tf_state(bool tf_state, const std::string& format);
 
 // Where the arithmetic runs (--device).
 enum class Device { automatic, cpu, cuda };
@@ -134,8 +135,6 @@ inline constexpr std::array<Named<Device>, 3> k_device_names{
 // Adds --shard-size SIZE: the largest shard of a folder output; bytes, or a number with KB/MB/GB (powers of 1000,
 // as huggingface_hub counts) or KiB/MiB/GiB. 0 when not given.
 void add_shard_size(CLI::App& app, std::uint64_t& bytes);
-// Refuses (usage error) --shard-size for an output that is not a folder ("": not known yet).
-void check_shard_size(std::uint64_t bytes, const std::string& format);
 
 // Adds --device auto|cpu|cuda (default: auto).
 void add_device(CLI::App& app, Device& device);
@@ -164,9 +163,6 @@ void add_run_options(CLI::App& app, Options& o) {
   add_progress(app, o.verbosity);
 }
 
-// Returns each input's files (Reader::files()), what its provenance fingerprint covers.
-InputFiles input_files(const std::vector<Reader*>& inputs);
-
 // Parses "1,3,2" (the value of `option`) into numbers; throws a usage error naming the option and the bad item.
 std::vector<double> parse_numbers(const std::string& option, const std::string& text);
 // Parses --weights.
@@ -181,7 +177,7 @@ void note(const Verbosity& v, int level, const std::string& text);
 // Says at -v what happened to each role ("averaged: 4 weights, 8 optimizer moments; kept from input 1: 1 counter"),
 // which roles a name decided, and which tensors were not averaged.
 void report_roles(const Plan& plan, const Verbosity& v);
-void note_kept_entries(const Verbosity& v, const Reader& input1, const std::string& format);
+void note_kept_entries(const Verbosity& v, const Reader& input1, FormatId format);
 
 // The subcommands, one file each, each set up the same way: it adds its options to `app` and returns what runs it.
 using SetupFn = RunFn(CLI::App& app);

@@ -8,9 +8,6 @@
 #include "cli/progress.hpp"
 #include "pipeline/pipeline.hpp"
 #include "wavg/engine.hpp"
-#include "wavg/error.hpp"
-#include "wavg/free_space.hpp"
-#include "wavg/provenance.hpp"
 
 namespace wavg::cli {
 
@@ -31,53 +28,54 @@ struct ConvertOptions {
   Verbosity verbosity;
 };
 
-int run_convert(const ConvertOptions& o) {
-  const std::string early_format = early_output_format(o.output, o.format);  // refused before the input opens
-  check_tf_state(o.tf_state, early_format);
-  check_shard_size(o.shard_size, early_format);
+// What convert adds to the plain job: only floating-point tensors whose dtype changes go through the mean (of one
+// input, the value itself rounded once); every other tensor is copied byte for byte.
+class ConvertSteps final : public pipeline::Steps {
+ public:
+  explicit ConvertSteps(const ConvertOptions& o) : m_o(o), m_progress(o.verbosity, "convert") {}
+
+  void plan(Plan& plan, const std::vector<Reader*>&) override {
+    report_excluded(plan, m_o.verbosity);
+    for (PlanEntry& e : plan.entries)
+      // Hyper-parameters and counters keep their dtype (a .keras learning rate stays float32 under float16 weights).
+      e.action = is_float(e.info.dtype) && m_o.out_dtype && *m_o.out_dtype != e.info.dtype &&
+                         e.info.role != Role::hyper_parameter && e.info.role != Role::counter
+                     ? Action::average
+                     : Action::copy_first;
+  }
+  std::unique_ptr<Backend> backend(const Plan& plan, std::size_t) override {
+    std::uint64_t retyped = 0;
+    for (const PlanEntry& e : plan.entries)
+      if (e.action == Action::average) retyped += e.info.bytes();
+    return make_backend(m_o.device, retyped, m_o.verbosity);
+  }
+  void engine(Engine& engine) override { m_progress.follow(engine); }
+  std::string describe(const Method&) override { return "copy"; }
+  void committed() override { m_progress.erase(); }
+
+ private:
+  const ConvertOptions& m_o;
+  ProgressLine m_progress;
+};
+
+pipeline::Job validate(const ConvertOptions& o) {
   const Overwrite overwrite = o.force ? Overwrite::yes : Overwrite::no;
-  pipeline::check_output(output_file(early_format, o.output), {o.input}, overwrite);
+  pipeline::Target target =
+      pipeline::check_target({o.output, o.format, overwrite, o.tf_state, o.shard_size}, {o.input});
+  return {{o.input}, std::move(target), "convert", o.plan, o.out_dtype, o.hash, {}};
+}
 
+int run_convert(const ConvertOptions& o) {
+  const pipeline::Job job = validate(o);
   apply_threads(o.threads);
-  auto reader = open_reader(o.input);
-  const std::string format = output_format(o.output, o.format, reader.get());
-  check_tf_state(o.tf_state, format);
-  check_shard_size(o.shard_size, format);
-  const std::vector<Reader*> inputs{reader.get()};
-  Plan plan = build_plan(inputs, o.plan);
-  report_excluded(plan, o.verbosity);
-  for (PlanEntry& e : plan.entries)
-    // Hyper-parameters and counters keep their dtype (a .keras learning rate stays float32 under float16 weights).
-    e.action = is_float(e.info.dtype) && o.out_dtype && *o.out_dtype != e.info.dtype &&
-                       e.info.role != Role::hyper_parameter && e.info.role != Role::counter
-                   ? Action::average
-                   : Action::copy_first;
-  if (o.out_dtype) set_out_dtype(plan, *o.out_dtype);
-  std::uint64_t retyped = 0;
-  for (const PlanEntry& e : plan.entries)
-    if (e.action == Action::average) retyped += e.info.bytes();
-  auto backend = make_backend(o.device, retyped, o.verbosity);
-  auto method = make_weighted_mean(*backend, {});
-  Engine engine(plan, inputs, *method, *backend);
-
-  const std::vector<TensorInfo> out_tensors = output_tensors(plan);
-  check_free_space(o.output, least_output_bytes(out_tensors));
-  pipeline::Output out(o.output, format, overwrite,
-                       {out_tensors, reader.get(), plan.dropped_from_first,
-                        make_provenance("convert", "copy", input_files({reader.get()}), out_dtype_name(o.out_dtype), o.hash),
-                        o.tf_state, o.shard_size},
-                       reader->files());
-  ProgressLine progress(o.verbosity, "convert");
-  progress.follow(engine);
-  pipeline::pace_hashing(engine, out.spec().provenance);
-  engine.run(out.writer());
-  out.commit();
-  progress.erase();
-  note_kept_entries(o.verbosity, *reader, format);
+  ConvertSteps steps(o);
+  const pipeline::Run run = pipeline::run(job, steps);
+  const Reader& input = *run.readers.front();
+  note_kept_entries(o.verbosity, input, run.output.format_id);
   if (!o.verbosity.quiet)
     std::fprintf(report_stream(o.output), "converted %s (%s) to %s (%s): %zu tensors, %zu retyped\n", o.input.c_str(),
-                reader->format_name().c_str(), o.output.c_str(), format.c_str(), plan.entries.size(),
-                plan.count(Action::average));
+                 input.format_name().c_str(), o.output.c_str(), codec(run.output.format_id).name,
+                 run.plan.entries.size(), run.plan.count(Action::average));
   return 0;
 }
 

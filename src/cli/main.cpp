@@ -9,6 +9,7 @@
 #include "cli/common.hpp"
 #include "cli/usage_errors.hpp"
 #include "wavg/build_info.hpp"
+#include "wavg/format.hpp"
 #include "wavg/error.hpp"
 #include "wavg/stdio_files.hpp"
 #include "wavg/version.hpp"
@@ -76,6 +77,7 @@ bool verbose(const CLI::App* sub) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (const int helper = wavg::run_codec_helper(argc, argv); helper >= 0) return helper;
   wavg::cli::use_passive_wait_policy(argv);
   CLI::App app{"wavg averages and merges neural-network checkpoints.", "wavg"};
   app.set_version_flag("--version", version_text);

@@ -14,7 +14,6 @@
 #include "pipeline/pipeline.hpp"
 #include "wavg/engine.hpp"
 #include "wavg/error.hpp"
-#include "wavg/free_space.hpp"
 #include "wavg/federated.hpp"
 #include "wavg/provenance.hpp"
 
@@ -69,7 +68,7 @@ void apply_recipe(MergeOptions& o) {
   o.companions = r.tokenizer_from_base ? MergeOptions::Companions::base : MergeOptions::Companions::input1;
 }
 
-void report(const MergeOptions& o, const std::string& format, const Plan& plan, const Method& method,
+void report(const MergeOptions& o, FormatId format, const Plan& plan, const Method& method,
             const std::vector<Reader*>& inputs) {
   report_roles(plan, o.verbosity);
   note_kept_entries(o.verbosity, *inputs.front(), format);
@@ -109,22 +108,6 @@ std::vector<std::string> protected_paths(const MergeOptions& o) {
   return paths;
 }
 
-// Every file the output must not replace: the inputs' (shards included), the base's and the server state.
-std::vector<std::string> protected_files(const MergeOptions& o, const std::vector<Reader*>& inputs,
-                                         const Reader* base) {
-  std::vector<std::string> files = pipeline::files_of(inputs);
-  if (base)
-    for (std::string& f : base->files()) files.push_back(std::move(f));
-  if (!o.fed.state.empty()) files.push_back(o.fed.state);
-  return files;
-}
-
-// The weights of --weights, or of --weight-by read from the inputs' metadata.
-std::vector<double> input_weights(const MergeOptions& o, const std::vector<Reader*>& inputs) {
-  if (o.fed.weight_by.empty()) return parse_weights(o.weights);
-  return weights_from_metadata(inputs, o.fed.weight_by);
-}
-
 // Tells whether a task-vector method (task arithmetic, TIES, DARE, SLERP, model stock) runs.
 bool task_run(const MergeOptions& o) { return is_task_method(o.fed.options.robust.method); }
 
@@ -133,9 +116,10 @@ bool federated_run(const MergeOptions& o) {
   return !task_run(o) && (is_federated(o.fed.options) || !o.fed.weight_by.empty());
 }
 
-// Checks the options against each other and the number of inputs (usage errors, exit 2), before any file opens.
-// A checkpoint sequence (--last) is expanded first: it supplies the inputs and their weights.
-void validate_options(MergeOptions& o) {
+// Checks the options against each other and the number of inputs (usage errors, exit 2), then the output, before
+// any file opens; returns the job. A checkpoint sequence (--last) is expanded first: it supplies the inputs and
+// their weights.
+pipeline::Job validate(MergeOptions& o) {
   apply_sequence(o.seq, o.inputs, o.weights, o.verbosity);
   o.plan.newest_input = newest_input(o.seq, o.inputs.size());
   if (!o.eval.empty()) check_eval_command(o.eval);
@@ -145,91 +129,113 @@ void validate_options(MergeOptions& o) {
   if (o.inputs.size() < least) fail_usage("merge needs at least two inputs (one with --base or deltas)");
   if (!o.weights.empty() && !o.fed.weight_by.empty()) fail_usage("give either --weights or --weight-by, not both");
   check_align_inputs(o.align, fed.has_base || fed.inputs == InputKind::deltas);
-  if (!task_run(o)) validate_weights(parse_weights(o.weights), o.inputs.size());  // task vectors take negatives
+  const std::vector<double> weights = parse_weights(o.weights);
+  if (!task_run(o)) validate_weights(weights, o.inputs.size());  // task vectors take negatives
   // Validation only needs to know whether there are weights; --weight-by's values come from the inputs.
-  fed.weights = o.fed.weight_by.empty() ? parse_weights(o.weights) : std::vector<double>(o.inputs.size(), 1.0);
+  fed.weights = o.fed.weight_by.empty() ? weights : std::vector<double>(o.inputs.size(), 1.0);
   if (federated_run(o)) validate_federated(fed, o.inputs.size());
   if (task_run(o)) validate_task(o.task.resolve(fed, fed.weights), fed, o.inputs.size());
   if (fed.server.kind != ServerOptKind::none && fed.server.kind != ServerOptKind::sgd && !fed.has_state)
     note(o.verbosity, 0, "no --state: the server optimizer's moments start from zero and are not saved");
-  check_tf_state(o.tf_state, early_output_format(o.output, o.format));
-  check_shard_size(o.shard_size, early_output_format(o.output, o.format));
+  const Overwrite overwrite = o.force ? Overwrite::yes : Overwrite::no;
+  pipeline::Target target =
+      pipeline::check_target({o.output, o.format, overwrite, o.tf_state, o.shard_size}, protected_paths(o));
+  return {o.inputs, std::move(target), "merge", o.plan, o.out_dtype, o.hash, weights};
 }
+
+// What merge adds to the plain job: alignment, --weight-by, a base, a server state, the method it names, and a
+// progress line.
+class MergeSteps final : public pipeline::Steps {
+ public:
+  // `weights`: --weights, parsed once by validate().
+  MergeSteps(MergeOptions& o, std::vector<double> weights)
+      : m_o(o), m_progress(o.verbosity, "merge", o.inputs.size()), m_weights(std::move(weights)) {}
+
+  std::vector<Reader*> inputs(const std::vector<Reader*>& opened) override {
+    if (m_o.align.method == "weights") m_aligned = align_for_merge(opened, m_o.align, m_o.verbosity);
+    // The plan and the engine see the aligned inputs; the output keeps input 1's own file as its template.
+    const std::vector<Reader*> inputs = m_aligned.readers.empty() ? opened : m_aligned.raw();
+    if (!m_o.fed.weight_by.empty()) m_weights = weights_from_metadata(inputs, m_o.fed.weight_by);
+    return inputs;
+  }
+  void plan(Plan& plan, const std::vector<Reader*>&) override {
+    if (!m_aligned.readers.empty()) check_aligned_plan(plan, m_aligned);
+  }
+  std::unique_ptr<Backend> backend(const Plan& plan, std::size_t inputs) override {
+    const FederatedOptions& fed = m_o.fed.options;
+    if (fed.has_base) m_base = open_reader(m_o.fed.base);
+    if (m_base) m_base_source = match_base(plan, *m_base);
+    if (fed.has_state)
+      m_state = std::make_unique<ServerState>(m_o.fed.state, pipeline::open_if_exists(m_o.fed.state), plan, fed.server);
+    return task_run(m_o) ? task_backend(m_o.device, m_o.verbosity)
+                         : make_backend(m_o.device, averaged_bytes(plan) * inputs, m_o.verbosity);
+  }
+  std::unique_ptr<Method> method(Backend& backend, const Plan& plan, const std::vector<Reader*>& inputs,
+                                 const pipeline::Job&) override {
+    FederatedOptions& fed = m_o.fed.options;
+    m_inputs = inputs;
+    fed.weights = m_weights;
+    if (fed.staleness_fn) fed.staleness = staleness_from_metadata(*m_base, inputs, m_o.fed.staleness, *fed.staleness_fn);
+    if (task_run(m_o)) return make_task_method(backend, plan, m_o.task.resolve(fed, m_weights));
+    if (federated_run(m_o)) return make_federated(backend, plan, fed, m_state.get());
+    return make_weighted_mean(backend, m_weights);
+  }
+  void engine(Engine& engine) override {
+    if (m_base) engine.set_base(m_base.get(), m_base_source);
+    m_progress.follow(engine);
+  }
+  void chose(const pipeline::Template& templ, FormatId format) override {
+    if (templ.index != 0)  // input 1 is the rule; another input is worth saying
+      note(m_o.verbosity, 1, "template: " + m_o.inputs[templ.index] + " (input " + std::to_string(templ.index + 1) +
+                                 "): the output keeps its structure and metadata, input 1 has none in " +
+                                 codec(format).name);
+  }
+  std::string describe(const Method& method) override { return method.describe() + sequence_note(m_o.seq); }
+  void output(OutputSpec& spec) override {
+    if (m_o.companions == MergeOptions::Companions::base) spec.companions = m_base.get();
+    if (!m_o.recipe) return;
+    spec.provenance.add("wavg_recipe", m_o.recipe->text);
+    spec.extra_files = {{"mergekit_config.yml", m_o.recipe->text}};
+  }
+  std::vector<std::string> base_files() override { return m_base ? m_base->files() : std::vector<std::string>{}; }
+  std::vector<std::string> protect() override {
+    return m_o.fed.state.empty() ? std::vector<std::string>{} : std::vector<std::string>{m_o.fed.state};
+  }
+  void begin() override {
+    if (!m_state) return;
+    m_state_out.emplace(m_o.fed.state, output_format(m_o.fed.state, ""), Overwrite::yes, m_state->output_spec(),
+                        pipeline::files_of(m_inputs));
+    m_state->begin_write(m_state_out->writer());
+  }
+  void committed() override {
+    m_progress.erase();
+    if (!m_state) return;
+    m_state->finish();
+    m_state_out->commit();
+  }
+
+ private:
+  MergeOptions& m_o;
+  ProgressLine m_progress;
+  Aligned m_aligned;
+  std::vector<double> m_weights;
+  std::vector<Reader*> m_inputs;  // what the plan saw
+  std::unique_ptr<Reader> m_base;
+  std::vector<std::size_t> m_base_source;
+  std::unique_ptr<ServerState> m_state;
+  std::optional<pipeline::Output> m_state_out;
+};
 
 int run_merge(MergeOptions& o) {
   apply_recipe(o);
   if (o.recipe && !o.recipe->slices.empty())
     return run_passthrough({o.recipe->slices, o.output, o.format, o.recipe->text, o.out_dtype,
                             o.force ? Overwrite::yes : Overwrite::no, o.hash, o.verbosity});
-  validate_options(o);
-  FederatedOptions& fed = o.fed.options;
-  const Overwrite overwrite = o.force ? Overwrite::yes : Overwrite::no;
-  pipeline::check_output(output_file(early_output_format(o.output, o.format), o.output), protected_paths(o),
-                         overwrite);
+  pipeline::Job job = validate(o);
   apply_threads(o.threads);
-
-  const auto readers = pipeline::open_inputs(o.inputs);
-  const Aligned aligned =
-      o.align.method == "weights" ? align_for_merge(pipeline::raw(readers), o.align, o.verbosity) : Aligned{};
-  // The plan and the engine see the aligned inputs; the output keeps input 1's own file as its template.
-  const std::vector<Reader*> inputs = aligned.readers.empty() ? pipeline::raw(readers) : aligned.raw();
-  const std::vector<double> weights = input_weights(o, inputs);
-  Plan plan = build_plan(inputs, o.plan);
-  if (!aligned.readers.empty()) check_aligned_plan(plan, aligned);
-  if (o.out_dtype) set_out_dtype(plan, *o.out_dtype);
-  auto base = fed.has_base ? open_reader(o.fed.base) : nullptr;
-  const std::vector<std::size_t> base_source = base ? match_base(plan, *base) : std::vector<std::size_t>{};
-  auto state = fed.has_state ? std::make_unique<ServerState>(o.fed.state, pipeline::open_if_exists(o.fed.state),
-                                                              plan, fed.server)
-                             : nullptr;
-  const bool task = task_run(o);
-  auto backend = task ? task_backend(o.device, o.verbosity)
-                      : make_backend(o.device, averaged_bytes(plan) * inputs.size(), o.verbosity);
-  fed.weights = weights;
-  if (fed.staleness_fn) fed.staleness = staleness_from_metadata(*base, inputs, o.fed.staleness, *fed.staleness_fn);
-  auto method = task              ? make_task_method(*backend, plan, o.task.resolve(fed, weights))
-                : federated_run(o) ? make_federated(*backend, plan, fed, state.get())
-                                   : make_weighted_mean(*backend, weights);
-  Engine engine(plan, inputs, *method, *backend);
-  if (base) engine.set_base(base.get(), base_source);
-  ProgressLine progress(o.verbosity, "merge", inputs.size());
-  progress.follow(engine);
-  engine.verify();
-
-  const std::vector<TensorInfo> out_tensors = output_tensors(plan);
-  check_free_space(o.output, least_output_bytes(out_tensors));
-  const std::string format = output_format(o.output, o.format, inputs);
-  check_tf_state(o.tf_state, format);
-  check_shard_size(o.shard_size, format);
-  const pipeline::Template templ = pipeline::choose_template(format, pipeline::raw(readers), plan, out_tensors);
-  if (templ.index != 0)  // input 1 is the rule; another input is worth saying
-    note(o.verbosity, 1, "template: " + o.inputs[templ.index] + " (input " + std::to_string(templ.index + 1) +
-                             "): the output keeps its structure and metadata, input 1 has none in " + format);
-  Provenance provenance =
-      make_provenance("merge", method->describe() + sequence_note(o.seq), input_files(pipeline::raw(readers)),
-                      out_dtype_name(o.out_dtype), o.hash, base ? base->files() : std::vector<std::string>{});
-  if (o.recipe) provenance.add("wavg_recipe", o.recipe->text);
-  pipeline::Output out(o.output, format, overwrite,
-                       {out_tensors, templ.input, templ.dropped, std::move(provenance), o.tf_state, o.shard_size,
-                        o.companions == MergeOptions::Companions::base ? base.get() : nullptr,
-                        o.recipe ? decltype(OutputSpec::extra_files){{"mergekit_config.yml", o.recipe->text}}
-                                 : decltype(OutputSpec::extra_files){}},
-                       protected_files(o, pipeline::raw(readers), base.get()));
-  std::optional<pipeline::Output> state_out;
-  if (state) {
-    state_out.emplace(o.fed.state, output_format(o.fed.state, ""), Overwrite::yes, state->output_spec(),
-                      pipeline::files_of(inputs));
-    state->begin_write(state_out->writer());
-  }
-  pipeline::pace_hashing(engine, out.spec().provenance);
-  engine.run(out.writer());
-  out.commit();
-  progress.erase();
-  if (state) {
-    state->finish();
-    state_out->commit();
-  }
-  report(o, format, plan, *method, inputs);
+  MergeSteps steps(o, job.weights);
+  const pipeline::Run run = pipeline::run(job, steps);
+  report(o, run.output.format_id, run.plan, *run.method, run.inputs);
   if (!o.eval.empty() && !o.verbosity.quiet) print_scores(o.eval, o.inputs, o.output);
   return 0;
 }

@@ -113,8 +113,9 @@ std::string sliced_config(const std::string& model, int layers) {
 int run_passthrough(const PassthroughJob& job) {
   std::vector<std::string> paths;
   for (const Slice& s : job.slices) paths.push_back(s.model);
-  pipeline::check_output(job.output, paths, job.overwrite);
+  pipeline::Target target = pipeline::check_target({job.output, job.format, job.overwrite}, paths);
   const auto readers = pipeline::open_inputs(paths);
+  pipeline::settle(target, {readers.front().get()});
   SlicedModel model(job.slices, pipeline::raw(readers));
   const std::vector<Reader*> inputs{&model};
   Plan plan = build_plan(inputs, PlanOptions{});
@@ -123,15 +124,14 @@ int run_passthrough(const PassthroughJob& job) {
   auto method = make_weighted_mean(*backend, {});
   Engine engine(plan, inputs, *method, *backend);
   engine.verify();
-  const std::string format = output_format(job.output, job.format, readers.front().get());
   Provenance provenance = make_provenance("merge", "passthrough (" + std::to_string(model.layers()) + " layers)",
-                                          input_files(pipeline::raw(readers)), out_dtype_name(job.out_dtype),
+                                          pipeline::input_files(pipeline::raw(readers)), out_dtype_name(job.out_dtype),
                                           job.hash);
   provenance.add("wavg_recipe", job.recipe_text);
   std::vector<std::pair<std::string, std::string>> extra{{"mergekit_config.yml", job.recipe_text}};
   if (const std::string config = sliced_config(job.slices.front().model, model.layers()); !config.empty())
     extra.emplace_back("config.json", config);
-  pipeline::Output out(job.output, format, job.overwrite,
+  pipeline::Output out(target,
                        {output_tensors(plan), &model, {}, std::move(provenance), false, 0, readers.front().get(),
                         std::move(extra)},
                        pipeline::files_of(pipeline::raw(readers)));

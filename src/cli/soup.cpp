@@ -16,7 +16,6 @@
 #include "cli/progress.hpp"
 #include "pipeline/pipeline.hpp"
 #include "cli/eval_command.hpp"
-#include "wavg/atomic_file.hpp"
 #include "wavg/engine.hpp"
 #include "wavg/error.hpp"
 #include "wavg/provenance.hpp"
@@ -60,29 +59,25 @@ class ScratchDir {
   std::string m_path;
 };
 
-// Writes the uniform average of `paths` to `target` atomically (one path: its tensors, as the mean of one).
-void write_average(const SoupOptions& o, const std::vector<std::string>& paths, const std::string& target,
-                   const std::string& format, Provenance provenance) {
-  const auto readers = pipeline::open_inputs(paths);
-  const std::vector<Reader*> inputs = pipeline::raw(readers);
-  Plan plan = build_plan(inputs, o.plan);
-  if (o.out_dtype) set_out_dtype(plan, *o.out_dtype);
-  auto backend = make_cpu_backend();
-  auto method = make_weighted_mean(*backend, {});
-  Engine engine(plan, inputs, *method, *backend);
-  ProgressLine progress(o.verbosity, "soup", inputs.size());
-  progress.follow(engine);
-  engine.verify();
-  AtomicFile out(target, o.force || target != o.output ? Overwrite::yes : Overwrite::no);
-  {
-    pipeline::pace_hashing(engine, provenance);
-    const std::vector<TensorInfo> tensors = output_tensors(plan);
-    const pipeline::Template templ = pipeline::choose_template(format, inputs, plan, tensors);
-    const OutputSpec spec{tensors, templ.input, templ.dropped, std::move(provenance)};
-    auto writer = create_writer(format, out.tmp_path(), target, spec);
-    engine.run(*writer);
-  }
-  out.commit();
+// What a soup's averages add to the plain job: a progress line, and the record of the greedy search as the
+// provenance's method.
+class SoupSteps final : public pipeline::Steps {
+ public:
+  SoupSteps(const SoupOptions& o, std::size_t inputs, std::string record)
+      : m_progress(o.verbosity, "soup", inputs), m_record(std::move(record)) {}
+  void engine(Engine& engine) override { m_progress.follow(engine); }
+  std::string describe(const Method& method) override { return m_record.empty() ? method.describe() : m_record; }
+
+ private:
+  ProgressLine m_progress;
+  std::string m_record;
+};
+
+// Writes the uniform average of `paths` to `target` (one path: its tensors, as the mean of one).
+void write_average(const SoupOptions& o, const std::vector<std::string>& paths, const pipeline::Target& target,
+                   HashAlgo hash, const std::string& record) {
+  SoupSteps steps(o, paths.size(), record);
+  pipeline::run({paths, target, "soup", o.plan, o.out_dtype, hash, {}}, steps);
 }
 
 std::string names(const std::vector<std::string>& paths) {
@@ -148,25 +143,24 @@ int run_soup(SoupOptions& o) {
   if (std::find(o.inputs.begin(), o.inputs.end(), k_stdio_name) != o.inputs.end())
     fail_usage("soup cannot read an input from standard input ('-'): --eval needs each input's path");
   check_eval_command(o.eval);
-  check_output_not_input(o.output, o.inputs);
-  if (!o.force && std::filesystem::exists(o.output))
-    throw Error(ExitCode::usage, o.output, "already exists (use --force to replace it)");
+  pipeline::Target target =
+      pipeline::check_target({o.output, o.format, o.force ? Overwrite::yes : Overwrite::no}, o.inputs);
   if (!o.plot.empty()) pipeline::check_output(o.plot, o.inputs, o.force ? Overwrite::yes : Overwrite::no);
   const bool lines = !o.verbosity.quiet && !o.json;
   apply_threads(o.threads);
-  std::string format;
   {
     const auto readers = pipeline::open_inputs(o.inputs);  // every input readable and mergeable before any evaluation
     const std::vector<Reader*> inputs = pipeline::raw(readers);
     build_plan(inputs, o.plan);
-    format = output_format(o.output, o.format, inputs);
+    pipeline::settle(target, inputs);
   }
+  std::FILE* out = report_stream(o.output);
 
   Search search;
   std::vector<double>& scores = search.scores;
   for (const std::string& path : o.inputs) {
     scores.push_back(evaluate(o.eval, path));
-    if (lines) std::printf("score %s %s\n", score_text(scores.back()).c_str(), path.c_str());
+    if (lines) std::fprintf(out, "score %s %s\n", score_text(scores.back()).c_str(), path.c_str());
   }
   std::vector<std::size_t>& order = search.order;
   order.resize(o.inputs.size());
@@ -174,6 +168,11 @@ int run_soup(SoupOptions& o) {
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return scores[a] > scores[b]; });
 
   ScratchDir scratch;
+  // Each candidate is written as the output would be, in its format (a folder for a folder output), unhashed.
+  pipeline::Target candidate_target;
+  candidate_target.format = codec(target.format_id).name;
+  candidate_target.format_id = target.format_id;
+  candidate_target.overwrite = Overwrite::yes;
   const std::string extension = std::filesystem::path(o.output).extension().string();
   std::vector<std::string> soup{o.inputs[order[0]]};
   double best = scores[order[0]];
@@ -184,16 +183,16 @@ int run_soup(SoupOptions& o) {
   for (std::size_t step = 1; step < order.size(); ++step) {
     std::vector<std::string> candidate = soup;
     candidate.push_back(o.inputs[order[step]]);
-    const std::string path = scratch.file("candidate-" + std::to_string(step) + extension);
-    write_average(o, candidate, path, format, Provenance{});
-    const double score = evaluate(o.eval, path);
-    std::filesystem::remove(path);
+    candidate_target.path = scratch.file("candidate-" + std::to_string(step) + extension);
+    write_average(o, candidate, candidate_target, HashAlgo::none, "");
+    const double score = evaluate(o.eval, candidate_target.path);
+    std::filesystem::remove_all(output_file(target.format_id, candidate_target.path));
     const bool accepted = score >= best;
     search.candidate.push_back(score);
     search.taken.push_back(accepted);
     if (lines)
-      std::printf("with %s: %s, %s\n", candidate.back().c_str(), score_text(score).c_str(),
-                  accepted ? "accepted" : "rejected");
+      std::fprintf(out, "with %s: %s, %s\n", candidate.back().c_str(), score_text(score).c_str(),
+                   accepted ? "accepted" : "rejected");
     record += "; with " + candidate.back() + "=" + score_text(score) + (accepted ? " accepted" : " rejected");
     if (accepted) {
       soup = std::move(candidate);
@@ -201,12 +200,12 @@ int run_soup(SoupOptions& o) {
     }
   }
   record += "; soup " + names(soup) + ")";
-  write_average(o, soup, o.output, format, make_provenance("soup", record, soup, out_dtype_name(o.out_dtype), o.hash));
+  write_average(o, soup, target, o.hash, record);
   if (o.json) print_json(o, search);
   if (!o.plot.empty()) plot::write(o.plot, figure(o, search), o.force ? Overwrite::yes : Overwrite::no);
   if (lines)
-    std::printf("soup of %zu: %s (score %s) into %s\n", soup.size(), names(soup).c_str(), score_text(best).c_str(),
-                o.output.c_str());
+    std::fprintf(out, "soup of %zu: %s (score %s) into %s\n", soup.size(), names(soup).c_str(),
+                 score_text(best).c_str(), o.output.c_str());
   return 0;
 }
 

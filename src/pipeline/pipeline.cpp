@@ -8,12 +8,48 @@
 #include "wavg/backend.hpp"
 #include "wavg/engine.hpp"
 #include "wavg/error.hpp"
+#include "wavg/free_space.hpp"
 #include "wavg/method.hpp"
 #include "wavg/plan.hpp"
 #include "wavg/provenance.hpp"
 #include "wavg/stdio_files.hpp"
 
 namespace wavg::pipeline {
+
+namespace {
+
+// Refuses the options an output of `format` does not take.
+void check_options(const Target& t) {
+  const Codec& c = codec(t.format_id);
+  if (t.tf_state && !c.accepts_option(OutputOption::tf_state))
+    fail_usage("--tf-state needs a TensorFlow output (--format tensorflow)");
+  if (t.shard_size && !c.accepts_option(OutputOption::shard_size))
+    fail_usage("--shard-size needs a folder output (a path ending in '/')");
+}
+
+}  // namespace
+
+Target check_target(const TargetOptions& options, const std::vector<std::string>& protect) {
+  // An output whose name says nothing (ckpt-5) or is .ckpt takes its format from the inputs: settle() decides it
+  // and checks what depends on it; the name itself is checked now.
+  if (format_from_inputs(options.path, options.format)) {
+    check_output(options.path, protect, options.overwrite);
+    return Target{options, FormatId::none};
+  }
+  Target t{options, output_format(options.path, options.format)};
+  check_options(t);
+  check_output(output_file(t.format_id, t.path), protect, t.overwrite);
+  return t;
+}
+
+void settle(Target& target, const std::vector<Reader*>& inputs) {
+  const bool deferred = target.format_id == FormatId::none;
+  target.format_id = output_format(target.path, target.format, inputs);
+  if (!deferred) return;
+  check_options(target);
+  const std::string file = output_file(target.format_id, target.path);
+  if (file != target.path) check_output(file, files_of(inputs), target.overwrite);
+}
 
 void check_output(const std::string& output, const std::vector<std::string>& inputs, Overwrite overwrite) {
   if (output == k_stdio_name) return check_stdout_is_not_terminal();
@@ -49,7 +85,13 @@ std::vector<std::string> files_of(const std::vector<Reader*>& readers) {
   return files;
 }
 
-Template choose_template(const std::string& format, const std::vector<Reader*>& inputs, const Plan& plan,
+InputFiles input_files(const std::vector<Reader*>& inputs) {
+  InputFiles out;
+  for (const Reader* r : inputs) out.push_back(r->files());
+  return out;
+}
+
+Template choose_template(FormatId format, const std::vector<Reader*>& inputs, const Plan& plan,
                          const std::vector<TensorInfo>& out) {
   Template t;
   t.index = template_input(format, inputs, out);
@@ -72,14 +114,23 @@ void pace_hashing(Engine& engine, const Provenance& provenance) {
     });
 }
 
-Output::Output(const std::string& path, const std::string& format, Overwrite overwrite, OutputSpec spec,
+Output::Output(const Target& target, OutputSpec spec, const std::vector<std::string>& inputs)
+    : Output(target.path, target.format_id, target.overwrite,
+             [&] {
+               spec.write_tf_state = target.tf_state;
+               spec.shard_size = target.shard_size;
+               return std::move(spec);
+             }(),
+             inputs) {}
+
+Output::Output(const std::string& path, FormatId format, Overwrite overwrite, OutputSpec spec,
                const std::vector<std::string>& inputs)
     : m_spec(std::move(spec)) {
   // A format may commit under another name than the one given (a TensorFlow prefix: PREFIX.index). Standard
   // output ("-") gets the whole output in a temporary file first (output_format refuses folders there).
   const std::string target = output_file(format, path);
   if (path == k_stdio_name) m_stdout = std::make_unique<TempFile>("stdout", "", path);
-  if (writes_folder(format))
+  if (codec(format).folder)
     m_dir.emplace(target, overwrite, inputs);
   else if (m_stdout)
     m_file.emplace(m_stdout->path(), Overwrite::yes, inputs);
@@ -99,25 +150,50 @@ void Output::commit() {
   if (m_stdout) copy_to_stdout(m_stdout->path());
 }
 
-void merge_files(const MergeJob& job) {
-  check_output(job.output, job.inputs, job.overwrite);
-  const auto readers = open_inputs(job.inputs);
-  const std::vector<Reader*> inputs = raw(readers);
-  const Plan plan = build_plan(inputs, PlanOptions{});
-  auto backend = make_cpu_backend();
-  auto method = make_weighted_mean(*backend, job.weights);
-  Engine engine(plan, inputs, *method, *backend);
+std::unique_ptr<Method> Steps::method(Backend& backend, const Plan&, const std::vector<Reader*>&, const Job& job) {
+  return make_weighted_mean(backend, job.weights);
+}
+
+Run run(const Job& job, Steps& steps) {
+  Run r;
+  r.readers = open_inputs(job.inputs);
+  const std::vector<Reader*> opened = raw(r.readers);
+  r.inputs = steps.inputs(opened);
+  r.plan = build_plan(r.inputs, job.plan);
+  steps.plan(r.plan, r.inputs);
+  if (job.out_dtype) set_out_dtype(r.plan, *job.out_dtype);
+  r.backend = steps.backend(r.plan, r.inputs.size());
+  r.method = steps.method(*r.backend, r.plan, r.inputs, job);
+  Engine engine(r.plan, r.inputs, *r.method, *r.backend);
+  steps.engine(engine);
   engine.verify();
-  const std::string format = output_format(job.output, job.format, inputs);
-  const std::vector<TensorInfo> tensors = output_tensors(plan);
-  const Template t = choose_template(format, inputs, plan, tensors);
-  Output out(job.output, format, job.overwrite,
-             {tensors, t.input, t.dropped,
-              make_provenance(job.command, method->describe(), job.inputs, "")},
-             files_of(inputs));
+
+  const std::vector<TensorInfo> tensors = output_tensors(r.plan);
+  check_free_space(job.output.path, least_output_bytes(tensors));
+  r.output = job.output;
+  settle(r.output, opened);
+  r.templ = choose_template(r.output.format_id, opened, r.plan, tensors);
+  steps.chose(r.templ, r.output.format_id);
+  const std::vector<std::string> base = steps.base_files();
+  std::vector<std::string> protect = files_of(opened);
+  protect.insert(protect.end(), base.begin(), base.end());
+  for (std::string& p : steps.protect()) protect.push_back(std::move(p));
+  OutputSpec spec{tensors, r.templ.input, r.templ.dropped,
+                  make_provenance(job.command, steps.describe(*r.method), input_files(opened),
+                                  job.out_dtype ? std::string(dtype_name(*job.out_dtype)) : "", job.hash, base)};
+  steps.output(spec);
+  Output out(r.output, std::move(spec), protect);
+  steps.begin();
   pace_hashing(engine, out.spec().provenance);
   engine.run(out.writer());
   out.commit();
+  steps.committed();
+  return r;
+}
+
+Run run(const Job& job) {
+  Steps plain;
+  return run(job, plain);
 }
 
 }  // namespace wavg::pipeline

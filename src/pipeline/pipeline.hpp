@@ -1,9 +1,13 @@
 #pragma once
-// The merge pipeline, between the subcommands (src/cli, src/train) and the core: check the output's path, open the
-// inputs, write through one atomic output that carries the provenance, commit. A subcommand binds and validates its
-// options and calls these; the plan, method and engine in between are its own (merge.cpp: federated methods, a
-// base, a server state), or merge_files() runs the plain job whole.
+// The conductor, between the subcommands (src/cli, src/train) and the core. A subcommand validates its options into
+// a Job (inputs, output Target, options) and hands it to run(), which conducts every writing subcommand the same
+// way: open the inputs -> plan -> backend -> method -> engine -> output -> commit. What a subcommand does
+// differently (align its inputs first, a federated method over a base, a server state written beside the output)
+// it says by overriding one of the Steps, each of which defaults to the plain weighted mean. The output Target is
+// checked by check_target() before any input opens, so a bad output costs nothing; every writing subcommand takes
+// every target (a file, a folder, `-o -`) through the same Output.
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -11,13 +15,38 @@
 
 #include "wavg/atomic_directory.hpp"
 #include "wavg/atomic_file.hpp"
+#include "wavg/backend.hpp"
 #include "wavg/engine.hpp"
 #include "wavg/format.hpp"
+#include "wavg/method.hpp"
 #include "wavg/plan.hpp"
 #include "wavg/provenance.hpp"
 #include "wavg/temp_file.hpp"
 
 namespace wavg::pipeline {
+
+// Where a job writes and how, as the command line gave it.
+struct TargetOptions {
+  std::string path{};  // "-": standard output; ending in '/' or naming a folder: a Hugging Face folder
+  std::string format{};  // --format; empty: from the path (and input 1)
+  Overwrite overwrite = Overwrite::no;
+  bool tf_state = false;         // --tf-state
+  std::uint64_t shard_size = 0;  // --shard-size
+};
+
+// A checked output: its options and its format, the latter settled once input 1 is open (settle()).
+struct Target : TargetOptions {
+  FormatId format_id = FormatId::none;
+};
+
+// Checks an output before any input opens (usage errors, exit 2): its format (an unknown --format, `-o -` without
+// one or with one that writes several files), the options it takes (--tf-state, --shard-size), and then that it
+// names none of `protect` (the command line's input paths) and replaces nothing without Overwrite::yes; `-o -` must
+// not be a terminal.
+Target check_target(const TargetOptions& options, const std::vector<std::string>& protect);
+// Settles the format from the inputs (a .json output after a TF.js input 1 is TF.js; a name that says nothing takes
+// the inputs' format), and makes the checks check_target() left until the format was known.
+void settle(Target& target, const std::vector<Reader*>& inputs);
 
 // Refuses (usage error, exit 2), before any input is opened: an output that names one of `inputs` (the command
 // line's paths), and an existing output without Overwrite::yes; for `-o -` (standard output), a terminal there.
@@ -31,6 +60,8 @@ std::vector<Reader*> raw(const std::vector<std::unique_ptr<Reader>>& readers);
 std::unique_ptr<Reader> open_if_exists(const std::string& path);
 // Returns every file the readers consist of (Reader::files()): what no output may replace.
 std::vector<std::string> files_of(const std::vector<Reader*>& readers);
+// Returns each input's files (Reader::files()), what its provenance fingerprint covers.
+InputFiles input_files(const std::vector<Reader*>& inputs);
 
 // The input an output keeps the structure of, and that input's tensors the output leaves out (OutputSpec).
 struct Template {
@@ -40,19 +71,22 @@ struct Template {
 };
 // Chooses the template of an output of `format` with tensors `out` (template_input in format.hpp): the first
 // input in that format whose tensors fit, else input 1.
-Template choose_template(const std::string& format, const std::vector<Reader*>& inputs, const Plan& plan,
+Template choose_template(FormatId format, const std::vector<Reader*>& inputs, const Plan& plan,
                          const std::vector<TensorInfo>& out);
 
 // Lets the provenance's hash threads follow `engine` through the inputs, so each byte is read from disk once.
 void pace_hashing(Engine& engine, const Provenance& provenance);
 
-// One output: its atomic file, the spec with the provenance, and the writer of its format. Destroyed before
-// commit(), it leaves nothing behind. The path "-" is standard output: the output is made in a private temporary
-// file and copied there by commit().
+// One output: its atomic file or folder, the spec with the provenance, and the writer of its format. Destroyed
+// before commit(), it leaves nothing behind. The path "-" is standard output: the output is made in a private
+// temporary file and copied there by commit().
 class Output {
  public:
-  // `format` is output_format()'s name; `inputs` lists every file the output may not replace (files_of).
-  Output(const std::string& path, const std::string& format, Overwrite overwrite, OutputSpec spec,
+  // `target` comes from check_target() (settled); `inputs` lists every file the output may not replace (files_of).
+  // The spec's --tf-state and --shard-size come from the target.
+  Output(const Target& target, OutputSpec spec, const std::vector<std::string>& inputs);
+  // An output the program names itself (a server state, a trained model), replaced freely.
+  Output(const std::string& path, FormatId format, Overwrite overwrite, OutputSpec spec,
          const std::vector<std::string>& inputs);
   ~Output();
   Output(const Output&) = delete;
@@ -65,22 +99,69 @@ class Output {
 
  private:
   std::unique_ptr<TempFile> m_stdout;  // the whole output before it goes to standard output (path "-")
-  // One of the two: a folder output (writes_folder) is an AtomicDirectory, any other an AtomicFile.
+  // One of the two: a folder output (Codec::folder) is an AtomicDirectory, any other an AtomicFile.
   std::optional<AtomicFile> m_file;
   std::optional<AtomicDirectory> m_dir;
   OutputSpec m_spec;  // declared before the writer, which refers to it
   std::unique_ptr<Writer> m_writer;
 };
 
-// The plain job: the inputs' weighted mean (equal weights when `weights` is empty) into `output`.
-struct MergeJob {
-  std::vector<std::string> inputs;
-  std::string output;
-  std::string format;  // empty: from the output's extension (and input 1)
-  Overwrite overwrite = Overwrite::no;
-  std::string command;  // the subcommand, for the provenance
-  std::vector<double> weights;
+// A validated job: everything run() needs, the options already checked against each other.
+struct Job {
+  std::vector<std::string> inputs{};  // paths as given ("-": standard input)
+  Target output{};                    // from check_target()
+  std::string command{};              // the subcommand, for the provenance
+  PlanOptions plan{};
+  std::optional<DType> out_dtype{};
+  HashAlgo hash = HashAlgo::xxh3_128;
+  std::vector<double> weights{};  // the plain mean's (empty: equal)
 };
-void merge_files(const MergeJob& job);
+
+// What a run made, for the subcommand's report.
+struct Run {
+  std::vector<std::unique_ptr<Reader>> readers;  // the inputs as opened
+  std::vector<Reader*> inputs;                   // what the plan and the engine saw (Steps::inputs)
+  Plan plan;
+  std::unique_ptr<Backend> backend;
+  std::unique_ptr<Method> method;
+  Target output;  // the job's, its format settled from input 1
+  Template templ;
+};
+
+// The steps of run() a subcommand may change; each default is the plain job's, the weighted mean of Job::weights.
+// Called in this order.
+class Steps {
+ public:
+  virtual ~Steps() = default;
+  // Returns the readers the plan and the engine see (alignment permutes them); the output keeps the opened
+  // inputs' own files as templates.
+  virtual std::vector<Reader*> inputs(const std::vector<Reader*>& opened) { return opened; }
+  // Adjusts the plan (each tensor's action) before --out-dtype applies.
+  virtual void plan(Plan& /*plan*/, const std::vector<Reader*>& /*inputs*/) {}
+  virtual std::unique_ptr<Backend> backend(const Plan& /*plan*/, std::size_t /*inputs*/) { return make_cpu_backend(); }
+  virtual std::unique_ptr<Method> method(Backend& backend, const Plan& plan, const std::vector<Reader*>& inputs,
+                                         const Job& job);
+  // Follows the engine (a base, a progress line) before it verifies the inputs.
+  virtual void engine(Engine& /*engine*/) {}
+  // Says which input the output (settled to `format`) keeps as its template.
+  virtual void chose(const Template& /*templ*/, FormatId /*format*/) {}
+  // Returns what the provenance records as the method.
+  virtual std::string describe(const Method& method) { return method.describe(); }
+  // Returns the base's files, recorded in the provenance and protected from the output.
+  virtual std::vector<std::string> base_files() { return {}; }
+  // Completes the output's spec (merge --recipe: the recipe in the provenance, the base's companion files).
+  virtual void output(OutputSpec& /*spec*/) {}
+  // Returns every further file the output may not replace (a server state).
+  virtual std::vector<std::string> protect() { return {}; }
+  // Starts a second output beside the main one, before the engine runs (a server state).
+  virtual void begin() {}
+  // Runs after the output is committed (a progress line erased, a server state committed).
+  virtual void committed() {}
+};
+
+// Runs `job`: opens its inputs, plans, builds the backend and the method, verifies, writes the output and commits.
+Run run(const Job& job, Steps& steps);
+// Runs the plain job (the weighted mean of job.weights).
+Run run(const Job& job);
 
 }  // namespace wavg::pipeline

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "wavg/counter_rng.hpp"
+
 namespace wavg::train {
 
 struct Dataset {
@@ -38,13 +40,10 @@ void scale_features(Dataset& train, Dataset& test);
 // each sees few classes (McMahan et al. 2017's pathological non-IID split).
 std::vector<Dataset> make_shards(const Dataset& train, std::size_t workers, Shard shard, std::uint64_t seed);
 
-// A counter-based generator: the value depends only on the key and the counter, so a batch or an initial weight
-// is the same however the work is scheduled, resumed or distributed.
-std::uint64_t mix64(std::uint64_t x);
-std::uint64_t hash_key(std::uint64_t a, std::uint64_t b, std::uint64_t c = 0, std::uint64_t d = 0);
-// Returns a uniform double in [0, 1).
-inline double unit_double(std::uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
-// Returns a permutation of 0..n-1 drawn from `key` (Fisher-Yates).
-std::vector<std::size_t> permutation(std::size_t n, std::uint64_t key);
+// The counter-based generator (wavg/counter_rng.hpp), as the trainer has always named it.
+using wavg::hash_key;
+using wavg::mix64;
+using wavg::permutation;
+using wavg::unit_double;
 
 }  // namespace wavg::train

@@ -257,6 +257,28 @@ class Workers {
   std::vector<Job> m_late;   // results of earlier rounds' commands that came back, not merged yet
 };
 
+// The job of merging one round's results into `output`: a checkpoint of the run, replaced freely.
+pipeline::Job round_job(std::vector<std::string> paths, const std::string& output, const LocalSgdOptions& o) {
+  return {std::move(paths), {{output, o.format, Overwrite::yes}, output_format(output, o.format)}, "local-sgd"};
+}
+
+// FedAsync's rule over a base, as `wavg merge --base --staleness` applies it.
+class StaleSteps final : public pipeline::Steps {
+ public:
+  StaleSteps(FederatedOptions fed, const std::string& base) : m_fed(std::move(fed)), m_base(open_reader(base)) {}
+  std::unique_ptr<Method> method(Backend& backend, const Plan& plan, const std::vector<Reader*>&,
+                                 const pipeline::Job&) override {
+    return make_federated(backend, plan, m_fed, nullptr);
+  }
+  void plan(Plan& plan, const std::vector<Reader*>&) override { m_source = match_base(plan, *m_base); }
+  void engine(Engine& engine) override { engine.set_base(m_base.get(), m_source); }
+
+ private:
+  FederatedOptions m_fed;
+  std::unique_ptr<Reader> m_base;
+  std::vector<std::size_t> m_source;
+};
+
 // Merges a round with late results by FedAsync's rule, as `wavg merge --base --staleness` does: next = base +
 // (1/K) sum_k s(tau_k) (x_k - base) over the K results, tau_k = 0 for this round's own.
 void merge_stale(const std::vector<Result>& results, const std::string& base_path, const std::string& output,
@@ -270,21 +292,8 @@ void merge_stale(const std::vector<Result>& results, const std::string& base_pat
     fed.staleness.push_back(staleness_weight(*fed.staleness_fn, static_cast<double>(r.tau)));
   }
   validate_federated(fed, paths.size());
-  const auto readers = pipeline::open_inputs(paths);
-  const std::vector<Reader*> inputs = pipeline::raw(readers);
-  const Plan plan = build_plan(inputs, PlanOptions{});
-  const auto base = open_reader(base_path);
-  auto backend = make_cpu_backend();
-  auto method = make_federated(*backend, plan, fed, nullptr);
-  Engine engine(plan, inputs, *method, *backend);
-  engine.set_base(base.get(), match_base(plan, *base));
-  engine.verify();
-  pipeline::Output out(output, output_format(output, o.format, inputs.front()), Overwrite::yes,
-                       {output_tensors(plan), inputs.front(), plan.dropped_from_first,
-                        make_provenance("local-sgd", method->describe(), paths, "")},
-                       pipeline::files_of(inputs));
-  engine.run(out.writer());
-  out.commit();
+  StaleSteps steps(std::move(fed), base_path);
+  pipeline::run(round_job(std::move(paths), output, o), steps);
 }
 
 void copy_atomically(const std::string& from, const std::string& to) {
@@ -332,7 +341,7 @@ RunSummary run_external(const LocalSgdOptions& o) {
     if (!size_ec) check_free_space(dir.checkpoint(round), size);
     // A round of fresh results only is their plain mean, as without --round-timeout.
     if (stale) merge_stale(results, init, dir.checkpoint(round), o);
-    else pipeline::merge_files({paths, dir.checkpoint(round), o.format, Overwrite::yes, "local-sgd", {}});
+    else pipeline::run(round_job(paths, dir.checkpoint(round), o));
     // Work directories go once no command started in their round can still write there.
     for (std::uint64_t r = first_work; r <= round; ++r) {
       if (workers.started_in(r)) break;

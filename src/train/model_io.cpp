@@ -84,7 +84,7 @@ void save_model(Mlp& model, const std::string& path, const std::string& format) 
   // The model comes from training, not from files: the provenance names no inputs.
   auto entries = make_provenance("local-sgd", "train", std::vector<std::string>{}, "").entries();
   entries["model_config"] = model_config(model);
-  pipeline::Output out(path, format, Overwrite::yes, {reader.tensors(), nullptr, {}, Provenance(entries)}, {});
+  pipeline::Output out(path, output_format(path, format), Overwrite::yes, {reader.tensors(), nullptr, {}, Provenance(entries)}, {});
   for (std::size_t i = 0; i < reader.tensors().size(); ++i) {
     const std::uint64_t n = reader.tensors()[i].count();
     std::vector<double> values(n);
@@ -126,6 +126,6 @@ void load_model(Mlp& model, const std::string& path) {
   }
 }
 
-std::string extension_for(const std::string& format) { return format == "hdf5" ? ".h5" : "." + format; }
+std::string extension_for(const std::string& format) { return codec(output_format("", format)).train_extension; }
 
 }  // namespace wavg::train

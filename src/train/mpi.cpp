@@ -236,8 +236,9 @@ void write_averager_stats(const Averager& averager, const std::string& path, Ove
 constexpr std::uint64_t k_block_bytes = 4u << 20;
 
 int allreduce_checkpoint(const AllreduceJob& job) {
-  const std::string& output = job.output;
-  const Overwrite overwrite = job.overwrite;
+  const std::string& output = job.output.path;
+  const Overwrite overwrite = job.output.overwrite;
+  pipeline::Target target;
   const int rank = mpi_rank();
   // "{rank}" in the input path names each rank's own file, so one mpirun command line serves every rank.
   std::string local = job.input;
@@ -246,7 +247,7 @@ int allreduce_checkpoint(const AllreduceJob& job) {
   std::unique_ptr<Reader> reader;
   agreed([&] {
     if (rank == 0) {
-      pipeline::check_output(output, {local}, overwrite);
+      target = pipeline::check_target(job.output, {local});
       if (!job.stats.empty()) {
         if (std::filesystem::absolute(job.stats) == std::filesystem::absolute(output))
           throw Error(ExitCode::usage, job.stats, "--stats and --output name the same file");
@@ -254,6 +255,7 @@ int allreduce_checkpoint(const AllreduceJob& job) {
       }
     }
     reader = open_reader(local);
+    if (rank == 0) pipeline::settle(target, {reader.get()});
   });
   // Every rank checks its checkpoint against rank 0's tensor list, in rank 0's order, as merge checks input 2
   // against input 1; the plan over this rank's checkpoint alone then streams it in that order on every rank.
@@ -275,7 +277,7 @@ int allreduce_checkpoint(const AllreduceJob& job) {
   Engine engine(plan, {reader.get()}, method, *backend, k_block_bytes * static_cast<std::uint64_t>(mpi_size()));
   std::optional<pipeline::Output> out;
   if (rank == 0)
-    out.emplace(output, job.format, overwrite,
+    out.emplace(target,
                 OutputSpec{output_tensors(plan), reader.get(), {},
                            make_provenance("allreduce", method.describe(), {local}, "")},
                 reader->files());

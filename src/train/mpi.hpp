@@ -9,6 +9,7 @@
 #include <string>
 
 #include "train/driver.hpp"
+#include "pipeline/pipeline.hpp"
 #include "train/mpi_reduce.hpp"
 #include "wavg/atomic_file.hpp"
 
@@ -30,14 +31,12 @@ void write_averager_stats(const Averager& averager, const std::string& path, Ove
 
 struct AllreduceJob {
   std::string input;  // "{rank}" stands for the rank's number
-  std::string output;
-  std::string format;
-  Overwrite overwrite = Overwrite::no;
+  pipeline::TargetOptions output;  // checked by rank 0 (pipeline::check_target)
   Reduction reduction = Reduction::reduce_scatter;
   std::string stats;  // JSON statistics file, written by rank 0; empty: none
 };
 
-// Averages every rank's `job.input` into `job.output`, written by rank 0 in `job.format`. Non-float tensors are
+// Averages every rank's `job.input` into `job.output`, written by rank 0. Non-float tensors are
 // rank 0's. Returns the number of ranks.
 int allreduce_checkpoint(const AllreduceJob& job);
 

@@ -11,17 +11,13 @@
 
 #include "wavg/atomic_file.hpp"
 #include "wavg/method.hpp"
-#include "wavg/names.hpp"
+#include "train/reduction.hpp"
 
 #if WAVG_HAVE_MPI
 #include <mpi.h>
 #endif
 
 namespace wavg::train {
-
-enum class Reduction { reduce_scatter, gather };
-inline constexpr std::array<Named<Reduction>, 2> k_reduction_names{
-    {{"reduce-scatter", Reduction::reduce_scatter}, {"gather", Reduction::gather}}};
 
 // What one rank did to average: bytes it handed to and got from other ranks (its own share, which MPI copies
 // locally, is not counted), the point-to-point messages those amount to, and where the time went.
