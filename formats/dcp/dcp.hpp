@@ -28,7 +28,8 @@
 //
 // What each tensor is (TensorInfo::role) comes from the state dict's structure, not from a name: under an
 // optimizer state dict (a dict holding "state" and "param_groups"), per-parameter tensors are optimizer state,
-// except scalars (Adam's step, NAdam's mu_product), which are counters; tensors under param_groups (a tensor
+// except the counters among their keys (Adam's step, NAdam's mu_product: a key, never a rank, decides, since a
+// scalar parameter's moments are scalars too); tensors under param_groups (a tensor
 // learning rate) are hyper-parameters. The plan gives each role its rule (counters and hyper-parameters follow
 // --int-policy); the rest are unknown to the reader (DCP does not tell weights from buffers) and left to the plan.
 // The bytes values (a Python float lr, betas, a torchtitan train_state) are kept from input 1: kept_entries().

@@ -138,7 +138,7 @@ class Parser {
 };
 
 // The optimizer state dicts: the prefixes P of paths with P + "state" + ... under which some other path has
-// P + "param_groups". Each item under one gets its role from its position and shape (see dcp.hpp). Paths are the
+// P + "param_groups". Each item under one gets its role from its position and its key (see dcp.hpp). Paths are the
 // names split at every dot: planner_data's keys hold dots themselves (a parameter's FQN, or torchtitan's flattened
 // optimizer "state.layers.0.wq.weight.step"), so only the split finds "state" beside "param_groups" in both.
 void assign_roles(std::vector<Item>& items) {
@@ -152,7 +152,9 @@ void assign_roles(std::vector<Item>& items) {
       if (it.path[i] != "state" && it.path[i] != "param_groups") continue;
       if (!with_groups.count(std::vector<std::string>(it.path.begin(), it.path.begin() + i))) continue;
       if (it.path[i] == "param_groups") it.role = Role::hyper_parameter;
-      else it.role = it.shape.empty() ? Role::counter : Role::optimizer_state;
+      // The state's key, not its rank: a scalar parameter's moments are scalars too; `step` (and NAdam's
+      // `mu_product`, a product over the steps) count.
+      else it.role = it.path.back() == "step" || it.path.back() == "mu_product" ? Role::counter : Role::optimizer_state;
       break;
     }
   }

@@ -63,6 +63,8 @@ class FlaxReader final : public ListedReader {
 
  private:
   void walk(std::uint32_t node, const std::string& name);
+  // Gives the tensors of a TrainState-shaped tree their roles (params, batch_stats, opt_state).
+  void assign_train_state_roles();
   void add_array(std::uint32_t node, const std::string& name);
   void add_chunked(std::uint32_t node, const std::string& name);
   template <typename F>

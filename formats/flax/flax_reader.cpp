@@ -141,12 +141,26 @@ bool looks_like_flax(const std::string& path) {
   return true;  // map 16/32: the key follows the count; a full parse decides
 }
 
+// A flax.training TrainState (and the dicts users save in its image) says what its leaves are by its fields:
+// `params` the weights, `batch_stats` the buffers, `opt_state` the optimizer's (optax's `count` its step
+// counter, the rest moments). Other trees leave roles to the plan.
+void FlaxReader::assign_train_state_roles() {
+  for (TensorInfo& t : m_tensors) {
+    const std::string top = t.name.substr(0, t.name.find('/'));
+    const std::string leaf = t.name.substr(t.name.rfind('/') + 1);
+    if (top == "params") t.role = Role::weight;
+    else if (top == "batch_stats") t.role = Role::buffer;
+    else if (top == "opt_state") t.role = leaf == "count" ? Role::counter : Role::optimizer_state;
+  }
+}
+
 FlaxReader::FlaxReader(std::string path) : ListedReader(path, FormatId::flax), m_file(std::move(path)) {
   m_tree = msgpack_tree::parse(m_path, m_file.data(), 0, m_file.size(), "the file");
   if (m_tree.nodes[0].kind != Kind::map)
     fail(m_path, "the top level is " + std::string(msgpack_tree::kind_name(m_tree.nodes[0].kind)) +
                      ", not a map of named arrays");
   walk(0, "");
+  assign_train_state_roles();
   std::size_t chunked = 0;
   for (const auto& p : m_pieces) chunked += p.size() > 1;
   m_layout = "msgpack state dict";

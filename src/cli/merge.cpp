@@ -85,7 +85,7 @@ void report(const MergeOptions& o, FormatId format, const Plan& plan, const Meth
   const std::size_t other = plan.entries.size() - averaged;
   std::FILE* out = report_stream(o.output);
   // An output named without a format (ckpt-5) says which one it took from the inputs.
-  const std::string target = o.output + (o.format.empty() && names_no_format(o.output) ? " (" + format + ")" : "");
+  const std::string target = o.output + (o.format.empty() && names_no_format(o.output) ? " (" + std::string(codec(format).name) + ")" : "");
   std::fprintf(out, "merged %zu inputs (%s) into %s: %zu tensors averaged (%llu values, %s), %zu copied\n", inputs.size(),
               inputs.front()->layout().c_str(), target.c_str(), averaged,
               static_cast<unsigned long long>(plan.values(Action::average)), method.describe().c_str(), other);
