@@ -30,6 +30,16 @@
 // message) and replaces only the blobs' values, in input 1's layout; from another format it writes the current
 // layout with one layer per LAYER/ prefix holding only a name and the blobs, which Caffe's CopyTrainedLayersFrom
 // matches by name. The format has no place for metadata: Caffe outputs carry no provenance.
+//
+// BatchNorm (current layout, type "BatchNorm"): blob 0 is a sum of means, blob 1 a sum of variances, and blob 2 (one
+// value) s, the moving-average factor they are scaled by; Caffe uses mean = blob0 * (s == 0 ? 0 : 1 / s), and so
+// for the variance. Two snapshots whose s differ (s grows each iteration towards 1 / (1 - moving_average_fraction))
+// hold statistics on different scales, and the mean of their raw blobs is no snapshot's statistics. So the reader
+// serves a BatchNorm layer's statistics normalised: blobs 0 and 1 times that factor (in double, given in the blob's
+// dtype) and blob 2 as 1, which is what Caffe computes from them; any merge then combines the effective statistics
+// and its output, whose blob 2 is 1, means the same to Caffe. A layer whose s is already 1 is served as stored.
+// These three blobs are buffers, every other blob a weight (a .caffemodel holds no solver state). A BatchNorm layer
+// with fewer than three blobs, or a blob 2 of other than one value, is refused: its statistics' scale is unknown.
 
 #include <memory>
 #include <string>
@@ -58,6 +68,11 @@ class CaffeReader final : public ListedReader {
   const wavg_caffe::NetParameter& message() const;
 
  private:
+  // Gives the blobs of BatchNorm layer `layer` (tensors first .. first + n) their roles and normalised values.
+  void normalise_batch_norm(const std::string& layer, std::size_t first, std::size_t n);
+  // Returns where the stored values of tensor `index` start at element `offset`.
+  const void* stored(std::size_t index, std::uint64_t offset) const;
+
   struct Net;
   std::unique_ptr<Net> m_net;
 };
