@@ -118,7 +118,7 @@ const std::array<Codec, 16> k_codecs{{
      .extensions = {".ckpt", ".index"}, .claims = claims_tensorflow,
      .companions = true, .commit_name = tensorflow_index_path, .accepts = k_tf_state,
      .train_extension = ".tensorflow",
-     .sniff = looks_like_tensorflow, .open = open_as<TensorflowReader>, .create = create_tensorflow_writer},
+     .sniff = looks_like_tensorflow, .open = open_tensorflow, .create = create_tensorflow_writer},
     // A folder, or its *.safetensors.index.json / *.bin.index.json; before "tfjs" and "json", which claim .json.
     // An output is a folder when its path ends in '/' or names one (output_format), or with --format hf / hf-bin.
     {.id = FormatId::hf, .name = "hf", .display = "Hugging Face",
@@ -169,7 +169,7 @@ std::unique_ptr<Reader> check_names(std::unique_ptr<Reader> reader) {
 // codec's sniffer claims them, or they start a zip archive (.keras, torch.save), whose directory comes last.
 void check_stdin_head(const std::string& head) {
   for (const Codec& c : k_codecs)
-    if (c.sniff(head)) return;
+    if (c.sniff && c.sniff(head)) return;
   std::ifstream in(head, std::ios::binary);
   char magic[4] = {};
   if (in.read(magic, sizeof magic) && std::memcmp(magic, "PK\x03\x04", 4) == 0) return;

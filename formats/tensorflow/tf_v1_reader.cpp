@@ -97,6 +97,7 @@ class TfV1Reader final : public ListedReader {
     for (std::size_t i = 0; i < m_tensors.size(); ++i)
       if (!m_stored[i] && m_tensors[i].count() > 0)
         fail(m_path, "tensor " + m_tensors[i].name + ": listed in the table of contents, but no entry holds it");
+    set_tensorflow_roles(m_tensors, nullptr, m_path);  // TF1's slot and counter names (no object graph in V1)
   }
 
   void read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) override {

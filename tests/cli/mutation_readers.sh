@@ -26,7 +26,7 @@ cp "$SAMPLES/keras3/einsum_a.keras" seeds/seed.keras
 "$WAVG" convert -q seed.safetensors -o seeds/seed.caffemodel
 mkdir seeds/tfjs seeds/tf
 "$WAVG" convert -q seed.safetensors -o seeds/tfjs/model.json --format tfjs
-"$WAVG" convert -q seed.safetensors -o seeds/tf/seed.ckpt
+"$WAVG" convert -q seed.safetensors -o seeds/tf/seed.ckpt --format tensorflow
 "$WAVG" convert -q seed.safetensors -o seeds/hf/ --shard-size 60B
 if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
   /usr/bin/python3 -c '

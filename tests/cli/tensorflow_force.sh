@@ -4,13 +4,13 @@
 # files beside it stay. Without --force the old checkpoint is refused and stays.
 /usr/bin/python3 -c 'import h5py, numpy' 2>/dev/null || { echo "h5py or numpy missing"; exit 77; }
 D=$SAMPLES/dtypes
-"$WAVG" merge -q "$D/a.h5" "$D/a.h5" -o out.ckpt --tf-state
+"$WAVG" merge -q "$D/a.h5" "$D/a.h5" -o out.ckpt --format tensorflow --tf-state
 echo notes > out.ckpt.notes
 echo stale > out.ckpt.data-00001-of-00002
 code=0
-"$WAVG" merge -q "$D/a.h5" "$D/b.h5" -o out.ckpt --tf-state 2>&1 || code=$?
+"$WAVG" merge -q "$D/a.h5" "$D/b.h5" -o out.ckpt --format tensorflow --tf-state 2>&1 || code=$?
 echo "without --force: exit $code"
-"$WAVG" merge -q "$D/a.h5" "$D/b.h5" -o out.ckpt --tf-state --force
+"$WAVG" merge -q "$D/a.h5" "$D/b.h5" -o out.ckpt --format tensorflow --tf-state --force
 ls -A
 PYTHONPATH=$ROOT/tests/cli /usr/bin/python3 - "$D" <<'PY'
 import sys
