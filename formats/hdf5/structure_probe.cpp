@@ -25,7 +25,10 @@ namespace wavg {
 
 namespace {
 
+// The probe's budget is CPU time (RLIMIT_CPU in the child), so a valid file's structure is never refused because
+// a loaded machine gave the child little of it; the wall-clock limit is only a backstop for a child that sleeps.
 constexpr int k_probe_seconds = 10;
+constexpr int k_probe_wall_seconds = 300;
 constexpr int k_probe_fd = 3;  // where the child writes its error message
 constexpr const char* k_probe_flag = "--hdf5-structure-probe";
 constexpr std::uint64_t k_probe_memory = 1ull << 30;
@@ -48,6 +51,8 @@ int run_structure_probe(const char* path, int fd) {
   const std::uint64_t limit = virtual_size() + k_probe_memory;
   const struct rlimit rl{limit, limit};
   ::setrlimit(RLIMIT_AS, &rl);
+  const struct rlimit cpu{k_probe_seconds, k_probe_seconds + 1};  // SIGXCPU at the soft limit, SIGKILL after
+  ::setrlimit(RLIMIT_CPU, &cpu);
   try {
     Hdf5Reader reader(path, Hdf5Reader::Probe::no);
     return probe_ok;
@@ -98,7 +103,7 @@ void probe_structure(const std::string& path) {
   ::close(fds[1]);
   // The pipe reaches end-of-file when the child exits: waiting on it returns as soon as the probe is done (under a
   // millisecond for a small file) rather than at the next tick of a polling loop, which cost 2.5 ms an input.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(k_probe_seconds);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(k_probe_wall_seconds);
   const auto timed_out = [&] { return std::chrono::steady_clock::now() >= deadline; };
   std::string message;
   char buf[512];
@@ -119,9 +124,12 @@ void probe_structure(const std::string& path) {
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0)
     if (errno != EINTR) return;
-  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && timed_out())
+  if (WIFSIGNALED(status) && (WTERMSIG(status) == SIGXCPU || (WTERMSIG(status) == SIGKILL && !timed_out())))
     fail(path, "corrupt HDF5 file (the HDF5 library did not finish reading its structure in " +
-                   std::to_string(k_probe_seconds) + " s)");
+                   std::to_string(k_probe_seconds) + " s of CPU time)");
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+    fail(path, "corrupt HDF5 file (the HDF5 library did not finish reading its structure in " +
+                   std::to_string(k_probe_wall_seconds) + " s)");
   if (WIFEXITED(status) && WEXITSTATUS(status) == probe_ok) return;
   if (WIFEXITED(status) && WEXITSTATUS(status) == probe_error && !message.empty()) fail(path, message);
   if (WIFEXITED(status) && WEXITSTATUS(status) == probe_out_of_memory)
