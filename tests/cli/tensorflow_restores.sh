@@ -26,8 +26,8 @@ def check_listing(prefixes, out):
     assert listed == set(shapes), (listed ^ set(shapes))
     for name in shapes:
         a, b, got = r[0].get_tensor(name), r[1].get_tensor(name), o.get_tensor(name)
-        if isinstance(a, bytes):
-            assert got == a, name
+        if isinstance(a, bytes) or name.endswith("_power"):  # Adam's beta powers are counters: input 1's
+            assert np.asarray(got).tobytes() == np.asarray(a).tobytes(), name
         elif np.asarray(a).dtype.name == "bfloat16":  # 8 significant bits, rounded once, ties to even
             m, e = np.frexp((np.asarray(a, np.float64) + np.asarray(b, np.float64)) / 2)
             assert np.array_equal(np.asarray(got, np.float64), np.ldexp(np.round(m * 256) / 256, e)), name
@@ -74,5 +74,5 @@ with g.as_default():
         got = s.run(k)
 assert got.tobytes() == mean(r[0].get_tensor("dense/kernel"), r[1].get_tensor("dense/kernel")).tobytes()
 print("TF1: Saver restored the merged checkpoint; %d variables listed, floats equal the float64 mean, "
-      "global_step from input 1" % len(names))
+      "global_step and the beta powers from input 1" % len(names))
 PY
