@@ -57,6 +57,8 @@ class NpzReader final : public ListedReader {
   void prefetch(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
 
  private:
+  // Lists the members and parses their .npy headers (the constructor's work, which closes libzip on an error).
+  void list_members();
   struct Member;
   // Inflates member `m` up to element `offset` of its data, reopening it when that lies behind.
   void seek_deflated(Member& m, std::uint64_t offset);

@@ -58,6 +58,16 @@ bool looks_like_npz(const std::string& path) {
 }
 
 NpzReader::NpzReader(std::string path) : ListedReader(path, FormatId::npz), m_file(std::move(path)) {
+  try {
+    list_members();
+  } catch (...) {  // a constructor that throws runs no destructor: libzip's archive is closed here
+    if (m_zip) zip_discard(as_zip(m_zip));
+    m_zip = nullptr;
+    throw;
+  }
+}
+
+void NpzReader::list_members() {
   const auto entries =
       pytorch::read_zip_directory(m_path, m_file.data(), m_file.size(), pytorch::ZipSource::file,
                                   pytorch::ZipMethods::stored_or_deflated);
@@ -84,13 +94,18 @@ NpzReader::NpzReader(std::string path) : ListedReader(path, FormatId::npz), m_fi
       }
       m.stream = zip_fopen_index(as_zip(m_zip), i, 0);
       if (!m.stream) fail(m_path, e.name + ": " + zip_strerror(as_zip(m_zip)));
-      std::vector<unsigned char> bytes(static_cast<std::size_t>(std::min<std::uint64_t>(e.size, 12)));
-      inflate(m_path, e.name, m.stream, bytes.data(), bytes.size());
-      header = npy_header_length(m_path, e.name, bytes.data(), e.size);
-      const std::size_t have = bytes.size();
-      bytes.resize(std::max<std::size_t>(have, static_cast<std::size_t>(header)));
-      if (header > have) inflate(m_path, e.name, m.stream, bytes.data() + have, header - have);
-      info = parse_npy_header(m_path, e.name, bytes.data(), header).info;
+      try {
+        std::vector<unsigned char> bytes(static_cast<std::size_t>(std::min<std::uint64_t>(e.size, 12)));
+        inflate(m_path, e.name, m.stream, bytes.data(), bytes.size());
+        header = npy_header_length(m_path, e.name, bytes.data(), e.size);
+        const std::size_t have = bytes.size();
+        bytes.resize(std::max<std::size_t>(have, static_cast<std::size_t>(header)));
+        if (header > have) inflate(m_path, e.name, m.stream, bytes.data() + have, header - have);
+        info = parse_npy_header(m_path, e.name, bytes.data(), header).info;
+      } catch (...) {  // a corrupt header: the stream is not a member's yet, so no destructor would close it
+        zip_fclose(m.stream);
+        throw;
+      }
       m.at = header;
       // Reopened when the engine reads it: an open stream holds inflate's state and window.
       zip_fclose(m.stream);
