@@ -1,11 +1,11 @@
 // The libraries behind the codecs, with their versions, for `wavg --version`. Run-time versions where the library
 // reports one (the shared object actually loaded can differ from the headers built against).
 
-#include <Eigen/Core>
 #include <hdf5.h>
-#include <nlohmann/json.hpp>
 #include <openssl/crypto.h>
 #include <zip.h>
+#include <Eigen/Core>
+#include <nlohmann/json.hpp>
 
 #include "wavg/build_info.hpp"
 

@@ -1,10 +1,10 @@
 #pragma once
 // The accessors every codec's reader writes the same way: the path it was opened with, its format (its registry
-// row, whose display name format_name() returns), and the layout, tensor list and metadata its parsing fills in. A codec derives from this, sets the protected members
-// while it parses, and writes only read() (and view/release/prefetch where it maps its data). A codec that
-// computes a value instead (a layout from its container, metadata from its own message) overrides that accessor;
-// it must not declare a member of the same name, which would leave the base's accessor returning the base's empty
-// one. Not copyable: readers hold mappings and handles.
+// row, whose display name format_name() returns), and the layout, tensor list and metadata its parsing fills in. A
+// codec derives from this, sets the protected members while it parses, and writes only read() (and
+// view/release/prefetch where it maps its data). A codec that computes a value instead (a layout from its container,
+// metadata from its own message) overrides that accessor; it must not declare a member of the same name, which would
+// leave the base's accessor returning the base's empty one. Not copyable: readers hold mappings and handles.
 
 #include <map>
 #include <string>

@@ -1,7 +1,8 @@
 #pragma once
 // The part of a reader whose tensors lie whole, contiguous and in native byte order in one mapped file (safetensors,
 // MXNet NDArray lists): read, view, release and prefetch from each tensor's file offset, so such a codec is its
-// parsing and nothing else (ListedReader holds the accessors). The codec checks every offset and length against the file before add_tensor().
+// parsing and nothing else (ListedReader holds the accessors). The codec checks every offset and length against the
+// file before add_tensor().
 
 #include <cstdint>
 #include <string>
@@ -21,8 +22,7 @@ class MappedTensorsReader : public ListedReader {
 
  protected:
   // Maps `path` (Error, exit 1, when it is no regular file or cannot be mapped).
-  MappedTensorsReader(std::string path, FormatId format)
-      : ListedReader(path, format), m_file(std::move(path)) {}
+  MappedTensorsReader(std::string path, FormatId format) : ListedReader(path, format), m_file(std::move(path)) {}
   // Adds a tensor whose element 0 lies at byte `at` of the file.
   void add_tensor(TensorInfo tensor, std::uint64_t at);
 

@@ -5,8 +5,8 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <filesystem>
+#include <fstream>
 #include <new>
 #include <stdexcept>
 #include <string_view>
@@ -17,8 +17,8 @@
 #include "deepspeed/deepspeed.hpp"
 #include "flax/flax.hpp"
 #include "hdf5/hdf5_reader.hpp"
-#include "hf/hf.hpp"
 #include "hdf5/hdf5_writer.hpp"
+#include "hf/hf.hpp"
 #include "json/json.hpp"
 #include "keras/keras_archive.hpp"
 #include "mxnet/mxnet.hpp"
@@ -73,88 +73,159 @@ constexpr unsigned k_shard_size = static_cast<unsigned>(OutputOption::shard_size
 
 // The rows, in sniffing order.
 const std::array<Codec, 16> k_codecs{{
-    {.id = FormatId::hdf5, .name = "hdf5", .display = "HDF5",
+    {.id = FormatId::hdf5,
+     .name = "hdf5",
+     .display = "HDF5",
      .extensions = {".h5", ".hdf5", ".he5", ".keras_h5"},
      .train_extension = ".h5",
-     .sniff = looks_like_hdf5, .open = open_as<Hdf5Reader>, .create = create_hdf5_writer},
-    {.id = FormatId::safetensors, .name = "safetensors", .display = "safetensors",
+     .sniff = looks_like_hdf5,
+     .open = open_as<Hdf5Reader>,
+     .create = create_hdf5_writer},
+    {.id = FormatId::safetensors,
+     .name = "safetensors",
+     .display = "safetensors",
      .extensions = {".safetensors"},
      .train_extension = ".safetensors",
-     .sniff = looks_like_safetensors, .open = open_as<SafetensorsReader>, .create = create_safetensors_writer},
+     .sniff = looks_like_safetensors,
+     .open = open_as<SafetensorsReader>,
+     .create = create_safetensors_writer},
     // Before "keras": both are zip archives; torch.save's first entry is TOP/data.pkl. An output over a PyTorch
     // input 1 keeps its pickle's other entries (an epoch, an optimizer's step).
-    {.id = FormatId::pytorch, .name = "pytorch", .display = "PyTorch",
+    {.id = FormatId::pytorch,
+     .name = "pytorch",
+     .display = "PyTorch",
      .extensions = {".pt", ".pth", ".bin"},
-     .keeps_entries = true, .train_extension = ".pytorch",
-     .sniff = pytorch::looks_like_pytorch, .open = open_as<pytorch::PytorchReader>,
+     .keeps_entries = true,
+     .train_extension = ".pytorch",
+     .sniff = pytorch::looks_like_pytorch,
+     .open = open_as<pytorch::PytorchReader>,
      .create = pytorch::create_pytorch_writer},
-    {.id = FormatId::keras, .name = "keras", .display = "Keras archive",
+    {.id = FormatId::keras,
+     .name = "keras",
+     .display = "Keras archive",
      .extensions = {".keras"},
      .train_extension = ".keras",
-     .sniff = looks_like_keras, .open = open_as<KerasArchiveReader>, .create = create_keras_writer},
+     .sniff = looks_like_keras,
+     .open = open_as<KerasArchiveReader>,
+     .create = create_keras_writer},
     // After "pytorch" and "keras", the other zip archives: every member of an .npz is a .npy file.
-    {.id = FormatId::npz, .name = "npz", .display = "NumPy",
+    {.id = FormatId::npz,
+     .name = "npz",
+     .display = "NumPy",
      .extensions = {".npz"},
      .train_extension = ".npz",
-     .sniff = looks_like_npz, .open = open_as<NpzReader>, .create = create_npz_writer},
-    {.id = FormatId::mxnet, .name = "mxnet", .display = "MXNet",
+     .sniff = looks_like_npz,
+     .open = open_as<NpzReader>,
+     .create = create_npz_writer},
+    {.id = FormatId::mxnet,
+     .name = "mxnet",
+     .display = "MXNet",
      .extensions = {".params"},
      .train_extension = ".mxnet",
-     .sniff = looks_like_mxnet, .open = open_as<MxnetReader>, .create = create_mxnet_writer},
+     .sniff = looks_like_mxnet,
+     .open = open_as<MxnetReader>,
+     .create = create_mxnet_writer},
     // Before "caffe", whose protobuf sniff a msgpack map could pass; Flax checkpoints often have no extension. An
     // output over a Flax input 1 keeps its state dict's other values (a step counter).
-    {.id = FormatId::flax, .name = "flax", .display = "Flax",
+    {.id = FormatId::flax,
+     .name = "flax",
+     .display = "Flax",
      .extensions = {".msgpack"},
-     .keeps_entries = true, .train_extension = ".flax",
-     .sniff = looks_like_flax, .open = open_as<FlaxReader>, .create = create_flax_writer},
-    {.id = FormatId::caffe, .name = "caffe", .display = "Caffe",
+     .keeps_entries = true,
+     .train_extension = ".flax",
+     .sniff = looks_like_flax,
+     .open = open_as<FlaxReader>,
+     .create = create_flax_writer},
+    {.id = FormatId::caffe,
+     .name = "caffe",
+     .display = "Caffe",
      .extensions = {".caffemodel"},
      .train_extension = ".caffe",
-     .sniff = looks_like_caffe, .open = open_as<CaffeReader>, .create = create_caffe_writer},
+     .sniff = looks_like_caffe,
+     .open = open_as<CaffeReader>,
+     .create = create_caffe_writer},
     // Given by prefix (model.ckpt-1000) or by PREFIX.index, and committed as PREFIX.index with its data shard as
     // a companion; an output named *.ckpt-N is TensorFlow too. (A copy of standard input is never a prefix nor
     // named .index, so it is never sniffed as one.)
-    {.id = FormatId::tensorflow, .name = "tensorflow", .display = "TensorFlow checkpoint",
-     .extensions = {".ckpt", ".index"}, .claims = claims_tensorflow,
-     .companions = true, .commit_name = tensorflow_index_path, .accepts = k_tf_state,
+    {.id = FormatId::tensorflow,
+     .name = "tensorflow",
+     .display = "TensorFlow checkpoint",
+     .extensions = {".ckpt", ".index"},
+     .claims = claims_tensorflow,
+     .companions = true,
+     .commit_name = tensorflow_index_path,
+     .accepts = k_tf_state,
      .train_extension = ".tensorflow",
-     .sniff = looks_like_tensorflow, .open = open_tensorflow, .create = create_tensorflow_writer},
+     .sniff = looks_like_tensorflow,
+     .open = open_tensorflow,
+     .create = create_tensorflow_writer},
     // A folder, or its *.safetensors.index.json / *.bin.index.json; before "tfjs" and "json", which claim .json.
     // An output is a folder when its path ends in '/' or names one (output_format), or with --format hf / hf-bin.
-    {.id = FormatId::hf, .name = "hf", .display = "Hugging Face",
-     .folder = true, .commit_name = folder_name, .accepts = k_shard_size,
+    {.id = FormatId::hf,
+     .name = "hf",
+     .display = "Hugging Face",
+     .folder = true,
+     .commit_name = folder_name,
+     .accepts = k_shard_size,
      .train_extension = ".hf",
-     .sniff = hf::looks_like_hf, .open = open_as<hf::FolderReader>, .create = hf::create_hf_writer},
+     .sniff = hf::looks_like_hf,
+     .open = open_as<hf::FolderReader>,
+     .create = hf::create_hf_writer},
     // The same folder with torch.save shards; chosen with --format only, and read by the "hf" row.
-    {.id = FormatId::hf_bin, .name = "hf-bin", .display = "Hugging Face", .read_as = FormatId::hf,
-     .folder = true, .commit_name = folder_name, .accepts = k_shard_size,
+    {.id = FormatId::hf_bin,
+     .name = "hf-bin",
+     .display = "Hugging Face",
+     .read_as = FormatId::hf,
+     .folder = true,
+     .commit_name = folder_name,
+     .accepts = k_shard_size,
      .train_extension = ".hf-bin",
      .create = hf::create_hf_bin_writer},
     // Before "json": both claim .json; a TF.js model.json is told by its weightsManifest member. Its weight files
     // are companions beside it.
-    {.id = FormatId::tfjs, .name = "tfjs", .display = "TensorFlow.js",
+    {.id = FormatId::tfjs,
+     .name = "tfjs",
+     .display = "TensorFlow.js",
      .claims = claims_tfjs,
      .companions = true,
      .not_from_stdin = "a TF.js model.json names weight files beside it, so it cannot come from standard input; "
                        "give its path",
      .train_extension = ".tfjs",
-     .sniff = looks_like_tfjs, .open = open_as<TfjsReader>, .create = create_tfjs_writer},
-    {.id = FormatId::json, .name = "json", .display = "wavg JSON",
+     .sniff = looks_like_tfjs,
+     .open = open_as<TfjsReader>,
+     .create = create_tfjs_writer},
+    {.id = FormatId::json,
+     .name = "json",
+     .display = "wavg JSON",
      .extensions = {".json"},
      .train_extension = ".json",
-     .sniff = looks_like_wavg_json, .open = open_as<JsonReader>, .create = create_json_values},
+     .sniff = looks_like_wavg_json,
+     .open = open_as<JsonReader>,
+     .create = create_json_values},
     // The same format with base64 data; chosen with --format only, and read by the "json" row.
-    {.id = FormatId::json_base64, .name = "json-base64", .display = "wavg JSON", .read_as = FormatId::json,
+    {.id = FormatId::json_base64,
+     .name = "json-base64",
+     .display = "wavg JSON",
+     .read_as = FormatId::json,
      .train_extension = ".json-base64",
      .create = create_json_base64},
     // A PyTorch Distributed Checkpoint folder (.metadata); an output folder is one when input 1 is (output_format).
-    {.id = FormatId::dcp, .name = "dcp", .display = "PyTorch DCP",
-     .folder = true, .commit_name = folder_name, .accepts = k_shard_size,
+    {.id = FormatId::dcp,
+     .name = "dcp",
+     .display = "PyTorch DCP",
+     .folder = true,
+     .commit_name = folder_name,
+     .accepts = k_shard_size,
      .train_extension = ".dcp",
-     .sniff = dcp::looks_like_dcp, .open = open_as<dcp::DcpReader>, .create = dcp::create_dcp_writer},
+     .sniff = dcp::looks_like_dcp,
+     .open = open_as<dcp::DcpReader>,
+     .create = dcp::create_dcp_writer},
     // A DeepSpeed ZeRO checkpoint folder (global_stepN/, or the folder above with `latest`); read only.
-    {.id = FormatId::deepspeed, .name = "deepspeed", .display = "DeepSpeed",
-     .sniff = deepspeed::looks_like_deepspeed, .open = open_as<deepspeed::DeepspeedReader>},
+    {.id = FormatId::deepspeed,
+     .name = "deepspeed",
+     .display = "DeepSpeed",
+     .sniff = deepspeed::looks_like_deepspeed,
+     .open = open_as<deepspeed::DeepspeedReader>},
 }};
 
 // Refuses a tensor name holding U+0000: C APIs (HDF5's among them) would cut the name there, silently.
@@ -213,8 +284,9 @@ std::unique_ptr<Reader> open_reader(const std::string& given) {
     if (dcp::looks_like_dcp(path)) return check_names(std::make_unique<dcp::DcpReader>(path));
     if (deepspeed::looks_like_deepspeed(path)) return check_names(std::make_unique<deepspeed::DeepspeedReader>(path));
     if (!hf::looks_like_hf(path))
-      fail(path, "a folder without model.safetensors, pytorch_model.bin, their sharded indexes, a DCP .metadata or "
-                 "DeepSpeed's *_model_states.pt");
+      fail(path,
+           "a folder without model.safetensors, pytorch_model.bin, their sharded indexes, a DCP .metadata or "
+           "DeepSpeed's *_model_states.pt");
     return check_names(std::make_unique<hf::FolderReader>(path));
   }
   require_regular_file(is_tensorflow_prefix(path) ? path + ".index" : path);
@@ -273,9 +345,8 @@ FormatId output_format(const std::string& path, const std::string& forced, const
   if (forced.empty() && names_no_format(path))
     for (const Reader* r : inputs)
       if (r->format() != inputs.front()->format())
-        fail_usage("-o " + path + " names no format and the inputs are in several (" +
-                   format_label(*inputs.front()) + ", " + format_label(*r) + "); use --format " +
-                   output_format_names());
+        fail_usage("-o " + path + " names no format and the inputs are in several (" + format_label(*inputs.front()) +
+                   ", " + format_label(*r) + "); use --format " + output_format_names());
   return output_format(path, forced, inputs.front());
 }
 

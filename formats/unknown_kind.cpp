@@ -4,9 +4,9 @@
 
 #include <zip.h>
 
-#include <cstdio>
 #include <cctype>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -40,7 +40,8 @@ std::string zip_kind(const std::string& path) {
   }
   // torch.save writes TOP/data.pkl first (the PyTorch codec's sniff); an archive holding it later is not its own.
   if (!pickle.empty())
-    return "a zip archive holding " + pickle + " whose first entry is " + first + ", not laid out as torch.save "
+    return "a zip archive holding " + pickle + " whose first entry is " + first +
+           ", not laid out as torch.save "
            "writes (TOP/data.pkl first)";
   return "a zip archive that is not a Keras .keras model (its first entry is " +
          (first.empty() ? std::string("none") : first) + ")";
@@ -102,8 +103,9 @@ std::string describe_unknown(const std::string& path) {
   if (starts("\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8", 12))
     return n < 15 ? "a legacy PyTorch checkpoint (torch.save before PyTorch 1.6) cut short: it ends after " +
                         std::to_string(n) + " bytes, inside its magic number"
-                  : std::string("a legacy PyTorch checkpoint (torch.save before PyTorch 1.6) whose magic number is "
-                                "corrupt");
+                  : std::string(
+                        "a legacy PyTorch checkpoint (torch.save before PyTorch 1.6) whose magic number is "
+                        "corrupt");
   if (n >= 2 && static_cast<unsigned char>(buf[0]) == 0x80 && buf[1] >= 2 && buf[1] <= 5)
     return prefix + "a Python pickle, which wavg does not read (pickles can run code)";
   if (starts("\x93NUMPY", 6)) return prefix + "a NumPy .npy array, which wavg does not read";

@@ -83,8 +83,7 @@ std::string wire_problem(const unsigned char* p, std::uint64_t begin, std::uint6
         at += v;
         break;
       }
-      default:
-        return "unknown wire type " + std::to_string(tag & 7) + " in " + what;
+      default: return "unknown wire type " + std::to_string(tag & 7) + " in " + what;
     }
   }
   return {};
@@ -97,8 +96,7 @@ Shape normalise_legacy(const wavg_caffe::BlobProto& b, int v1_type, int index) {
   const bool conv = v1_type == k_v1_convolution || v1_type == k_v1_deconvolution;
   if (conv && index == 0) return {u(d[0]), u(d[1]), u(d[2]), u(d[3])};
   if (v1_type == k_v1_inner_product && index == 0 && d[0] == 1 && d[1] == 1) return {u(d[2]), u(d[3])};
-  if ((conv || v1_type == k_v1_inner_product) && index == 1 && d[0] == 1 && d[1] == 1 && d[2] == 1)
-    return {u(d[3])};
+  if ((conv || v1_type == k_v1_inner_product) && index == 1 && d[0] == 1 && d[1] == 1 && d[2] == 1) return {u(d[3])};
   std::size_t first = 0;
   while (first < 3 && d[first] == 1) ++first;
   Shape s;
@@ -112,8 +110,7 @@ TensorInfo blob_tensor(const wavg_caffe::BlobProto& b, const std::string& name, 
   TensorInfo t{name, DType::f32, {}};
   if (b.diff_size() > 0 || b.double_diff_size() > 0)
     fail(file, "blob " + name + " holds gradients (diff): snapshots of weights only are supported");
-  if (b.data_size() > 0 && b.double_data_size() > 0)
-    fail(file, "blob " + name + " holds both data and double_data");
+  if (b.data_size() > 0 && b.double_data_size() > 0) fail(file, "blob " + name + " holds both data and double_data");
   if (b.double_data_size() > 0) t.dtype = DType::f64;
   if (b.has_shape()) {
     for (std::int64_t d : b.shape().dim()) {
@@ -130,11 +127,10 @@ TensorInfo blob_tensor(const wavg_caffe::BlobProto& b, const std::string& name, 
     fail(file, "blob " + name + ": shape " + shape_string(t.shape) + " overflows");
   const auto stored = static_cast<std::uint64_t>(t.dtype == DType::f64 ? b.double_data_size() : b.data_size());
   if (stored != count)
-    fail(file, "blob " + name + " holds " + std::to_string(stored) + " values but its shape " +
-                   shape_string(t.shape) + " needs " + std::to_string(count));
+    fail(file, "blob " + name + " holds " + std::to_string(stored) + " values but its shape " + shape_string(t.shape) +
+                   " needs " + std::to_string(count));
   return t;
 }
-
 
 // Finds the name of the layer message at [begin, end) (V1: field 4, current: field 1), or returns false.
 bool layer_has_name(const unsigned char* p, std::uint64_t begin, std::uint64_t end, std::uint64_t name_field) {
@@ -186,8 +182,7 @@ bool looks_like_caffe(const std::string& path) {
   return false;
 }
 
-void parse_net(const unsigned char* data, std::uint64_t size, wavg_caffe::NetParameter& net,
-               const std::string& file) {
+void parse_net(const unsigned char* data, std::uint64_t size, wavg_caffe::NetParameter& net, const std::string& file) {
   if (size > static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
     fail(file, "larger than 2 GiB, the most a protobuf message can hold");
   if (net.ParseFromArray(data, static_cast<int>(size))) return;

@@ -39,7 +39,8 @@ struct CaffeReader::Net {
   std::vector<Served> served;  // per tensor
 };
 
-CaffeReader::CaffeReader(std::string path) : ListedReader(std::move(path), FormatId::caffe), m_net(std::make_unique<Net>()) {
+CaffeReader::CaffeReader(std::string path)
+    : ListedReader(std::move(path), FormatId::caffe), m_net(std::make_unique<Net>()) {
   {
     const MappedFile file(m_path);
     parse_net(file.data(), file.size(), m_net->message, m_path);
@@ -107,8 +108,10 @@ void CaffeReader::read(std::size_t index, std::uint64_t offset, std::uint64_t co
   if (s.how == Serve::stored) {
     std::memcpy(dst, stored(index, offset), count * dtype_size(m_tensors[index].dtype));
   } else if (s.how == Serve::one) {
-    if (f64) std::fill_n(static_cast<double*>(dst), count, 1.0);
-    else std::fill_n(static_cast<float*>(dst), count, 1.0f);
+    if (f64)
+      std::fill_n(static_cast<double*>(dst), count, 1.0);
+    else
+      std::fill_n(static_cast<float*>(dst), count, 1.0f);
   } else if (f64) {
     scale_into(static_cast<const double*>(stored(index, offset)), count, s.factor, dst);
   } else {

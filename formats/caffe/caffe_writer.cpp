@@ -65,7 +65,7 @@ class CaffeWriter final : public Writer {
     wavg_caffe::BlobProto& b = *m_blobs[index];
     const std::size_t elem = dtype_size(m_spec.tensors[index].dtype);
     void* dst = m_spec.tensors[index].dtype == DType::f64 ? static_cast<void*>(b.mutable_double_data()->mutable_data())
-                                                           : static_cast<void*>(b.mutable_data()->mutable_data());
+                                                          : static_cast<void*>(b.mutable_data()->mutable_data());
     std::memcpy(static_cast<char*>(dst) + offset * elem, src, count * elem);
   }
 
@@ -120,9 +120,8 @@ class CaffeWriter final : public Writer {
     for (std::size_t i = 0; i < places.size(); ++i) {
       auto [l, index] = places[i];
       if (index >= static_cast<std::size_t>(l->blobs_size()))
-        fail(m_display, m_spec.tensors[i].name + ": layer " + l->name() + " has " +
-                            std::to_string(l->blobs_size()) + " blobs, so its indices run from 0 to " +
-                            std::to_string(l->blobs_size() - 1));
+        fail(m_display, m_spec.tensors[i].name + ": layer " + l->name() + " has " + std::to_string(l->blobs_size()) +
+                            " blobs, so its indices run from 0 to " + std::to_string(l->blobs_size() - 1));
       wavg_caffe::BlobProto* b = l->mutable_blobs(static_cast<int>(index));
       if (b->has_shape()) fail(m_display, m_spec.tensors[i].name + " appears twice");
       auto* shape = b->mutable_shape();

@@ -54,10 +54,10 @@ namespace wavg::dcp {
 // Where one chunk of a tensor lies.
 struct Chunk {
   Shape offsets, sizes;
-  std::size_t file = 0;           // index into DcpReader::data_files()
-  std::uint64_t begin = 0;        // file offset of the chunk's element 0
-  std::uint64_t archive = 0;      // file offset of the chunk's torch.save archive
-  pytorch::ZipEntry storage;      // its storage entry, offsets relative to `archive`
+  std::size_t file = 0;       // index into DcpReader::data_files()
+  std::uint64_t begin = 0;    // file offset of the chunk's element 0
+  std::uint64_t archive = 0;  // file offset of the chunk's torch.save archive
+  pytorch::ZipEntry storage;  // its storage entry, offsets relative to `archive`
 };
 
 // How a tensor's flat (row-major) elements map to its chunks. The dimensions from `inner_dims` on are whole in

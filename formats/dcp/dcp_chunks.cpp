@@ -30,8 +30,7 @@ void check_cover(const std::string& file, const TensorInfo& t, TensorChunks& c) 
   for (const Chunk& k : c.chunks) {
     if (k.offsets.size() != n || k.sizes.size() != n)
       fail(file, "tensor " + t.name + ": a chunk at offsets " + shape_string(k.offsets) + " of sizes " +
-                     shape_string(k.sizes) +
-                     " does not have the tensor's " + std::to_string(n) + " dimensions");
+                     shape_string(k.sizes) + " does not have the tensor's " + std::to_string(n) + " dimensions");
     for (std::size_t d = 0; d < n; ++d)
       if (k.offsets[d] > t.shape[d] || k.sizes[d] > t.shape[d] - k.offsets[d])
         fail(file, "tensor " + t.name + ": the chunk at offsets " + shape_string(k.offsets) + " of sizes " +

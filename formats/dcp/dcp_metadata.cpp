@@ -23,10 +23,10 @@ struct TorchDType {
 };
 
 constexpr TorchDType k_dtypes[] = {
-    {"torch.float32", DType::f32}, {"torch.float64", DType::f64}, {"torch.float16", DType::f16},
-    {"torch.bfloat16", DType::bf16}, {"torch.int64", DType::i64}, {"torch.int32", DType::i32},
-    {"torch.int16", DType::i16}, {"torch.int8", DType::i8}, {"torch.uint8", DType::u8},
-    {"torch.uint16", DType::u16}, {"torch.uint32", DType::u32}, {"torch.uint64", DType::u64},
+    {"torch.float32", DType::f32},   {"torch.float64", DType::f64}, {"torch.float16", DType::f16},
+    {"torch.bfloat16", DType::bf16}, {"torch.int64", DType::i64},   {"torch.int32", DType::i32},
+    {"torch.int16", DType::i16},     {"torch.int8", DType::i8},     {"torch.uint8", DType::u8},
+    {"torch.uint16", DType::u16},    {"torch.uint32", DType::u32},  {"torch.uint64", DType::u64},
     {"torch.bool", DType::boolean},
 };
 
@@ -34,9 +34,10 @@ constexpr TorchDType k_dtypes[] = {
 // later, not as unknown globals), the layout, the memory-format enum and the checkpoint's path.
 std::vector<std::string> value_names() {
   std::vector<std::string> names;
-  for (const char* t : {"float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8",
-                        "uint16", "uint32", "uint64", "bool", "complex64", "complex128", "float8_e4m3fn",
-                        "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "strided"})
+  for (const char* t :
+       {"float32",    "float64",       "float16",     "bfloat16",        "int64",           "int32",  "int16",
+        "int8",       "uint8",         "uint16",      "uint32",          "uint64",          "bool",   "complex64",
+        "complex128", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "strided"})
     names.push_back(std::string("torch.") + t);
   // DCP's own dataclasses, made by NEWOBJ(class, ()) and BUILD: the unpickler instantiates no torch class
   // outside torch.nn by itself, so these are named here; parse_metadata checks each object's class where it sits.
@@ -45,8 +46,8 @@ std::vector<std::string> value_names() {
     names.push_back(std::string(k_module) + c);
   names.push_back("torch.distributed.checkpoint.filesystem._StorageInfo");
   names.push_back("torch.serialization._get_layout");
-  for (const char* p : {"pathlib.PosixPath", "pathlib.WindowsPath", "pathlib._local.PosixPath",
-                        "pathlib._local.WindowsPath"})
+  for (const char* p :
+       {"pathlib.PosixPath", "pathlib.WindowsPath", "pathlib._local.PosixPath", "pathlib._local.WindowsPath"})
     names.push_back(p);
   return names;
 }
@@ -118,8 +119,8 @@ class Parser {
     Item item;
     item.name = name;
     item.tensor = true;
-    item.dtype = dtype(object(field(meta, "properties"), std::string(k_module) + "TensorProperties", name),
-                       "tensor " + name);
+    item.dtype =
+        dtype(object(field(meta, "properties"), std::string(k_module) + "TensorProperties", name), "tensor " + name);
     item.shape = shape(field(meta, "size"), "tensor " + name + "'s size");
     const Value* chunks = field(meta, "chunks");
     if (!chunks || chunks->kind != Kind::list) bad("tensor " + name + "'s chunks are not a list");
@@ -154,7 +155,8 @@ void assign_roles(std::vector<Item>& items) {
       if (it.path[i] == "param_groups") it.role = Role::hyper_parameter;
       // The state's key, not its rank: a scalar parameter's moments are scalars too; `step` (and NAdam's
       // `mu_product`, a product over the steps) count.
-      else it.role = it.path.back() == "step" || it.path.back() == "mu_product" ? Role::counter : Role::optimizer_state;
+      else
+        it.role = it.path.back() == "step" || it.path.back() == "mu_product" ? Role::counter : Role::optimizer_state;
       break;
     }
   }

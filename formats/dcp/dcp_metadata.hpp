@@ -19,16 +19,15 @@ struct ChunkMeta {
   Storage where;
 };
 
-
 struct Item {
   std::string name;
-  bool tensor = false;              // else a torch.save'd value (BytesStorageMetadata)
+  bool tensor = false;  // else a torch.save'd value (BytesStorageMetadata)
   DType dtype = DType::f32;
   Shape shape;
-  std::vector<ChunkMeta> chunks;    // tensors
-  Storage where;                    // bytes values
-  std::vector<std::string> path;    // the name split at '.'
-  Role role = Role::unknown;        // from the state dict's structure (see dcp.hpp); unknown outside an optimizer
+  std::vector<ChunkMeta> chunks;  // tensors
+  Storage where;                  // bytes values
+  std::vector<std::string> path;  // the name split at '.'
+  Role role = Role::unknown;      // from the state dict's structure (see dcp.hpp); unknown outside an optimizer
 };
 
 // Parses the pickle (Error naming `file` for anything but DCP's metadata classes, a storage missing for a chunk,

@@ -25,8 +25,7 @@ void locate(const MappedFile& file, std::uint64_t at, std::uint64_t length, cons
     fail(file.path(), where + " lies at bytes " + std::to_string(at) + " to " + std::to_string(at + length) +
                           ", past the end of the file (" + std::to_string(file.size()) + " bytes)");
   const unsigned char* base = file.data() + at;
-  if (length < 4 || std::memcmp(base, "PK\x03\x04", 4) != 0)
-    fail(file.path(), where + " is not a torch.save archive");
+  if (length < 4 || std::memcmp(base, "PK\x03\x04", 4) != 0) fail(file.path(), where + " is not a torch.save archive");
   const auto entries = pytorch::read_zip_directory(file.path(), base, length, pytorch::ZipSource::embedded);
   const pytorch::ZipEntry* pkl = nullptr;
   for (const auto& e : entries)
@@ -43,8 +42,8 @@ void locate(const MappedFile& file, std::uint64_t at, std::uint64_t length, cons
   const pytorch::TensorRef& t = v.tensor;
   const pytorch::StorageRef& s = t.storage->storage;
   if (s.dtype != dtype)
-    fail(file.path(), where + " is " + std::string(dtype_name(s.dtype)) + ", the metadata says " +
-                          std::string(dtype_name(dtype)));
+    fail(file.path(),
+         where + " is " + std::string(dtype_name(s.dtype)) + ", the metadata says " + std::string(dtype_name(dtype)));
   if (t.shape != chunk.sizes)
     fail(file.path(),
          where + " has sizes " + shape_string(t.shape) + ", the metadata says " + shape_string(chunk.sizes));

@@ -223,8 +223,8 @@ DeepspeedReader::DeepspeedReader(const std::string& path) : ListedReader(path, F
     for (std::size_t g = 0; g < list->items.size(); ++g)
       groups[r].push_back({piece(ranks[r], r, list->items[g], DType::f32, std::string(key) + "." + std::to_string(g))});
     if (groups[r].size() != groups[0].size())
-      fail(ranks[r].path, "holds " + std::to_string(groups[r].size()) + " param groups, rank 0 " +
-                              std::to_string(groups[0].size()));
+      fail(ranks[r].path,
+           "holds " + std::to_string(groups[r].size()) + " param groups, rank 0 " + std::to_string(groups[0].size()));
   }
   const Value* shapes = get(root, "param_shapes");
   if (!shapes || shapes->kind != Kind::list) fail(model.path, "param_shapes is not a list");

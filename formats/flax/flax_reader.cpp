@@ -58,9 +58,8 @@ std::string describe(const msgpack_tree::Tree& t, const Node& n) {
 }
 
 // The key-value pairs of a map node, keys checked: strings, not empty, without '/', each once.
-std::vector<std::pair<std::string_view, std::uint32_t>> map_items(const std::string& file,
-                                                                  const msgpack_tree::Tree& t, std::uint32_t node,
-                                                                  const std::string& name) {
+std::vector<std::pair<std::string_view, std::uint32_t>> map_items(const std::string& file, const msgpack_tree::Tree& t,
+                                                                  std::uint32_t node, const std::string& name) {
   std::vector<std::pair<std::string_view, std::uint32_t>> items;
   const std::vector<std::uint32_t> c = t.children(node);
   std::set<std::string_view> seen;
@@ -109,8 +108,9 @@ Array parse_array(const std::string& file, const msgpack_tree::Tree& outer, cons
   const auto parsed = dtype_from_name(dname);
   if (!parsed || dtype_name(*parsed) != dname) {
     const bool complex = dname.rfind("complex", 0) == 0;
-    fail(file, name + ": " + (complex ? "complex arrays (" + std::string(dname) + ") are not supported"
-                                      : "unknown dtype '" + std::string(dname.substr(0, 40)) + "'"));
+    fail(file, name + ": " +
+                   (complex ? "complex arrays (" + std::string(dname) + ") are not supported"
+                            : "unknown dtype '" + std::string(dname.substr(0, 40)) + "'"));
   }
   a.info.dtype = *parsed;
   std::uint64_t count = 0;
@@ -148,9 +148,12 @@ void FlaxReader::assign_train_state_roles() {
   for (TensorInfo& t : m_tensors) {
     const std::string top = t.name.substr(0, t.name.find('/'));
     const std::string leaf = t.name.substr(t.name.rfind('/') + 1);
-    if (top == "params") t.role = Role::weight;
-    else if (top == "batch_stats") t.role = Role::buffer;
-    else if (top == "opt_state") t.role = leaf == "count" ? Role::counter : Role::optimizer_state;
+    if (top == "params")
+      t.role = Role::weight;
+    else if (top == "batch_stats")
+      t.role = Role::buffer;
+    else if (top == "opt_state")
+      t.role = leaf == "count" ? Role::counter : Role::optimizer_state;
   }
 }
 
@@ -199,19 +202,22 @@ void FlaxReader::add_chunked(std::uint32_t node, const std::string& name) {
   const auto items = map_items(m_path, m_tree, node, name);
   std::uint32_t flag = 0, shape = 0, chunks = 0;
   for (const auto& [key, value] : items) {
-    if (key == k_chunked_key) flag = value;
-    else if (key == "shape") shape = value;
-    else if (key == "chunks") chunks = value;
-    else fail(m_path, name + ": a chunked array with the unexpected key '" + std::string(key) + "'");
+    if (key == k_chunked_key)
+      flag = value;
+    else if (key == "shape")
+      shape = value;
+    else if (key == "chunks")
+      chunks = value;
+    else
+      fail(m_path, name + ": a chunked array with the unexpected key '" + std::string(key) + "'");
   }
   const auto indexed = [&](std::uint32_t map, const char* what) {
-    if (!map || m_tree.nodes[map].kind != Kind::map)
-      fail(m_path, name + ": a chunked array without a map of " + what);
+    if (!map || m_tree.nodes[map].kind != Kind::map) fail(m_path, name + ": a chunked array without a map of " + what);
     const auto entries = map_items(m_path, m_tree, map, name + "/" + what);
     for (std::size_t i = 0; i < entries.size(); ++i)
       if (entries[i].first != std::to_string(i))
-        fail(m_path, name + "/" + what + ": key '" + std::string(entries[i].first) + "' where '" +
-                         std::to_string(i) + "' belongs");
+        fail(m_path, name + "/" + what + ": key '" + std::string(entries[i].first) + "' where '" + std::to_string(i) +
+                         "' belongs");
     return entries;
   };
   const Node& f = m_tree.nodes[flag];
@@ -240,8 +246,8 @@ void FlaxReader::add_chunked(std::uint32_t node, const std::string& name) {
   std::uint64_t count = 0;
   if (pieces.empty()) fail(m_path, name + ": a chunked array without chunks");
   if (!checked_count(info.shape, dtype_size(info.dtype), count) || count != total)
-    fail(m_path, name + ": the chunks hold " + std::to_string(total) + " elements; shape " +
-                     shape_string(info.shape) + " needs " + (count == total ? "more" : std::to_string(count)));
+    fail(m_path, name + ": the chunks hold " + std::to_string(total) + " elements; shape " + shape_string(info.shape) +
+                     " needs " + (count == total ? "more" : std::to_string(count)));
   m_pieces.push_back(std::move(pieces));
   m_tensors.push_back(std::move(info));
   m_nodes.push_back(node);

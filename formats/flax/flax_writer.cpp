@@ -263,10 +263,10 @@ class FlaxWriter final : public Writer {
   std::string m_display;
   const OutputSpec& m_spec;
   std::uint64_t m_chunk_bytes;
-  std::vector<std::vector<FlaxPiece>> m_pieces;  // per output tensor, where its elements go
+  std::vector<std::vector<FlaxPiece>> m_pieces;                // per output tensor, where its elements go
   std::unordered_map<std::uint32_t, std::size_t> m_output_of;  // template node -> output tensor
   std::unordered_set<std::uint32_t> m_present;                 // template nodes written
-  std::string m_bytes;  // header bytes not yet placed
+  std::string m_bytes;                                         // header bytes not yet placed
   Appender m_appender{m_bytes};
   std::vector<std::pair<std::uint64_t, std::string>> m_runs;
   std::uint64_t m_at = 0;  // where m_bytes start

@@ -21,11 +21,21 @@ class Builder : public msgpack::null_visitor {
   Builder(Tree& tree, std::uint64_t begin) : m_tree(tree), m_begin(begin) {}
 
   bool visit_nil() { return leaf(Kind::nil).has_value(); }
-  bool visit_boolean(bool v) { return set(leaf(Kind::boolean), [&](Node& n) { n.value.b = v; }); }
-  bool visit_positive_integer(std::uint64_t v) { return set(leaf(Kind::uint), [&](Node& n) { n.value.u = v; }); }
-  bool visit_negative_integer(std::int64_t v) { return set(leaf(Kind::sint), [&](Node& n) { n.value.i = v; }); }
-  bool visit_float32(float v) { return set(leaf(Kind::f32), [&](Node& n) { n.value.d = v; }); }
-  bool visit_float64(double v) { return set(leaf(Kind::f64), [&](Node& n) { n.value.d = v; }); }
+  bool visit_boolean(bool v) {
+    return set(leaf(Kind::boolean), [&](Node& n) { n.value.b = v; });
+  }
+  bool visit_positive_integer(std::uint64_t v) {
+    return set(leaf(Kind::uint), [&](Node& n) { n.value.u = v; });
+  }
+  bool visit_negative_integer(std::int64_t v) {
+    return set(leaf(Kind::sint), [&](Node& n) { n.value.i = v; });
+  }
+  bool visit_float32(float v) {
+    return set(leaf(Kind::f32), [&](Node& n) { n.value.d = v; });
+  }
+  bool visit_float64(double v) {
+    return set(leaf(Kind::f64), [&](Node& n) { n.value.d = v; });
+  }
   bool visit_str(const char* v, std::uint32_t size) { return payload(Kind::str, v, size); }
   bool visit_bin(const char* v, std::uint32_t size) { return payload(Kind::bin, v, size); }
   bool visit_ext(const char* v, std::uint32_t size) {

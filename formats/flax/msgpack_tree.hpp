@@ -17,11 +17,11 @@ enum class Kind : std::uint8_t { nil, boolean, uint, sint, f32, f64, str, bin, e
 
 struct Node {
   Kind kind = Kind::nil;
-  std::int8_t ext_type = 0;   // ext: the application type byte
-  std::uint32_t count = 0;    // array: items; map: pairs (the children alternate key, value)
-  std::uint64_t at = 0;       // str, bin, ext: the payload's offset in the buffer (ext: after the type byte)
-  std::uint64_t size = 0;     // str, bin, ext: the payload's length in bytes
-  std::uint32_t end = 0;      // index one past this node's last descendant
+  std::int8_t ext_type = 0;  // ext: the application type byte
+  std::uint32_t count = 0;   // array: items; map: pairs (the children alternate key, value)
+  std::uint64_t at = 0;      // str, bin, ext: the payload's offset in the buffer (ext: after the type byte)
+  std::uint64_t size = 0;    // str, bin, ext: the payload's length in bytes
+  std::uint32_t end = 0;     // index one past this node's last descendant
   union {
     bool b;
     std::uint64_t u;

@@ -53,8 +53,8 @@ void Hdf5Reader::check_data_ranges() {
                        std::string("the object header of ") + (std::strcmp(name, ".") == 0 ? "/" : name)});
     return 0;
   };
-  h5::check(H5Ovisit2(m_file.get(), H5_INDEX_NAME, H5_ITER_INC, visit, &meta, H5O_INFO_BASIC | H5O_INFO_HDR),
-            m_path, "cannot walk the HDF5 tree");
+  h5::check(H5Ovisit2(m_file.get(), H5_INDEX_NAME, H5_ITER_INC, visit, &meta, H5O_INFO_BASIC | H5O_INFO_HDR), m_path,
+            "cannot walk the HDF5 tree");
   H5Eclear2(H5E_DEFAULT);
   std::sort(m_data_ranges.begin(), m_data_ranges.end());
   for (std::size_t i = 0; i < m_data_ranges.size(); ++i) {

@@ -297,8 +297,8 @@ void transfer_range(Direction dir, hid_t dataset, hid_t mem_type, const Shape& s
 
 }  // namespace
 
-void read_range(hid_t dataset, hid_t mem_type, const Shape& shape, std::uint64_t offset, std::uint64_t count,
-                void* dst, const std::string& file, const std::string& name) {
+void read_range(hid_t dataset, hid_t mem_type, const Shape& shape, std::uint64_t offset, std::uint64_t count, void* dst,
+                const std::string& file, const std::string& name) {
   transfer_range(Direction::read, dataset, mem_type, shape, offset, count, dst, file, name);
 }
 

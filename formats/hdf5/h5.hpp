@@ -19,10 +19,11 @@ namespace wavg::h5 {
 // file can make the library open another file (a traversal through one fails). Idempotent.
 void init();
 
-// While alive, turns a crash inside the HDF5 library (SIGSEGV, SIGBUS, SIGABRT, SIGFPE) into the usual one-line error naming
-// `file` and exit 1, with pending outputs removed (through signals.hpp, which owns the handlers). HDF5 1.10 trusts some on-disk sizes, notably of global heap
-// objects that hold variable-length strings (CVE-2020-10811 and kin), and reads out of bounds on such corrupt files;
-// nothing wavg can check first reaches those bytes through the public API. Guards nest.
+// While alive, turns a crash inside the HDF5 library (SIGSEGV, SIGBUS, SIGABRT, SIGFPE) into the usual one-line error
+// naming `file` and exit 1, with pending outputs removed (through signals.hpp, which owns the handlers). HDF5 1.10
+// trusts some on-disk sizes, notably of global heap objects that hold variable-length strings (CVE-2020-10811 and kin),
+// and reads out of bounds on such corrupt files; nothing wavg can check first reaches those bytes through the public
+// API. Guards nest.
 class CrashGuard {
  public:
   explicit CrashGuard(const std::string& file);
@@ -109,8 +110,8 @@ struct Box {
 std::vector<Box> flat_range_boxes(const Shape& shape, std::uint64_t offset, std::uint64_t count);
 
 // Reads or writes a flat element range of a dataset through HDF5 (the general path: chunked, filtered, converted).
-void read_range(hid_t dataset, hid_t mem_type, const Shape& shape, std::uint64_t offset, std::uint64_t count,
-                void* dst, const std::string& file, const std::string& name);
+void read_range(hid_t dataset, hid_t mem_type, const Shape& shape, std::uint64_t offset, std::uint64_t count, void* dst,
+                const std::string& file, const std::string& name);
 void write_range(hid_t dataset, hid_t mem_type, const Shape& shape, std::uint64_t offset, std::uint64_t count,
                  const void* src, const std::string& file, const std::string& name);
 

@@ -16,8 +16,8 @@
 
 #include "hdf5/keras_layout.hpp"
 #include "hdf5/structure_probe.hpp"
-#include "wavg/mapped_file.hpp"
 #include "wavg/error.hpp"
+#include "wavg/mapped_file.hpp"
 
 namespace wavg {
 
@@ -87,8 +87,8 @@ void Hdf5Reader::open_tree() {
     m_layout = "Keras 2 weights";
     add_found(keras::walk_keras2(root, "", m_path));
   } else if (has_keras_model_weights(root)) {
-    h5::Handle mw = h5::check(H5Gopen2(root, "model_weights", H5P_DEFAULT), H5Gclose, m_path,
-                              "cannot open group model_weights");
+    h5::Handle mw =
+        h5::check(H5Gopen2(root, "model_weights", H5P_DEFAULT), H5Gclose, m_path, "cannot open group model_weights");
     m_layout = "Keras 2 model";
     keras::FoundModel model = keras::walk_keras2(mw.get(), "model_weights/", m_path);
     if (H5Lexists(root, "optimizer_weights", H5P_DEFAULT) > 0) {
@@ -148,8 +148,10 @@ void Hdf5Reader::add_found(keras::FoundModel model) {
 void Hdf5Reader::set_keras_roles() {
   std::size_t model_floats = 0, optimizer_vars = 0;
   for (TensorInfo& t : m_tensors) {
-    if (t.name.rfind("optimizer/vars/", 0) == 0) ++optimizer_vars;
-    else if (t.name.rfind("optimizer_weights/", 0) != 0) model_floats += is_float(t.dtype);
+    if (t.name.rfind("optimizer/vars/", 0) == 0)
+      ++optimizer_vars;
+    else if (t.name.rfind("optimizer_weights/", 0) != 0)
+      model_floats += is_float(t.dtype);
   }
   for (TensorInfo& t : m_tensors) {
     if (t.name.rfind("optimizer_weights/", 0) == 0) {
@@ -157,14 +159,14 @@ void Hdf5Reader::set_keras_roles() {
       const auto slash = rest.find('/');
       const bool own = slash != std::string::npos && rest.find('/', slash + 1) == std::string::npos;
       const std::string leaf = own ? rest.substr(slash + 1) : "";
-      t.role = !own                                                       ? Role::optimizer_state
-               : leaf.rfind("iter", 0) == 0 || !is_float(t.dtype)         ? Role::counter
-                                                                          : Role::hyper_parameter;
+      t.role = !own                                               ? Role::optimizer_state
+               : leaf.rfind("iter", 0) == 0 || !is_float(t.dtype) ? Role::counter
+                                                                  : Role::hyper_parameter;
     } else if (t.name.rfind("optimizer/vars/", 0) == 0) {
       const std::string n = t.name.substr(std::string("optimizer/vars/").size());
-      const bool rate = model_floats > 0 && ((optimizer_vars - 2) % model_floats == 0 ||
-                                             (optimizer_vars - 1) % model_floats != 0);
-      t.role = n == "0" ? Role::counter
+      const bool rate =
+          model_floats > 0 && ((optimizer_vars - 2) % model_floats == 0 || (optimizer_vars - 1) % model_floats != 0);
+      t.role = n == "0"                                                   ? Role::counter
                : n == "1" && rate && is_float(t.dtype) && t.shape.empty() ? Role::hyper_parameter
                                                                           : Role::optimizer_state;
     } else if (m_layout != "plain HDF5" && t.role == Role::unknown) {
@@ -238,8 +240,8 @@ bool Hdf5Reader::add_dataset(const std::string& name, Listed listed) {
       m_data_ranges.push_back({{addr, addr + stored}, m_tensors.size()});
     // The direct path: contiguous storage, no filters, file type equal to the memory type, and the whole extent
     // inside the file (external storage was refused above, so the offset is one in this file).
-    if (H5Pget_nfilters(dcpl.get()) == 0 && H5Tequal(type.get(), entry.mem_type.get()) > 0 &&
-        addr != HADDR_UNDEF && addr <= m_file_size && bytes <= m_file_size - addr && stored == bytes)
+    if (H5Pget_nfilters(dcpl.get()) == 0 && H5Tequal(type.get(), entry.mem_type.get()) > 0 && addr != HADDR_UNDEF &&
+        addr <= m_file_size && bytes <= m_file_size - addr && stored == bytes)
       entry.direct_offset = static_cast<std::int64_t>(addr);
   }
   H5Eclear2(H5E_DEFAULT);

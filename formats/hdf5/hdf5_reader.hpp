@@ -98,8 +98,8 @@ class Hdf5Reader final : public ListedReader {
   std::uint64_t m_file_size = 0;
   std::optional<MappedFile> m_map;  // the whole file, or empty when mmap() failed (read() still works)
   std::vector<Entry> m_entries;
-  using ByteSpan = std::pair<std::uint64_t, std::uint64_t>;        // [begin, end) in the file
-  std::vector<std::pair<ByteSpan, std::size_t>> m_data_ranges;     // contiguous data -> tensor index
+  using ByteSpan = std::pair<std::uint64_t, std::uint64_t>;     // [begin, end) in the file
+  std::vector<std::pair<ByteSpan, std::size_t>> m_data_ranges;  // contiguous data -> tensor index
   ModelLayers m_layers;
 };
 

@@ -195,15 +195,14 @@ class Hdf5Writer final : public Writer {
   std::pair<h5::Handle, h5::Handle> create_dataset(const TensorInfo& t, hid_t lcpl) {
     const std::string what = "cannot create dataset " + t.name;
     std::vector<hsize_t> dims(t.shape.begin(), t.shape.end());
-    h5::Handle space = h5::check(t.shape.empty() ? H5Screate(H5S_SCALAR)
-                                                 : H5Screate_simple(static_cast<int>(dims.size()), dims.data(),
-                                                                    nullptr),
-                                 H5Sclose, m_display, what);
+    h5::Handle space = h5::check(
+        t.shape.empty() ? H5Screate(H5S_SCALAR) : H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
+        H5Sclose, m_display, what);
     h5::Handle mem = h5::memory_type(t.dtype, H5I_INVALID_HID);
     const hid_t ftype = file_type_for(t.dtype) >= 0 ? file_type_for(t.dtype) : mem.get();
-    h5::Handle ds = h5::check(
-        H5Dcreate2(m_file.get(), t.name.c_str(), ftype, space.get(), lcpl, H5P_DEFAULT, H5P_DEFAULT), H5Dclose,
-        m_display, what);
+    h5::Handle ds =
+        h5::check(H5Dcreate2(m_file.get(), t.name.c_str(), ftype, space.get(), lcpl, H5P_DEFAULT, H5P_DEFAULT),
+                  H5Dclose, m_display, what);
     return {std::move(ds), std::move(mem)};
   }
 
@@ -233,13 +232,14 @@ class Hdf5Writer final : public Writer {
                        "cannot create the output");
     h5::Handle lcpl = h5::check(H5Pcreate(H5P_LINK_CREATE), H5Pclose, m_display, "cannot set up HDF5");
     H5Pset_create_intermediate_group(lcpl.get(), 1);
-    for (std::size_t i = 0; i < m_spec.tensors.size(); ++i) m_datasets.emplace(i, create_dataset(m_spec.tensors[i], lcpl.get()));
+    for (std::size_t i = 0; i < m_spec.tensors.size(); ++i)
+      m_datasets.emplace(i, create_dataset(m_spec.tensors[i], lcpl.get()));
   }
 
   void open_file() {
     if (m_file) return;
-    m_file = h5::check(H5Fopen(m_tmp.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose, m_display,
-                       "cannot reopen the output");
+    m_file =
+        h5::check(H5Fopen(m_tmp.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose, m_display, "cannot reopen the output");
   }
 
   void pwrite_all(const char* src, std::uint64_t bytes, std::uint64_t at, const TensorInfo& t) {
@@ -259,7 +259,7 @@ class Hdf5Writer final : public Writer {
   std::vector<std::size_t> m_source;  // output index -> template tensor index
   std::optional<TemplateCopy> m_copy;
   std::vector<ByteRange> m_pending;  // output index -> its hole in the copy, until written ({0, 0} when none)
-  std::vector<bool> m_retyped;        // output index -> dtype differs from the template's (a new dataset)
+  std::vector<bool> m_retyped;       // output index -> dtype differs from the template's (a new dataset)
   int m_fd = -1;
   h5::Handle m_file;
   std::unordered_map<std::size_t, std::pair<h5::Handle, h5::Handle>> m_datasets;  // dataset, memory type

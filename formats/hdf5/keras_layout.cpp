@@ -175,7 +175,8 @@ FoundModel walk_keras2(hid_t group, const std::string& prefix, const std::string
     h5::Handle g = open_group(group, layer, prefix + layer, file);
     auto names = read_names(g.get(), "weight_names", file);
     if (!names) fail(file, "layer group " + prefix + layer + " has no weight_names attribute");
-    FoundLayer found{prefix + layer, "", listed_weights(g.get(), prefix + layer + "/", *names, prefix + layer, file), {}};
+    FoundLayer found{
+        prefix + layer, "", listed_weights(g.get(), prefix + layer + "/", *names, prefix + layer, file), {}};
     found.part.assign(found.datasets.size(), 0);  // Keras 2 lists a layer's weights in its own order
     model.layers.push_back(std::move(found));
   }

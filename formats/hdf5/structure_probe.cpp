@@ -14,8 +14,8 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <new>
 
 #include "hdf5/hdf5_reader.hpp"
@@ -49,9 +49,9 @@ std::uint64_t virtual_size() {
 // The probe's child: opens `path`'s structure, writes a clean error's message to `fd`, exits with its fate.
 int run_structure_probe(const char* path, int fd) {
   const std::uint64_t limit = virtual_size() + k_probe_memory;
-  const struct rlimit rl{limit, limit};
+  const struct rlimit rl { limit, limit };
   ::setrlimit(RLIMIT_AS, &rl);
-  const struct rlimit cpu{k_probe_seconds, k_probe_seconds + 1};  // SIGXCPU at the soft limit, SIGKILL after
+  const struct rlimit cpu { k_probe_seconds, k_probe_seconds + 1 };  // SIGXCPU at the soft limit, SIGKILL after
   ::setrlimit(RLIMIT_CPU, &cpu);
   try {
     Hdf5Reader reader(path, Hdf5Reader::Probe::no);
@@ -117,8 +117,10 @@ void probe_structure(const std::string& path) {
     if (ready < 0 && errno != EINTR) break;
     if (ready <= 0) continue;
     const ssize_t n = ::read(fds[0], buf, sizeof buf);
-    if (n > 0) message.append(buf, static_cast<std::size_t>(n));
-    else eof = n == 0 || errno != EINTR;
+    if (n > 0)
+      message.append(buf, static_cast<std::size_t>(n));
+    else
+      eof = n == 0 || errno != EINTR;
   }
   ::close(fds[0]);
   int status = 0;

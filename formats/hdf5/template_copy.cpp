@@ -56,8 +56,8 @@ void TemplateCopy::fill(ByteRange range) {
       buffer.resize(1 << 20);
       n = ::pread(m_in, buffer.data(), std::min<std::uint64_t>(buffer.size(), end - at), static_cast<off_t>(at));
       for (ssize_t done = 0; n > 0 && done < n;) {
-        const ssize_t w = ::pwrite(m_out, buffer.data() + done, static_cast<std::size_t>(n - done),
-                                   static_cast<off_t>(at) + done);
+        const ssize_t w =
+            ::pwrite(m_out, buffer.data() + done, static_cast<std::size_t>(n - done), static_cast<off_t>(at) + done);
         if (w < 0 && errno == EINTR) continue;
         if (w <= 0) fail(m_display, std::string("cannot write the output: ") + std::strerror(errno));
         done += w;

@@ -18,9 +18,9 @@
 // (no "..", not absolute) to a regular file, not a symbolic link (so a hub cache snapshot, links to its blobs, is
 // refused), that resolves inside the folder; every tensor of the index found in the shard it names and every
 // tensor of a shard named by the index for that shard (so no tensor is in two shards); and no file of the folder
-// named like a shard (PREFIX-NNNNN-of-NNNNN.EXT of the index's kind) left out of the index. metadata.total_size is not checked: the ecosystem's writers have disagreed on it (tied
-// weights, padding), and the tensors are counted from the shards themselves. metadata() holds the index's string
-// metadata (a wavg output's provenance) over shard 1's.
+// named like a shard (PREFIX-NNNNN-of-NNNNN.EXT of the index's kind) left out of the index. metadata.total_size is not
+// checked: the ecosystem's writers have disagreed on it (tied weights, padding), and the tensors are counted from the
+// shards themselves. metadata() holds the index's string metadata (a wavg output's provenance) over shard 1's.
 //
 // The writer makes a folder (an AtomicDirectory's temporary directory): shards of at most the spec's shard size
 // (a tensor larger than that alone in its shard), filled in the output's tensor order as huggingface_hub does,
@@ -76,7 +76,7 @@ class FolderReader final : public ListedReader {
   void check_unlisted_shards(const std::string& index_name) const;
 
   std::string m_folder;
-  std::string m_index;   // the index file's path, or empty
+  std::string m_index;  // the index file's path, or empty
   std::vector<std::string> m_shard_names;
   std::vector<std::unique_ptr<Reader>> m_shards;
   std::vector<std::pair<std::size_t, std::size_t>> m_where;  // per tensor: shard, index in the shard

@@ -46,7 +46,7 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 }
 
 bool is_dir(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
@@ -56,7 +56,7 @@ std::string in_folder(const std::string& folder, const std::string& name) {
 }
 
 bool is_file_no_link(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   return ::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
@@ -71,7 +71,7 @@ std::string read_index(const std::string& path) {
   std::string why;
   const int fd = try_open_regular_file(path, FollowLinks::no, why);
   if (fd < 0) fail(path, why);
-  struct stat st{};
+  struct stat st {};
   ::fstat(fd, &st);
   if (static_cast<std::uint64_t>(st.st_size) > k_max_index) {
     ::close(fd);
@@ -101,8 +101,8 @@ std::uint64_t shard_count_in_name(const std::string& name, Kind kind) {
 }  // namespace
 
 bool FolderReader::is_weights_file(const std::string& name) {
-  static const char* const k_weights[] = {".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".h5",
-                                          ".msgpack", ".gguf", ".onnx", ".npz", ".pkl", ".index.json"};
+  static const char* const k_weights[] = {".safetensors", ".bin",  ".pt",   ".pth", ".ckpt", ".h5",
+                                          ".msgpack",     ".gguf", ".onnx", ".npz", ".pkl",  ".index.json"};
   return std::any_of(std::begin(k_weights), std::end(k_weights), [&](const char* e) { return ends_with(name, e); });
 }
 
@@ -172,8 +172,8 @@ void FolderReader::open_index(const std::string& index_name) {
   for (const std::string& n : names) {
     const std::uint64_t of = shard_count_in_name(n, *kind);
     if (of != 0 && of != names.size())
-      fail(m_index, "names " + std::to_string(names.size()) + " shards, but " + n + " says there are " +
-                        std::to_string(of));
+      fail(m_index,
+           "names " + std::to_string(names.size()) + " shards, but " + n + " says there are " + std::to_string(of));
   }
   for (const std::string& n : names) add_shard(n);
   check_unlisted_shards(index_name);
@@ -205,8 +205,9 @@ void FolderReader::add_shard(const std::string& name) {
     if (part == "..") fail(shown, "shard path " + name + " leads out of the folder");
   const std::string full = in_folder(m_folder, rel.string());
   if (fs::is_symlink(fs::symlink_status(full)))
-    fail(full, "is a symbolic link, which wavg does not follow out of a model folder (a hub cache snapshot links "
-               "to its blobs: download it with --local-dir)");
+    fail(full,
+         "is a symbolic link, which wavg does not follow out of a model folder (a hub cache snapshot links "
+         "to its blobs: download it with --local-dir)");
   if (!is_file_no_link(full)) {
     std::string why;
     const int fd = try_open_regular_file(full, FollowLinks::no, why);

@@ -23,7 +23,7 @@ constexpr const char* k_main_files[] = {"model.safetensors.index.json", "model.s
                                         "pytorch_model.bin.index.json", "pytorch_model.bin"};
 
 bool is_regular_no_link(const fs::path& p) {
-  struct stat st{};
+  struct stat st {};
   return ::lstat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 

@@ -10,7 +10,6 @@ namespace wavg::json {
 
 namespace {
 
-
 bool is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
@@ -67,8 +66,10 @@ bool Cursor::next_item(char close, bool& first) {
     return !consume(close);
   }
   if (consume(',')) return true;
-  if (close == ']') expect(']', "',' or ']'");
-  else expect('}', "',' or '}'");
+  if (close == ']')
+    expect(']', "',' or ']'");
+  else
+    expect('}', "',' or '}'");
   return false;
 }
 
@@ -148,8 +149,10 @@ std::string_view Cursor::number() {
   const char* p = m_at;
   if (p < m_end && *p == '-') ++p;
   if (p == m_end || !is_digit(*p)) error("expected a number");
-  if (*p == '0') ++p;
-  else while (p < m_end && is_digit(*p)) ++p;
+  if (*p == '0')
+    ++p;
+  else
+    while (p < m_end && is_digit(*p)) ++p;
   if (p < m_end && *p == '.') {
     ++p;
     if (p == m_end || !is_digit(*p)) error("bad number");
@@ -173,8 +176,14 @@ void Cursor::literal(std::string_view word) {
 
 bool Cursor::boolean() {
   const char c = peek();
-  if (c == 't') { literal("true"); return true; }
-  if (c == 'f') { literal("false"); return false; }
+  if (c == 't') {
+    literal("true");
+    return true;
+  }
+  if (c == 'f') {
+    literal("false");
+    return false;
+  }
   error("expected true or false");
 }
 

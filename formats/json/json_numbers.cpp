@@ -17,9 +17,22 @@ namespace {
 // The bit pattern of one float element, widened.
 std::uint64_t float_bits(DType t, const void* e) {
   switch (t) {
-    case DType::f16: case DType::bf16: { std::uint16_t b; std::memcpy(&b, e, 2); return b; }
-    case DType::f32: { std::uint32_t b; std::memcpy(&b, e, 4); return b; }
-    default: { std::uint64_t b; std::memcpy(&b, e, 8); return b; }
+    case DType::f16:
+    case DType::bf16: {
+      std::uint16_t b;
+      std::memcpy(&b, e, 2);
+      return b;
+    }
+    case DType::f32: {
+      std::uint32_t b;
+      std::memcpy(&b, e, 4);
+      return b;
+    }
+    default: {
+      std::uint64_t b;
+      std::memcpy(&b, e, 8);
+      return b;
+    }
   }
 }
 
@@ -32,8 +45,16 @@ double to_double(DType t, const void* e) {
   switch (t) {
     case DType::f16: return half_to_double(static_cast<std::uint16_t>(float_bits(t, e)));
     case DType::bf16: return bf16_to_double(static_cast<std::uint16_t>(float_bits(t, e)));
-    case DType::f32: { float f; std::memcpy(&f, e, 4); return f; }
-    default: { double d; std::memcpy(&d, e, 8); return d; }
+    case DType::f32: {
+      float f;
+      std::memcpy(&f, e, 4);
+      return f;
+    }
+    default: {
+      double d;
+      std::memcpy(&d, e, 8);
+      return d;
+    }
   }
 }
 
@@ -42,7 +63,11 @@ void from_double(DType t, double d, void* e) {
   switch (t) {
     case DType::f16: store_bits(t, double_to_half(d), e); break;
     case DType::bf16: store_bits(t, double_to_bf16(d), e); break;
-    case DType::f32: { const float f = static_cast<float>(d); std::memcpy(e, &f, 4); break; }
+    case DType::f32: {
+      const float f = static_cast<float>(d);
+      std::memcpy(e, &f, 4);
+      break;
+    }
     default: std::memcpy(e, &d, 8); break;
   }
 }
@@ -111,14 +136,19 @@ bool parse_float_number(std::string_view text, DType t, void* element) {
   const auto r = std::from_chars(text.data(), text.data() + text.size(), d);
   // Out of range of binary64: from_chars reports it; the decimal still has a correctly rounded value, +-inf or
   // +-0, which is what strtod gives.
-  if (r.ec == std::errc::result_out_of_range) d = std::strtod(std::string(text).c_str(), nullptr);
-  else if (r.ec != std::errc() || r.ptr != text.data() + text.size()) return false;
+  if (r.ec == std::errc::result_out_of_range)
+    d = std::strtod(std::string(text).c_str(), nullptr);
+  else if (r.ec != std::errc() || r.ptr != text.data() + text.size())
+    return false;
   from_double(t, d, element);
   return true;
 }
 
 bool parse_float_string(std::string_view text, DType t, void* element) {
-  if (text == "NaN") { store_bits(t, canonical_nan(t), element); return true; }
+  if (text == "NaN") {
+    store_bits(t, canonical_nan(t), element);
+    return true;
+  }
   if (text == "Infinity" || text == "-Infinity") {
     from_double(t, text[0] == '-' ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity(),
                 element);
@@ -154,7 +184,8 @@ bool parse_integer(std::string_view text, DType t, void* element) {
   std::int64_t v = 0;
   const auto r = std::from_chars(b, e, v);
   if (r.ec != std::errc() || r.ptr != e) return false;
-  if (t == DType::i64) return store(v, std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max());
+  if (t == DType::i64)
+    return store(v, std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max());
   const int bits = static_cast<int>(8 * dtype_size(t));
   const std::int64_t hi = (std::int64_t{1} << (bits - 1)) - 1;
   return store(v, -hi - 1, hi);

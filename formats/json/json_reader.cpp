@@ -29,8 +29,8 @@ void read_values(json::Cursor& in, const TensorInfo& t, std::uint64_t count, boo
   in.expect('[', "'[' to open the data");
   std::uint64_t n = 0;
   auto too_many = [&] {
-    in.error(t.name + ": data has more than the " + std::to_string(count) + " values shape " +
-             shape_string(t.shape) + " holds");
+    in.error(t.name + ": data has more than the " + std::to_string(count) + " values shape " + shape_string(t.shape) +
+             " holds");
   };
   if (!in.consume(']')) {
     do {

@@ -1,7 +1,7 @@
 #pragma once
 // The text layer of wavg JSON: a streaming cursor over JSON text that never builds a DOM (json_cursor.cpp), the
-// lossless decimal form of every element type (json_numbers.cpp), and base64 (json_base64.cpp). Kept apart from the codec so the reader is a walk over the document's
-// structure and nothing else.
+// lossless decimal form of every element type (json_numbers.cpp), and base64 (json_base64.cpp). Kept apart from the
+// codec so the reader is a walk over the document's structure and nothing else.
 
 #include <cstddef>
 #include <cstdint>
@@ -17,8 +17,8 @@ namespace wavg::json {
 // format's own members, so hostile nesting is refused at its first unexpected member, never walked.
 class Cursor {
  public:
-  Cursor(const char* begin, const char* end, const std::string& path) : m_begin(begin), m_at(begin), m_end(end),
-                                                                         m_path(path) {}
+  Cursor(const char* begin, const char* end, const std::string& path)
+      : m_begin(begin), m_at(begin), m_end(end), m_path(path) {}
 
   // Skips whitespace and returns the next character, or '\0' at the end of the text.
   char peek();

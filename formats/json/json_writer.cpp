@@ -99,9 +99,12 @@ class JsonWriter final : public Writer {
     for (std::size_t k = 0; k < n; ++k) {
       if (k) m_out += ',';
       const unsigned char* e = data.data() + k * elem;
-      if (t.dtype == DType::boolean) m_out += e[0] ? "true" : "false";
-      else if (is_float(t.dtype)) json::append_float(m_out, t.dtype, e);
-      else json::append_integer(m_out, t.dtype, e);
+      if (t.dtype == DType::boolean)
+        m_out += e[0] ? "true" : "false";
+      else if (is_float(t.dtype))
+        json::append_float(m_out, t.dtype, e);
+      else
+        json::append_integer(m_out, t.dtype, e);
       if (m_out.size() >= k_flush) flush();
     }
     m_out += "]";

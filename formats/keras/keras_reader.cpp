@@ -96,15 +96,15 @@ KerasArchiveReader::KerasArchiveReader(std::string path) : ListedReader(std::mov
     std::size_t k = 0;
     while (k < k_entries.size() && name != k_entries[k]) ++k;
     if (k == k_entries.size())
-      fail(m_path, "unexpected entry " + name + " (a .keras archive holds metadata.json, config.json and model.weights.h5)");
+      fail(m_path,
+           "unexpected entry " + name + " (a .keras archive holds metadata.json, config.json and model.weights.h5)");
     if (seen[k]) fail(m_path, "the entry " + name + " appears twice");
     if (!(st.valid & ZIP_STAT_SIZE) || !(st.valid & ZIP_STAT_COMP_SIZE)) fail(m_path, name + ": no declared size");
     const std::uint64_t limit = k == 2 ? k_max_weights : k_max_json;
     if (st.size > limit)
-      fail(m_path, name + ": declares " + std::to_string(st.size) + " bytes, more than the limit of " +
-                       std::to_string(limit));
-    if (st.comp_method == ZIP_CM_STORE ? st.comp_size != st.size
-                                       : st.size > k_max_ratio * st.comp_size + (1u << 20))
+      fail(m_path,
+           name + ": declares " + std::to_string(st.size) + " bytes, more than the limit of " + std::to_string(limit));
+    if (st.comp_method == ZIP_CM_STORE ? st.comp_size != st.size : st.size > k_max_ratio * st.comp_size + (1u << 20))
       fail(m_path, name + ": declares " + std::to_string(st.size) + " bytes from " + std::to_string(st.comp_size) +
                        " compressed (refused as a zip bomb)");
     seen[k] = true;
@@ -115,7 +115,8 @@ KerasArchiveReader::KerasArchiveReader(std::string path) : ListedReader(std::mov
     if (!seen[k]) fail(m_path, std::string("no ") + k_entries[k] + " in the archive");
 
   auto read_text = [&](std::size_t k, std::string& out) {
-    extract(z.get(), index[k], m_path, k_entries[k], size[k], [&](const char* p, std::size_t len) { out.append(p, len); });
+    extract(z.get(), index[k], m_path, k_entries[k], size[k],
+            [&](const char* p, std::size_t len) { out.append(p, len); });
     if (!nlohmann::json::accept(out)) fail(m_path, std::string(k_entries[k]) + " is not valid JSON");
   };
   read_text(0, m_metadata_json);

@@ -34,8 +34,8 @@ std::optional<DType> retyped_to(const std::vector<TensorInfo>& out, const std::v
 }
 
 bool is_float_policy(const std::string& name) {
-  return name == "float16" || name == "bfloat16" || name == "float32" || name == "float64" ||
-         name == "mixed_float16" || name == "mixed_bfloat16";
+  return name == "float16" || name == "bfloat16" || name == "float32" || name == "float64" || name == "mixed_float16" ||
+         name == "mixed_bfloat16";
 }
 
 // Sets every layer's dtype policy in a Keras 3 config to `dtype`: DTypePolicy objects and plain dtype strings
@@ -65,8 +65,9 @@ class KerasWriter final : public Writer {
       : m_tmp_path(tmp_path), m_display(display_path) {
     m_template = dynamic_cast<KerasArchiveReader*>(spec.template_input);
     if (!m_template)
-      fail(display_path, "a .keras output needs a .keras input whose weights are named like the output's (its "
-                         "config.json describes the model); write .weights.h5 instead");
+      fail(display_path,
+           "a .keras output needs a .keras input whose weights are named like the output's (its "
+           "config.json describes the model); write .weights.h5 instead");
     // The weights file keeps input 1's HDF5 tree; provenance goes to metadata.json, where Keras keeps its own.
     m_inner_spec = spec;
     m_inner_spec.template_input = &m_template->weights();
@@ -139,8 +140,8 @@ class KerasWriter final : public Writer {
   KerasArchiveReader* m_template = nullptr;
   OutputSpec m_inner_spec;
   Provenance m_provenance;
-  std::string m_metadata;  // metadata.json; libzip reads it at zip_close
-  std::string m_config;    // config.json, likewise
+  std::string m_metadata;             // metadata.json; libzip reads it at zip_close
+  std::string m_config;               // config.json, likewise
   std::optional<TempFile> m_weights;  // model.weights.h5, written by m_inner
   std::unique_ptr<Writer> m_inner;
 };

@@ -38,7 +38,7 @@ const char* encoding_name(Encoding e) {
 
 // mshadow's TypeFlag, by value.
 std::optional<DType> dtype_from_flag(std::int32_t flag) {
-  constexpr DType k_flags[] = {DType::f32, DType::f64, DType::f16, DType::u8,  DType::i32, DType::i8,  DType::i64,
+  constexpr DType k_flags[] = {DType::f32,     DType::f64, DType::f16, DType::u8,  DType::i32, DType::i8,  DType::i64,
                                DType::boolean, DType::i16, DType::u16, DType::u32, DType::u64, DType::bf16};
   if (flag < 0 || flag >= static_cast<std::int32_t>(std::size(k_flags))) return std::nullopt;
   return k_flags[flag];
@@ -142,8 +142,8 @@ Parsed parse_array(Cursor& c, const std::string& file, const std::string& what) 
   if (!checked_count(p.info.shape, dtype_size(p.info.dtype), count))
     fail(file, what + ": shape " + shape_string(p.info.shape) + " overflows");
   p.data = c.at();
-  c.skip(count * dtype_size(p.info.dtype), what + " data, " + std::string(dtype_name(p.info.dtype)) + " " +
-                                               shape_string(p.info.shape) + ",");
+  c.skip(count * dtype_size(p.info.dtype),
+         what + " data, " + std::string(dtype_name(p.info.dtype)) + " " + shape_string(p.info.shape) + ",");
   return p;
 }
 
@@ -176,8 +176,8 @@ MxnetReader::MxnetReader(std::string path) : MappedTensorsReader(std::move(path)
   const auto n = c.take<std::uint64_t>("array count");
   // Every array takes at least 16 bytes (a legacy one-dimensional header, context and dtype).
   if (n > c.left() / 16)
-    fail(file, "array count " + std::to_string(n) + " is more than the " + std::to_string(c.left()) +
-                   " bytes left can hold");
+    fail(file,
+         "array count " + std::to_string(n) + " is more than the " + std::to_string(c.left()) + " bytes left can hold");
   std::set<Encoding> used;
   for (std::uint64_t i = 0; i < n; ++i) {
     Parsed p = parse_array(c, file, "array " + std::to_string(i));
@@ -204,8 +204,7 @@ MxnetReader::MxnetReader(std::string path) : MappedTensorsReader(std::move(path)
     m_tensors[i].name = std::move(name);
   }
   if (c.left() != 0)
-    fail(file, std::to_string(c.left()) + " unexpected bytes after the names (at byte " + std::to_string(c.at()) +
-                   ")");
+    fail(file, std::to_string(c.left()) + " unexpected bytes after the names (at byte " + std::to_string(c.at()) + ")");
 
   m_numpy_semantics = used.size() == 1 && *used.begin() == Encoding::v3;
   std::string names = "unnamed";

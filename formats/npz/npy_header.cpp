@@ -69,8 +69,8 @@ class Literal {
     return m_at == m_text.size();
   }
   [[noreturn]] void bad(const std::string& wanted) const {
-    fail(m_file, m_what + ": bad .npy header: expected " + wanted + " at character " + std::to_string(m_at) +
-                     " of " + std::string(m_text.substr(0, 120)));
+    fail(m_file, m_what + ": bad .npy header: expected " + wanted + " at character " + std::to_string(m_at) + " of " +
+                     std::string(m_text.substr(0, 120)));
   }
 
  private:
@@ -90,21 +90,26 @@ DType dtype_of_descr(const std::string& file, const std::string& what, std::stri
       std::string_view size;
       DType dtype;
     };
-    constexpr Row k_rows[] = {{'f', "2", DType::f16}, {'f', "4", DType::f32},      {'f', "8", DType::f64},
-                              {'i', "1", DType::i8},  {'i', "2", DType::i16},      {'i', "4", DType::i32},
-                              {'i', "8", DType::i64}, {'u', "1", DType::u8},       {'u', "2", DType::u16},
-                              {'u', "4", DType::u32}, {'u', "8", DType::u64},      {'b', "1", DType::boolean}};
+    constexpr Row k_rows[] = {{'f', "2", DType::f16}, {'f', "4", DType::f32}, {'f', "8", DType::f64},
+                              {'i', "1", DType::i8},  {'i', "2", DType::i16}, {'i', "4", DType::i32},
+                              {'i', "8", DType::i64}, {'u', "1", DType::u8},  {'u', "2", DType::u16},
+                              {'u', "4", DType::u32}, {'u', "8", DType::u64}, {'b', "1", DType::boolean}};
     for (const Row& r : k_rows)
       if (r.kind == kind && r.size == size) {
         const bool one_byte = r.size == "1";
         if (order == '<' || (one_byte && order == '|')) return r.dtype;
         if (order == '>' && !one_byte)
-          fail(file, what + ": big-endian data ('" + std::string(d) + "') are not supported; save with "
-                            "a.astype(a.dtype.newbyteorder('<'))");
+          fail(file, what + ": big-endian data ('" + std::string(d) +
+                         "') are not supported; save with "
+                         "a.astype(a.dtype.newbyteorder('<'))");
       }
-    const char* named = kind == 'O' ? "object arrays" : kind == 'c' ? "complex arrays" : kind == 'V' ? "void "
-                        "(raw or ml_dtypes, such as bfloat16) arrays" : kind == 'U' || kind == 'S' ? "string arrays"
-                        : kind == 'M' || kind == 'm' ? "datetime arrays" : nullptr;
+    const char* named = kind == 'O'                  ? "object arrays"
+                        : kind == 'c'                ? "complex arrays"
+                        : kind == 'V'                ? "void "
+                                                       "(raw or ml_dtypes, such as bfloat16) arrays"
+                        : kind == 'U' || kind == 'S' ? "string arrays"
+                        : kind == 'M' || kind == 'm' ? "datetime arrays"
+                                                     : nullptr;
     if (named) fail(file, what + ": " + named + " ('" + std::string(d) + "') are not supported");
   }
   fail(file, what + ": unknown dtype '" + std::string(d.substr(0, 40)) + "'");

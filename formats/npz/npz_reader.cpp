@@ -18,12 +18,12 @@ namespace wavg {
 static_assert(std::endian::native == std::endian::little, ".npy data are read as little-endian");
 
 struct NpzReader::Member {
-  std::string entry;              // the member's name in the archive
-  zip_uint64_t index = 0;         // in the archive
+  std::string entry;       // the member's name in the archive
+  zip_uint64_t index = 0;  // in the archive
   bool deflated = false;
-  std::uint64_t at = 0;           // stored: the data's file offset; deflated: the data's offset in the member
-  zip_file_t* stream = nullptr;   // deflated: open while it is being read
-  std::uint64_t position = 0;     // deflated: elements of the data inflated so far
+  std::uint64_t at = 0;          // stored: the data's file offset; deflated: the data's offset in the member
+  zip_file_t* stream = nullptr;  // deflated: open while it is being read
+  std::uint64_t position = 0;    // deflated: elements of the data inflated so far
 };
 
 namespace {
@@ -68,9 +68,8 @@ NpzReader::NpzReader(std::string path) : ListedReader(path, FormatId::npz), m_fi
 }
 
 void NpzReader::list_members() {
-  const auto entries =
-      pytorch::read_zip_directory(m_path, m_file.data(), m_file.size(), pytorch::ZipSource::file,
-                                  pytorch::ZipMethods::stored_or_deflated);
+  const auto entries = pytorch::read_zip_directory(m_path, m_file.data(), m_file.size(), pytorch::ZipSource::file,
+                                                   pytorch::ZipMethods::stored_or_deflated);
   std::set<std::string> seen;
   std::size_t deflated = 0;
   for (std::size_t i = 0; i < entries.size(); ++i) {
@@ -121,9 +120,9 @@ void NpzReader::list_members() {
     m_tensors.push_back(std::move(info));
     m_members.push_back(std::move(m));
   }
-  m_layout = ".npz, " + std::string(deflated == 0 ? "stored (savez)"
-                                          : deflated == entries.size() ? "deflated (savez_compressed)"
-                                                                       : "stored and deflated");
+  m_layout = ".npz, " + std::string(deflated == 0                ? "stored (savez)"
+                                    : deflated == entries.size() ? "deflated (savez_compressed)"
+                                                                 : "stored and deflated");
 }
 
 NpzReader::~NpzReader() {

@@ -27,19 +27,33 @@ struct StorageClass {
 };
 
 constexpr StorageClass k_storages[] = {
-    {"torch.FloatStorage", DType::f32}, {"torch.DoubleStorage", DType::f64}, {"torch.HalfStorage", DType::f16},
-    {"torch.BFloat16Storage", DType::bf16}, {"torch.LongStorage", DType::i64}, {"torch.IntStorage", DType::i32},
-    {"torch.ShortStorage", DType::i16}, {"torch.CharStorage", DType::i8}, {"torch.ByteStorage", DType::u8},
+    {"torch.FloatStorage", DType::f32},     {"torch.DoubleStorage", DType::f64}, {"torch.HalfStorage", DType::f16},
+    {"torch.BFloat16Storage", DType::bf16}, {"torch.LongStorage", DType::i64},   {"torch.IntStorage", DType::i32},
+    {"torch.ShortStorage", DType::i16},     {"torch.CharStorage", DType::i8},    {"torch.ByteStorage", DType::u8},
     {"torch.BoolStorage", DType::boolean},
 };
 
 constexpr const char* k_functions[] = {
-    "collections.OrderedDict", "torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_tensor",
-    "torch._utils._rebuild_parameter", "torch._tensor._rebuild_from_type_v2", "torch.device", "torch.Size",
-    "torch.Tensor", "torch.nn.parameter.Parameter", "__builtin__.set", "builtins.set",
-    "torch.nn.backends.thnn._get_thnn_function_backend", "torch._utils._rebuild_parameter_with_state",
-    "collections.Counter", "_codecs.encode", "__builtin__.bytearray", "builtins.bytearray", "__builtin__.complex",
-    "builtins.complex", "torch.serialization._get_layout",
+    "collections.OrderedDict",
+    "torch._utils._rebuild_tensor_v2",
+    "torch._utils._rebuild_tensor",
+    "torch._utils._rebuild_parameter",
+    "torch._tensor._rebuild_from_type_v2",
+    "torch.device",
+    "torch.Size",
+    "torch.Tensor",
+    "torch.nn.parameter.Parameter",
+    "__builtin__.set",
+    "builtins.set",
+    "torch.nn.backends.thnn._get_thnn_function_backend",
+    "torch._utils._rebuild_parameter_with_state",
+    "collections.Counter",
+    "_codecs.encode",
+    "__builtin__.bytearray",
+    "builtins.bytearray",
+    "__builtin__.complex",
+    "builtins.complex",
+    "torch.serialization._get_layout",
 };
 
 // Tensors torch.load(weights_only=True) rebuilds that are not a dense view of one typed storage.
@@ -280,20 +294,21 @@ class Machine {
   std::unordered_map<std::uint64_t, Value*> m_memo;
   std::size_t m_next_collect = k_first_collect;  // the arena's size that calls collect()
   std::uint32_t m_epoch = 0;                     // collect()'s mark for the values it reached
-  std::map<std::string, bool> m_classes;  // names outside the table, and whether NEWOBJ instantiated them
+  std::map<std::string, bool> m_classes;         // names outside the table, and whether NEWOBJ instantiated them
   Pickle m_result;
 };
 
 void Machine::step(unsigned char op) {
   switch (op) {
-    case 0x80: take(1); break;                                    // PROTO
-    case 0x95: take(8); break;                                    // FRAME: a hint, the bytes follow inline
-    case '(': m_marks.push_back(m_stack.size()); break;           // MARK
-    case '0': pop(); break;                                       // POP
-    case '1': pop_mark(); break;                                  // POP_MARK
-    case '2': push(top()); break;                                 // DUP
+    case 0x80: take(1); break;                           // PROTO
+    case 0x95: take(8); break;                           // FRAME: a hint, the bytes follow inline
+    case '(': m_marks.push_back(m_stack.size()); break;  // MARK
+    case '0': pop(); break;                              // POP
+    case '1': pop_mark(); break;                         // POP_MARK
+    case '2': push(top()); break;                        // DUP
     case 'N': push(make(Kind::none)); break;
-    case 0x88: case 0x89: {                                       // NEWTRUE, NEWFALSE
+    case 0x88:
+    case 0x89: {  // NEWTRUE, NEWFALSE
       Value* v = make(Kind::boolean);
       v->boolean = op == 0x88;
       push(v);
@@ -317,7 +332,7 @@ void Machine::step(unsigned char op) {
       push_integer(v);
       break;
     }
-    case 'G': {                                                   // BINFLOAT, big-endian
+    case 'G': {  // BINFLOAT, big-endian
       const unsigned char* b = take(8);
       std::uint64_t u = 0;
       for (int i = 0; i < 8; ++i) u = (u << 8) | b[i];
@@ -326,27 +341,34 @@ void Machine::step(unsigned char op) {
       push(v);
       break;
     }
-    case 'X': push_text(Kind::string, static_cast<std::size_t>(le(4))); break;          // BINUNICODE
-    case 0x8c: push_text(Kind::string, static_cast<std::size_t>(le(1))); break;         // SHORT_BINUNICODE
-    case 0x8d: case 0x8e: {                                                             // BINUNICODE8, BINBYTES8
+    case 'X': push_text(Kind::string, static_cast<std::size_t>(le(4))); break;   // BINUNICODE
+    case 0x8c: push_text(Kind::string, static_cast<std::size_t>(le(1))); break;  // SHORT_BINUNICODE
+    case 0x8d:
+    case 0x8e: {  // BINUNICODE8, BINBYTES8
       const std::uint64_t n = le(8);
       if (n > static_cast<std::uint64_t>(m_end - m_p)) bad("a string of " + std::to_string(n) + " bytes is truncated");
       push_text(op == 0x8d ? Kind::string : Kind::bytes, static_cast<std::size_t>(n));
       break;
     }
-    case 'U': case 'C': push_text(op == 'U' ? Kind::string : Kind::bytes, static_cast<std::size_t>(le(1))); break;
-    case 'T': case 'B': push_text(op == 'T' ? Kind::string : Kind::bytes, static_cast<std::size_t>(le(4))); break;
+    case 'U':
+    case 'C': push_text(op == 'U' ? Kind::string : Kind::bytes, static_cast<std::size_t>(le(1))); break;
+    case 'T':
+    case 'B': push_text(op == 'T' ? Kind::string : Kind::bytes, static_cast<std::size_t>(le(4))); break;
     case ')': push(make(Kind::tuple)); break;
     case ']': push(make(Kind::list)); break;
     case '}': push(make(Kind::dict)); break;
-    case 't': case 'l': case 'd': {                               // TUPLE, LIST, DICT from the mark
+    case 't':
+    case 'l':
+    case 'd': {  // TUPLE, LIST, DICT from the mark
       Value* v = make(op == 't' ? Kind::tuple : op == 'l' ? Kind::list : Kind::dict);
       v->items = pop_mark();
       if (op == 'd' && v->items.size() % 2) bad("DICT with an odd number of items");
       push(v);
       break;
     }
-    case 0x85: case 0x86: case 0x87: {                            // TUPLE1..3
+    case 0x85:
+    case 0x86:
+    case 0x87: {  // TUPLE1..3
       const std::size_t n = op - 0x84u;
       Value* v = make(Kind::tuple);
       v->items.resize(n);
@@ -380,12 +402,13 @@ void Machine::step(unsigned char op) {
       dict->items.insert(dict->items.end(), items.begin(), items.end());
       break;
     }
-    case 'q': memo_put(le(1)); break;                             // BINPUT
-    case 'r': memo_put(le(4)); break;                             // LONG_BINPUT
-    case 0x94: memo_put(m_memo.size()); break;                    // MEMOIZE
-    case 'h': memo_get(le(1)); break;                             // BINGET
-    case 'j': memo_get(le(4)); break;                             // LONG_BINGET
-    case 'p': case 'g': {                                         // PUT, GET: protocol 0 text
+    case 'q': memo_put(le(1)); break;           // BINPUT
+    case 'r': memo_put(le(4)); break;           // LONG_BINPUT
+    case 0x94: memo_put(m_memo.size()); break;  // MEMOIZE
+    case 'h': memo_get(le(1)); break;           // BINGET
+    case 'j': memo_get(le(4)); break;           // LONG_BINGET
+    case 'p':
+    case 'g': {  // PUT, GET: protocol 0 text
       const std::string s = line();
       char* end = nullptr;
       const unsigned long long i = std::strtoull(s.c_str(), &end, 10);
@@ -393,36 +416,43 @@ void Machine::step(unsigned char op) {
       op == 'p' ? memo_put(i) : memo_get(i);
       break;
     }
-    case 'c': {                                                   // GLOBAL "module\nname\n"
+    case 'c': {  // GLOBAL "module\nname\n"
       const std::string module = line();
       global(module, line());
       break;
     }
-    case 0x93: {                                                  // STACK_GLOBAL
+    case 0x93: {  // STACK_GLOBAL
       Value* name = pop();
       Value* module = pop();
       if (module->kind != Kind::string || name->kind != Kind::string) bad("STACK_GLOBAL of non-strings");
       global(module->text, name->text);
       break;
     }
-    case 'R': case 0x81: {                                        // REDUCE, NEWOBJ
+    case 'R':
+    case 0x81: {  // REDUCE, NEWOBJ
       Value* args = pop();
       Value* callable = pop();
       const bool named = callable->kind == Kind::global && allowed_global(callable->text);
-      if (callable->kind == Kind::global && value_name(callable->text)) push(value_object(*callable, args));
-      else if (callable->kind == Kind::global && !named && op == 0x81) push(instantiate(*callable, *args));
-      else if (callable->kind == Kind::global && !named) refuse_global(callable->text);
-      else push(call(*callable, *args));
+      if (callable->kind == Kind::global && value_name(callable->text))
+        push(value_object(*callable, args));
+      else if (callable->kind == Kind::global && !named && op == 0x81)
+        push(instantiate(*callable, *args));
+      else if (callable->kind == Kind::global && !named)
+        refuse_global(callable->text);
+      else
+        push(call(*callable, *args));
       break;
     }
-    case 'b': {                                                   // BUILD: the state stays data
+    case 'b': {  // BUILD: the state stays data
       Value* state = pop();
       Value* obj = top();
-      if (obj->kind == Kind::dict || obj->kind == Kind::object) obj->state = state;
-      else if (obj->kind != Kind::tensor || !plain_tensor_state(*state)) bad("BUILD on a " + describe(*obj));
+      if (obj->kind == Kind::dict || obj->kind == Kind::object)
+        obj->state = state;
+      else if (obj->kind != Kind::tensor || !plain_tensor_state(*state))
+        bad("BUILD on a " + describe(*obj));
       break;
     }
-    case 'Q': push(persistent(*pop())); break;                    // BINPERSID
+    case 'Q': push(persistent(*pop())); break;  // BINPERSID
     default: {
       char hex[8];
       std::snprintf(hex, sizeof hex, "0x%02x", op);
@@ -514,7 +544,8 @@ Value* Machine::call(const Value& callable, const Value& args) {
     Value* d = make(Kind::device);
     for (const Value* part : a) {
       if (part->kind != Kind::string && part->kind != Kind::integer) bad("torch.device of an odd argument");
-      d->text += (d->text.empty() ? "" : ":") + (part->kind == Kind::string ? part->text : std::to_string(part->integer));
+      d->text +=
+          (d->text.empty() ? "" : ":") + (part->kind == Kind::string ? part->text : std::to_string(part->integer));
     }
     return d;
   }
@@ -551,8 +582,8 @@ Value* Machine::rebuild_tensor(const Value& args) {
   std::uint64_t count = 0;
   if (!checked_count(r.shape, dtype_size(a[0]->storage.dtype), count)) bad("a tensor's size overflows");
   if (!empty && last >= a[0]->storage.numel)
-    bad("a tensor of size " + shape_string(r.shape) + " at offset " + std::to_string(r.offset) +
-        " reaches element " + std::to_string(last) + " of storage " + a[0]->storage.key + ", which has " +
+    bad("a tensor of size " + shape_string(r.shape) + " at offset " + std::to_string(r.offset) + " reaches element " +
+        std::to_string(last) + " of storage " + a[0]->storage.key + ", which has " +
         std::to_string(a[0]->storage.numel));
   return t;
 }

@@ -43,9 +43,9 @@
 // Opcodes: protocols 0 to 5 as Python writes them for dicts, lists, tuples, numbers, strings and bytes, plus
 // GLOBAL/STACK_GLOBAL, REDUCE, BUILD (its state is kept as data), NEWOBJ of the names above, and BINPERSID/PERSID,
 // whose id ('storage', StorageClass, key, location, numel[, view]) becomes a storage reference, and whose legacy
-// ('module', class, source file, source) (torch < 1.6 saving a model's classes with their source) the class name. Every length is
-// checked against the bytes left before it is used, so no allocation is driven by an unchecked number: each opcode
-// creates at most one value, and the values live in one arena owned by the result, so a pickle that makes a list
+// ('module', class, source file, source) (torch < 1.6 saving a model's classes with their source) the class name. Every
+// length is checked against the bytes left before it is used, so no allocation is driven by an unchecked number: each
+// opcode creates at most one value, and the values live in one arena owned by the result, so a pickle that makes a list
 // contain itself cannot leak; values nothing reaches any more (popped, replaced in the memo) are freed as the
 // arena grows, so memory follows the pickle's structure, not the count of its opcodes.
 
@@ -58,8 +58,23 @@
 
 namespace wavg::pytorch {
 
-enum class Kind { none, boolean, integer, big_integer, floating, string, bytes, tuple, list, dict, global, storage,
-                  tensor, device, object };
+enum class Kind {
+  none,
+  boolean,
+  integer,
+  big_integer,
+  floating,
+  string,
+  bytes,
+  tuple,
+  list,
+  dict,
+  global,
+  storage,
+  tensor,
+  device,
+  object
+};
 
 struct Value;
 
@@ -85,14 +100,14 @@ struct Value {
   bool boolean = false;
   std::int64_t integer = 0;
   double floating = 0;
-  std::string text;                 // string, bytes, a global's or an object's class dotted name, a big integer's
-                                    // bytes, a device
-  std::vector<Value*> items;        // tuple and list; a dict's keys and values alternately
-  const Value* state = nullptr;     // what BUILD gave a dict (an OrderedDict's attributes, such as _metadata) or
-                                    // an object (its attributes)
+  std::string text;              // string, bytes, a global's or an object's class dotted name, a big integer's
+                                 // bytes, a device
+  std::vector<Value*> items;     // tuple and list; a dict's keys and values alternately
+  const Value* state = nullptr;  // what BUILD gave a dict (an OrderedDict's attributes, such as _metadata) or
+                                 // an object (its attributes)
   StorageRef storage;
   TensorRef tensor;
-  mutable std::uint32_t mark = 0;   // the unpickler's last collection that reached it
+  mutable std::uint32_t mark = 0;  // the unpickler's last collection that reached it
 };
 
 struct Pickle {

@@ -13,13 +13,56 @@ namespace {
 
 // str(dtype) for every dtype torch.load(weights_only=True) accepts (torch/storage.py's dtype maps, torch 2.x's
 // new dtypes, the sub-byte integers) and the quantization schemes it accepts.
-constexpr std::array<std::string_view, 50> k_inert{
-    "float16", "float32", "float64", "bfloat16", "complex32", "complex64", "complex128", "int8", "int16", "int32",
-    "int64", "uint8", "uint16", "uint32", "uint64", "bool", "quint8", "qint8", "qint32", "quint4x2", "quint2x4",
-    "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu", "float4_e2m1fn_x2",
-    "bits1x8", "bits2x4", "bits4x2", "bits8", "bits16", "int1", "int2", "int3", "int4", "int5", "int6", "int7",
-    "uint1", "uint2", "uint3", "uint4", "uint5", "uint6", "uint7", "per_tensor_affine", "per_tensor_symmetric",
-    "per_channel_affine", "per_channel_symmetric"};
+constexpr std::array<std::string_view, 50> k_inert{"float16",
+                                                   "float32",
+                                                   "float64",
+                                                   "bfloat16",
+                                                   "complex32",
+                                                   "complex64",
+                                                   "complex128",
+                                                   "int8",
+                                                   "int16",
+                                                   "int32",
+                                                   "int64",
+                                                   "uint8",
+                                                   "uint16",
+                                                   "uint32",
+                                                   "uint64",
+                                                   "bool",
+                                                   "quint8",
+                                                   "qint8",
+                                                   "qint32",
+                                                   "quint4x2",
+                                                   "quint2x4",
+                                                   "float8_e4m3fn",
+                                                   "float8_e5m2",
+                                                   "float8_e4m3fnuz",
+                                                   "float8_e5m2fnuz",
+                                                   "float8_e8m0fnu",
+                                                   "float4_e2m1fn_x2",
+                                                   "bits1x8",
+                                                   "bits2x4",
+                                                   "bits4x2",
+                                                   "bits8",
+                                                   "bits16",
+                                                   "int1",
+                                                   "int2",
+                                                   "int3",
+                                                   "int4",
+                                                   "int5",
+                                                   "int6",
+                                                   "int7",
+                                                   "uint1",
+                                                   "uint2",
+                                                   "uint3",
+                                                   "uint4",
+                                                   "uint5",
+                                                   "uint6",
+                                                   "uint7",
+                                                   "per_tensor_affine",
+                                                   "per_tensor_symmetric",
+                                                   "per_channel_affine",
+                                                   "per_channel_symmetric"};
 
 // Python 3.12's sys.stdlib_module_names without the private ones (every _module is refused), and the Python 2
 // names pickles still spell (__builtin__, copy_reg, exceptions, commands).
@@ -42,8 +85,7 @@ constexpr std::string_view k_stdlib =
     " xdrlib xml xmlrpc zipapp zipfile zipimport zlib zoneinfo __builtin__ copy_reg exceptions commands popen2 ";
 
 // Third-party packages whose names load or run code; torch itself is a model class only under torch.nn.
-constexpr std::string_view k_runs_code =
-    " numpy dill cloudpickle joblib pip setuptools pkg_resources IPython torch ";
+constexpr std::string_view k_runs_code = " numpy dill cloudpickle joblib pip setuptools pkg_resources IPython torch ";
 
 bool listed(std::string_view list, std::string_view word) {
   std::string key = " ";

@@ -23,11 +23,11 @@
 //
 // The pickles are read by the restricted unpickler (pickle.hpp): nothing is imported or run. A tensor is named by
 // its key path through dicts and lists (model.conv1.weight, optimizer.state.0.exp_avg), or in a whole-model
-// pickle (torch.save(model)) by its attribute path as the model's state_dict names it (conv1.weight); every other leaf (epoch,
-// loss, hyper-parameters, None) is kept from input 1 and listed by kept_entries(). Roles come from the structure:
-// an optimizer's state_dict (a dict holding `state` and `param_groups`) gives optimizer state (its per-parameter
-// `step`, a float tensor since torch 1.12, is a counter) and hyper-parameters (tensors in param_groups); a whole
-// model's `_parameters` are weights and `_buffers` buffers (num_batches_tracked, torch's own buffer name, a
+// pickle (torch.save(model)) by its attribute path as the model's state_dict names it (conv1.weight); every other leaf
+// (epoch, loss, hyper-parameters, None) is kept from input 1 and listed by kept_entries(). Roles come from the
+// structure: an optimizer's state_dict (a dict holding `state` and `param_groups`) gives optimizer state (its
+// per-parameter `step`, a float tensor since torch 1.12, is a counter) and hyper-parameters (tensors in param_groups);
+// a whole model's `_parameters` are weights and `_buffers` buffers (num_batches_tracked, torch's own buffer name, a
 // counter); a tensor whose storage, offset, shape and stride equal an earlier one's is an alias of it (weight
 // tying). A view lies wholly inside its storage (checked). Contiguous tensors are served from the memory mapping
 // (view()); others (a Fortran-order tensor) are gathered element by element.
@@ -35,14 +35,15 @@
 // The writer keeps input 1's layout when input 1 is a PyTorch file: a zip input's entries are copied in order
 // (data.pkl byte for byte, so nested dicts, optimizer state and epoch stay), its storages overwritten where the
 // output's tensors lie, and TOP/wavg.json added; a legacy input keeps its layout, its bytes copied except where
-// the output's contiguous tensors lie, which the engine writes (the legacy format has no place for provenance). With any other input 1 it writes a plain state_dict
-// (an OrderedDict of tensors, one storage each, top folder "archive") that torch.load(weights_only=True) accepts.
+// the output's contiguous tensors lie, which the engine writes (the legacy format has no place for provenance). With
+// any other input 1 it writes a plain state_dict (an OrderedDict of tensors, one storage each, top folder "archive")
+// that torch.load(weights_only=True) accepts.
 
 #include <memory>
 #include <set>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
-#include <string>
 #include <vector>
 
 #include "listed_reader.hpp"
@@ -57,10 +58,10 @@ enum class Container { zip, legacy };
 
 // Where one tensor's elements lie in the file.
 struct Placement {
-  std::size_t entry = 0;       // zip: the storage's index in entries()
-  std::uint64_t begin = 0;     // file offset of the tensor's first element
+  std::size_t entry = 0;              // zip: the storage's index in entries()
+  std::uint64_t begin = 0;            // file offset of the tensor's first element
   std::vector<std::uint64_t> stride;  // in elements
-  bool contiguous = true;      // row-major without gaps: element i at begin + i x element size
+  bool contiguous = true;             // row-major without gaps: element i at begin + i x element size
 };
 
 class PytorchReader final : public ListedReader {
@@ -105,16 +106,16 @@ class PytorchReader final : public ListedReader {
   std::vector<std::string> m_kept;
   std::string m_shape;  // "state_dict" or "checkpoint", for layout()
   std::uint64_t m_visits = 0;
-  std::uint64_t m_tensor_bytes = 0;   // the tensors named so far, in bytes
-  std::uint64_t m_storage_bytes = 0;  // the storages they view, each once
-  std::set<std::string> m_viewed;     // those storages' keys
-  bool m_whole_model = false;         // the pickle holds objects (torch.save(model))
-  std::set<const Value*> m_named;     // tensors already named
+  std::uint64_t m_tensor_bytes = 0;         // the tensors named so far, in bytes
+  std::uint64_t m_storage_bytes = 0;        // the storages they view, each once
+  std::set<std::string> m_viewed;           // those storages' keys
+  bool m_whole_model = false;               // the pickle holds objects (torch.save(model))
+  std::set<const Value*> m_named;           // tensors already named
   std::unordered_set<std::string> m_names;  // the names given, so that each new one is checked in constant time
   std::unordered_map<const Value*, std::string> m_reached;  // containers walked, with the name of the first path
   std::unordered_map<const Value*, bool> m_holds;           // holds_tensor's answers, per value
-  int m_attributes = 0;               // > 0 while walking an object's plain attributes
-  Role m_role = Role::unknown;        // what the structure being walked says its tensors are (see walk)
+  int m_attributes = 0;                                     // > 0 while walking an object's plain attributes
+  Role m_role = Role::unknown;                 // what the structure being walked says its tensors are (see walk)
   std::map<std::string, std::string> m_views;  // a tensor's storage and view -> the first name it had: aliases
 };
 

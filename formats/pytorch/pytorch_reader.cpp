@@ -16,8 +16,8 @@ namespace wavg::pytorch {
 namespace {
 
 // The legacy format's first pickle: protocol 2, LONG1 of 10 bytes, the magic number 0x1950a86a20f9469cfc6c.
-constexpr unsigned char k_legacy_magic[] = {0x80, 0x02, 0x8a, 0x0a, 0x6c, 0xfc, 0x9c, 0x46, 0xf9,
-                                            0x20, 0x6a, 0xa8, 0x50, 0x19, '.'};
+constexpr unsigned char k_legacy_magic[] = {0x80, 0x02, 0x8a, 0x0a, 0x6c, 0xfc, 0x9c, 0x46,
+                                            0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19, '.'};
 constexpr int k_max_depth = 64;
 // Values visited while naming: a pickle may reference one container from many places (a DAG), which a walk would
 // expand exponentially; real checkpoints visit each value about once.
@@ -63,8 +63,7 @@ bool looks_like_pytorch(const std::string& path) {
 }
 
 PytorchReader::PytorchReader(std::string path) : ListedReader(path, FormatId::pytorch), m_file(std::move(path)) {
-  if (m_file.size() >= sizeof k_legacy_magic &&
-      std::memcmp(m_file.data(), k_legacy_magic, sizeof k_legacy_magic) == 0)
+  if (m_file.size() >= sizeof k_legacy_magic && std::memcmp(m_file.data(), k_legacy_magic, sizeof k_legacy_magic) == 0)
     open_legacy();
   else
     open_zip();
@@ -91,9 +90,12 @@ void PytorchReader::open_zip() {
     if (!names.insert(e.name).second) refuse(path(), e.name + ": the entry appears twice");
     const std::string rest = e.name.substr(m_top.size() + 1);
     const auto text = [&] { return std::string(reinterpret_cast<const char*>(m_file.data() + e.data_offset), e.size); };
-    if (rest.rfind("data/", 0) == 0) m_storages[rest.substr(5)] = {i, e.data_offset, e.size};
-    else if (rest == "byteorder" && text() != "little") refuse(path(), "big-endian checkpoints are not supported");
-    else if (rest == "version" && e.size <= 16) m_metadata["pytorch_version"] = text().substr(0, text().find('\n'));
+    if (rest.rfind("data/", 0) == 0)
+      m_storages[rest.substr(5)] = {i, e.data_offset, e.size};
+    else if (rest == "byteorder" && text() != "little")
+      refuse(path(), "big-endian checkpoints are not supported");
+    else if (rest == "version" && e.size <= 16)
+      m_metadata["pytorch_version"] = text().substr(0, text().find('\n'));
     else if (rest == "wavg.json" && e.size <= (1u << 20)) {
       const auto j = nlohmann::json::parse(text(), nullptr, false);
       if (j.is_object())
@@ -121,7 +123,8 @@ void PytorchReader::open_legacy() {
     refuse(path(), "legacy torch.save protocol " + describe(version) + " is not 1001");
   const Value& info = *m_pickles[2].root;
   for (std::size_t i = 0; info.kind == Kind::dict && i + 1 < info.items.size(); i += 2)
-    if (info.items[i]->text == "little_endian" && !(info.items[i + 1]->kind == Kind::boolean && info.items[i + 1]->boolean))
+    if (info.items[i]->text == "little_endian" &&
+        !(info.items[i + 1]->kind == Kind::boolean && info.items[i + 1]->boolean))
       refuse(path(), "big-endian checkpoints are not supported");
   // The storages' element types come from the persistent ids that name them.
   std::map<std::string, DType> types;
@@ -139,7 +142,8 @@ void PytorchReader::open_legacy() {
     at += 8;
     const std::size_t elem = dtype_size(type->second);
     if (numel > (m_file.size() - at) / elem)
-      refuse(path(), "storage " + key->text + " of " + std::to_string(numel) + " elements runs past the end of the file");
+      refuse(path(),
+             "storage " + key->text + " of " + std::to_string(numel) + " elements runs past the end of the file");
     if (!m_storages.emplace(key->text, StorageData{0, at, numel * elem}).second)
       refuse(path(), "storage " + key->text + " is listed twice");
     at += numel * elem;
@@ -154,7 +158,7 @@ std::string PytorchReader::layout() const {
 
 void PytorchReader::name_tensors(const Value& root) {
   walk(root, "", 0);
-  m_shape = m_whole_model ? "whole model"
+  m_shape = m_whole_model                                                                      ? "whole model"
             : m_kept.empty() || (m_kept.size() == 1 && m_kept[0].rfind("_metadata (", 0) == 0) ? "state_dict"
                                                                                                : "checkpoint";
 }
@@ -199,9 +203,13 @@ void PytorchReader::walk(const Value& v, const std::string& name, int depth) {
       for (std::size_t i = 0; i + 1 < v.items.size(); i += 2) {
         const Value& key = *v.items[i];
         std::string k;
-        if (key.kind == Kind::string) k = key.text;
-        else if (key.kind == Kind::integer) k = std::to_string(key.integer);
-        else refuse(path(), (name.empty() ? "the object" : name) + ": a dict key is a " + describe(key) + ", not a string or integer");
+        if (key.kind == Kind::string)
+          k = key.text;
+        else if (key.kind == Kind::integer)
+          k = std::to_string(key.integer);
+        else
+          refuse(path(), (name.empty() ? "the object" : name) + ": a dict key is a " + describe(key) +
+                             ", not a string or integer");
         const Role outer = m_role;
         if (optimizer && k == "state") m_role = Role::optimizer_state;
         if (optimizer && k == "param_groups") m_role = Role::hyper_parameter;
@@ -211,7 +219,8 @@ void PytorchReader::walk(const Value& v, const std::string& name, int depth) {
       // An OrderedDict's attributes: a state_dict's _metadata (module versions), kept as a whole.
       if (v.state && v.state->kind == Kind::dict)
         for (std::size_t i = 0; i + 1 < v.state->items.size(); i += 2)
-          m_kept.push_back(join(name, v.state->items[i]->text) + " (" + describe(*v.state->items[i + 1]) + ", an attribute)");
+          m_kept.push_back(join(name, v.state->items[i]->text) + " (" + describe(*v.state->items[i + 1]) +
+                           ", an attribute)");
       else if (v.state)
         m_kept.push_back((name.empty() ? "the object" : name) + "'s attributes (" + describe(*v.state) + ")");
       return;
@@ -279,8 +288,8 @@ void PytorchReader::add_tensor(const Value& v, const std::string& name) {
   const std::uint64_t elem = dtype_size(s.dtype), available = it->second.bytes / elem;
   // The unpickler checked the view against numel; numel (after a legacy view's offset) against the bytes here.
   if (s.numel > available || s.view_offset > available - s.numel)
-    refuse(path(), name + ": storage " + s.key + " holds " + std::to_string(available) + " elements, the tensor's view needs " +
-                     std::to_string(s.view_offset + s.numel));
+    refuse(path(), name + ": storage " + s.key + " holds " + std::to_string(available) +
+                       " elements, the tensor's view needs " + std::to_string(s.view_offset + s.numel));
   // Views that repeat elements (stride 0: 10^9 elements over 4; one storage viewed thousands of times) are as many
   // elements in the output as they claim. Beyond the storages they view, a file's tensors may come to its own size
   // (tied weights: two tensors over one storage) plus k_max_expanded, as HDF5's unwritten datasets may.
@@ -303,8 +312,8 @@ void PytorchReader::add_tensor(const Value& v, const std::string& name) {
   }
   TensorInfo info{name, s.dtype, t.shape};
   info.role = role_here(name);
-  std::string view = s.key + ":" + std::to_string(s.view_offset + t.offset) + ":" +
-                     std::to_string(static_cast<int>(s.dtype)) + ":";
+  std::string view =
+      s.key + ":" + std::to_string(s.view_offset + t.offset) + ":" + std::to_string(static_cast<int>(s.dtype)) + ":";
   for (std::size_t d = 0; d < t.shape.size(); ++d)
     view += std::to_string(t.shape[d]) + "/" + std::to_string(t.stride[d]) + ",";
   if (const auto [seen, first] = m_views.emplace(view, name); !first) {

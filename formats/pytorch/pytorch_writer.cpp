@@ -89,9 +89,12 @@ class PytorchWriter final : public Writer {
     m_prefilled.assign(spec.tensors.size(), false);
     const auto* input1 = dynamic_cast<const PytorchReader*>(spec.template_input);
     if (input1) refuse_dropped_state(*input1);
-    if (input1 && input1->container() == Container::legacy) lay_out_legacy(*input1);
-    else if (input1) lay_out_zip(*input1);
-    else lay_out_plain();
+    if (input1 && input1->container() == Container::legacy)
+      lay_out_legacy(*input1);
+    else if (input1)
+      lay_out_zip(*input1);
+    else
+      lay_out_plain();
   }
 
   ~PytorchWriter() override {
@@ -144,8 +147,9 @@ class PytorchWriter final : public Writer {
     for (const TensorInfo& t : input1.tensors())
       if (t.role == Role::optimizer_state &&
           std::find(m_spec.dropped.begin(), m_spec.dropped.end(), t.name) != m_spec.dropped.end())
-        fail(m_display, t.name + ": a .pt output keeps input 1's pickle, so --optimizer-state drop cannot leave "
-                                 "optimizer state out; use --optimizer-state first, or write .safetensors");
+        fail(m_display, t.name +
+                            ": a .pt output keeps input 1's pickle, so --optimizer-state drop cannot leave "
+                            "optimizer state out; use --optimizer-state first, or write .safetensors");
   }
 
   // Input 1's tensor of the same name, which must have the output's dtype and shape: its storage is kept.
@@ -157,7 +161,8 @@ class PytorchWriter final : public Writer {
         if (in[i].dtype != t.dtype || in[i].shape != t.shape)
           fail(m_display, t.name + ": the output's " + std::string(dtype_name(t.dtype)) + " " + shape_string(t.shape) +
                               " differs from input 1's " + std::string(dtype_name(in[i].dtype)) + " " +
-                              shape_string(in[i].shape) + "; a .pt output keeps input 1's storages "
+                              shape_string(in[i].shape) +
+                              "; a .pt output keeps input 1's storages "
                               "(write .safetensors to change dtypes)");
         // A tie of input 1 that the plan undid (the inputs disagree on it) would make two means share one storage.
         if (!in[i].alias_of.empty() && t.alias_of != in[i].alias_of)

@@ -69,7 +69,8 @@ Directory find_directory(const std::string& file, const unsigned char* data, std
     const std::uint64_t disk = c.get(2), directory_disk = c.get(2), on_disk = c.get(2);
     Directory d;
     d.entries = c.get(2);
-    if (disk != 0 || directory_disk != 0 || on_disk != d.entries) refuse(file, "a zip archive split over several disks");
+    if (disk != 0 || directory_disk != 0 || on_disk != d.entries)
+      refuse(file, "a zip archive split over several disks");
     d.size = c.get(4);
     d.offset = c.get(4);
     if (c.get(2) != size - at - 22) continue;  // a signature inside the comment
@@ -141,7 +142,8 @@ void check_entry_name(const std::string& file, const std::string& name) {
     start = slash + 1;
   }
   if (!plain)
-    refuse(file, "the zip entry name '" + name + "' is not a plain relative path (an empty part, '.', '..', a "
+    refuse(file, "the zip entry name '" + name +
+                     "' is not a plain relative path (an empty part, '.', '..', a "
                      "leading slash, a backslash, a colon or a control character), which torch.save never writes");
 }
 
@@ -187,13 +189,14 @@ std::vector<ZipEntry> read_zip_directory(const std::string& file, const unsigned
     const bool deflated = methods == ZipMethods::stored_or_deflated && method == ZIP_CM_DEFLATE;
     if (!deflated && (method != 0 || csize != usize))
       refuse(file, e.name + ": the entry is compressed (method " + std::to_string(method) + "); " +
-                     (methods == ZipMethods::stored ? "torch.save stores entries uncompressed"
-                                                    : "only stored and deflated entries are read"));
+                       (methods == ZipMethods::stored ? "torch.save stores entries uncompressed"
+                                                      : "only stored and deflated entries are read"));
     Cursor local(file, data, size, header, "a local header");
     if (local.get(4) != k_local) refuse(file, "corrupt zip archive: " + e.name + ": bad local header");
     local.skip(22);
     const auto lname = local.get(2), lextra = local.get(2);
-    if (local.text(lname) != e.name) refuse(file, "corrupt zip archive: " + e.name + ": local header names another entry");
+    if (local.text(lname) != e.name)
+      refuse(file, "corrupt zip archive: " + e.name + ": local header names another entry");
     local.skip(lextra);
     e.data_offset = local.at();
     e.size = usize;
@@ -245,9 +248,9 @@ std::string ZipWriter::local_header(const Entry& e, std::uint32_t crc) const {
   std::string h;
   put(h, k_local, 4);
   put(h, z64 ? 45 : 20, 2);
-  put(h, 0, 2);   // flags
-  put(h, 0, 2);   // stored
-  put(h, 0, 2);   // time 00:00
+  put(h, 0, 2);     // flags
+  put(h, 0, 2);     // stored
+  put(h, 0, 2);     // time 00:00
   put(h, 0x21, 2);  // date 1980-01-01: the same bytes for the same content
   put(h, crc, 4);
   put(h, z64 ? k_max32 : e.size, 4);
@@ -324,8 +327,8 @@ void ZipWriter::note_span(Entry& e, const unsigned char* data, std::uint64_t beg
   }
   auto cur = prev;
   if (prev != spans.end() && prev->second.end == begin) {
-    prev->second = {end, static_cast<std::uint32_t>(crc32_combine64(prev->second.crc, crc,
-                                                                    static_cast<z_off64_t>(end - begin)))};
+    prev->second = {
+        end, static_cast<std::uint32_t>(crc32_combine64(prev->second.crc, crc, static_cast<z_off64_t>(end - begin)))};
   } else {
     cur = spans.emplace(begin, Entry::Span{end, crc}).first;
   }
@@ -383,9 +386,10 @@ std::vector<std::uint32_t> ZipWriter::crcs() {
   if (!error.empty()) fail(m_display, error);
   std::vector<bool> started(m_entries.size(), false);
   for (const Chunk& ch : chunks) {
-    out[ch.entry] = started[ch.entry] ? static_cast<std::uint32_t>(crc32_combine64(out[ch.entry], ch.crc,
-                                                                                   static_cast<z_off64_t>(ch.size)))
-                                      : static_cast<std::uint32_t>(ch.crc);
+    out[ch.entry] =
+        started[ch.entry]
+            ? static_cast<std::uint32_t>(crc32_combine64(out[ch.entry], ch.crc, static_cast<z_off64_t>(ch.size)))
+            : static_cast<std::uint32_t>(ch.crc);
     started[ch.entry] = true;
   }
   return out;

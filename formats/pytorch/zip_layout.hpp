@@ -38,9 +38,9 @@ struct ZipEntry {
   std::string name;
   std::uint64_t data_offset = 0;  // in the file
   std::uint64_t size = 0;
-  std::uint64_t local_header = 0;  // offsets of its local header and central directory entry (their CRC-32 lies
-  std::uint64_t central = 0;       // at +14 and +16), for a writer that patches an entry in place
-  bool descriptor = false;         // flag bit 3: a data descriptor (CRC-32 and sizes) follows the data
+  std::uint64_t local_header = 0;     // offsets of its local header and central directory entry (their CRC-32 lies
+  std::uint64_t central = 0;          // at +14 and +16), for a writer that patches an entry in place
+  bool descriptor = false;            // flag bit 3: a data descriptor (CRC-32 and sizes) follows the data
   std::uint16_t method = 0;           // 0 stored, 8 deflated
   std::uint64_t compressed_size = 0;  // the bytes at data_offset (size when stored)
 };
@@ -56,8 +56,7 @@ enum class ZipMethods { stored, stored_or_deflated };
 // allows deflate, encrypted entries, entries whose data lies outside the archive, and any inconsistency with
 // libzip's reading of the same archive.
 std::vector<ZipEntry> read_zip_directory(const std::string& file, const unsigned char* data, std::uint64_t size,
-                                         ZipSource source = ZipSource::file,
-                                         ZipMethods methods = ZipMethods::stored);
+                                         ZipSource source = ZipSource::file, ZipMethods methods = ZipMethods::stored);
 
 // Writes an archive of stored entries into a file: add() every entry, then lay_out() sizes the file and returns
 // the data offset of each entry; the caller writes the bytes there with pwrite_all() (any order, any thread);
@@ -77,7 +76,7 @@ class ZipWriter {
     std::uint64_t size;
     std::uint64_t header = 0;  // offset of the local header
     std::uint64_t data = 0;
-    std::uint16_t pad = 0;     // bytes of the alignment extra field
+    std::uint16_t pad = 0;  // bytes of the alignment extra field
     // What has been written of its data, as disjoint spans begin -> (end, CRC-32 of the span), adjacent ones
     // joined; `reread` once a write overlapped an earlier one (or the spans grew too many): then the CRC-32 comes
     // from reading the file back.

@@ -24,11 +24,26 @@ struct DTypeName {
 };
 
 constexpr DTypeName k_dtypes[] = {
-    {"F16", DType::f16},  {"BF16", DType::bf16},  {"F32", DType::f32},     {"F64", DType::f64},
-    {"I8", DType::i8},    {"I16", DType::i16},    {"I32", DType::i32},     {"I64", DType::i64},
-    {"U8", DType::u8},    {"U16", DType::u16},    {"U32", DType::u32},     {"U64", DType::u64},
-    {"BOOL", DType::boolean}, {"F8_E5M2", {}},    {"F8_E4M3", {}},         {"F8_E8M0", {}},
-    {"F4", {}},           {"F6_E2M3", {}},        {"F6_E3M2", {}},         {"C64", {}},
+    {"F16", DType::f16},
+    {"BF16", DType::bf16},
+    {"F32", DType::f32},
+    {"F64", DType::f64},
+    {"I8", DType::i8},
+    {"I16", DType::i16},
+    {"I32", DType::i32},
+    {"I64", DType::i64},
+    {"U8", DType::u8},
+    {"U16", DType::u16},
+    {"U32", DType::u32},
+    {"U64", DType::u64},
+    {"BOOL", DType::boolean},
+    {"F8_E5M2", {}},
+    {"F8_E4M3", {}},
+    {"F8_E8M0", {}},
+    {"F4", {}},
+    {"F6_E2M3", {}},
+    {"F6_E3M2", {}},
+    {"C64", {}},
 };
 
 std::uint64_t read_le64(const unsigned char* p) {
@@ -122,7 +137,8 @@ void SafetensorsReader::parse_header(const char* text, std::size_t size) {
     for (const auto& d : k_dtypes)
       if (dname == d.name) known = &d;
     if (!known) fail(path(), name + ": unknown safetensors dtype " + dname);
-    if (!known->dtype) fail(path(), name + ": dtype " + dname + " is not supported (wavg averages F16, BF16, F32 and F64)");
+    if (!known->dtype)
+      fail(path(), name + ": dtype " + dname + " is not supported (wavg averages F16, BF16, F32 and F64)");
     if (!js.is_array()) fail(path(), name + ": shape is not an array");
     Shape shape;
     for (const auto& d : js) {

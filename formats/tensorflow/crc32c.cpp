@@ -83,8 +83,7 @@ __attribute__((target("sse4.2"))) inline std::uint64_t word(std::uint64_t c, con
 
 // Three streams over 3 x `len` bytes at a time while that much remains.
 __attribute__((target("sse4.2"))) std::uint32_t three_streams(std::uint32_t crc, const unsigned char*& p,
-                                                               std::size_t& n, std::size_t len,
-                                                               const ShiftTables& t) {
+                                                              std::size_t& n, std::size_t len, const ShiftTables& t) {
   for (; n >= 3 * len; n -= 3 * len, p += 3 * len) {
     std::uint64_t c0 = crc, c1 = 0, c2 = 0;
     for (std::size_t i = 0; i < len; i += 8) {
@@ -98,8 +97,7 @@ __attribute__((target("sse4.2"))) std::uint32_t three_streams(std::uint32_t crc,
   return crc;
 }
 
-__attribute__((target("sse4.2"))) std::uint32_t extend_sse42(std::uint32_t crc, const unsigned char* p,
-                                                              std::size_t n) {
+__attribute__((target("sse4.2"))) std::uint32_t extend_sse42(std::uint32_t crc, const unsigned char* p, std::size_t n) {
   std::uint32_t c32 = ~crc;
   c32 = three_streams(c32, p, n, k_long, k_shift_long);
   c32 = three_streams(c32, p, n, k_short, k_shift_short);

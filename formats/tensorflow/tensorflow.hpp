@@ -95,7 +95,7 @@ class TensorflowReader final : public ListedReader {
   std::vector<TfStored> m_stored;  // per tensor
   std::vector<TfStringTensor> m_strings;
   std::vector<std::unique_ptr<MappedFile>> m_shards;  // per shard id; null when no entry uses it
-  std::vector<std::string> m_protected;  // the .index and data shards: files()
+  std::vector<std::string> m_protected;               // the .index and data shards: files()
 };
 
 // Gives every tensor its role (tf_roles.cpp): from the TF2 object graph `graph_bytes` (a serialized

@@ -94,8 +94,8 @@ bool looks_like_tensorflow(const std::string& path) {
 }
 
 TensorflowReader::TensorflowReader(std::string path) : ListedReader(std::move(path), FormatId::tensorflow) {
-  m_prefix = ends_with(m_path, ".index") && !is_tensorflow_prefix(m_path) ? m_path.substr(0, m_path.size() - 6)
-                                                                           : m_path;
+  m_prefix =
+      ends_with(m_path, ".index") && !is_tensorflow_prefix(m_path) ? m_path.substr(0, m_path.size() - 6) : m_path;
   read_index();
   open_shards();
   check_crcs();
@@ -207,9 +207,7 @@ void TensorflowReader::check_no_overlap() const {
   // TensorFlow's BundleWriter appends each tensor once; entries sharing bytes would make the checksums (and the
   // merge) read one region once per entry, so a byte range named twice is refused.
   const std::size_t n = m_tensors.size();
-  auto name_of = [&](std::size_t k) -> const std::string& {
-    return k < n ? m_tensors[k].name : m_strings[k - n].name;
-  };
+  auto name_of = [&](std::size_t k) -> const std::string& { return k < n ? m_tensors[k].name : m_strings[k - n].name; };
   std::vector<std::tuple<std::uint32_t, std::uint64_t, std::uint64_t, std::size_t>> ranges;  // shard, offset, size
   for (std::size_t i = 0; i < n; ++i)
     if (m_stored[i].size) ranges.emplace_back(m_stored[i].shard, m_stored[i].offset, m_stored[i].size, i);

@@ -70,9 +70,8 @@ class TensorflowWriter final : public Writer {
  public:
   TensorflowWriter(const std::string& tmp_path, const std::string& display_path, const OutputSpec& spec)
       : m_tmp(tmp_path), m_display(display_path), m_spec(spec) {
-    const std::string prefix = ends_with(display_path, ".index")
-                                   ? display_path.substr(0, display_path.size() - 6)
-                                   : display_path;
+    const std::string prefix =
+        ends_with(display_path, ".index") ? display_path.substr(0, display_path.size() - 6) : display_path;
     const std::string data = prefix + ".data-00000-of-00001";
     std::set<std::string> names;
     std::uint64_t at = 0;

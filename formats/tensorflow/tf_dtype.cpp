@@ -20,18 +20,18 @@ struct Row {
 };
 
 constexpr std::array<Row, 24> k_types{{
-    {1, "DT_FLOAT", TfKind::number, DType::f32},       {2, "DT_DOUBLE", TfKind::number, DType::f64},
-    {3, "DT_INT32", TfKind::number, DType::i32},       {4, "DT_UINT8", TfKind::number, DType::u8},
-    {5, "DT_INT16", TfKind::number, DType::i16},       {6, "DT_INT8", TfKind::number, DType::i8},
-    {7, "DT_STRING", TfKind::string, DType::u8},       {8, "DT_COMPLEX64", TfKind::refused, DType::f32},
-    {9, "DT_INT64", TfKind::number, DType::i64},       {10, "DT_BOOL", TfKind::number, DType::boolean},
-    {11, "DT_QINT8", TfKind::refused, DType::f32},     {12, "DT_QUINT8", TfKind::refused, DType::f32},
-    {13, "DT_QINT32", TfKind::refused, DType::f32},    {14, "DT_BFLOAT16", TfKind::number, DType::bf16},
-    {15, "DT_QINT16", TfKind::refused, DType::f32},    {16, "DT_QUINT16", TfKind::refused, DType::f32},
-    {17, "DT_UINT16", TfKind::number, DType::u16},     {18, "DT_COMPLEX128", TfKind::refused, DType::f32},
-    {19, "DT_HALF", TfKind::number, DType::f16},       {20, "DT_RESOURCE", TfKind::refused, DType::f32},
-    {21, "DT_VARIANT", TfKind::refused, DType::f32},   {22, "DT_UINT32", TfKind::number, DType::u32},
-    {23, "DT_UINT64", TfKind::number, DType::u64},     {0, "DT_INVALID", TfKind::refused, DType::f32},
+    {1, "DT_FLOAT", TfKind::number, DType::f32},     {2, "DT_DOUBLE", TfKind::number, DType::f64},
+    {3, "DT_INT32", TfKind::number, DType::i32},     {4, "DT_UINT8", TfKind::number, DType::u8},
+    {5, "DT_INT16", TfKind::number, DType::i16},     {6, "DT_INT8", TfKind::number, DType::i8},
+    {7, "DT_STRING", TfKind::string, DType::u8},     {8, "DT_COMPLEX64", TfKind::refused, DType::f32},
+    {9, "DT_INT64", TfKind::number, DType::i64},     {10, "DT_BOOL", TfKind::number, DType::boolean},
+    {11, "DT_QINT8", TfKind::refused, DType::f32},   {12, "DT_QUINT8", TfKind::refused, DType::f32},
+    {13, "DT_QINT32", TfKind::refused, DType::f32},  {14, "DT_BFLOAT16", TfKind::number, DType::bf16},
+    {15, "DT_QINT16", TfKind::refused, DType::f32},  {16, "DT_QUINT16", TfKind::refused, DType::f32},
+    {17, "DT_UINT16", TfKind::number, DType::u16},   {18, "DT_COMPLEX128", TfKind::refused, DType::f32},
+    {19, "DT_HALF", TfKind::number, DType::f16},     {20, "DT_RESOURCE", TfKind::refused, DType::f32},
+    {21, "DT_VARIANT", TfKind::refused, DType::f32}, {22, "DT_UINT32", TfKind::number, DType::u32},
+    {23, "DT_UINT64", TfKind::number, DType::u64},   {0, "DT_INVALID", TfKind::refused, DType::f32},
 }};
 
 }  // namespace

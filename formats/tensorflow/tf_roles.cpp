@@ -39,10 +39,10 @@ using Graph = tfproto::TrackableObjectGraph;
 
 struct GraphRoles {
   const Graph& g;
-  std::vector<Role> role;           // per node; unknown for nodes that are no variable
-  std::vector<bool> optimizer;      // per node
-  std::vector<bool> variable;       // per node: has a VARIABLE_VALUE attribute
-  std::set<int> trainable;          // listed by an optimizer as a trainable variable
+  std::vector<Role> role;       // per node; unknown for nodes that are no variable
+  std::vector<bool> optimizer;  // per node
+  std::vector<bool> variable;   // per node: has a VARIABLE_VALUE attribute
+  std::set<int> trainable;      // listed by an optimizer as a trainable variable
   bool lists_trainables = false;
 
   const Graph::TrackableObject& node(int id) const { return g.nodes(id); }
@@ -90,7 +90,8 @@ struct GraphRoles {
     }
     const bool keras3 = child(o, "_iterations") >= 0;
     set(child(o, keras3 ? "_iterations" : "iter"), Role::counter);
-    if (keras3) set(child(o, "_learning_rate"), Role::hyper_parameter);
+    if (keras3)
+      set(child(o, "_learning_rate"), Role::hyper_parameter);
     else
       for (const auto& c : node(o).children())
         if (c.local_name() != "iter" && variable[static_cast<std::size_t>(c.node_id())])
@@ -105,8 +106,9 @@ void check_graph(const Graph& g, const std::string& path) {
   if (n == 0) fail(path, "_CHECKPOINTABLE_OBJECT_GRAPH has no root object");
   for (const auto& node : g.nodes()) {
     for (const auto& c : node.children())
-      if (bad(c.node_id())) fail(path, "_CHECKPOINTABLE_OBJECT_GRAPH names object " + std::to_string(c.node_id()) +
-                                           " of " + std::to_string(n));
+      if (bad(c.node_id()))
+        fail(path,
+             "_CHECKPOINTABLE_OBJECT_GRAPH names object " + std::to_string(c.node_id()) + " of " + std::to_string(n));
     for (const auto& s : node.slot_variables())
       if (bad(s.original_variable_node_id()) || bad(s.slot_variable_node_id()))
         fail(path, "_CHECKPOINTABLE_OBJECT_GRAPH's slot variable names an object it does not hold");
@@ -172,8 +174,10 @@ void set_tf1_roles(std::vector<TensorInfo>& tensors) {
 }  // namespace
 
 void set_tensorflow_roles(std::vector<TensorInfo>& tensors, const std::string* graph_bytes, const std::string& path) {
-  if (graph_bytes) set_graph_roles(tensors, *graph_bytes, path);
-  else set_tf1_roles(tensors);
+  if (graph_bytes)
+    set_graph_roles(tensors, *graph_bytes, path);
+  else
+    set_tf1_roles(tensors);
 }
 
 }  // namespace wavg

@@ -132,7 +132,8 @@ class MemoryFile final : public leveldb::RandomAccessFile {
   MemoryFile(const unsigned char* data, std::uint64_t size) : m_data(data), m_size(size) {}
   leveldb::Status Read(std::uint64_t offset, std::size_t n, leveldb::Slice* result, char*) const override {
     if (offset > m_size) return leveldb::Status::IOError("read past the end of the index");
-    *result = leveldb::Slice(reinterpret_cast<const char*>(m_data) + offset, std::min<std::uint64_t>(n, m_size - offset));
+    *result =
+        leveldb::Slice(reinterpret_cast<const char*>(m_data) + offset, std::min<std::uint64_t>(n, m_size - offset));
     return leveldb::Status::OK();
   }
 

@@ -64,7 +64,8 @@ bool decode(const tfproto::TensorProto& p, DType dtype, std::uint64_t count, std
   switch (dtype) {
     case DType::f32: return copy_values<float>(p.float_val(), count, out);
     case DType::f64: return copy_values<double>(p.double_val(), count, out);
-    case DType::f16: case DType::bf16: return copy_values<std::uint16_t>(p.half_val(), count, out);
+    case DType::f16:
+    case DType::bf16: return copy_values<std::uint16_t>(p.half_val(), count, out);
     case DType::i8: return copy_values<std::int8_t>(p.int_val(), count, out);
     case DType::i16: return copy_values<std::int16_t>(p.int_val(), count, out);
     case DType::i32: return copy_values<std::int32_t>(p.int_val(), count, out);
@@ -89,8 +90,10 @@ class TfV1Reader final : public ListedReader {
       if (!s.ParseFromString(value))
         fail(m_path, "a LevelDB table whose entries are not TensorFlow V1 checkpoint slices (SavedTensorSlices)");
       if (first != key.empty()) fail(m_path, "a V1 checkpoint's first entry must be its table of contents");
-      if (first) read_meta(s.meta());
-      else add_slice(s.data());
+      if (first)
+        read_meta(s.meta());
+      else
+        add_slice(s.data());
       first = false;
     });
     if (first) fail(m_path, "an empty LevelDB table, not a TensorFlow V1 checkpoint");
@@ -122,10 +125,9 @@ class TfV1Reader final : public ListedReader {
       if (!checked_count(shape, dtype_size(type.dtype), bytes))
         fail(m_path, "tensor " + t.name() + ": shape " + shape_string(shape) + " overflows");
       if (t.slice_size() != 1 || !whole(t.slice(0), t.shape().dim_size()))
-        fail(m_path, "tensor " + t.name() + " is a partitioned variable (saved in " +
-                         std::to_string(t.slice_size()) + " slices), which wavg does not read");
-      if (!m_index.emplace(t.name(), m_tensors.size()).second)
-        fail(m_path, "tensor " + t.name() + " is listed twice");
+        fail(m_path, "tensor " + t.name() + " is a partitioned variable (saved in " + std::to_string(t.slice_size()) +
+                         " slices), which wavg does not read");
+      if (!m_index.emplace(t.name(), m_tensors.size()).second) fail(m_path, "tensor " + t.name() + " is listed twice");
       m_tensors.push_back({t.name(), type.dtype, shape});
     }
     m_data.resize(m_tensors.size());

@@ -90,8 +90,8 @@ void TfjsReader::parse(const std::string& text) {
     doc = Json::parse(text);
   } catch (const Json::parse_error& e) {
     const bool utf8 = std::strstr(e.what(), "UTF-8") != nullptr;
-    fail(m_path, std::string(utf8 ? "model.json is not valid UTF-8" : "model.json is not valid JSON") +
-                     " (at byte " + std::to_string(e.byte) + ")");
+    fail(m_path, std::string(utf8 ? "model.json is not valid UTF-8" : "model.json is not valid JSON") + " (at byte " +
+                     std::to_string(e.byte) + ")");
   } catch (const Json::out_of_range&) {
     fail(m_path, "model.json holds a number too large for a double");
   }
@@ -100,10 +100,14 @@ void TfjsReader::parse(const std::string& text) {
   if (manifest == doc.end() || !manifest->is_array()) fail(m_path, "weightsManifest is not an array");
 
   const auto format = doc.find("format");
-  if (format == doc.end()) m_layout = "weights manifest";
-  else if (*format == "layers-model") m_layout = "layers model";
-  else if (*format == "graph-model") m_layout = "graph model";
-  else fail(m_path, "unknown format " + format->dump() + " (TF.js has \"layers-model\" and \"graph-model\")");
+  if (format == doc.end())
+    m_layout = "weights manifest";
+  else if (*format == "layers-model")
+    m_layout = "layers model";
+  else if (*format == "graph-model")
+    m_layout = "graph model";
+  else
+    fail(m_path, "unknown format " + format->dump() + " (TF.js has \"layers-model\" and \"graph-model\")");
 
   for (const char* key : {"format", "generatedBy", "convertedBy"})
     if (const auto it = doc.find(key); it != doc.end() && !it->is_null()) m_metadata[key] = text_of(*it);
@@ -188,12 +192,16 @@ void TfjsReader::add_weight(std::size_t g, const void* weight_json, std::uint64_
   const auto dt = w.find("dtype");
   if (dt == w.end() || !dt->is_string()) fail(m_path, what + ": dtype is not a string");
   const std::string dname = dt->get<std::string>();
-  if (dname == "float32") info.dtype = DType::f32;
-  else if (dname == "int32") info.dtype = DType::i32;
-  else if (dname == "bool") info.dtype = DType::boolean;
+  if (dname == "float32")
+    info.dtype = DType::f32;
+  else if (dname == "int32")
+    info.dtype = DType::i32;
+  else if (dname == "bool")
+    info.dtype = DType::boolean;
   else if (dname == "string" || dname == "complex64")
     fail(m_path, what + ": dtype " + dname + " is not supported (wavg reads float32, int32 and bool)");
-  else fail(m_path, what + ": unknown dtype " + dname);
+  else
+    fail(m_path, what + ": unknown dtype " + dname);
   const auto shape = w.find("shape");
   if (shape == w.end() || !shape->is_array()) fail(m_path, what + ": shape is not an array");
   for (const Json& d : *shape) {

@@ -84,8 +84,10 @@ void dequantise(const unsigned char* src, std::uint64_t n, double scale, double 
     Q q;
     std::memcpy(&q, src + i * sizeof(Q), sizeof(Q));
     const double v = static_cast<double>(q) * scale + min;
-    if (to == DType::i32) static_cast<std::int32_t*>(dst)[i] = static_cast<std::int32_t>(std::nearbyint(v));
-    else static_cast<float*>(dst)[i] = static_cast<float>(v);
+    if (to == DType::i32)
+      static_cast<std::int32_t*>(dst)[i] = static_cast<std::int32_t>(std::nearbyint(v));
+    else
+      static_cast<float*>(dst)[i] = static_cast<float>(v);
   }
 }
 
@@ -110,8 +112,10 @@ void TfjsReader::read(std::size_t index, std::uint64_t offset, std::uint64_t cou
     const std::uint64_t n = std::min(k_chunk, count - done);
     copy_bytes(g, w.start + (offset + done) * stored, n * stored, buf);
     void* to = out + done * 4;  // float32 and int32 alike
-    if (w.stored == TfjsStored::uint8_affine) dequantise<std::uint8_t>(buf, n, w.scale, w.min, t.dtype, to);
-    else if (w.stored == TfjsStored::uint16_affine) dequantise<std::uint16_t>(buf, n, w.scale, w.min, t.dtype, to);
+    if (w.stored == TfjsStored::uint8_affine)
+      dequantise<std::uint8_t>(buf, n, w.scale, w.min, t.dtype, to);
+    else if (w.stored == TfjsStored::uint16_affine)
+      dequantise<std::uint16_t>(buf, n, w.scale, w.min, t.dtype, to);
     else
       for (std::uint64_t i = 0; i < n; ++i) {
         std::uint16_t h;

@@ -75,7 +75,7 @@ struct MatchOptions {
 };
 
 struct MatchResult {
-  std::vector<Perm> perms;    // one per group
+  std::vector<Perm> perms;     // one per group
   std::size_t iterations = 0;  // full passes over the groups, the last of which changed nothing
   bool converged = false;
 };

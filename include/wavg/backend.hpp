@@ -73,15 +73,14 @@ class Backend {
   virtual const char* name() const = 0;
   // Computes out[i] = (sum over k, in input order, of weights[k] * in[k][i]) / divisor in double, rounded once to
   // `out_dtype` (nearest, ties to even).
-  virtual void weighted_sum(const BlockInputs& in, std::span<const double> weights, double divisor,
-                            DType out_dtype, void* out) = 0;
+  virtual void weighted_sum(const BlockInputs& in, std::span<const double> weights, double divisor, DType out_dtype,
+                            void* out) = 0;
   // Tells whether all inputs hold the same bytes.
   virtual bool all_equal(const BlockInputs& in) = 0;
 
-  // Federated kernels (src/core/federated.cpp). Below, u_k[i] = in[k][i] - base[i] (or in[k][i] when base is null)
-  // and y_k[i] = scales[k] * u_k[i]. Reductions over elements run over fixed-size chunks summed in chunk order, so
-  // they are bit-identical for any thread count. Every backend has them (pure: no default that would only
-  // throw).
+  // Federated kernels (src/core/methods/federated.cpp). Below, u_k[i] = in[k][i] - base[i] (or in[k][i] when base is
+  // null) and y_k[i] = scales[k] * u_k[i]. Reductions over elements run over fixed-size chunks summed in chunk order,
+  // so they are bit-identical for any thread count. Every backend has them (pure: no default that would only throw).
 
   // Adds sum_i u_k[i]^2 to sums[k] for every input k.
   virtual void update_sum_squares(const BlockInputs& in, double* sums) = 0;
@@ -100,10 +99,10 @@ class Backend {
   // Applies the server optimizer to `count` elements: reads the aggregated update delta[i] and the moments m[i],
   // v[i] (updated in place; unused ones may be null), and writes base[i] + step (or delta[i] + 0 when base is
   // null) rounded once to `out_dtype` in `out`; `base` holds `dtype` values.
-  virtual void server_step(const ServerStepParams& params, std::uint64_t count, const double* delta,
-                           const void* base, DType dtype, double* m, double* v, DType out_dtype, void* out) = 0;
+  virtual void server_step(const ServerStepParams& params, std::uint64_t count, const double* delta, const void* base,
+                           DType dtype, double* m, double* v, DType out_dtype, void* out) = 0;
 
-  // Task-vector kernels (src/core/task_vectors.cpp, slerp_stock.cpp); u_k as above. The defaults throw.
+  // Task-vector kernels (src/core/methods/task_vectors.cpp, slerp_stock.cpp); u_k as above. The defaults throw.
 
   // Adds sum_i u_j[i] * u_l[i] to gram[j * N + l] for every pair j <= l and mirrors it (chunked as above).
   virtual void update_gram(const BlockInputs& in, double* gram);
@@ -119,8 +118,8 @@ class Backend {
   // then base[i] + lambda * sum_k w_k tau_k (over the inputs that agree with the sign of that sum with
   // Consensus::sign; divided by the sum of their weights, or 1 when it is zero, with Normalize::yes), rounded once
   // to `out_dtype`.
-  virtual void task_combine(const BlockInputs& in, const TaskCombineParams& p, std::uint64_t offset,
-                            DType out_dtype, void* out);
+  virtual void task_combine(const BlockInputs& in, const TaskCombineParams& p, std::uint64_t offset, DType out_dtype,
+                            void* out);
 };
 
 std::unique_ptr<Backend> make_cpu_backend();

@@ -34,8 +34,8 @@ struct DistanceSums {
 struct TensorDiff {
   PlanEntry entry;  // the tensor as in A, with its source index in A and B
   bool is_float = false;
-  DistanceSums sums;             // floating-point tensors
-  std::uint64_t differing = 0;   // other tensors: elements whose bytes differ
+  DistanceSums sums;            // floating-point tensors
+  std::uint64_t differing = 0;  // other tensors: elements whose bytes differ
 };
 
 struct ModelDiff {

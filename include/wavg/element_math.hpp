@@ -69,8 +69,8 @@ WAVG_HD inline std::uint32_t round_to_small_float(double value, int exp_bits, in
     shift += min_normal - exponent;
     if (shift >= 64) return sign;  // far below half the smallest subnormal
   }
-  const std::uint64_t kept = exponent >= min_normal ? (significand & 0x000f'ffff'ffff'ffffull) >> shift
-                                                    : significand >> shift;
+  const std::uint64_t kept =
+      exponent >= min_normal ? (significand & 0x000f'ffff'ffff'ffffull) >> shift : significand >> shift;
   const std::uint64_t rest = significand & ((1ull << shift) - 1);
   const std::uint64_t half = 1ull << (shift - 1);
   std::uint64_t result = base + kept;
@@ -106,26 +106,47 @@ WAVG_HD constexpr std::uint64_t reduce_chunks(std::uint64_t count) {
   return (count + k_reduce_chunk - 1) / k_reduce_chunk;
 }
 
-template <DType T> struct Storage;
-template <> struct Storage<DType::f16> { using type = std::uint16_t; };
-template <> struct Storage<DType::bf16> { using type = std::uint16_t; };
-template <> struct Storage<DType::f32> { using type = float; };
-template <> struct Storage<DType::f64> { using type = double; };
+template <DType T>
+struct Storage;
+template <>
+struct Storage<DType::f16> {
+  using type = std::uint16_t;
+};
+template <>
+struct Storage<DType::bf16> {
+  using type = std::uint16_t;
+};
+template <>
+struct Storage<DType::f32> {
+  using type = float;
+};
+template <>
+struct Storage<DType::f64> {
+  using type = double;
+};
 
 // Element i of a float array of dtype T, as double (exact: every such value is a double).
-template <DType T> WAVG_HD inline double load(const void* p, std::uint64_t i) {
+template <DType T>
+WAVG_HD inline double load(const void* p, std::uint64_t i) {
   const auto v = static_cast<const typename Storage<T>::type*>(p)[i];
-  if constexpr (T == DType::f16) return small_float_to_double(v, 5, 10);
-  else if constexpr (T == DType::bf16) return small_float_to_double(v, 8, 7);
-  else return static_cast<double>(v);
+  if constexpr (T == DType::f16)
+    return small_float_to_double(v, 5, 10);
+  else if constexpr (T == DType::bf16)
+    return small_float_to_double(v, 8, 7);
+  else
+    return static_cast<double>(v);
 }
 
 // Stores v as element i, rounded once to nearest (ties to even).
-template <DType T> WAVG_HD inline void store(void* p, std::uint64_t i, double v) {
+template <DType T>
+WAVG_HD inline void store(void* p, std::uint64_t i, double v) {
   auto* out = static_cast<typename Storage<T>::type*>(p);
-  if constexpr (T == DType::f16) out[i] = static_cast<std::uint16_t>(round_to_small_float(v, 5, 10));
-  else if constexpr (T == DType::bf16) out[i] = static_cast<std::uint16_t>(round_to_small_float(v, 8, 7));
-  else out[i] = static_cast<typename Storage<T>::type>(v);
+  if constexpr (T == DType::f16)
+    out[i] = static_cast<std::uint16_t>(round_to_small_float(v, 5, 10));
+  else if constexpr (T == DType::bf16)
+    out[i] = static_cast<std::uint16_t>(round_to_small_float(v, 8, 7));
+  else
+    out[i] = static_cast<typename Storage<T>::type>(v);
 }
 
 // One input's value in an order statistic.
@@ -163,7 +184,8 @@ WAVG_HD inline double weighted_median(const Valued* v, std::uint32_t n) {
 }
 
 // The update u = x[i] - base[i] (x[i] itself when base is null) of a float array of dtype T, as double.
-template <DType T> WAVG_HD inline double update_at(const void* x, const void* base, std::uint64_t i) {
+template <DType T>
+WAVG_HD inline double update_at(const void* x, const void* base, std::uint64_t i) {
   const double v = load<T>(x, i);
   return base ? v - load<T>(base, i) : v;
 }
@@ -218,8 +240,8 @@ WAVG_HD inline double trimmed_mean(const V* v, std::uint32_t n, std::uint32_t tr
 // Backend::update_order_statistic for one element (weighted median, or trimmed mean); `v` has room for N values.
 // A zero weight takes no part in the median.
 template <class In>
-WAVG_HD inline double order_statistic_element(const In& in, const double* scales, const double* weights,
-                                              OrderStat stat, std::uint32_t trim, std::uint64_t i, Valued* v) {
+WAVG_HD inline double order_statistic_element(const In& in, const double* scales, const double* weights, OrderStat stat,
+                                              std::uint32_t trim, std::uint64_t i, Valued* v) {
   std::uint32_t m = 0;
   for (std::uint32_t k = 0; k < in.n(); ++k) {
     if (stat == OrderStat::median && !(weights[k] > 0)) continue;
@@ -243,9 +265,12 @@ WAVG_HD inline double server_step_element(const ServerStepParams& p, double d, d
   }
   *m = p.beta1 * *m + (1 - p.beta1) * d;
   const double d2 = d * d;
-  if (p.kind == ServerOptKind::adam) *v = p.beta2 * *v + (1 - p.beta2) * d2;
-  else if (p.kind == ServerOptKind::yogi) *v = *v - (1 - p.beta2) * d2 * sign_of(*v - d2);
-  else *v = *v + d2;  // adagrad
+  if (p.kind == ServerOptKind::adam)
+    *v = p.beta2 * *v + (1 - p.beta2) * d2;
+  else if (p.kind == ServerOptKind::yogi)
+    *v = *v - (1 - p.beta2) * d2 * sign_of(*v - d2);
+  else
+    *v = *v + d2;  // adagrad
   return p.lr * *m / (std::sqrt(*v) + p.tau);
 }
 

@@ -3,7 +3,7 @@
 // Each client's update u_k = x_k - base (or x_k itself with --inputs-are deltas) may be clipped to an L2 norm
 // (differential privacy), the updates are aggregated (mean, weighted mean, or a robust method), Gaussian noise may
 // be added, and a server optimizer turns the aggregate into the step added to the base. The formulas are in
-// wavg-merge(1); the essay on how this streams is at the top of src/core/federated.cpp.
+// wavg-merge(1); the essay on how this streams is at the top of src/core/methods/federated.cpp.
 
 #include <array>
 #include <cstdint>
@@ -23,39 +23,62 @@ namespace wavg {
 
 // --method: the federated aggregators, then the task-vector methods of task_methods.hpp.
 enum class Aggregator {
-  mean, median, trimmed_mean, krum, multi_krum, geometric_median,
-  task_arithmetic, ties, dare_linear, dare_ties, slerp, model_stock, nuslerp, multislerp, karcher
+  mean,
+  median,
+  trimmed_mean,
+  krum,
+  multi_krum,
+  geometric_median,
+  task_arithmetic,
+  ties,
+  dare_linear,
+  dare_ties,
+  slerp,
+  model_stock,
+  nuslerp,
+  multislerp,
+  karcher
 };
 enum class InputKind { models, deltas };
 
-inline constexpr std::array<Named<Aggregator>, 15> k_aggregator_names{{
-    {"mean", Aggregator::mean}, {"median", Aggregator::median}, {"trimmed-mean", Aggregator::trimmed_mean},
-    {"krum", Aggregator::krum}, {"multi-krum", Aggregator::multi_krum},
-    {"geometric-median", Aggregator::geometric_median}, {"task-arithmetic", Aggregator::task_arithmetic},
-    {"ties", Aggregator::ties}, {"dare-linear", Aggregator::dare_linear}, {"dare-ties", Aggregator::dare_ties},
-    {"slerp", Aggregator::slerp}, {"model-stock", Aggregator::model_stock},
-    {"nuslerp", Aggregator::nuslerp}, {"multislerp", Aggregator::multislerp},
-    {"karcher", Aggregator::karcher}}};
+inline constexpr std::array<Named<Aggregator>, 15> k_aggregator_names{
+    {{"mean", Aggregator::mean},
+     {"median", Aggregator::median},
+     {"trimmed-mean", Aggregator::trimmed_mean},
+     {"krum", Aggregator::krum},
+     {"multi-krum", Aggregator::multi_krum},
+     {"geometric-median", Aggregator::geometric_median},
+     {"task-arithmetic", Aggregator::task_arithmetic},
+     {"ties", Aggregator::ties},
+     {"dare-linear", Aggregator::dare_linear},
+     {"dare-ties", Aggregator::dare_ties},
+     {"slerp", Aggregator::slerp},
+     {"model-stock", Aggregator::model_stock},
+     {"nuslerp", Aggregator::nuslerp},
+     {"multislerp", Aggregator::multislerp},
+     {"karcher", Aggregator::karcher}}};
 inline constexpr std::array<Named<InputKind>, 2> k_input_kind_names{
     {{"models", InputKind::models}, {"deltas", InputKind::deltas}}};
 // --server-opt (none: no optimizer, the update is added; not a value the option takes).
-inline constexpr std::array<Named<ServerOptKind>, 5> k_server_opt_names{
-    {{"sgd", ServerOptKind::sgd}, {"momentum", ServerOptKind::momentum}, {"adam", ServerOptKind::adam},
-     {"yogi", ServerOptKind::yogi}, {"adagrad", ServerOptKind::adagrad}}};
+inline constexpr std::array<Named<ServerOptKind>, 5> k_server_opt_names{{{"sgd", ServerOptKind::sgd},
+                                                                         {"momentum", ServerOptKind::momentum},
+                                                                         {"adam", ServerOptKind::adam},
+                                                                         {"yogi", ServerOptKind::yogi},
+                                                                         {"adagrad", ServerOptKind::adagrad}}};
 
 struct RobustOptions {
   Aggregator method = Aggregator::mean;
-  std::optional<double> trim;       // trimmed-mean: fraction cut at each end
-  std::optional<int> byzantine;     // krum, multi-krum: F
-  std::optional<int> select;        // multi-krum: M
-  double gm_tol = 1e-6;             // geometric-median: relative decrease of the objective that stops Weiszfeld
-  int gm_max_iter = 100;            // geometric-median: iteration cap
-  double gm_eps = 1e-8;             // geometric-median: floor on distances (smoothed Weiszfeld)
+  std::optional<double> trim;    // trimmed-mean: fraction cut at each end
+  std::optional<int> byzantine;  // krum, multi-krum: F
+  std::optional<int> select;     // multi-krum: M
+  double gm_tol = 1e-6;          // geometric-median: relative decrease of the objective that stops Weiszfeld
+  int gm_max_iter = 100;         // geometric-median: iteration cap
+  double gm_eps = 1e-8;          // geometric-median: floor on distances (smoothed Weiszfeld)
 };
 
 struct PrivacyOptions {
-  double clip = 0;                   // 0: no clipping
-  double noise_multiplier = 0;       // 0: no noise
+  double clip = 0;                    // 0: no clipping
+  double noise_multiplier = 0;        // 0: no noise
   std::optional<std::uint64_t> seed;  // none: drawn from the system's entropy source
 };
 
@@ -70,15 +93,15 @@ struct StalenessFn {
 struct FederatedOptions {
   RobustOptions robust;
   PrivacyOptions privacy;
-  ServerStepParams server;          // kind none: the aggregate update is added as is
+  ServerStepParams server;                             // kind none: the aggregate update is added as is
   std::optional<double> server_lr, beta1, beta2, tau;  // as given; validate_federated fills `server`
   InputKind inputs = InputKind::models;
   bool has_base = false;
   bool has_state = false;
-  std::vector<double> weights;      // empty: equal weights
+  std::vector<double> weights;              // empty: equal weights
   std::optional<StalenessFn> staleness_fn;  // --staleness given
-  std::vector<double> staleness;    // s(tau_k) per input, filled from the metadata once the inputs are open
-  std::optional<double> mix;        // --mix alpha: the server step is alpha times the aggregate
+  std::vector<double> staleness;            // s(tau_k) per input, filled from the metadata once the inputs are open
+  std::optional<double> mix;                // --mix alpha: the server step is alpha times the aggregate
 };
 
 // Tells whether the options ask for more than the plain or weighted mean of full models.
@@ -126,8 +149,8 @@ struct WeiszfeldResult {
   bool converged = false;
 };
 // Runs Weiszfeld's algorithm in the span of the inputs, from their squared distances alone.
-WeiszfeldResult weiszfeld(const std::vector<double>& dist, const std::vector<double>& weights, double tol,
-                          int max_iter, double eps);
+WeiszfeldResult weiszfeld(const std::vector<double>& dist, const std::vector<double>& weights, double tol, int max_iter,
+                          double eps);
 
 // --- dp.cpp ---
 
@@ -167,7 +190,7 @@ class ServerState {
   ServerStepParams m_params;
   std::uint64_t m_rounds = 0;
   std::unique_ptr<Reader> m_reader;
-  std::vector<std::size_t> m_read_m, m_read_v;   // per plan entry: index in the old state
+  std::vector<std::size_t> m_read_m, m_read_v;    // per plan entry: index in the old state
   std::vector<std::size_t> m_write_m, m_write_v;  // per plan entry: index in the new state
   OutputSpec m_spec;
   Writer* m_writer = nullptr;

@@ -84,9 +84,7 @@ class Reader {
   // Returns a pointer to the same elements read() would copy, straight from a memory mapping of the file, or
   // nullptr when they are not stored plainly (compressed, converted, misaligned): the caller then uses read().
   // Saves one copy of every byte. The pointer stays valid until the reader is destroyed.
-  virtual const void* view(std::size_t /*index*/, std::uint64_t /*offset*/, std::uint64_t /*count*/) {
-    return nullptr;
-  }
+  virtual const void* view(std::size_t /*index*/, std::uint64_t /*offset*/, std::uint64_t /*count*/) { return nullptr; }
   // Says a range given by view() is no longer needed, so its pages can leave the process's resident memory.
   virtual void release(std::size_t /*index*/, std::uint64_t /*offset*/, std::uint64_t /*count*/) {}
   // Hints that this range is read next, so the kernel can fetch it from disk while the current block is computed.
@@ -168,8 +166,8 @@ struct Codec {
   // Returns the name an output named `path` is committed as (TensorFlow: PREFIX.index; a folder: without its
   // trailing '/'). Null: `path` itself.
   std::string (*commit_name)(const std::string& path) = nullptr;
-  unsigned accepts = 0;          // the OutputOption bits an output of this format takes
-  bool keeps_entries = false;    // an output over an input of this format keeps its non-tensor entries (an epoch)
+  unsigned accepts = 0;        // the OutputOption bits an output of this format takes
+  bool keeps_entries = false;  // an output over an input of this format keeps its non-tensor entries (an epoch)
   const char* train_extension = nullptr;  // what local-sgd names its checkpoints in this format
   // Tells whether the file at `path` is this format, by its content; null for a --format-only row.
   bool (*sniff)(const std::string& path) = nullptr;

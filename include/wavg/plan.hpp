@@ -65,14 +65,14 @@ struct PlanEntry {
                                     // every input that holds the tensor ties it to the same one
   std::vector<std::size_t> source;  // the tensor's index in each input's tensors()
   Action action = Action::average;
-  std::size_t copy_from = 0;        // copy_first: the input whose values are kept
-  bool role_by_name = false;        // the codec left the role unknown and the plan's last-resort rule decided it
-  DType out_dtype;                  // the output's dtype: info.dtype, unless --out-dtype retypes an averaged tensor
+  std::size_t copy_from = 0;  // copy_first: the input whose values are kept
+  bool role_by_name = false;  // the codec left the role unknown and the plan's last-resort rule decided it
+  DType out_dtype;            // the output's dtype: info.dtype, unless --out-dtype retypes an averaged tensor
 };
 
 struct Plan {
-  std::vector<PlanEntry> entries;    // input 1's order
-  std::vector<std::string> dropped;  // names left out under --tensors intersection (from any input)
+  std::vector<PlanEntry> entries;               // input 1's order
+  std::vector<std::string> dropped;             // names left out under --tensors intersection (from any input)
   std::vector<std::string> dropped_from_first;  // the subset of `dropped` present in input 1, and `excluded` ones
   std::vector<std::string> excluded;            // names left out by --include / --exclude (from any input)
   std::vector<std::string> warnings;            // for stderr: what --match order could not pair, tied names apart

@@ -2,8 +2,8 @@
 // Merge methods for fine-tunes of one base model, as mergekit defines them so that results agree with it: task
 // arithmetic (Ilharco et al., 2023), TIES (Yadav et al., 2023), DARE (Yu et al., 2024) on the task vectors
 // tau_k = x_k - base, spherical interpolation of two models (SLERP), and model stock (Jang et al., 2024). The
-// formulas are in wavg-merge(1), TASK VECTORS; how they stream is at the top of src/core/task_vectors.cpp and
-// src/core/slerp_stock.cpp.
+// formulas are in wavg-merge(1), TASK VECTORS; how they stream is at the top of src/core/methods/task_vectors.cpp and
+// src/core/methods/slerp_stock.cpp.
 
 #include <array>
 #include <cstdint>
@@ -16,8 +16,8 @@
 #include "wavg/federated.hpp"
 #include "wavg/method.hpp"
 #include "wavg/names.hpp"
-#include "wavg/tensor_values.hpp"
 #include "wavg/plan.hpp"
+#include "wavg/tensor_values.hpp"
 
 namespace wavg {
 
@@ -29,15 +29,16 @@ inline constexpr std::array<Named<DareRescale>, 3> k_dare_rescale_names{
 
 struct TaskOptions {
   Aggregator method = Aggregator::task_arithmetic;
-  std::vector<double> weights;          // empty: 1 for every input (task vectors' weights are not normalised)
-  std::optional<double> lambda;         // scale of the combined task vector (default 1)
-  std::optional<double> density;        // ties, dare-*: fraction of each task vector kept
-  std::optional<double> t;              // slerp: 0 gives input 1, 1 gives input 2
-  std::optional<std::uint64_t> seed;    // dare-*: none draws one from the system's entropy source
-  std::optional<DareRescale> rescale;   // dare-*: none given means DareRescale::l1
-  std::optional<bool> normalize;        // divide by the (agreeing) weights' sum; none given: ties yes, others no
+  std::vector<double> weights;         // empty: 1 for every input (task vectors' weights are not normalised)
+  std::optional<double> lambda;        // scale of the combined task vector (default 1)
+  std::optional<double> density;       // ties, dare-*: fraction of each task vector kept
+  std::optional<double> t;             // slerp: 0 gives input 1, 1 gives input 2
+  std::optional<std::uint64_t> seed;   // dare-*: none draws one from the system's entropy source
+  std::optional<DareRescale> rescale;  // dare-*: none given means DareRescale::l1
+  std::optional<bool> normalize;       // divide by the (agreeing) weights' sum; none given: ties yes, others no
   // A recipe's per-tensor values (weight, density, lambda, t), over the scalars above; null: none.
-  std::shared_ptr<const TensorValues> values;  bool has_base = false;
+  std::shared_ptr<const TensorValues> values;
+  bool has_base = false;
   bool linear = false;  // task-arithmetic on the models themselves, no base: mergekit's linear (sum_k w_k x_k)
 };
 

@@ -28,15 +28,19 @@ enum class Role : std::uint8_t {
   alias,            // a second name for another tensor's storage: TensorInfo::alias_of names it
 };
 
-inline constexpr Named<Role> k_role_names[] = {
-    {"unknown", Role::unknown},        {"weight", Role::weight},     {"buffer", Role::buffer},
-    {"optimizer-state", Role::optimizer_state}, {"hyper-parameter", Role::hyper_parameter},
-    {"counter", Role::counter},        {"rng", Role::rng},           {"alias", Role::alias}};
+inline constexpr Named<Role> k_role_names[] = {{"unknown", Role::unknown},
+                                               {"weight", Role::weight},
+                                               {"buffer", Role::buffer},
+                                               {"optimizer-state", Role::optimizer_state},
+                                               {"hyper-parameter", Role::hyper_parameter},
+                                               {"counter", Role::counter},
+                                               {"rng", Role::rng},
+                                               {"alias", Role::alias}};
 
 struct TensorInfo {
   std::string name;  // full path inside the checkpoint, e.g. model_weights/dense/dense/kernel:0
   DType dtype = DType::f32;
-  Shape shape;       // empty for a scalar
+  Shape shape;                // empty for a scalar
   Role role = Role::unknown;  // set by the codec; unknown leaves it to the plan's last-resort rule
   std::string alias_of{};     // role alias: the name of the tensor whose storage this one shares (listed before it)
 

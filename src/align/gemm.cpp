@@ -51,8 +51,8 @@ Isa best() {
 
 }  // namespace
 
-void add_score_product(const float* a, const float* b, std::uint64_t pre, std::uint64_t n, std::uint64_t post,
-                       float* s, int threads, Isa isa) {
+void add_score_product(const float* a, const float* b, std::uint64_t pre, std::uint64_t n, std::uint64_t post, float* s,
+                       int threads, Isa isa) {
   if (isa == Isa::best) isa = best();
   WAVG_ASSERT(runs(isa));
   product(isa)(a, b, pre, n, post, s, threads);

@@ -15,8 +15,8 @@ enum class Isa { best, baseline, avx2, avx512 };
 // Adds to s (n x n floats, row-major) the sum over k < pre of A_k B_k^T, where A_k and B_k are the k-th row-major
 // n x post blocks of a and b (pre * n * post floats each): with post = 1, A^T B for a and b of pre x n. Runs on
 // `threads` OpenMP threads (0: all of them), with the instructions of `isa` (tests and benchmarks pick one).
-void add_score_product(const float* a, const float* b, std::uint64_t pre, std::uint64_t n, std::uint64_t post,
-                       float* s, int threads, Isa isa = Isa::best);
+void add_score_product(const float* a, const float* b, std::uint64_t pre, std::uint64_t n, std::uint64_t post, float* s,
+                       int threads, Isa isa = Isa::best);
 
 // Lists the instruction sets this CPU and build can run, `best` first (as its own name: "avx512", "avx2" or
 // "baseline", the build's own flags).

@@ -186,8 +186,10 @@ class Solver {
       m_y[j1] = static_cast<std::int64_t>(i);
       if (i0 >= 0) {
         m_x[static_cast<std::size_t>(i0)] = -1;
-        if (strict) todo[--k] = i0;
-        else still_free.push_back(i0);
+        if (strict)
+          todo[--k] = i0;
+        else
+          still_free.push_back(i0);
       }
     }
     return still_free;
@@ -305,7 +307,7 @@ class Solver {
   std::vector<Reached> m_reached;
 
   std::size_t m_n;
-  std::vector<float> m_cost;  // rounded to float: the search reads it row by row from memory
+  std::vector<float> m_cost;           // rounded to float: the search reads it row by row from memory
   std::vector<std::int64_t> m_x, m_y;  // row -> column, column -> row; -1 when unassigned
   std::vector<double> m_v;             // column prices
 };

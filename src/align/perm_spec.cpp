@@ -79,9 +79,12 @@ class Graph {
     const json& body = config.contains("config") ? config["config"] : k_null;
     const json& layers = body.is_array() ? body : body.is_object() && body.contains("layers") ? body["layers"] : k_null;
     if (!layers.is_array()) refuse("the model config lists no layers");
-    if (kind == "Sequential") walk_sequential(layers);
-    else if (kind == "Functional" || kind == "Model") walk_functional(body, layers);
-    else refuse("the model config is a " + kind + ", not a Sequential or Functional model");
+    if (kind == "Sequential")
+      walk_sequential(layers);
+    else if (kind == "Functional" || kind == "Model")
+      walk_functional(body, layers);
+    else
+      refuse("the model config is a " + kind + ", not a Sequential or Functional model");
   }
 
   // Resolves the graph into a spec for `reader`'s tensors.
@@ -121,8 +124,8 @@ class Graph {
         const std::uint64_t n = spec.group_sizes[static_cast<std::size_t>(g)];
         const std::uint64_t len = t.shape[axis];
         if (f.flat ? (n == 0 || len % n != 0) : len != n) {
-          problems.push_back({reader.path(), t.name + ": axis " + std::to_string(axis) + " has " +
-                                                 std::to_string(len) + " entries, the model config gives " +
+          problems.push_back({reader.path(), t.name + ": axis " + std::to_string(axis) + " has " + std::to_string(len) +
+                                                 " entries, the model config gives " +
                                                  (f.flat ? "a multiple of " : "") + std::to_string(n)});
           return;
         }
@@ -198,12 +201,33 @@ class Graph {
     const std::string key = squashed(kind);
     m_keras3_group[{key, m_kind_count[key]++}] = name;
     const json& c = member(layer, "config").is_object() ? member(layer, "config") : k_empty;
-    static const std::set<std::string> k_elementwise{
-        "Activation", "ReLU", "LeakyReLU", "ELU", "Softmax", "Dropout", "SpatialDropout1D",
-        "SpatialDropout2D", "GaussianNoise", "GaussianDropout", "AlphaDropout", "ActivityRegularization",
-        "MaxPooling1D", "MaxPooling2D", "MaxPooling3D", "AveragePooling1D", "AveragePooling2D", "AveragePooling3D",
-        "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalAveragePooling3D", "GlobalMaxPooling1D",
-        "GlobalMaxPooling2D", "GlobalMaxPooling3D", "ZeroPadding1D", "ZeroPadding2D", "ZeroPadding3D"};
+    static const std::set<std::string> k_elementwise{"Activation",
+                                                     "ReLU",
+                                                     "LeakyReLU",
+                                                     "ELU",
+                                                     "Softmax",
+                                                     "Dropout",
+                                                     "SpatialDropout1D",
+                                                     "SpatialDropout2D",
+                                                     "GaussianNoise",
+                                                     "GaussianDropout",
+                                                     "AlphaDropout",
+                                                     "ActivityRegularization",
+                                                     "MaxPooling1D",
+                                                     "MaxPooling2D",
+                                                     "MaxPooling3D",
+                                                     "AveragePooling1D",
+                                                     "AveragePooling2D",
+                                                     "AveragePooling3D",
+                                                     "GlobalAveragePooling1D",
+                                                     "GlobalAveragePooling2D",
+                                                     "GlobalAveragePooling3D",
+                                                     "GlobalMaxPooling1D",
+                                                     "GlobalMaxPooling2D",
+                                                     "GlobalMaxPooling3D",
+                                                     "ZeroPadding1D",
+                                                     "ZeroPadding2D",
+                                                     "ZeroPadding3D"};
     if (kind == "InputLayer") return {0, false};
     if (in.size() != 1 && kind != "Add")
       refuse(name + " (" + kind + ") takes " + std::to_string(in.size()) + " inputs");
@@ -242,7 +266,8 @@ class Graph {
       if (in[0].flat && kind.find("Pool") != std::string::npos) refuse(name + " (" + kind + ") follows a Flatten");
       return {in[0].node, in[0].flat && kind.find("Global") == std::string::npos};
     }
-    refuse("layer " + name + " (" + kind + ") is not supported (Dense, Conv, BatchNormalization, Add, Flatten and "
+    refuse("layer " + name + " (" + kind +
+           ") is not supported (Dense, Conv, BatchNormalization, Add, Flatten and "
            "element-wise layers are)");
   }
 
@@ -336,8 +361,7 @@ class Graph {
       }
     }
     for (const std::string& p : parts)
-      if (m_vars.count(p))
-        refuse(name + ": a tensor of layer " + p + " that is none of its known variables");
+      if (m_vars.count(p)) refuse(name + ": a tensor of layer " + p + " that is none of its known variables");
     return std::nullopt;
   }
 
@@ -383,7 +407,7 @@ class Graph {
   std::vector<std::string> m_node_layer{""};
   std::map<std::string, std::map<std::string, Var>> m_vars;
   std::map<std::string, std::vector<std::string>> m_var_order;  // per layer, its variables in creation order
-  std::map<std::string, std::size_t> m_kind_count;               // layers seen per class (squashed)
+  std::map<std::string, std::size_t> m_kind_count;              // layers seen per class (squashed)
   std::map<std::pair<std::string, std::size_t>, std::string> m_keras3_group;  // ("dense", 1) -> the layer's name
 };
 

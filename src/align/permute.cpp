@@ -42,7 +42,8 @@ void permute_bytes(const unsigned char* src, unsigned char* dst, const Shape& sh
     for (std::size_t a = 0; a + 1 < rank; ++a) from += (maps[a].empty() ? idx[a] : maps[a][idx[a]]) * stride[a];
     const unsigned char* s = src + from * elem;
     unsigned char* d = dst + r * cols * elem;
-    if (last.empty()) std::memcpy(d, s, cols * elem);
+    if (last.empty())
+      std::memcpy(d, s, cols * elem);
     else if (elem == 4)
       for (std::uint64_t c = 0; c < cols; ++c) std::memcpy(d + 4 * c, s + 4 * last[c], 4);
     else

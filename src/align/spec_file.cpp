@@ -63,8 +63,7 @@ PermSpec read_spec_file(const Reader& reader, const std::string& path) {
         const std::uint64_t size = spec.group_sizes[static_cast<std::size_t>(gi->second)];
         if (size != units)
           problems.push_back({path, name + ": axis " + std::to_string(a) + " gives group " + gi->first + " " +
-                                                 std::to_string(units) + " units, another tensor " +
-                                                 std::to_string(size)});
+                                        std::to_string(units) + " units, another tensor " + std::to_string(size)});
         if (!is_float(t.dtype)) problems.push_back({path, name + ": a permuted tensor must be floating-point"});
         tp.axes.push_back({gi->second, outer, inner});
       }

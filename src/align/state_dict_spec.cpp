@@ -40,12 +40,12 @@ namespace {
 enum class Kind { linear, conv, norm };
 
 struct Module {
-  std::string path;                             // "features.0"
-  std::vector<std::string> parts;               // its dot-separated components
-  std::map<std::string, std::size_t> params;    // parameter name -> tensor index
-  std::string first;                            // its first tensor's name, for messages
+  std::string path;                           // "features.0"
+  std::vector<std::string> parts;             // its dot-separated components
+  std::map<std::string, std::size_t> params;  // parameter name -> tensor index
+  std::string first;                          // its first tensor's name, for messages
   Kind kind = Kind::linear;
-  std::uint64_t out = 0, in = 0;                // output and input width (a BatchNorm: out only)
+  std::uint64_t out = 0, in = 0;  // output and input width (a BatchNorm: out only)
 };
 
 [[noreturn]] void refuse(const Reader& reader, const std::string& what) {
@@ -87,8 +87,9 @@ std::vector<Module> find_modules(const Reader& reader) {
     auto tensor = [&](const std::string& p) { return m.path + "." + p; };
     for (const auto& [p, i] : m.params)
       if (p != "weight" && p != "bias" && p != "running_mean" && p != "running_var")
-        refuse(reader, tensors[i].name + ": not a parameter of a Linear, Conv or BatchNorm layer (weight, bias, "
-                                         "running_mean, running_var)");
+        refuse(reader, tensors[i].name +
+                           ": not a parameter of a Linear, Conv or BatchNorm layer (weight, bias, "
+                           "running_mean, running_var)");
     if (m.params.count("running_mean") || m.params.count("running_var")) {
       m.kind = Kind::norm;
       for (const char* p : {"running_mean", "running_var"})
@@ -103,8 +104,9 @@ std::vector<Module> find_modules(const Reader& reader) {
     if (!m.params.count("weight")) refuse(reader, tensor("bias") + ": a bias without a weight");
     const Shape& w = shape("weight");
     if (w.size() == 1)
-      refuse(reader, tensor("weight") + ": a one-dimensional weight without running statistics (LayerNorm, "
-                                        "GroupNorm and untracked BatchNorm cannot be told apart)");
+      refuse(reader, tensor("weight") +
+                         ": a one-dimensional weight without running statistics (LayerNorm, "
+                         "GroupNorm and untracked BatchNorm cannot be told apart)");
     if (w.size() > 5) refuse(reader, tensor("weight") + ": a weight of rank " + std::to_string(w.size()));
     m.kind = w.size() == 2 ? Kind::linear : Kind::conv;
     m.out = w[0], m.in = w[1];
@@ -126,8 +128,9 @@ void check_flat(const Reader& reader, const std::vector<Module>& modules) {
   for (const Module& m : modules) {
     const std::size_t rest = m.parts.size() - common;
     if (rest > 2 || (rest == 2 && !is_number(m.parts.back())))
-      refuse(reader, m.first + ": a layer inside a block; a state_dict does not show how blocks connect (skip "
-                               "connections)");
+      refuse(reader, m.first +
+                         ": a layer inside a block; a state_dict does not show how blocks connect (skip "
+                         "connections)");
   }
 }
 
@@ -176,9 +179,9 @@ PermSpec state_dict_spec(const Reader& reader) {
   PermSpec spec;
   spec.source = sorted_names ? "safetensors state_dict names" : "PyTorch state_dict names";
   spec.tensors.resize(tensors.size());
-  int group = -1;             // the group permuting the current width; -1: the model's input
-  std::uint64_t width = 0;    // the current width (0 before the first layer)
-  bool channels = false;      // the current flow is a Conv's channels (a Linear after it flattens them)
+  int group = -1;           // the group permuting the current width; -1: the model's input
+  std::uint64_t width = 0;  // the current width (0 before the first layer)
+  bool channels = false;    // the current flow is a Conv's channels (a Linear after it flattens them)
   const Module* last = nullptr;
   for (const Module& m : modules) {
     auto place = [&](const std::string& p, std::size_t axis, AxisPerm a) {
@@ -200,8 +203,8 @@ PermSpec state_dict_spec(const Reader& reader) {
         refuse(reader, m.path + ".weight: a Conv after a Linear (" + last->path + ")");
       if (m.kind == Kind::linear && channels && m.in % width == 0) inner = m.in / width;
       if (m.in != width * inner)
-        refuse(reader, m.path + ".weight: takes " + std::to_string(m.in) + " inputs, the layer before (" +
-                           last->path + ") gives " + std::to_string(width) +
+        refuse(reader, m.path + ".weight: takes " + std::to_string(m.in) + " inputs, the layer before (" + last->path +
+                           ") gives " + std::to_string(width) +
                            (m.kind == Kind::conv ? " channels (a grouped Conv?)" : ""));
     }
     place("weight", 1, {group, 1, inner});

@@ -83,8 +83,8 @@ class Matcher {
     for (const Use& u : m_uses[g]) score += term(u, perms);
     for (const double v : flat)
       if (!std::isfinite(v))
-        throw Error(ExitCode::runtime, "", "weight matching: group " + m_spec.group_names[g] +
-                                               " has non-finite weights (NaN or infinity)");
+        throw Error(ExitCode::runtime, "",
+                    "weight matching: group " + m_spec.group_names[g] + " has non-finite weights (NaN or infinity)");
     const Perm next = solve_lap_max(flat, n);
     double old_score = 0, new_score = 0;
     for (std::uint64_t i = 0; i < n; ++i) {

@@ -33,7 +33,9 @@ struct AlignOptions {
 void write_aligned(Reader& aligned, Reader& original, const align::PermSpec& perm_spec, const pipeline::Target& target,
                    const std::vector<std::string>& protect, const AlignOptions& o) {
   pipeline::Output out(target,
-                       {original.tensors(), &original, {},
+                       {original.tensors(),
+                        &original,
+                        {},
                         make_provenance("align", "weight matching to " + fs::path(o.to).filename().string(),
                                         {o.input, o.to}, "", o.hash)},
                        protect);
@@ -79,8 +81,8 @@ int run_align(const AlignOptions& o) {
     std::size_t units = 0, moved = 0;
     for (const align::Perm& p : perms) units += p.size(), moved += align::moved(p);
     std::fprintf(out, "aligned %s to %s into %s: %zu permutation group(s), %zu of %zu units moved, %zu passes%s\n",
-                 o.input.c_str(), o.to.c_str(), o.output.c_str(), spec.group_names.size(), moved, units,
-                 all.iterations, all.converged ? "" : " (stopped by --align-iter before converging)");
+                 o.input.c_str(), o.to.c_str(), o.output.c_str(), spec.group_names.size(), moved, units, all.iterations,
+                 all.converged ? "" : " (stopped by --align-iter before converging)");
     for (const std::string& line : describe_groups(spec, perms)) std::fprintf(out, "  %s\n", line.c_str());
   }
   return 0;

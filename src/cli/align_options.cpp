@@ -32,7 +32,8 @@ void add_align_options(CLI::App& app, AlignCli& a, AlignFor what) {
                  "for two models, 4 for more)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1000}).description(""))
       ->group(group);
-  app.add_option(what == AlignFor::merge ? "--align-seed" : "--seed", a.match.seed, "Seed of the order the permutation groups are visited in (default: 1)")
+  app.add_option(what == AlignFor::merge ? "--align-seed" : "--seed", a.match.seed,
+                 "Seed of the order the permutation groups are visited in (default: 1)")
       ->group(group);
 }
 

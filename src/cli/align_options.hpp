@@ -16,7 +16,7 @@ namespace wavg::cli {
 
 struct AlignCli {
   std::string method = "none";  // merge --align: none or weights
-  align::SpecSource spec;  // --perm-spec, --assume-sequential
+  align::SpecSource spec;       // --perm-spec, --assume-sequential
   align::MatchOptions match;
 };
 

@@ -47,10 +47,14 @@ void print_json(const BarrierOptions& o, const Line& l) {
   nlohmann::json points = nlohmann::json::array();
   for (std::size_t i = 0; i < l.t.size(); ++i)
     points.push_back({{"t", l.t[i]}, {"test_loss", l.s[i].loss}, {"accuracy", l.s[i].accuracy}});
-  const nlohmann::json out = {
-      {"a", o.a}, {"b", o.b}, {"points", points},
-      {"barrier", {{"loss", l.loss_barrier}, {"loss_t", l.t[l.at_loss]}, {"accuracy", l.accuracy_barrier},
-                   {"accuracy_t", l.t[l.at_accuracy]}}}};
+  const nlohmann::json out = {{"a", o.a},
+                              {"b", o.b},
+                              {"points", points},
+                              {"barrier",
+                               {{"loss", l.loss_barrier},
+                                {"loss_t", l.t[l.at_loss]},
+                                {"accuracy", l.accuracy_barrier},
+                                {"accuracy_t", l.t[l.at_accuracy]}}}};
   std::printf("%s\n", out.dump(2).c_str());
 }
 
@@ -75,7 +79,8 @@ plot::Figure figure(const BarrierOptions& o, const Line& l) {
   char subtitle[128];
   std::snprintf(subtitle, sizeof subtitle, "loss barrier %.6f (t = %.4f), accuracy barrier %.6f (t = %.4f)",
                 l.loss_barrier, l.t[l.at_loss], l.accuracy_barrier, l.t[l.at_accuracy]);
-  return {"wavg barrier: A = " + o.a + ", B = " + o.b + " on " + o.data.data, subtitle,
+  return {"wavg barrier: A = " + o.a + ", B = " + o.b + " on " + o.data.data,
+          subtitle,
           {panel(l, "test loss", &train::Scores::loss, l.loss_barrier, l.at_loss),
            panel(l, "accuracy", &train::Scores::accuracy, l.accuracy_barrier, l.at_accuracy)}};
 }
@@ -99,8 +104,10 @@ int run_barrier(const BarrierOptions& o) {
     if (l.accuracy_line(i) - l.s[i].accuracy > l.accuracy_barrier)
       l.accuracy_barrier = l.accuracy_line(i) - l.s[i].accuracy, l.at_accuracy = i;
   }
-  if (o.json) print_json(o, l);
-  else print_table(l);
+  if (o.json)
+    print_json(o, l);
+  else
+    print_table(l);
   if (!o.plot.empty()) plot::write(o.plot, figure(o, l), overwrite);
   return 0;
 }

@@ -28,8 +28,7 @@ int run_check(const CheckOptions& o) {
   for (const std::string& line : plan.pairing) note(o.verbosity, 1, line);
   for (const auto& w : plan.warnings) note(o.verbosity, 0, "warning: " + w);
   if (!plan.dropped.empty())
-    note(o.verbosity, 0,
-         std::to_string(plan.dropped.size()) + " tensor(s) missing from some inputs would be dropped");
+    note(o.verbosity, 0, std::to_string(plan.dropped.size()) + " tensor(s) missing from some inputs would be dropped");
   if (!o.verbosity.quiet)
     std::printf("ok: %zu inputs match: %zu tensors (%zu to average, %zu other)\n", inputs.size(), plan.entries.size(),
                 plan.count(Action::average), plan.entries.size() - plan.count(Action::average));

@@ -84,10 +84,11 @@ void report_roles(const Plan& plan, const Verbosity& v) {
     const std::string role(name_of(k_role_names, e.info.role));
     if (e.role_by_name) note(v, 1, "role by name (the file does not say): " + e.info.name + " (" + role + ")");
     if (e.action != Action::average)
-      note(v, 1, "not averaged: " + e.info.name + " (" + std::string(dtype_name(e.info.dtype)) + " " + role + ", " +
-                     (e.action == Action::check_equal ? "identical in every input"
-                                                      : "copied from input " + std::to_string(e.copy_from + 1)) +
-                     ")");
+      note(v, 1,
+           "not averaged: " + e.info.name + " (" + std::string(dtype_name(e.info.dtype)) + " " + role + ", " +
+               (e.action == Action::check_equal ? "identical in every input"
+                                                : "copied from input " + std::to_string(e.copy_from + 1)) +
+               ")");
   }
   for (const std::string& n : plan.notes) note(v, 1, n);
 }
@@ -105,13 +106,15 @@ void add_hash(CLI::App& app, HashAlgo& hash) {
   add_choice(app, "--hash", hash, k_hash_names,
              "Fingerprint each input in the provenance with XXH3-128 (fast), SHA-256 (cryptographic, about 0.6 "
              "CPU-seconds per GB) or not at all");
-  app.add_flag_callback("--no-hash", [&hash] { hash = HashAlgo::none; }, "Same as --hash none");
+  app.add_flag_callback(
+      "--no-hash", [&hash] { hash = HashAlgo::none; }, "Same as --hash none");
 }
 
 CLI::Option* add_reduction_options(CLI::App& app, train::Reduction& reduction, std::string& stats) {
-  CLI::Option* algorithm = add_choice(app, "--algorithm", reduction, train::k_reduction_names,
-             "How MPI ranks average: reduce-scatter + allgather (each rank moves 2(K-1)/K of the model) or "
-             "allgather of everything ((K-1) times); the bytes written are the same");
+  CLI::Option* algorithm =
+      add_choice(app, "--algorithm", reduction, train::k_reduction_names,
+                 "How MPI ranks average: reduce-scatter + allgather (each rank moves 2(K-1)/K of the model) or "
+                 "allgather of everything ((K-1) times); the bytes written are the same");
   app.add_option("--stats", stats, "Write each rank's bytes sent and received, messages and seconds to this JSON");
   return algorithm;
 }
@@ -147,9 +150,13 @@ void add_tf_state(CLI::App& app, bool& tf_state) {
 namespace {
 
 std::uint64_t parse_shard_size(const std::string& text) {
-  static const std::pair<const char*, std::uint64_t> k_units[] = {
-      {"KiB", 1ull << 10}, {"MiB", 1ull << 20}, {"GiB", 1ull << 30}, {"KB", 1000ull},
-      {"MB", 1000'000ull}, {"GB", 1000'000'000ull}, {"B", 1}};
+  static const std::pair<const char*, std::uint64_t> k_units[] = {{"KiB", 1ull << 10},
+                                                                  {"MiB", 1ull << 20},
+                                                                  {"GiB", 1ull << 30},
+                                                                  {"KB", 1000ull},
+                                                                  {"MB", 1000'000ull},
+                                                                  {"GB", 1000'000'000ull},
+                                                                  {"B", 1}};
   std::uint64_t unit = 1;
   std::string digits = text;
   for (const auto& [suffix, factor] : k_units) {
@@ -196,11 +203,12 @@ std::unique_ptr<Backend> make_backend(Device device, std::uint64_t job_bytes, co
     note(v, 1, "device: cuda (" + probe.detail + ")");
     return backend;
   }
-  note(v, 1, "device: cpu (" +
-                 (probe.usable ? "the job reads " + std::to_string(job_bytes >> 20) + " MiB, less than the " +
-                                     std::to_string(k_auto_cuda_bytes >> 20) + " MiB worth moving to the GPU"
-                               : probe.detail) +
-                 ")");
+  note(v, 1,
+       "device: cpu (" +
+           (probe.usable ? "the job reads " + std::to_string(job_bytes >> 20) + " MiB, less than the " +
+                               std::to_string(k_auto_cuda_bytes >> 20) + " MiB worth moving to the GPU"
+                         : probe.detail) +
+           ")");
   if (!probe.cause.empty()) note(v, 2, "device: " + probe.cause);
   return make_cpu_backend();
 }
@@ -237,8 +245,10 @@ void note_kept_entries(const Verbosity& v, const Reader& input1, FormatId format
   if (kept.empty()) return;
   const bool keeps = codec(format).keeps_entries && input1.format() == format;
   if (!keeps)
-    note(v, 0, "warning: " + std::to_string(kept.size()) + " value(s) of " + input1.path() +
-                   " that are not tensors have no place in a " + codec(format).name + " output and are left out (-v lists them)");
+    note(v, 0,
+         "warning: " + std::to_string(kept.size()) + " value(s) of " + input1.path() +
+             " that are not tensors have no place in a " + codec(format).name +
+             " output and are left out (-v lists them)");
   for (const std::string& k : kept) note(v, 1, (keeps ? "kept from input 1: " : "left out: ") + k);
 }
 

@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "cli/usage_errors.hpp"
+#include "pipeline/pipeline.hpp"
 #include "wavg/backend.hpp"
 #include "wavg/format.hpp"
 #include "wavg/names.hpp"
-#include "pipeline/pipeline.hpp"
 #include "wavg/plan.hpp"
 #include "wavg/provenance.hpp"
 
@@ -49,8 +49,7 @@ void add_progress(CLI::App& app, Verbosity& v);
 // of a|b|c", and a suggestion when x is close to a name ("; did you mean 'median'?"). `target` is the enum, or a
 // std::optional of it for an option without a default.
 template <typename Target, typename Table>
-CLI::Option* add_choice(CLI::App& app, const std::string& name, Target& target, const Table& table,
-                        std::string help) {
+CLI::Option* add_choice(CLI::App& app, const std::string& name, Target& target, const Table& table, std::string help) {
   using Row = std::ranges::range_value_t<Table>;
   std::vector<Row> rows(std::ranges::begin(table), std::ranges::end(table));
   std::string names;
@@ -83,8 +82,14 @@ CLI::Option* add_choice(CLI::App& app, const std::string& name, Target& target, 
 }
 
 // The enum a choice option sets: Target itself, or T of std::optional<T>.
-template <typename Target> struct ChoiceEnum { using type = Target; };
-template <typename Enum> struct ChoiceEnum<std::optional<Enum>> { using type = Enum; };
+template <typename Target>
+struct ChoiceEnum {
+  using type = Target;
+};
+template <typename Enum>
+struct ChoiceEnum<std::optional<Enum>> {
+  using type = Enum;
+};
 
 // The same for an enum only the command line names (local-sgd's --shard), its table written at the call.
 template <typename Target>

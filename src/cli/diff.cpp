@@ -28,8 +28,11 @@ struct DiffOptions {
 nlohmann::json number(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
 nlohmann::json sums_json(const DistanceSums& s) {
-  return {{"values", s.values},         {"l2", number(s.l2())},         {"relative", number(s.relative())},
-          {"cosine", number(s.cosine())}, {"max_abs", number(s.max_abs)}};
+  return {{"values", s.values},
+          {"l2", number(s.l2())},
+          {"relative", number(s.relative())},
+          {"cosine", number(s.cosine())},
+          {"max_abs", number(s.max_abs)}};
 }
 
 void print_json(const DiffOptions& o, const ModelDiff& d) {
@@ -38,12 +41,14 @@ void print_json(const DiffOptions& o, const ModelDiff& d) {
     nlohmann::json j = {{"name", t.entry.info.name},
                         {"dtype", std::string(dtype_name(t.entry.info.dtype))},
                         {"shape", t.entry.info.shape}};
-    if (t.is_float) j.update(sums_json(t.sums));
-    else j.update({{"values", t.entry.info.count()}, {"differing", t.differing}});
+    if (t.is_float)
+      j.update(sums_json(t.sums));
+    else
+      j.update({{"values", t.entry.info.count()}, {"differing", t.differing}});
     tensors.push_back(std::move(j));
   }
-  const nlohmann::json out = {{"a", o.inputs[0]}, {"b", o.inputs[1]}, {"tensors", tensors},
-                              {"total", sums_json(d.total)}};
+  const nlohmann::json out = {
+      {"a", o.inputs[0]}, {"b", o.inputs[1]}, {"tensors", tensors}, {"total", sums_json(d.total)}};
   std::printf("%s\n", out.dump(2).c_str());
 }
 
@@ -71,11 +76,12 @@ void print_table(const ModelDiff& d) {
                   fmt(t.sums.l2()).c_str(), fmt(t.sums.relative()).c_str(), fmt(t.sums.cosine()).c_str(),
                   fmt(t.sums.max_abs).c_str());
     } else {
-      const std::string what = t.differing == 0 ? "equal"
-                                                : std::to_string(t.differing) + " of " +
-                                                      std::to_string(info.count()) + " values differ";
+      const std::string what =
+          t.differing == 0 ? "equal"
+                           : std::to_string(t.differing) + " of " + std::to_string(info.count()) + " values differ";
       std::printf("%-*s  %-8s  %12llu  %s\n", w, printable(info.name).c_str(),
-                  std::string(dtype_name(info.dtype)).c_str(), static_cast<unsigned long long>(info.count()), what.c_str());
+                  std::string(dtype_name(info.dtype)).c_str(), static_cast<unsigned long long>(info.count()),
+                  what.c_str());
     }
   }
   std::printf("total: %zu float tensors, %llu values: l2 %s, relative %s, cosine %s, max_abs %s\n", floats,
@@ -116,8 +122,10 @@ int run_diff(const DiffOptions& o) {
   const Plan plan = build_plan(inputs, o.plan);
   report_excluded(plan, o.verbosity);
   const ModelDiff d = diff_models(plan, *inputs[0], *inputs[1]);
-  if (o.json) print_json(o, d);
-  else print_table(d);
+  if (o.json)
+    print_json(o, d);
+  else
+    print_table(d);
   if (!o.plot.empty()) plot::write(o.plot, figure(o, d), overwrite);
   return 0;
 }

@@ -16,8 +16,10 @@ constexpr const char* k_default_staleness_fn = "polynomial:a=0.5";
 void FederatedCli::resolve() {
   options.has_base = !base.empty();
   options.has_state = !state.empty();
-  if (!staleness.empty()) options.staleness_fn = parse_staleness_fn(staleness_fn.value_or(k_default_staleness_fn));
-  else if (staleness_fn) fail_usage("--staleness-fn needs --staleness KEY");
+  if (!staleness.empty())
+    options.staleness_fn = parse_staleness_fn(staleness_fn.value_or(k_default_staleness_fn));
+  else if (staleness_fn)
+    fail_usage("--staleness-fn needs --staleness KEY");
 }
 
 void add_federated_options(CLI::App& app, FederatedCli& f) {
@@ -33,8 +35,7 @@ void add_federated_options(CLI::App& app, FederatedCli& f) {
   add_choice(app, "--inputs-are", o.inputs, k_input_kind_names,
              "The inputs are full models or updates (client - global)")
       ->group(k_averaging);
-  add_choice(app, "--method", o.robust.method, k_aggregator_names, "How the inputs are combined")
-      ->group(k_averaging);
+  add_choice(app, "--method", o.robust.method, k_aggregator_names, "How the inputs are combined")->group(k_averaging);
 
   app.add_option("--trim", o.robust.trim, "trimmed-mean: fraction of inputs cut at each end, in [0, 0.5)")
       ->group(k_robust);
@@ -53,8 +54,9 @@ void add_federated_options(CLI::App& app, FederatedCli& f) {
 
   add_choice(app, "--server-opt", o.server.kind, k_server_opt_names, "Server optimizer (default: add the update)")
       ->group(k_server);
-  app.add_option("--server-lr", o.server_lr, "Server learning rate (default 1 for sgd and momentum, "
-                                            "0.01 for adam, yogi, adagrad)")
+  app.add_option("--server-lr", o.server_lr,
+                 "Server learning rate (default 1 for sgd and momentum, "
+                 "0.01 for adam, yogi, adagrad)")
       ->group(k_server);
   app.add_option("--beta1", o.beta1, "First-moment decay, momentum's beta (default 0.9)")->group(k_server);
   app.add_option("--beta2", o.beta2, "Second-moment decay of adam and yogi (default 0.99)")->group(k_server);
@@ -62,8 +64,7 @@ void add_federated_options(CLI::App& app, FederatedCli& f) {
   app.add_option("--state", f.state, "Server state file: resumed when it exists, saved after the round")
       ->group(k_server);
 
-  app.add_option("--clip", o.privacy.clip, "Clip each update to this L2 norm over the whole model")
-      ->group(k_privacy);
+  app.add_option("--clip", o.privacy.clip, "Clip each update to this L2 norm over the whole model")->group(k_privacy);
   app.add_option("--noise-multiplier", o.privacy.noise_multiplier,
                  "Add Gaussian noise of sigma = Z * clip / n to the mean update")
       ->group(k_privacy);

@@ -14,7 +14,7 @@ namespace wavg::cli {
 struct FederatedCli {
   std::string base, state, weight_by, staleness;
   std::optional<std::string> staleness_fn;  // parsed into options.staleness_fn by resolve()
-  FederatedOptions options;  // the optional values (--trim, --server-lr, ...) are bound to it directly
+  FederatedOptions options;                 // the optional values (--trim, --server-lr, ...) are bound to it directly
 
   // Completes `options` from what was given (has_base, has_state, the staleness function).
   void resolve();

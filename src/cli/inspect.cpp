@@ -42,14 +42,20 @@ void print_json(const Reader& r, const Totals& t) {
   for (const auto& x : r.tensors()) {
     bool by_name = false;
     const Role role = resolve_role(x, &by_name);
-    nlohmann::ordered_json tensor{{"name", x.name}, {"dtype", dtype_name(x.dtype)}, {"shape", x.shape},
-                                  {"values", x.count()}, {"role", name_of(k_role_names, role)}};
+    nlohmann::ordered_json tensor{{"name", x.name},
+                                  {"dtype", dtype_name(x.dtype)},
+                                  {"shape", x.shape},
+                                  {"values", x.count()},
+                                  {"role", name_of(k_role_names, role)}};
     if (!x.alias_of.empty()) tensor["alias_of"] = x.alias_of;
     if (by_name) tensor["role_by_name"] = true;
     j["tensors"].push_back(std::move(tensor));
   }
-  j["totals"] = {{"tensors", t.tensors},   {"float_tensors", t.float_tensors}, {"values", t.values},
-                 {"float_values", t.float_values}, {"bytes", t.bytes}};
+  j["totals"] = {{"tensors", t.tensors},
+                 {"float_tensors", t.float_tensors},
+                 {"values", t.values},
+                 {"float_values", t.float_values},
+                 {"bytes", t.bytes}};
   j["metadata"] = r.metadata();
   // What the file holds besides tensors (a PyTorch checkpoint's epoch, optimizer hyper-parameters).
   if (!r.kept_entries().empty()) j["not_tensors"] = r.kept_entries();
@@ -69,8 +75,10 @@ bool plain_attribute(const Reader& r, const std::string& kept) {
 void print_kept(const Reader& r, bool verbose) {
   std::size_t folded = 0;
   for (const std::string& kept : r.kept_entries()) {
-    if (!verbose && plain_attribute(r, kept)) ++folded;
-    else std::printf("not a tensor: %s\n", printable(kept).c_str());
+    if (!verbose && plain_attribute(r, kept))
+      ++folded;
+    else
+      std::printf("not a tensor: %s\n", printable(kept).c_str());
   }
   if (folded) std::printf("%zu plain values kept (-v lists them)\n", folded);
 }
@@ -101,22 +109,24 @@ void print_table(const Reader& r, const Totals& t, bool verbose) {
   std::printf("%-*s  %-*s  %-*s  %-*s  %s\n", nw, "name", dw, "dtype", sw, "shape", rw, "role", "values");
   for (std::size_t i = 0; i < r.tensors().size(); ++i) {
     const TensorInfo& x = r.tensors()[i];
-    std::printf("%-*s  %-*s  %-*s  %-*s  %llu\n", nw, printable(x.name).c_str(), dw, std::string(dtype_name(x.dtype)).c_str(),
-                sw, shape_string(x.shape).c_str(), rw, roles[i].c_str(), static_cast<unsigned long long>(x.count()));
+    std::printf("%-*s  %-*s  %-*s  %-*s  %llu\n", nw, printable(x.name).c_str(), dw,
+                std::string(dtype_name(x.dtype)).c_str(), sw, shape_string(x.shape).c_str(), rw, roles[i].c_str(),
+                static_cast<unsigned long long>(x.count()));
   }
   print_kept(r, verbose);
   std::printf("%llu tensors (%llu float, %llu other), %llu values (%llu float), %llu bytes\n",
               static_cast<unsigned long long>(t.tensors), static_cast<unsigned long long>(t.float_tensors),
-              static_cast<unsigned long long>(t.tensors - t.float_tensors),
-              static_cast<unsigned long long>(t.values), static_cast<unsigned long long>(t.float_values),
-              static_cast<unsigned long long>(t.bytes));
+              static_cast<unsigned long long>(t.tensors - t.float_tensors), static_cast<unsigned long long>(t.values),
+              static_cast<unsigned long long>(t.float_values), static_cast<unsigned long long>(t.bytes));
 }
 
 int run_inspect(const InspectOptions& o) {
   auto reader = open_reader(o.input);
   const Totals t = totals_of(reader->tensors());
-  if (o.json) print_json(*reader, t);
-  else print_table(*reader, t, o.verbose);
+  if (o.json)
+    print_json(*reader, t);
+  else
+    print_table(*reader, t, o.verbose);
   return 0;
 }
 

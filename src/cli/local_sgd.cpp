@@ -51,8 +51,8 @@ void check_groups(const LocalSgdCli& c) {
     fail_usage("--group-size averages the built-in trainer's workers in --mode local");
   if (o.local_epochs > 0) fail_usage("--group-period counts steps: give --period, not --local-epochs");
   if (o.workers % o.group_size != 0 || o.group_size == o.workers)
-    fail_usage("--group-size " + std::to_string(o.group_size) + " must divide --workers " +
-               std::to_string(o.workers) + " into two or more groups");
+    fail_usage("--group-size " + std::to_string(o.group_size) + " must divide --workers " + std::to_string(o.workers) +
+               " into two or more groups");
   if (o.group_period % o.period != 0 || o.group_period == o.period)
     fail_usage("--group-period " + std::to_string(o.group_period) + " must be a multiple of --period " +
                std::to_string(o.period) + " larger than it");
@@ -124,9 +124,10 @@ int run_local_sgd(LocalSgdCli& c) {
     std::printf("%llu rounds, %llu steps: test accuracy %.4f", static_cast<unsigned long long>(s.rounds),
                 static_cast<unsigned long long>(s.steps), s.test_accuracy);
     if (o.target_accuracy > 0) {
-      if (s.target_round) std::printf(", reached %.4f in round %llu", o.target_accuracy,
-                                      static_cast<unsigned long long>(s.target_round));
-      else std::printf(", did not reach %.4f", o.target_accuracy);
+      if (s.target_round)
+        std::printf(", reached %.4f in round %llu", o.target_accuracy, static_cast<unsigned long long>(s.target_round));
+      else
+        std::printf(", did not reach %.4f", o.target_accuracy);
     }
     std::printf("\n");
   };
@@ -164,8 +165,7 @@ RunFn setup_local_sgd(CLI::App& app) {
   app.add_option("--group-period", o.group_period, "Hierarchical: steps P between averages over all workers")
       ->type_name("P");
   app.add_option("--local-epochs", o.local_epochs, "Local steps per round as passes over a shard (overrides --period)");
-  app.add_option("--rounds", o.rounds, "Rounds R to run in all (counting those before a --resume)")
-      ->default_str("50");
+  app.add_option("--rounds", o.rounds, "Rounds R to run in all (counting those before a --resume)")->default_str("50");
   app.add_option("--lr", o.lr, "Learning rate")->default_str("0.1");
   app.add_option("--batch", o.batch, "Local minibatch size; 0 means the whole shard")->default_str("32");
   app.add_option("--momentum", o.momentum, "Momentum (reset every round)")->default_str("0");

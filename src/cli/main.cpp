@@ -3,14 +3,14 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <vector>
 #include <new>
+#include <vector>
 
 #include "cli/common.hpp"
 #include "cli/usage_errors.hpp"
 #include "wavg/build_info.hpp"
-#include "wavg/format.hpp"
 #include "wavg/error.hpp"
+#include "wavg/format.hpp"
 #include "wavg/stdio_files.hpp"
 #include "wavg/version.hpp"
 
@@ -53,8 +53,10 @@ void print_problem(const wavg::Problem& p) {
   using wavg::printable;
   // An input read from standard input is named "-", as given, not by the path of its temporary copy.
   const std::string what = wavg::as_given(p.what), file = wavg::as_given(p.file);
-  if (file.empty()) std::fprintf(stderr, "wavg: error: %s\n", printable(what).c_str());
-  else std::fprintf(stderr, "wavg: error: %s: %s\n", printable(file).c_str(), printable(what).c_str());
+  if (file.empty())
+    std::fprintf(stderr, "wavg: error: %s\n", printable(what).c_str());
+  else
+    std::fprintf(stderr, "wavg: error: %s: %s\n", printable(file).c_str(), printable(what).c_str());
 }
 
 // A mismatch report shows this many lines without -v (its summaries lead), then says how many more there are.

@@ -41,7 +41,7 @@ struct MergeOptions {
   SequenceCli seq;
   AlignCli align;
   enum class Companions { base, input1 } companions = Companions::base;  // --tokenizer-source
-  std::string recipe_path;      // --recipe
+  std::string recipe_path;                                               // --recipe
   std::optional<Recipe> recipe;
 };
 
@@ -51,8 +51,8 @@ void apply_recipe(MergeOptions& o) {
   for (const std::string& in : o.inputs)
     if (looks_like_recipe(in)) fail_usage(in + " looks like a mergekit recipe: run it with --recipe " + in);
   if (o.recipe_path.empty()) return;
-  if (!o.inputs.empty() || !o.fed.base.empty() || !o.weights.empty() || o.task.lambda || o.task.density ||
-      o.task.t || o.task.rescale || o.task.normalize || o.out_dtype || o.fed.options.robust.method != Aggregator::mean)
+  if (!o.inputs.empty() || !o.fed.base.empty() || !o.weights.empty() || o.task.lambda || o.task.density || o.task.t ||
+      o.task.rescale || o.task.normalize || o.out_dtype || o.fed.options.robust.method != Aggregator::mean)
     fail_usage("--recipe gives the models, base, method, parameters and dtype itself: give them only there");
   Recipe& r = o.recipe.emplace(read_recipe(o.recipe_path));
   o.inputs = r.inputs;
@@ -77,7 +77,8 @@ void report(const MergeOptions& o, FormatId format, const Plan& plan, const Meth
   report_excluded(plan, o.verbosity);
   if (!plan.dropped.empty()) {
     note(o.verbosity, 0,
-         "dropped " + std::to_string(plan.dropped.size()) + " tensor(s) missing from some inputs (--tensors intersection)");
+         "dropped " + std::to_string(plan.dropped.size()) +
+             " tensor(s) missing from some inputs (--tensors intersection)");
     for (const auto& name : plan.dropped) note(o.verbosity, 1, "dropped: " + name);
   }
   if (o.verbosity.quiet) return;
@@ -85,10 +86,11 @@ void report(const MergeOptions& o, FormatId format, const Plan& plan, const Meth
   const std::size_t other = plan.entries.size() - averaged;
   std::FILE* out = report_stream(o.output);
   // An output named without a format (ckpt-5) says which one it took from the inputs.
-  const std::string target = o.output + (o.format.empty() && names_no_format(o.output) ? " (" + std::string(codec(format).name) + ")" : "");
-  std::fprintf(out, "merged %zu inputs (%s) into %s: %zu tensors averaged (%llu values, %s), %zu copied\n", inputs.size(),
-              inputs.front()->layout().c_str(), target.c_str(), averaged,
-              static_cast<unsigned long long>(plan.values(Action::average)), method.describe().c_str(), other);
+  const std::string target =
+      o.output + (o.format.empty() && names_no_format(o.output) ? " (" + std::string(codec(format).name) + ")" : "");
+  std::fprintf(out, "merged %zu inputs (%s) into %s: %zu tensors averaged (%llu values, %s), %zu copied\n",
+               inputs.size(), inputs.front()->layout().c_str(), target.c_str(), averaged,
+               static_cast<unsigned long long>(plan.values(Action::average)), method.describe().c_str(), other);
   for (const std::string& line : method.report()) std::fprintf(out, "%s\n", line.c_str());
 }
 
@@ -175,7 +177,8 @@ class MergeSteps final : public pipeline::Steps {
     FederatedOptions& fed = m_o.fed.options;
     m_inputs = inputs;
     fed.weights = m_weights;
-    if (fed.staleness_fn) fed.staleness = staleness_from_metadata(*m_base, inputs, m_o.fed.staleness, *fed.staleness_fn);
+    if (fed.staleness_fn)
+      fed.staleness = staleness_from_metadata(*m_base, inputs, m_o.fed.staleness, *fed.staleness_fn);
     if (task_run(m_o)) return make_task_method(backend, plan, m_o.task.resolve(fed, m_weights));
     if (federated_run(m_o)) return make_federated(backend, plan, fed, m_state.get());
     return make_weighted_mean(backend, m_weights);
@@ -186,9 +189,9 @@ class MergeSteps final : public pipeline::Steps {
   }
   void chose(const pipeline::Template& templ, FormatId format) override {
     if (templ.index != 0)  // input 1 is the rule; another input is worth saying
-      note(m_o.verbosity, 1, "template: " + m_o.inputs[templ.index] + " (input " + std::to_string(templ.index + 1) +
-                                 "): the output keeps its structure and metadata, input 1 has none in " +
-                                 codec(format).name);
+      note(m_o.verbosity, 1,
+           "template: " + m_o.inputs[templ.index] + " (input " + std::to_string(templ.index + 1) +
+               "): the output keeps its structure and metadata, input 1 has none in " + codec(format).name);
   }
   std::string describe(const Method& method) override { return method.describe() + sequence_note(m_o.seq); }
   void output(OutputSpec& spec) override {

@@ -18,7 +18,7 @@ namespace wavg::cli::plot {
 namespace {
 
 constexpr double k_left = 84, k_right = 28, k_min_width = 760, k_plot_height = 210, k_legend = 26;
-constexpr double k_category_width = 18;     // the least room a name on the x axis gets
+constexpr double k_category_width = 18;    // the least room a name on the x axis gets
 constexpr std::size_t k_label_chars = 40;  // longer names are cut on the axis (their points' titles keep them)
 constexpr const char* k_palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
                                      "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
@@ -29,12 +29,18 @@ std::string esc(const std::string& s) {
   std::string out;
   for (const char c : s) {
     const auto u = static_cast<unsigned char>(c);
-    if (c == '&') out += "&amp;";
-    else if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '"') out += "&quot;";
-    else if (u < 0x20 || u >= 0x7f) out += '?';
-    else out += c;
+    if (c == '&')
+      out += "&amp;";
+    else if (c == '<')
+      out += "&lt;";
+    else if (c == '>')
+      out += "&gt;";
+    else if (c == '"')
+      out += "&quot;";
+    else if (u < 0x20 || u >= 0x7f)
+      out += '?';
+    else
+      out += c;
   }
   return out;
 }
@@ -130,8 +136,8 @@ void text(std::string& out, double x, double y, const std::string& s, const std:
 }
 
 void axes(std::string& out, const Panel& p, const Frame& f) {
-  out += "<rect class=\"frame\" x=\"" + num(f.x0) + "\" y=\"" + num(f.y0) + "\" width=\"" + num(f.w) +
-         "\" height=\"" + num(f.h) + "\" fill=\"none\" stroke=\"#444\"/>\n";
+  out += "<rect class=\"frame\" x=\"" + num(f.x0) + "\" y=\"" + num(f.y0) + "\" width=\"" + num(f.w) + "\" height=\"" +
+         num(f.h) + "\" fill=\"none\" stroke=\"#444\"/>\n";
   out += "<g class=\"axis y\">\n";
   for (double t : f.ya.ticks()) {
     const std::string y = num(f.py(t));
@@ -158,8 +164,7 @@ void axes(std::string& out, const Panel& p, const Frame& f) {
       out += "<g class=\"tick\" data-value=\"" + std::to_string(i) + "\"><line x1=\"" + num(x) + "\" y1=\"" +
              num(base) + "\" x2=\"" + num(x) + "\" y2=\"" + num(base + 5) + "\" stroke=\"#444\"/>";
       text(out, x + 3, base + 12, cut(p.categories[i]),
-           "font-size=\"10\" text-anchor=\"end\" transform=\"rotate(-45 " + num(x + 3) + " " + num(base + 12) +
-               ")\"");
+           "font-size=\"10\" text-anchor=\"end\" transform=\"rotate(-45 " + num(x + 3) + " " + num(base + 12) + ")\"");
       out += "</g>\n";
     }
   }
@@ -174,8 +179,8 @@ std::string tip(const Series& s, std::size_t i) {
 
 void series(std::string& out, const Panel& p, const Frame& f, const Series& s, std::size_t index) {
   const std::string color = k_palette[index % std::size(k_palette)];
-  const int bar_series = static_cast<int>(std::count_if(p.series.begin(), p.series.end(),
-                                                        [](const Series& t) { return t.style == Style::bars; }));
+  const int bar_series = static_cast<int>(
+      std::count_if(p.series.begin(), p.series.end(), [](const Series& t) { return t.style == Style::bars; }));
   out += "<g class=\"series\" data-name=\"" + esc(s.name) + "\">\n";
   if (s.style == Style::bars) {
     int k = 0;  // this series' place among the bar series
@@ -188,9 +193,9 @@ void series(std::string& out, const Panel& p, const Frame& f, const Series& s, s
     for (std::size_t i = 0; i < s.x.size(); ++i) {
       if (!std::isfinite(s.y[i])) continue;
       const double x = f.px(s.x[i]) - slot / 2 + bw * k, y = f.py(s.y[i]);
-      out += "<rect class=\"bar\" x=\"" + num(x) + "\" y=\"" + num(std::min(y, zero)) + "\" width=\"" +
-             num(bw * 0.9) + "\" height=\"" + num(std::abs(zero - y)) + "\" fill=\"" + color + "\"><title>" +
-             esc(tip(s, i)) + "</title></rect>\n";
+      out += "<rect class=\"bar\" x=\"" + num(x) + "\" y=\"" + num(std::min(y, zero)) + "\" width=\"" + num(bw * 0.9) +
+             "\" height=\"" + num(std::abs(zero - y)) + "\" fill=\"" + color + "\"><title>" + esc(tip(s, i)) +
+             "</title></rect>\n";
     }
     out += "</g>\n";
     return;
@@ -206,8 +211,8 @@ void series(std::string& out, const Panel& p, const Frame& f, const Series& s, s
       d += (pen_down ? " L" : " M") + num(f.px(s.x[i])) + " " + num(f.py(s.y[i]));
       pen_down = true;
     }
-    out += "<path d=\"" + d.substr(d.empty() ? 0 : 1) + "\" fill=\"none\" stroke=\"" + color +
-           "\" stroke-width=\"2\"" + (s.style == Style::dashed ? " stroke-dasharray=\"6 4\"" : "") + "/>\n";
+    out += "<path d=\"" + d.substr(d.empty() ? 0 : 1) + "\" fill=\"none\" stroke=\"" + color + "\" stroke-width=\"2\"" +
+           (s.style == Style::dashed ? " stroke-dasharray=\"6 4\"" : "") + "/>\n";
   }
   for (std::size_t i = 0; i < s.x.size(); ++i) {
     const Mark m = i < s.marks.size() ? s.marks[i] : s.style == Style::dashed ? Mark::none : Mark::dot;
@@ -260,8 +265,9 @@ std::string svg(const Figure& figure) {
   // A title wider than the picture is cut (about 9 pixels a bold character).
   const auto fits = static_cast<std::size_t>(width / 9.5);
   const std::string title = figure.title.size() <= fits ? figure.title : figure.title.substr(0, fits - 3) + "...";
-  text(body, width / 2, 26, title, "class=\"title\" font-size=\"16\" font-weight=\"bold\" "
-                                          "text-anchor=\"middle\"");
+  text(body, width / 2, 26, title,
+       "class=\"title\" font-size=\"16\" font-weight=\"bold\" "
+       "text-anchor=\"middle\"");
   if (!figure.subtitle.empty())
     text(body, width / 2, 46, figure.subtitle, "class=\"subtitle\" text-anchor=\"middle\" fill=\"#444\"");
   for (const Panel& p : figure.panels) {

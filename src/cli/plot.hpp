@@ -24,10 +24,10 @@ enum class Style { line, dashed, points, bars };
 enum class Mark { none, dot, ring };
 
 struct Series {
-  std::string name;             // shown in the legend; a name starting with '_' is left out of it
-  std::vector<double> x, y;     // y NaN: no point (a gap in a line)
+  std::string name;          // shown in the legend; a name starting with '_' is left out of it
+  std::vector<double> x, y;  // y NaN: no point (a gap in a line)
   Style style = Style::line;
-  std::vector<Mark> marks;      // per point; empty: a dot on each point of a points series, none on a line
+  std::vector<Mark> marks;        // per point; empty: a dot on each point of a points series, none on a line
   std::vector<std::string> tips;  // per point: the text of its <title> (empty: "x, y")
 };
 

@@ -32,7 +32,9 @@ std::string human_bytes(double bytes) {
 ProgressLine::ProgressLine(const Verbosity& v, std::string what, std::size_t inputs)
     : m_enabled(v.progress == ProgressStyle::json ||
                 (v.progress == ProgressStyle::automatic && !v.quiet && ::isatty(STDERR_FILENO) == 1)),
-      m_json(v.progress == ProgressStyle::json), m_what(std::move(what)), m_scale(inputs),
+      m_json(v.progress == ProgressStyle::json),
+      m_what(std::move(what)),
+      m_scale(inputs),
       m_pass_start(Clock::now()) {}
 
 ProgressLine::~ProgressLine() { erase(); }
@@ -55,7 +57,10 @@ void ProgressLine::update(std::uint64_t done, std::uint64_t total) {
     const bool timed = seconds >= 0.25 && rate > 0;
     const double scale = static_cast<double>(m_scale);
     const nlohmann::ordered_json j = {
-        {"job", m_what}, {"pass", m_pass}, {"percent", done * 100 / total}, {"bytes_done", done * m_scale},
+        {"job", m_what},
+        {"pass", m_pass},
+        {"percent", done * 100 / total},
+        {"bytes_done", done * m_scale},
         {"bytes_total", total * m_scale},
         {"bytes_per_second", timed ? nlohmann::ordered_json(rate * scale) : nlohmann::ordered_json(nullptr)},
         {"seconds_left", timed ? nlohmann::ordered_json(std::llround(static_cast<double>(total - done) / rate))

@@ -32,14 +32,26 @@ struct MethodRow {
 const std::vector<MethodRow>& methods() {
   static const std::vector<MethodRow> rows{
       {"linear", Aggregator::task_arithmetic, true, {"weight", "normalize"}, {"weight"}},
-      {"task_arithmetic", Aggregator::task_arithmetic, false, {"weight", "lambda", "normalize", "int8_mask"},
+      {"task_arithmetic",
+       Aggregator::task_arithmetic,
+       false,
+       {"weight", "lambda", "normalize", "int8_mask"},
        {"weight"}},
-      {"ties", Aggregator::ties, false, {"weight", "density", "lambda", "normalize", "rescale", "int8_mask"},
+      {"ties",
+       Aggregator::ties,
+       false,
+       {"weight", "density", "lambda", "normalize", "rescale", "int8_mask"},
        {"weight", "density"}},
-      {"dare_ties", Aggregator::dare_ties, false,
-       {"weight", "density", "lambda", "normalize", "rescale", "int8_mask"}, {"weight", "density"}},
-      {"dare_linear", Aggregator::dare_linear, false,
-       {"weight", "density", "lambda", "normalize", "rescale", "int8_mask"}, {"weight", "density"}},
+      {"dare_ties",
+       Aggregator::dare_ties,
+       false,
+       {"weight", "density", "lambda", "normalize", "rescale", "int8_mask"},
+       {"weight", "density"}},
+      {"dare_linear",
+       Aggregator::dare_linear,
+       false,
+       {"weight", "density", "lambda", "normalize", "rescale", "int8_mask"},
+       {"weight", "density"}},
       {"slerp", Aggregator::slerp, false, {"t"}, {}},
       {"model_stock", Aggregator::model_stock, false, {"filter_wise"}, {}},
       {"nuslerp", Aggregator::nuslerp, false, {"weight", "nuslerp_flatten", "nuslerp_row_wise"}, {"weight"}},
@@ -51,10 +63,9 @@ const std::vector<MethodRow>& methods() {
 
 // mergekit's methods and keys that wavg knows of but does not run.
 const std::set<std::string> k_other_methods{"passthrough", "breadcrumbs", "breadcrumbs_ties", "della", "della_linear",
-                                            "sce", "nearswap", "arcee_fusion",
-                                            "ram"};
-const std::set<std::string> k_keys{"models", "slices", "base_model", "merge_method", "parameters", "dtype",
-                                   "out_dtype", "tokenizer_source"};
+                                            "sce",         "nearswap",    "arcee_fusion",     "ram"};
+const std::set<std::string> k_keys{"models",     "slices", "base_model", "merge_method",
+                                   "parameters", "dtype",  "out_dtype",  "tokenizer_source"};
 const std::set<std::string> k_other_keys{"modules", "tokenizer", "chat_template"};
 
 class Reading {
@@ -91,9 +102,12 @@ class Reading {
     ParamCondition c;
     for (const auto& kv : n) {
       const std::string k = text(kv.first, key + " key");
-      if (k == "filter") c.filter = text(kv.second, key + ".filter");
-      else if (k == "value") c.values = numbers(kv.second, key + ".value");
-      else refuse(key + ": unknown key '" + k + "' (a condition has filter and value)");
+      if (k == "filter")
+        c.filter = text(kv.second, key + ".filter");
+      else if (k == "value")
+        c.values = numbers(kv.second, key + ".value");
+      else
+        refuse(key + ": unknown key '" + k + "' (a condition has filter and value)");
     }
     if (c.values.empty()) refuse(key + ": a condition needs a value");
     return c;
@@ -139,8 +153,8 @@ class Reading {
 };
 
 // Checks every anchor of a parameter's settings against its range.
-void check_range(const Reading& r, const TensorValues& v, const std::string& name, double lo, bool lo_open,
-                 double hi, const std::string& range) {
+void check_range(const Reading& r, const TensorValues& v, const std::string& name, double lo, bool lo_open, double hi,
+                 const std::string& range) {
   auto check = [&](const ParamSetting& s) {
     for (const ParamCondition& c : s)
       for (double x : c.values)
@@ -232,8 +246,7 @@ Recipe read_recipe(const std::string& path) {
   for (const auto& kv : doc) {
     const std::string key = r.text(kv.first, "a key");
     if (k_other_keys.count(key)) r.refuse("mergekit's '" + key + "' is not supported by wavg merge --recipe");
-    if (!k_keys.count(key))
-      r.refuse("unknown key '" + key + "' (wavg reads: " + Reading::join(k_keys) + ")");
+    if (!k_keys.count(key)) r.refuse("unknown key '" + key + "' (wavg reads: " + Reading::join(k_keys) + ")");
   }
   if (!doc["merge_method"]) r.refuse("no merge_method");
   const std::string name = r.text(doc["merge_method"], "merge_method");
@@ -298,8 +311,10 @@ Recipe read_recipe(const std::string& path) {
   }
   if (row->per_model.count("density")) out.density = scalar(v.global, "density").value_or(1.0);
   out.lambda = scalar(v.global, "lambda");
-  if (v.names("normalize")) out.normalize = scalar(v.global, "normalize").value_or(1) != 0;
-  else if (out.linear) out.normalize = true;  // mergekit's linear normalises by default
+  if (v.names("normalize"))
+    out.normalize = scalar(v.global, "normalize").value_or(1) != 0;
+  else if (out.linear)
+    out.normalize = true;  // mergekit's linear normalises by default
   if (v.names("normalize_weights")) out.normalize = scalar(v.global, "normalize_weights").value_or(1) != 0;
   if (v.names("rescale"))
     out.rescale = scalar(v.global, "rescale").value_or(1) != 0 ? DareRescale::l1 : DareRescale::none;
@@ -329,8 +344,10 @@ Recipe read_recipe(const std::string& path) {
   if (doc["tokenizer_source"]) {
     const std::string src = r.text(doc["tokenizer_source"], "tokenizer_source");
     // slerp's base is input 1, so both of its answers name the same folder.
-    if (src == "base" && (!out.base.empty() || out.method == Aggregator::slerp)) out.tokenizer_from_base = true;
-    else if (src == out.inputs.front()) out.tokenizer_from_base = false;
+    if (src == "base" && (!out.base.empty() || out.method == Aggregator::slerp))
+      out.tokenizer_from_base = true;
+    else if (src == out.inputs.front())
+      out.tokenizer_from_base = false;
     else
       r.refuse("tokenizer_source '" + src + "': wavg copies the tokenizer of base_model (base) or of " +
                out.inputs.front() + " only");

@@ -23,8 +23,8 @@ struct Recipe {
   std::vector<std::string> inputs;  // the models besides the base, in order (slerp: the base first)
   std::string base;                 // --base (empty for linear and slerp)
   Aggregator method = Aggregator::task_arithmetic;
-  bool linear = false;              // mergekit's linear: the weighted sum of the models themselves
-  std::vector<double> weights;      // the models' scalar weights (gradients and filters are in `values`)
+  bool linear = false;          // mergekit's linear: the weighted sum of the models themselves
+  std::vector<double> weights;  // the models' scalar weights (gradients and filters are in `values`)
   std::optional<double> density, lambda, t;
   std::optional<bool> normalize;
   std::optional<DareRescale> rescale;

@@ -45,14 +45,13 @@ class SlicedModel final : public Reader {
       for (int layer = slices[i].first; layer < slices[i].last; ++layer, ++next) {
         const auto it = by_layer.find(layer);
         if (it == by_layer.end())
-          throw Error(ExitCode::incompatible, r.path(), "has no layer " + std::to_string(layer) +
-                                                            " (slice layer_range [" +
-                                                            std::to_string(slices[i].first) + ", " +
-                                                            std::to_string(slices[i].last) + "])");
+          throw Error(ExitCode::incompatible, r.path(),
+                      "has no layer " + std::to_string(layer) + " (slice layer_range [" +
+                          std::to_string(slices[i].first) + ", " + std::to_string(slices[i].last) + "])");
         for (const auto& [t, pattern] : it->second) {
           TensorInfo info = r.tensors()[t];
-          info.name = pattern.substr(0, pattern.find('#')) + std::to_string(next) +
-                      pattern.substr(pattern.find('#') + 1);
+          info.name =
+              pattern.substr(0, pattern.find('#')) + std::to_string(next) + pattern.substr(pattern.find('#') + 1);
           add(info, r, t);
         }
       }
@@ -124,17 +123,17 @@ int run_passthrough(const PassthroughJob& job) {
   auto method = make_weighted_mean(*backend, {});
   Engine engine(plan, inputs, *method, *backend);
   engine.verify();
-  Provenance provenance = make_provenance("merge", "passthrough (" + std::to_string(model.layers()) + " layers)",
-                                          pipeline::input_files(pipeline::raw(readers)), out_dtype_name(job.out_dtype),
-                                          job.hash);
+  Provenance provenance =
+      make_provenance("merge", "passthrough (" + std::to_string(model.layers()) + " layers)",
+                      pipeline::input_files(pipeline::raw(readers)), out_dtype_name(job.out_dtype), job.hash);
   provenance.add("wavg_recipe", job.recipe_text);
   std::vector<std::pair<std::string, std::string>> extra{{"mergekit_config.yml", job.recipe_text}};
   if (const std::string config = sliced_config(job.slices.front().model, model.layers()); !config.empty())
     extra.emplace_back("config.json", config);
-  pipeline::Output out(target,
-                       {output_tensors(plan), &model, {}, std::move(provenance), false, 0, readers.front().get(),
-                        std::move(extra)},
-                       pipeline::files_of(pipeline::raw(readers)));
+  pipeline::Output out(
+      target,
+      {output_tensors(plan), &model, {}, std::move(provenance), false, 0, readers.front().get(), std::move(extra)},
+      pipeline::files_of(pipeline::raw(readers)));
   pipeline::pace_hashing(engine, out.spec().provenance);
   engine.run(out.writer());
   out.commit();

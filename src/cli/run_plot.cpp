@@ -61,7 +61,9 @@ void print_runs_json(const std::vector<RunLog>& runs) {
   for (const RunLog& r : runs) {
     nlohmann::json rounds = nlohmann::json::array();
     for (std::size_t i = 0; i < r.round.size(); ++i)
-      rounds.push_back({{"round", r.round[i]}, {"step", r.step[i]}, {"test_loss", number(r.test_loss[i])},
+      rounds.push_back({{"round", r.round[i]},
+                        {"step", r.step[i]},
+                        {"test_loss", number(r.test_loss[i])},
                         {"test_accuracy", number(r.test_accuracy[i])}});
     out.push_back({{"dir", r.dir}, {"rounds", rounds}});
   }
@@ -80,8 +82,7 @@ void plot_runs(const std::vector<RunLog>& runs, const std::string& path, Overwri
       char tip[160];
       std::snprintf(tip, sizeof tip, "round %.0f, step %.0f: test loss %.6g", r.round[i], r.step[i], r.test_loss[i]);
       loss.series.back().tips.push_back(r.dir + " " + tip);
-      std::snprintf(tip, sizeof tip, "round %.0f, step %.0f: accuracy %.6g", r.round[i], r.step[i],
-                    r.test_accuracy[i]);
+      std::snprintf(tip, sizeof tip, "round %.0f, step %.0f: accuracy %.6g", r.round[i], r.step[i], r.test_accuracy[i]);
       accuracy.series.back().tips.push_back(r.dir + " " + tip);
     }
   }

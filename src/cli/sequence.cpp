@@ -78,8 +78,8 @@ std::vector<std::string> last_checkpoints(const SequenceCli& s, const std::strin
     char* end = nullptr;
     const unsigned long long number = std::strtoull(digits.c_str(), &end, 10);
     if (digits.empty() || end != digits.c_str() + digits.size() || errno == ERANGE)
-      throw Error(ExitCode::usage, entry.path().string(), "--pattern's group matched '" + digits +
-                                                              "', which is not a number");
+      throw Error(ExitCode::usage, entry.path().string(),
+                  "--pattern's group matched '" + digits + "', which is not a number");
     if (s.upper_opt && s.upper_opt->count() > 0 && number > s.upper_bound) continue;
     if (s.pattern.empty()) {  // what precedes the number: one scheme per directory, else ask for --pattern
       const auto [it, added] = schemes.emplace(name.substr(0, name.rfind(digits)), name);
@@ -87,15 +87,16 @@ std::vector<std::string> last_checkpoints(const SequenceCli& s, const std::strin
     }
     auto [it, fresh] = numbered.emplace(number, entry.path().string());
     if (!fresh)
-      throw Error(ExitCode::usage, dir, "two files are numbered " + std::to_string(number) + ": " +
-                                            std::filesystem::path(it->second).filename().string() + " and " + name +
-                                            " (give --pattern to tell checkpoints from other files)");
+      throw Error(ExitCode::usage, dir,
+                  "two files are numbered " + std::to_string(number) + ": " +
+                      std::filesystem::path(it->second).filename().string() + " and " + name +
+                      " (give --pattern to tell checkpoints from other files)");
   }
   if (ec) throw Error(ExitCode::runtime, dir, "cannot list the directory: " + ec.message());
   if (schemes.size() > 1)
-    throw Error(ExitCode::usage, dir, "holds two numbering schemes (" + schemes.begin()->second + ", " +
-                                          std::next(schemes.begin())->second +
-                                          "): give --pattern to say which files are the sequence");
+    throw Error(ExitCode::usage, dir,
+                "holds two numbering schemes (" + schemes.begin()->second + ", " + std::next(schemes.begin())->second +
+                    "): give --pattern to say which files are the sequence");
   if (numbered.size() < s.last)
     throw Error(ExitCode::usage, dir,
                 "--last " + std::to_string(s.last) + " needs " + std::to_string(s.last) +
@@ -152,8 +153,7 @@ std::vector<double> schedule_weights(const std::string& schedule, std::size_t n)
   fail_usage("--schedule '" + schedule + "' is not one of uniform, ema:D, linear");
 }
 
-void apply_sequence(const SequenceCli& s, std::vector<std::string>& inputs, std::string& weights,
-                    const Verbosity& v) {
+void apply_sequence(const SequenceCli& s, std::vector<std::string>& inputs, std::string& weights, const Verbosity& v) {
   const bool bounded = s.upper_opt && s.upper_opt->count() > 0;
   if (s.last == 0 && (bounded || !s.pattern.empty())) fail_usage("--upper-bound and --pattern need --last");
   if (s.last > 0) {
@@ -175,8 +175,9 @@ void apply_sequence(const SequenceCli& s, std::vector<std::string>& inputs, std:
   std::reverse(inputs.begin(), inputs.end());
   std::reverse(w.begin(), w.end());
   for (std::size_t k = 0; k < inputs.size(); ++k)
-    note(v, 1, "sequence: " + inputs[k] + (k == 0 ? " (newest: input 1, kept values and metadata)" : "") +
-                   (s.schedule.empty() ? "" : ", weighs " + exact(w[k]) + " (" + s.schedule + ")"));
+    note(v, 1,
+         "sequence: " + inputs[k] + (k == 0 ? " (newest: input 1, kept values and metadata)" : "") +
+             (s.schedule.empty() ? "" : ", weighs " + exact(w[k]) + " (" + s.schedule + ")"));
   if (w.empty()) return;
   weights.clear();
   for (std::size_t k = 0; k < w.size(); ++k) weights += (k ? "," : "") + exact(w[k]);

@@ -28,8 +28,7 @@ void add_sequence_options(CLI::App& app, SequenceCli& s);
 // --weights text) to the schedule's weights, printed with -v. With either, the inputs (and weights) are then put
 // newest first. Throws a usage error (exit 2) for a directory with fewer than N checkpoints, two files with the
 // same number or two numbering schemes without --pattern, --schedule beside --weights, or a bad option value.
-void apply_sequence(const SequenceCli& s, std::vector<std::string>& inputs, std::string& weights,
-                    const Verbosity& v);
+void apply_sequence(const SequenceCli& s, std::vector<std::string>& inputs, std::string& weights, const Verbosity& v);
 
 // Returns which of the `n` inputs apply_sequence left is the sequence's newest (whose hyper-parameters and counters
 // a merge keeps: PlanOptions::newest_input): input 1, which apply_sequence made the newest, or k_no_input without

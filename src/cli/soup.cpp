@@ -12,10 +12,10 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/common.hpp"
+#include "cli/eval_command.hpp"
 #include "cli/plot.hpp"
 #include "cli/progress.hpp"
 #include "pipeline/pipeline.hpp"
-#include "cli/eval_command.hpp"
 #include "wavg/engine.hpp"
 #include "wavg/error.hpp"
 #include "wavg/provenance.hpp"
@@ -91,10 +91,10 @@ std::string names(const std::vector<std::string>& paths) {
 
 // What the greedy search did: each input's score, the order it tried them in, and each candidate soup's score.
 struct Search {
-  std::vector<double> scores;            // by command-line position
-  std::vector<std::size_t> order;        // best first
-  std::vector<double> candidate;         // candidate[k]: the soup with order[k] (k = 0: order[0] alone)
-  std::vector<bool> taken;               // whether order[k] went into the soup
+  std::vector<double> scores;      // by command-line position
+  std::vector<std::size_t> order;  // best first
+  std::vector<double> candidate;   // candidate[k]: the soup with order[k] (k = 0: order[0] alone)
+  std::vector<bool> taken;         // whether order[k] went into the soup
 };
 
 void print_json(const SoupOptions& o, const Search& s) {
@@ -102,8 +102,11 @@ void print_json(const SoupOptions& o, const Search& s) {
   double soup = s.candidate[0];
   for (std::size_t k = 0; k < s.order.size(); ++k) {
     if (s.taken[k]) soup = s.candidate[k];
-    steps.push_back({{"input", o.inputs[s.order[k]]}, {"score", s.scores[s.order[k]]},
-                     {"with_it", s.candidate[k]}, {"taken", bool(s.taken[k])}, {"soup", soup}});
+    steps.push_back({{"input", o.inputs[s.order[k]]},
+                     {"score", s.scores[s.order[k]]},
+                     {"with_it", s.candidate[k]},
+                     {"taken", bool(s.taken[k])},
+                     {"soup", soup}});
   }
   std::printf("%s\n", nlohmann::json{{"output", o.output}, {"steps", steps}, {"score", soup}}.dump(2).c_str());
 }

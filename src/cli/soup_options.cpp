@@ -3,8 +3,9 @@
 namespace wavg::cli {
 
 namespace {
-constexpr const char* k_task = "Task vectors (--method task-arithmetic, ties, dare-linear, dare-ties, slerp, "
-                               "nuslerp, multislerp, model-stock)";
+constexpr const char* k_task =
+    "Task vectors (--method task-arithmetic, ties, dare-linear, dare-ties, slerp, "
+    "nuslerp, multislerp, model-stock)";
 }  // namespace
 
 TaskOptions TaskCli::resolve(const FederatedOptions& fed, std::vector<double> weights) const {
@@ -26,8 +27,7 @@ TaskOptions TaskCli::resolve(const FederatedOptions& fed, std::vector<double> we
 void add_task_options(CLI::App& app, TaskCli& t) {
   app.add_option("--lambda", t.lambda, "task-arithmetic, ties, dare-*: scale of the combined task vector (default 1)")
       ->group(k_task);
-  app.add_option("--density", t.density, "ties, dare-*: fraction of each task vector kept, in (0, 1]")
-      ->group(k_task);
+  app.add_option("--density", t.density, "ties, dare-*: fraction of each task vector kept, in (0, 1]")->group(k_task);
   app.add_option("--t", t.t, "slerp: position between input 1 (0) and input 2 (1)")->group(k_task);
   add_choice(app, "--rescale", t.rescale, k_dare_rescale_names,
              "dare-*: rescale of the kept entries: l1 (each tensor by |tau|_1 / |masked tau|_1, mergekit >= 0.1; "
@@ -41,9 +41,10 @@ void add_task_options(CLI::App& app, TaskCli& t) {
 }
 
 std::unique_ptr<Backend> task_backend(Device device, const Verbosity& v) {
-  note(v, 1, device == Device::cpu ? "device: cpu (--device cpu)"
-                                   : "device: cpu (the task-vector methods have no CUDA kernels; --device " +
-                                         std::string(name_of(k_device_names, device)) + ")");
+  note(v, 1,
+       device == Device::cpu ? "device: cpu (--device cpu)"
+                             : "device: cpu (the task-vector methods have no CUDA kernels; --device " +
+                                   std::string(name_of(k_device_names, device)) + ")");
   return make_cpu_backend();
 }
 

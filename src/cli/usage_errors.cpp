@@ -30,8 +30,7 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 std::string lower_first(std::string s) {
   // "Checkpoints to average" reads as part of a sentence; "JSON ..." keeps its capitals.
   const auto upper = [&s](std::size_t i) { return std::isupper(static_cast<unsigned char>(s[i])) != 0; };
-  if (s.size() > 1 && upper(0) && !upper(1))
-    s[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(s[0])));
+  if (s.size() > 1 && upper(0) && !upper(1)) s[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(s[0])));
   return s;
 }
 
@@ -93,8 +92,8 @@ std::string conversion_message(const std::string& message, const CLI::App* sub) 
   const CLI::Option* opt = sub ? sub->get_option_no_throw(name) : nullptr;
   const std::string type = opt ? opt->get_type_name() : "";
   const std::string what = type == "INT" || type == "UINT" ? "a whole number"
-                           : type == "FLOAT"                 ? "a number"
-                                                             : "a value " + name + " takes";
+                           : type == "FLOAT"               ? "a number"
+                                                           : "a value " + name + " takes";
   return name + ": '" + value + "' is not " + what;
 }
 
@@ -121,8 +120,10 @@ std::string usage_message(const CLI::ParseError& e, const CLI::App& app) {
     const std::vector<std::string> rest = app.remaining();
     if (name == "A subcommand" && !rest.empty() && !starts_with(rest.front(), "-"))
       text = not_a_subcommand(rest.front(), app);
-    else if (name == "A subcommand") text = "give a subcommand";
-    else text = (sub ? sub->get_name() + " needs " : "give ") + described(sub, name);
+    else if (name == "A subcommand")
+      text = "give a subcommand";
+    else
+      text = (sub ? sub->get_name() + " needs " : "give ") + described(sub, name);
   } else if (dynamic_cast<const CLI::ExtrasError*>(&e)) {
     text = extra_message(message, app, sub);
   } else if (dynamic_cast<const CLI::ConversionError*>(&e)) {

@@ -68,8 +68,8 @@ std::string simd_line() {
 std::vector<std::pair<std::string, std::string>> build_features() {
   std::vector<std::pair<std::string, std::string>> f;
 #if defined(WAVG_CUDA_ARCHITECTURES)
-  f.emplace_back("cuda", std::string("yes (CUDA ") + WAVG_CUDA_VERSION + ", architectures " +
-                             WAVG_CUDA_ARCHITECTURES + ")");
+  f.emplace_back("cuda",
+                 std::string("yes (CUDA ") + WAVG_CUDA_VERSION + ", architectures " + WAVG_CUDA_ARCHITECTURES + ")");
 #else
   f.emplace_back("cuda", "no (built without CUDA)");
 #endif

@@ -30,18 +30,46 @@ std::string printable(std::string_view text) {
   };
   for (std::size_t i = 0; i < text.size();) {
     const auto c = static_cast<unsigned char>(text[i]);
-    if (c == '\\') { out += "\\\\"; ++i; continue; }
-    if (c == '\n') { out += "\\n"; ++i; continue; }
-    if (c == '\t') { out += "\\t"; ++i; continue; }
-    if (c == '\r') { out += "\\r"; ++i; continue; }
-    if (c < 0x20 || c == 0x7f) { hex(c); ++i; continue; }
-    if (c < 0x80) { out += static_cast<char>(c); ++i; continue; }
+    if (c == '\\') {
+      out += "\\\\";
+      ++i;
+      continue;
+    }
+    if (c == '\n') {
+      out += "\\n";
+      ++i;
+      continue;
+    }
+    if (c == '\t') {
+      out += "\\t";
+      ++i;
+      continue;
+    }
+    if (c == '\r') {
+      out += "\\r";
+      ++i;
+      continue;
+    }
+    if (c < 0x20 || c == 0x7f) {
+      hex(c);
+      ++i;
+      continue;
+    }
+    if (c < 0x80) {
+      out += static_cast<char>(c);
+      ++i;
+      continue;
+    }
     // A UTF-8 sequence is kept whole when it is well formed and not a C1 control (U+0080..U+009F).
     const std::size_t len = (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
-    bool ok = len > 0 && text.size() - i >= len && !(c == 0xc2 && i + 1 < text.size() &&
-                                                     static_cast<unsigned char>(text[i + 1]) < 0xa0);
+    bool ok = len > 0 && text.size() - i >= len &&
+              !(c == 0xc2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) < 0xa0);
     for (std::size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
-    if (!ok) { hex(c); ++i; continue; }
+    if (!ok) {
+      hex(c);
+      ++i;
+      continue;
+    }
     out.append(text.substr(i, len));
     i += len;
   }

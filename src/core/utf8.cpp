@@ -8,10 +8,17 @@ std::size_t utf8_sequence_length(const unsigned char* s, std::size_t n) {
   const unsigned char c = s[0];
   std::size_t len = 0;
   std::uint32_t cp = 0;
-  if ((c & 0xe0) == 0xc0) { len = 2; cp = c & 0x1f; }
-  else if ((c & 0xf0) == 0xe0) { len = 3; cp = c & 0x0f; }
-  else if ((c & 0xf8) == 0xf0) { len = 4; cp = c & 0x07; }
-  else return 0;
+  if ((c & 0xe0) == 0xc0) {
+    len = 2;
+    cp = c & 0x1f;
+  } else if ((c & 0xf0) == 0xe0) {
+    len = 3;
+    cp = c & 0x0f;
+  } else if ((c & 0xf8) == 0xf0) {
+    len = 4;
+    cp = c & 0x07;
+  } else
+    return 0;
   if (n < len) return 0;
   for (std::size_t k = 1; k < len; ++k) {
     if ((s[k] & 0xc0) != 0x80) return 0;

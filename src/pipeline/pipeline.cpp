@@ -109,19 +109,19 @@ Template choose_template(FormatId format, const std::vector<Reader*>& inputs, co
 
 void pace_hashing(Engine& engine, const Provenance& provenance) {
   if (!provenance.empty())
-    engine.on_progress([provenance](std::uint64_t done, std::uint64_t total) {
-      provenance.note_read_progress(done, total);
-    });
+    engine.on_progress(
+        [provenance](std::uint64_t done, std::uint64_t total) { provenance.note_read_progress(done, total); });
 }
 
 Output::Output(const Target& target, OutputSpec spec, const std::vector<std::string>& inputs)
-    : Output(target.path, target.format_id, target.overwrite,
-             [&] {
-               spec.write_tf_state = target.tf_state;
-               spec.shard_size = target.shard_size;
-               return std::move(spec);
-             }(),
-             inputs) {}
+    : Output(
+          target.path, target.format_id, target.overwrite,
+          [&] {
+            spec.write_tf_state = target.tf_state;
+            spec.shard_size = target.shard_size;
+            return std::move(spec);
+          }(),
+          inputs) {}
 
 Output::Output(const std::string& path, FormatId format, Overwrite overwrite, OutputSpec spec,
                const std::vector<std::string>& inputs)

@@ -27,7 +27,7 @@ namespace wavg::pipeline {
 
 // Where a job writes and how, as the command line gave it.
 struct TargetOptions {
-  std::string path{};  // "-": standard output; ending in '/' or naming a folder: a Hugging Face folder
+  std::string path{};    // "-": standard output; ending in '/' or naming a folder: a Hugging Face folder
   std::string format{};  // --format; empty: from the path (and input 1)
   Overwrite overwrite = Overwrite::no;
   bool tf_state = false;         // --tf-state

@@ -88,8 +88,8 @@ Dataset load_csv(const std::string& path, int label_col) {
       columns = row.size();
       if (columns < 2) fail(path, where + "needs at least one feature column and a label column");
       if (label_col >= static_cast<int>(columns) || label_col < -1)
-        fail(path, "--label-col " + std::to_string(label_col) + ": the file has " + std::to_string(columns) +
-                       " columns");
+        fail(path,
+             "--label-col " + std::to_string(label_col) + ": the file has " + std::to_string(columns) + " columns");
       d.features = columns - 1;
     }
     if (row.size() != columns)
@@ -97,8 +97,8 @@ Dataset load_csv(const std::string& path, int label_col) {
     const std::size_t lc = label_col < 0 ? columns - 1 : static_cast<std::size_t>(label_col);
     const double label = row[lc];
     if (label < 0 || label >= k_max_classes || label != std::floor(label))
-      fail(path, where + "label " + std::to_string(label) + " is not a class number 0.." +
-                     std::to_string(k_max_classes - 1));
+      fail(path,
+           where + "label " + std::to_string(label) + " is not a class number 0.." + std::to_string(k_max_classes - 1));
     d.y.push_back(static_cast<std::int32_t>(label));
     d.classes = std::max(d.classes, static_cast<std::size_t>(label) + 1);
     for (std::size_t c = 0; c < columns; ++c)
@@ -143,7 +143,8 @@ std::vector<Dataset> make_shards(const Dataset& train, std::size_t workers, Shar
   } else {
     std::vector<std::size_t> sorted(train.rows());
     std::iota(sorted.begin(), sorted.end(), std::size_t{0});
-    std::stable_sort(sorted.begin(), sorted.end(), [&](std::size_t a, std::size_t b) { return train.y[a] < train.y[b]; });
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [&](std::size_t a, std::size_t b) { return train.y[a] < train.y[b]; });
     // 2*workers pieces of per/2 rows (the first worker's odd row, if any, comes from the tail), dealt at random.
     const std::size_t pieces = 2 * workers, piece = train.rows() / pieces;
     const std::vector<std::size_t> deal = permutation(pieces, hash_key(seed, 0x50b7));
@@ -158,14 +159,16 @@ std::vector<Dataset> make_shards(const Dataset& train, std::size_t workers, Shar
                  std::to_string(train.rows()) + " rows");
     std::vector<Dataset> shards;
     for (std::size_t w = 0; w < workers; ++w)
-      shards.push_back(train.subset(std::vector<std::size_t>(order.begin() + static_cast<std::ptrdiff_t>(w * 2 * piece),
-                                                             order.begin() + static_cast<std::ptrdiff_t>((w + 1) * 2 * piece))));
+      shards.push_back(
+          train.subset(std::vector<std::size_t>(order.begin() + static_cast<std::ptrdiff_t>(w * 2 * piece),
+                                                order.begin() + static_cast<std::ptrdiff_t>((w + 1) * 2 * piece))));
     return shards;
   }
   std::vector<Dataset> shards;
   for (std::size_t w = 0; w < workers; ++w)
-    shards.push_back(train.subset(std::vector<std::size_t>(order.begin() + static_cast<std::ptrdiff_t>(w * per),
-                                                           order.begin() + static_cast<std::ptrdiff_t>((w + 1) * per))));
+    shards.push_back(
+        train.subset(std::vector<std::size_t>(order.begin() + static_cast<std::ptrdiff_t>(w * per),
+                                              order.begin() + static_cast<std::ptrdiff_t>((w + 1) * per))));
   return shards;
 }
 

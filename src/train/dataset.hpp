@@ -12,9 +12,9 @@ namespace wavg::train {
 
 struct Dataset {
   std::size_t features = 0;
-  std::size_t classes = 0;       // labels are 0..classes-1
-  std::vector<double> x;         // rows x features, row-major
-  std::vector<std::int32_t> y;   // one label per row
+  std::size_t classes = 0;      // labels are 0..classes-1
+  std::vector<double> x;        // rows x features, row-major
+  std::vector<std::int32_t> y;  // one label per row
 
   std::size_t rows() const { return y.size(); }
   // Returns the rows listed in `index`, in that order.

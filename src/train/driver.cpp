@@ -111,10 +111,15 @@ void zero(Mlp& m) {
 nlohmann::json settings_of(const LocalSgdOptions& o) {
   // A flat run records null groups, which is also what a state.json from before hierarchical runs reads as.
   auto or_null = [&](std::uint64_t v) { return o.group_size > 0 ? nlohmann::json(v) : nlohmann::json(nullptr); };
-  return {{"data", o.data},     {"hidden", o.hidden},         {"workers", o.workers},
-          {"seed", o.seed},     {"shard", o.shard == Shard::iid ? "iid" : "label-sorted"},
-          {"mode", o.mode == Mode::local ? "local" : "sync"}, {"batch", o.batch},
-          {"group_size", or_null(o.group_size)}, {"group_period", or_null(o.group_period)}};
+  return {{"data", o.data},
+          {"hidden", o.hidden},
+          {"workers", o.workers},
+          {"seed", o.seed},
+          {"shard", o.shard == Shard::iid ? "iid" : "label-sorted"},
+          {"mode", o.mode == Mode::local ? "local" : "sync"},
+          {"batch", o.batch},
+          {"group_size", or_null(o.group_size)},
+          {"group_period", or_null(o.group_period)}};
 }
 
 std::string percent(double v) {
@@ -139,8 +144,10 @@ RunSummary run_builtin(const LocalSgdOptions& o, Averager& averager) {
   RunState state;
   Mlp global(train.features, o.hidden, train.classes);
   if (o.resume) state = dir ? dir->state() : RunDir::read_state(o.out_dir);  // every rank reads the same files
-  if (state.round > 0) load_model(global, RunDir::checkpoint_in(o.out_dir, o.format, state.round));
-  else global.init_glorot(hash_key(o.seed, 0x1417));
+  if (state.round > 0)
+    load_model(global, RunDir::checkpoint_in(o.out_dir, o.format, state.round));
+  else
+    global.init_glorot(hash_key(o.seed, 0x1417));
 
   const std::vector<std::size_t> mine = averager.local_workers(o.workers);
   std::vector<Worker> workers(mine.size());

@@ -150,8 +150,8 @@ class Workers {
     for (std::size_t k = 0; k < m_o.workers; ++k)
       if (!m_busy[k]) m_queue.push_back({k, 0, round, outs[k]});
     std::vector<bool> ok(m_o.workers, false);
-    const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                             std::chrono::duration<double>(m_o.round_timeout));
+    const auto deadline =
+        Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(m_o.round_timeout));
     // A round that could start no worker (all still busy) waits for a late one, or for the time to be up.
     const bool none_started = m_queue.empty();
     while (!m_queue.empty() || started_in(round) || (none_started && m_late.empty() && !m_running.empty())) {
@@ -170,8 +170,9 @@ class Workers {
     m_queue.clear();  // commands not started before the time was up: their workers sit this round out
     for (const auto& [pid, job] : m_running)
       if (job.round == round)
-        std::fprintf(stderr, "wavg: warning: round %llu: worker %zu still running after %g s; its result joins a "
-                             "later round\n",
+        std::fprintf(stderr,
+                     "wavg: warning: round %llu: worker %zu still running after %g s; its result joins a "
+                     "later round\n",
                      static_cast<unsigned long long>(round), job.rank, m_o.round_timeout);
     std::vector<Result> results;
     for (std::size_t k = 0; k < m_o.workers; ++k)
@@ -202,8 +203,9 @@ class Workers {
                                                    {"{round}", std::to_string(job.round)},
                                                    {"{workers}", std::to_string(m_o.workers)},
                                                    {"{seed}", std::to_string(m_o.seed)}});
-      if (m_o.verbose > 0) std::fprintf(stderr, "wavg: round %llu: worker %zu: %s\n",
-                                        static_cast<unsigned long long>(job.round), job.rank, cmd.c_str());
+      if (m_o.verbose > 0)
+        std::fprintf(stderr, "wavg: round %llu: worker %zu: %s\n", static_cast<unsigned long long>(job.round), job.rank,
+                     cmd.c_str());
       m_running.emplace(spawn(cmd, job.rank), job);
       m_busy[job.rank] = true;
     }
@@ -231,8 +233,10 @@ class Workers {
     g_worker_groups[job.rank].store(0);
     const bool wrote = fs::exists(job.out);
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && wrote) {
-      if (job.round == round) ok[job.rank] = true;
-      else m_late.push_back(job);
+      if (job.round == round)
+        ok[job.rank] = true;
+      else
+        m_late.push_back(job);
       return;
     }
     const std::string why = WIFEXITED(status) && WEXITSTATUS(status) == 0 ? "wrote no output" : exit_text(status);
@@ -245,8 +249,8 @@ class Workers {
                    why.c_str(), job.attempt + 1, m_o.retries);
       m_queue.push_back({job.rank, job.attempt + 1, job.round, job.out});
     } else {
-      std::fprintf(stderr, "wavg: warning: round %llu: worker %zu failed (%s); left out of this round\n", r,
-                   job.rank, why.c_str());
+      std::fprintf(stderr, "wavg: warning: round %llu: worker %zu failed (%s); left out of this round\n", r, job.rank,
+                   why.c_str());
     }
   }
 
@@ -340,8 +344,10 @@ RunSummary run_external(const LocalSgdOptions& o) {
     const std::uintmax_t size = fs::file_size(paths.front(), size_ec);
     if (!size_ec) check_free_space(dir.checkpoint(round), size);
     // A round of fresh results only is their plain mean, as without --round-timeout.
-    if (stale) merge_stale(results, init, dir.checkpoint(round), o);
-    else pipeline::run(round_job(paths, dir.checkpoint(round), o));
+    if (stale)
+      merge_stale(results, init, dir.checkpoint(round), o);
+    else
+      pipeline::run(round_job(paths, dir.checkpoint(round), o));
     // Work directories go once no command started in their round can still write there.
     for (std::uint64_t r = first_work; r <= round; ++r) {
       if (workers.started_in(r)) break;

@@ -38,7 +38,8 @@ std::vector<ParamRef> Mlp::params() {
   for (std::size_t i = 0; i < layers.size(); ++i) {
     const std::string name = i == 0 ? "dense" : "dense_" + std::to_string(i);
     Layer& l = layers[i];
-    out.push_back({{name + "/kernel", DType::f64,
+    out.push_back({{name + "/kernel",
+                    DType::f64,
                     {static_cast<std::uint64_t>(l.kernel.rows()), static_cast<std::uint64_t>(l.kernel.cols())}},
                    l.kernel.data()});
     out.push_back({{name + "/bias", DType::f64, {static_cast<std::uint64_t>(l.bias.size())}}, l.bias.data()});

@@ -6,11 +6,11 @@
 #include <nlohmann/json.hpp>
 
 #include "pipeline/pipeline.hpp"
-#include "wavg/provenance.hpp"
 #include "wavg/backend.hpp"
 #include "wavg/engine.hpp"
 #include "wavg/error.hpp"
 #include "wavg/method.hpp"
+#include "wavg/provenance.hpp"
 
 namespace wavg::train {
 
@@ -38,18 +38,21 @@ std::string model_config(const Mlp& model) {
   // "module" lets Keras 3 find the classes (Keras 2.13 writes it too; older Keras ignores it).
   layers.push_back({{"module", "keras.layers"},
                     {"class_name", "InputLayer"},
-                    {"config", {{"batch_input_shape", {nullptr, model.layers.front().kernel.rows()}},
-                                {"dtype", "float64"}, {"name", "input"}}}});
+                    {"config",
+                     {{"batch_input_shape", {nullptr, model.layers.front().kernel.rows()}},
+                      {"dtype", "float64"},
+                      {"name", "input"}}}});
   for (std::size_t i = 0; i < model.layers.size(); ++i)
     layers.push_back({{"module", "keras.layers"},
                       {"class_name", "Dense"},
-                      {"config", {{"name", i == 0 ? "dense" : "dense_" + std::to_string(i)}, {"dtype", "float64"},
-                                  {"units", model.layers[i].kernel.cols()},
-                                  {"activation", i + 1 < model.layers.size() ? "relu" : "softmax"},
-                                  {"use_bias", true}}}});
-  return nlohmann::json{{"module", "keras"},
-                        {"class_name", "Sequential"},
-                        {"config", {{"name", "sequential"}, {"layers", layers}}}}
+                      {"config",
+                       {{"name", i == 0 ? "dense" : "dense_" + std::to_string(i)},
+                        {"dtype", "float64"},
+                        {"units", model.layers[i].kernel.cols()},
+                        {"activation", i + 1 < model.layers.size() ? "relu" : "softmax"},
+                        {"use_bias", true}}}});
+  return nlohmann::json{
+      {"module", "keras"}, {"class_name", "Sequential"}, {"config", {{"name", "sequential"}, {"layers", layers}}}}
       .dump();
 }
 
@@ -84,7 +87,8 @@ void save_model(Mlp& model, const std::string& path, const std::string& format) 
   // The model comes from training, not from files: the provenance names no inputs.
   auto entries = make_provenance("local-sgd", "train", std::vector<std::string>{}, "").entries();
   entries["model_config"] = model_config(model);
-  pipeline::Output out(path, output_format(path, format), Overwrite::yes, {reader.tensors(), nullptr, {}, Provenance(entries)}, {});
+  pipeline::Output out(path, output_format(path, format), Overwrite::yes,
+                       {reader.tensors(), nullptr, {}, Provenance(entries)}, {});
   for (std::size_t i = 0; i < reader.tensors().size(); ++i) {
     const std::uint64_t n = reader.tensors()[i].count();
     std::vector<double> values(n);

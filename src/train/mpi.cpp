@@ -58,7 +58,8 @@ bool all_ok(bool ok) {
 
 // Runs `step` on every rank; if it fails anywhere, the failing ranks rethrow their error and the others throw a
 // silent one with the same exit code class, all as Agreed.
-template <class F> void agreed(F&& step) {
+template <class F>
+void agreed(F&& step) {
   std::vector<Problem> problems;
   ExitCode code = ExitCode::runtime;
   try {
@@ -129,7 +130,8 @@ class MpiAverager final : public Averager {
 // Rank 0's tensor list, to check every rank's checkpoint against it with the plan's own messages. Holds no values.
 class TensorList final : public Reader {
  public:
-  TensorList(std::string name, std::vector<TensorInfo> tensors) : m_name(std::move(name)), m_tensors(std::move(tensors)) {}
+  TensorList(std::string name, std::vector<TensorInfo> tensors)
+      : m_name(std::move(name)), m_tensors(std::move(tensors)) {}
   const std::string& path() const override { return m_name; }
   std::string format_name() const override { return "tensor list"; }
   std::string layout() const override { return "tensor list"; }
@@ -151,8 +153,8 @@ std::string tensor_list_text(const std::vector<TensorInfo>& tensors) {
 std::vector<TensorInfo> tensor_list(const std::string& text) {
   std::vector<TensorInfo> tensors;
   for (const auto& t : nlohmann::json::parse(text))
-    tensors.push_back({t[0].get<std::string>(), *dtype_from_name(t[1].get<std::string>()),
-                       t[2].get<std::vector<std::uint64_t>>()});
+    tensors.push_back(
+        {t[0].get<std::string>(), *dtype_from_name(t[1].get<std::string>()), t[2].get<std::vector<std::uint64_t> >()});
   return tensors;
 }
 
@@ -277,10 +279,11 @@ int allreduce_checkpoint(const AllreduceJob& job) {
   Engine engine(plan, {reader.get()}, method, *backend, k_block_bytes * static_cast<std::uint64_t>(mpi_size()));
   std::optional<pipeline::Output> out;
   if (rank == 0)
-    out.emplace(target,
-                OutputSpec{output_tensors(plan), reader.get(), {},
-                           make_provenance("allreduce", method.describe(), {local}, "")},
-                reader->files());
+    out.emplace(
+        target,
+        OutputSpec{
+            output_tensors(plan), reader.get(), {}, make_provenance("allreduce", method.describe(), {local}, "")},
+        reader->files());
   NoOutput nowhere;
   if (out) pipeline::pace_hashing(engine, out->spec().provenance);
   engine.run(out ? out->writer() : nowhere);

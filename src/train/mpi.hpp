@@ -8,8 +8,8 @@
 #include <memory>
 #include <string>
 
-#include "train/driver.hpp"
 #include "pipeline/pipeline.hpp"
+#include "train/driver.hpp"
 #include "train/mpi_reduce.hpp"
 #include "wavg/atomic_file.hpp"
 
@@ -30,7 +30,7 @@ std::unique_ptr<Averager> make_mpi_averager(Reduction reduction);
 void write_averager_stats(const Averager& averager, const std::string& path, Overwrite overwrite);
 
 struct AllreduceJob {
-  std::string input;  // "{rank}" stands for the rank's number
+  std::string input;               // "{rank}" stands for the rank's number
   pipeline::TargetOptions output;  // checked by rank 0 (pipeline::check_target)
   Reduction reduction = Reduction::reduce_scatter;
   std::string stats;  // JSON statistics file, written by rank 0; empty: none

@@ -36,7 +36,6 @@
 
 namespace wavg::train {
 
-
 CommStats& CommStats::operator+=(const CommStats& o) {
   bytes_sent += o.bytes_sent;
   bytes_received += o.bytes_received;
@@ -85,20 +84,21 @@ void MpiReducer::average(const PlanEntry& entry, const void* src, void* dst, std
     const std::uint64_t n = std::min(step, count - off);
     const char* s = static_cast<const char*>(src) + off * elem;
     char* d = static_cast<char*>(dst) + off * elem;
-    if (m_reduction == Reduction::gather) gather_chunk(entry, off, s, d, n, method);
-    else scatter_chunk(entry, off, s, d, n, method);
+    if (m_reduction == Reduction::gather)
+      gather_chunk(entry, off, s, d, n, method);
+    else
+      scatter_chunk(entry, off, s, d, n, method);
   }
 }
 
-void MpiReducer::gather_chunk(const PlanEntry& entry, std::uint64_t off, const char* src, char* dst,
-                              std::uint64_t n, Method& method) {
+void MpiReducer::gather_chunk(const PlanEntry& entry, std::uint64_t off, const char* src, char* dst, std::uint64_t n,
+                              Method& method) {
   const std::uint64_t elem = dtype_size(entry.info.dtype), bytes = n * elem, words = (bytes + 7) / 8;
   const int ranks = comm_size();
   m_buffer.resize(words * static_cast<std::size_t>(ranks));
   auto t = Clock::now();
   // Each rank's chunk lands at a multiple of 8 bytes, so any dtype is aligned.
-  MPI_Allgather(src, static_cast<int>(bytes), MPI_BYTE, m_buffer.data(), static_cast<int>(words * 8), MPI_BYTE,
-                m_comm);
+  MPI_Allgather(src, static_cast<int>(bytes), MPI_BYTE, m_buffer.data(), static_cast<int>(words * 8), MPI_BYTE, m_comm);
   m_stats.comm_seconds += since(t);
   const auto others = static_cast<std::uint64_t>(ranks - 1);
   m_stats.bytes_sent += bytes * others;
@@ -112,8 +112,8 @@ void MpiReducer::gather_chunk(const PlanEntry& entry, std::uint64_t off, const c
   m_stats.compute_seconds += since(t);
 }
 
-void MpiReducer::scatter_chunk(const PlanEntry& entry, std::uint64_t off, const char* src, char* dst,
-                               std::uint64_t n, Method& method) {
+void MpiReducer::scatter_chunk(const PlanEntry& entry, std::uint64_t off, const char* src, char* dst, std::uint64_t n,
+                               Method& method) {
   const std::uint64_t elem = dtype_size(entry.info.dtype);
   const int ranks = comm_size(), me = comm_rank();
   const auto k = static_cast<std::uint64_t>(ranks);
@@ -134,8 +134,8 @@ void MpiReducer::scatter_chunk(const PlanEntry& entry, std::uint64_t off, const 
   for (std::uint64_t q = 0; q < k; ++q) recv_at[q] = static_cast<int>(q * words * 8);
 
   auto t = Clock::now();
-  MPI_Alltoallv(src, size.data(), begin.data(), MPI_BYTE, m_buffer.data(), recv_size.data(), recv_at.data(),
-                MPI_BYTE, m_comm);
+  MPI_Alltoallv(src, size.data(), begin.data(), MPI_BYTE, m_buffer.data(), recv_size.data(), recv_at.data(), MPI_BYTE,
+                m_comm);
   m_stats.comm_seconds += since(t);
 
   t = Clock::now();

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "train/reduction.hpp"
 #include "wavg/atomic_file.hpp"
 #include "wavg/method.hpp"
-#include "train/reduction.hpp"
 
 #if WAVG_HAVE_MPI
 #include <mpi.h>

@@ -95,7 +95,8 @@ RunDir::RunDir(const LocalSgdOptions& o, nlohmann::json settings)
     std::string line, kept;
     while (std::getline(log, line)) {
       const bool header = line.rfind("round,", 0) == 0;
-      if (header || (!line.empty() && std::stoull(line.substr(0, line.find(','))) <= m_state.round)) kept += line + "\n";
+      if (header || (!line.empty() && std::stoull(line.substr(0, line.find(','))) <= m_state.round))
+        kept += line + "\n";
     }
     write_text_atomically(file("log.csv"), kept);
   } else {
@@ -124,7 +125,9 @@ void RunDir::complete(const LogRow& row, const RunState& state) {
 }
 
 void RunDir::write_state() {
-  nlohmann::json j{{"round", m_state.round}, {"step", m_state.step}, {"seconds", m_state.seconds},
+  nlohmann::json j{{"round", m_state.round},
+                   {"step", m_state.step},
+                   {"seconds", m_state.seconds},
                    {"checkpoint", m_state.round ? fs::path(checkpoint(m_state.round)).filename().string() : ""},
                    {"settings", m_settings}};
   write_text_atomically(file("state.json"), j.dump(2) + "\n");

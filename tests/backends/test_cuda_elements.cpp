@@ -32,10 +32,17 @@ struct Block {
     data.resize(n * count * e);
     base.resize(count * e);
     auto fill = [&](unsigned char* p, std::uint64_t i, double v) {
-      if (t == DType::f16) { const std::uint16_t h = double_to_half(v); std::memcpy(p + i * 2, &h, 2); }
-      else if (t == DType::bf16) { const std::uint16_t h = double_to_bf16(v); std::memcpy(p + i * 2, &h, 2); }
-      else if (t == DType::f32) { const float f = static_cast<float>(v); std::memcpy(p + i * 4, &f, 4); }
-      else std::memcpy(p + i * 8, &v, 8);
+      if (t == DType::f16) {
+        const std::uint16_t h = double_to_half(v);
+        std::memcpy(p + i * 2, &h, 2);
+      } else if (t == DType::bf16) {
+        const std::uint16_t h = double_to_bf16(v);
+        std::memcpy(p + i * 2, &h, 2);
+      } else if (t == DType::f32) {
+        const float f = static_cast<float>(v);
+        std::memcpy(p + i * 4, &f, 4);
+      } else
+        std::memcpy(p + i * 8, &v, 8);
     };
     for (std::uint64_t i = 0; i < n * count; ++i) fill(data.data(), i, normal(rng) * 3);
     for (std::uint64_t i = 0; i < count; ++i) fill(base.data(), i, normal(rng));
@@ -47,7 +54,8 @@ struct Block {
 
 constexpr DType k_floats[] = {DType::f16, DType::bf16, DType::f32, DType::f64};
 
-template <class F> void dispatch(DType t, F&& f) {
+template <class F>
+void dispatch(DType t, F&& f) {
   switch (t) {
     case DType::f16: return f.template operator()<DType::f16>();
     case DType::bf16: return f.template operator()<DType::bf16>();

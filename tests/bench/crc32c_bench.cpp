@@ -64,18 +64,15 @@ int main() {
   std::uint32_t x = 1;
   for (auto& b : buf) b = static_cast<unsigned char>((x = x * 1103515245u + 12345u) >> 24);
   for (const auto& [size, reps] : {std::pair<std::size_t, int>{256 << 10, 256}, {buf.size(), 1}}) {
-    time_it("crc32c::extend", buf, size, reps, [](const void* p, std::size_t n) {
-      return wavg::crc32c::extend(0, p, n);
-    });
+    time_it("crc32c::extend", buf, size, reps,
+            [](const void* p, std::size_t n) { return wavg::crc32c::extend(0, p, n); });
 #if defined(__x86_64__)
     if (__builtin_cpu_supports("sse4.2"))
-      time_it("crc32c one stream (before)", buf, size, reps, [](const void* p, std::size_t n) {
-        return one_stream(0, p, n);
-      });
+      time_it("crc32c one stream (before)", buf, size, reps,
+              [](const void* p, std::size_t n) { return one_stream(0, p, n); });
 #endif
-    time_it("crc32c tables", buf, size, reps, [](const void* p, std::size_t n) {
-      return wavg::crc32c::extend_tables(0, p, n);
-    });
+    time_it("crc32c tables", buf, size, reps,
+            [](const void* p, std::size_t n) { return wavg::crc32c::extend_tables(0, p, n); });
     time_it("zlib crc32", buf, size, reps, [](const void* p, std::size_t n) {
       return static_cast<std::uint32_t>(crc32_z(0, static_cast<const Bytef*>(p), n));
     });

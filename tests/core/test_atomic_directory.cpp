@@ -133,9 +133,9 @@ TEST_CASE("SIGINT removes the temporary folder with everything in it") {
 TEST_CASE("a folder output refuses a file target and a folder that holds an input") {
   test::TempDir dir;
   std::ofstream(dir / "file") << "x";
-  CHECK_THROWS_WITH_AS(AtomicDirectory(dir / "file", Overwrite::yes),
-                       (dir / "file" + ": is not a directory (--force replaces a folder output only by a folder)").c_str(),
-                       Error);
+  CHECK_THROWS_WITH_AS(
+      AtomicDirectory(dir / "file", Overwrite::yes),
+      (dir / "file" + ": is not a directory (--force replaces a folder output only by a folder)").c_str(), Error);
   fill(dir / "model", "input");
   const std::string input = dir / "model/model.safetensors";
   try {

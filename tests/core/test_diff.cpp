@@ -40,10 +40,10 @@ TEST_CASE("diff: distances of hand-computed vectors") {
 
 TEST_CASE("diff: zero vectors and NaN have defined results") {
   const auto d = diff_of({{0, 0}, {0}, {1, NAN}}, {{0, 0}, {2}, {1, 1}}, 1 << 20);
-  CHECK(d.tensors[0].sums.relative() == 0.0);           // both zero
-  CHECK(std::isnan(d.tensors[0].sums.cosine()));        // undefined
-  CHECK(std::isinf(d.tensors[1].sums.relative()));      // A zero, B not
-  CHECK(std::isnan(d.tensors[2].sums.max_abs));         // a NaN difference is not hidden by max
+  CHECK(d.tensors[0].sums.relative() == 0.0);       // both zero
+  CHECK(std::isnan(d.tensors[0].sums.cosine()));    // undefined
+  CHECK(std::isinf(d.tensors[1].sums.relative()));  // A zero, B not
+  CHECK(std::isnan(d.tensors[2].sums.max_abs));     // a NaN difference is not hidden by max
   CHECK(std::isnan(d.total.max_abs));
 }
 

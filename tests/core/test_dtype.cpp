@@ -15,14 +15,14 @@ using namespace wavg;
 TEST_CASE("double_to_half rounds to nearest, ties to even") {
   CHECK(double_to_half(1.0) == 0x3c00);
   CHECK(double_to_half(-2.0) == 0xc000);
-  CHECK(double_to_half(65504.0) == 0x7bff);              // largest finite half
-  CHECK(double_to_half(65519.99) == 0x7bff);             // below the midpoint to 65536: stays finite
-  CHECK(double_to_half(65520.0) == 0x7c00);              // the midpoint rounds to even, which is infinity
-  CHECK(double_to_half(1.0 + 1.0 / 2048) == 0x3c00);     // halfway between 1 and 1+2^-10: even is 1
-  CHECK(double_to_half(1.0 + 3.0 / 2048) == 0x3c02);     // halfway between 1+2^-10 and 1+2^-9: even is 0x3c02
+  CHECK(double_to_half(65504.0) == 0x7bff);                   // largest finite half
+  CHECK(double_to_half(65519.99) == 0x7bff);                  // below the midpoint to 65536: stays finite
+  CHECK(double_to_half(65520.0) == 0x7c00);                   // the midpoint rounds to even, which is infinity
+  CHECK(double_to_half(1.0 + 1.0 / 2048) == 0x3c00);          // halfway between 1 and 1+2^-10: even is 1
+  CHECK(double_to_half(1.0 + 3.0 / 2048) == 0x3c02);          // halfway between 1+2^-10 and 1+2^-9: even is 0x3c02
   CHECK(double_to_half(1.0 + 1.0 / 2048 + 1e-12) == 0x3c01);  // just above halfway rounds up
-  CHECK(double_to_half(std::ldexp(1.0, -24)) == 0x0001);  // smallest subnormal
-  CHECK(double_to_half(std::ldexp(1.0, -25)) == 0x0000);  // half of it: tie to even (zero)
+  CHECK(double_to_half(std::ldexp(1.0, -24)) == 0x0001);      // smallest subnormal
+  CHECK(double_to_half(std::ldexp(1.0, -25)) == 0x0000);      // half of it: tie to even (zero)
   CHECK(double_to_half(std::ldexp(1.5, -25)) == 0x0001);
   CHECK(double_to_half(std::ldexp(1.0, -14)) == 0x0400);  // smallest normal
   CHECK(double_to_half(-0.0) == 0x8000);
@@ -53,7 +53,7 @@ TEST_CASE("double_to_bf16 rounds to nearest, ties to even") {
   CHECK(double_to_bf16(1.0 + 1.0 / 256) == 0x3f80);  // tie: even
   CHECK(double_to_bf16(1.0 + 3.0 / 256) == 0x3f82);  // tie: even is up
   CHECK(double_to_bf16(3.0e38) == 0x7f62);
-  CHECK(double_to_bf16(3.4e38) == 0x7f80);           // above the largest bf16 (3.39e38) midpoint: infinity
+  CHECK(double_to_bf16(3.4e38) == 0x7f80);  // above the largest bf16 (3.39e38) midpoint: infinity
   CHECK(double_to_bf16(std::ldexp(1.0, -133)) == 0x0001);
 }
 

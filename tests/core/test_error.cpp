@@ -18,8 +18,9 @@ TEST_CASE("printable escapes what could end the line or reach the terminal, and 
   CHECK(printable("del\x7f") == "del\\x7f");
   CHECK(printable("back\\slash") == "back\\\\slash");
   CHECK(printable("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80") == "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
-  CHECK(printable("\xc2\x9b" "31m") == "\\xc2\\x9b31m");  // C1 CSI, a terminal escape in UTF-8
-  CHECK(printable("\xc2\xa0") == "\xc2\xa0");             // U+00A0, printable
-  CHECK(printable("\xff\xfe") == "\\xff\\xfe");           // not UTF-8
-  CHECK(printable("\xe2\x82") == "\\xe2\\x82");           // truncated sequence
+  CHECK(printable("\xc2\x9b"
+                  "31m") == "\\xc2\\x9b31m");    // C1 CSI, a terminal escape in UTF-8
+  CHECK(printable("\xc2\xa0") == "\xc2\xa0");    // U+00A0, printable
+  CHECK(printable("\xff\xfe") == "\\xff\\xfe");  // not UTF-8
+  CHECK(printable("\xe2\x82") == "\\xe2\\x82");  // truncated sequence
 }

@@ -131,10 +131,12 @@ TEST_CASE("plan by name: names that differ but pair by position get the --match 
   ListReader b("b", {f32("dense_1/kernel", {2, 3}), f32("dense_1/bias", {3})});
   const auto lines = refusal({&a, &b});
   REQUIRE(lines.size() == 6);
-  CHECK(lines[0] == "a: 4 tensor names differ (listed below), but every input's model tensors pair up with these by "
-                    "position, with equal shapes: --match order would pair them");
-  CHECK(lines[1] == "b: 2 of 2 tensors differ from a (names), and 2 are not in it; first: dense/kernel: missing "
-                    "(present in a)");
+  CHECK(lines[0] ==
+        "a: 4 tensor names differ (listed below), but every input's model tensors pair up with these by "
+        "position, with equal shapes: --match order would pair them");
+  CHECK(lines[1] ==
+        "b: 2 of 2 tensors differ from a (names), and 2 are not in it; first: dense/kernel: missing "
+        "(present in a)");
 
   PlanOptions order;
   order.match = Pairing::order;
@@ -142,8 +144,8 @@ TEST_CASE("plan by name: names that differ but pair by position get the --match 
   CHECK(names(plan) == std::vector<std::string>{"dense/kernel", "dense/bias"});
   CHECK(plan.entries[0].source == std::vector<std::size_t>{0, 0});
   CHECK(plan.entries[1].source == std::vector<std::size_t>{1, 1});
-  CHECK(plan.pairing == std::vector<std::string>{"pair: dense/kernel = dense_1/kernel (b)",
-                                                 "pair: dense/bias = dense_1/bias (b)"});
+  CHECK(plan.pairing ==
+        std::vector<std::string>{"pair: dense/kernel = dense_1/kernel (b)", "pair: dense/bias = dense_1/bias (b)"});
 
   // A filter matches input 1's names and takes each tensor's partners with it.
   order.exclude = {"*/bias"};
@@ -214,10 +216,10 @@ static TensorInfo with_role(TensorInfo t, Role role, std::string alias_of = {}) 
 
 TEST_CASE("plan roles: a float counter and hyper-parameter are kept, optimizer state follows --optimizer-state") {
   const auto tensors = [](const char* path) {
-    return ListReader(path, {with_role(f32("w", {2}), Role::weight), with_role(f32("m", {2}), Role::optimizer_state),
-                             with_role(f32("step", {}), Role::counter), with_role(f32("lr", {}), Role::hyper_parameter),
-                             with_role(f32("opt/t", {}), Role::weight),
-                             with_role({"seed", DType::u32, {2}}, Role::rng)});
+    return ListReader(path,
+                      {with_role(f32("w", {2}), Role::weight), with_role(f32("m", {2}), Role::optimizer_state),
+                       with_role(f32("step", {}), Role::counter), with_role(f32("lr", {}), Role::hyper_parameter),
+                       with_role(f32("opt/t", {}), Role::weight), with_role({"seed", DType::u32, {2}}, Role::rng)});
   };
   ListReader a = tensors("a"), b = tensors("b"), c = tensors("c");
   Plan plan = build_plan({&a, &b, &c}, {});

@@ -4,11 +4,11 @@
 
 #include <doctest/doctest.h>
 
+#include <unistd.h>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <unistd.h>
 
 #include "wavg/error.hpp"
 #include "wavg/provenance.hpp"

@@ -50,7 +50,8 @@ TEST_CASE("adam, yogi and adagrad over three rounds with the state reloaded") {
   TempDir dir;
   const double eta = 0.01, b1 = 0.9, b2 = 0.99, tau = 1e-3, d[] = {1, -2, 0.5};
   for (ServerOptKind kind : {ServerOptKind::adam, ServerOptKind::yogi, ServerOptKind::adagrad}) {
-    const std::string state = (std::filesystem::path(dir.path()) / ("state" + std::to_string(static_cast<int>(kind)) + ".h5")).string();
+    const std::string state =
+        (std::filesystem::path(dir.path()) / ("state" + std::to_string(static_cast<int>(kind)) + ".h5")).string();
     const auto got = three_rounds(kind, state);
     double m = 0, v = tau * tau, x = 3;
     for (int t = 0; t < 3; ++t) {
@@ -94,8 +95,9 @@ TEST_CASE("a server state that does not match the model or the optimizer is refu
     FAIL("expected an error");
   } catch (const Error& e) {
     CHECK(e.code() == ExitCode::incompatible);
-    CHECK(e.problems().front().what == "v/t0: missing from the server state (written for another model or another "
-                                       "--server-opt?)");
+    CHECK(e.problems().front().what ==
+          "v/t0: missing from the server state (written for another model or another "
+          "--server-opt?)");
   }
   o.server.kind = ServerOptKind::momentum;  // right optimizer, wrong shape
   CHECK_THROWS_AS(run_federated({{{1, 2}}, {{2, 3}}}, {{0, 0}}, o, state), Error);

@@ -103,5 +103,6 @@ TEST_CASE("SIGBUS on a truncated mapping names the mapped file, even inside an H
     ::_exit(12);  // not reached: the read above faults
   });
   CHECK(r.exit_code == 1);
-  CHECK(r.err == "wavg: error: " + path + ": the file shrank while wavg was reading it (changed by another program?)\n");
+  CHECK(r.err ==
+        "wavg: error: " + path + ": the file shrank while wavg was reading it (changed by another program?)\n");
 }

@@ -77,10 +77,11 @@ std::vector<double> ties_reference(const std::vector<std::vector<double>>& x, co
 
 }  // namespace
 
-TEST_CASE("ties keeps exactly the top max(1, floor(D*n)) magnitudes of each tensor across blocks, ties to the lower "
-          "index") {
+TEST_CASE(
+    "ties keeps exactly the top max(1, floor(D*n)) magnitudes of each tensor across blocks, ties to the lower "
+    "index") {
   std::mt19937_64 rng(19);
-  std::uniform_int_distribution<int> step(-12, 12);  // multiples of 1/8: many equal magnitudes
+  std::uniform_int_distribution<int> step(-12, 12);             // multiples of 1/8: many equal magnitudes
   const std::vector<std::size_t> sizes{10'007, 3, 2'500, 700};  // 700: one block, found in one pass
   Values base;
   std::vector<Values> tunes(3);

@@ -9,8 +9,8 @@ using namespace wavg;
 TEST_CASE("a gradient is interpolated linearly between its anchors over t in [0, 1]") {
   const ParamSetting g{{"", {0, 0.5, 0.3, 0.7, 1}}};
   CHECK(*evaluate_setting(g, "x", 0.0) == 0.0);
-  CHECK(*evaluate_setting(g, "x", 0.5) == 0.3);   // scaled 2: anchor 2 exactly
-  CHECK(*evaluate_setting(g, "x", 1.0) == 1.0);   // the last anchor, i1 clamped
+  CHECK(*evaluate_setting(g, "x", 0.5) == 0.3);     // scaled 2: anchor 2 exactly
+  CHECK(*evaluate_setting(g, "x", 1.0) == 1.0);     // the last anchor, i1 clamped
   CHECK(*evaluate_setting(g, "x", 0.125) == 0.25);  // scaled 0.5: half way from 0 to 0.5
   CHECK(*evaluate_setting({{"", {2}}}, "x", 0.7) == 2.0);
 }

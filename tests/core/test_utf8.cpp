@@ -17,10 +17,10 @@ bool valid(const std::string& bytes) {
 TEST_CASE("well-formed UTF-8 of every length is accepted") {
   CHECK(valid(""));
   CHECK(valid("plain ASCII"));
-  CHECK(valid("\xc3\xa9"));              // U+00E9
-  CHECK(valid("\xe2\x82\xac"));          // U+20AC
-  CHECK(valid("\xf0\x9f\x98\x80"));      // U+1F600
-  CHECK(valid("\xf4\x8f\xbf\xbf"));      // U+10FFFF, the last code point
+  CHECK(valid("\xc3\xa9"));          // U+00E9
+  CHECK(valid("\xe2\x82\xac"));      // U+20AC
+  CHECK(valid("\xf0\x9f\x98\x80"));  // U+1F600
+  CHECK(valid("\xf4\x8f\xbf\xbf"));  // U+10FFFF, the last code point
   CHECK(wavg::utf8_sequence_length(reinterpret_cast<const unsigned char*>("\xf0\x9f\x98\x80"), 4) == 4);
 }
 

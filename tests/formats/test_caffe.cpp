@@ -24,10 +24,14 @@ std::string varint(std::uint64_t v) {
   } while (v);
   return s;
 }
-std::string tag(int field, int wire) { return varint(static_cast<std::uint64_t>(field) << 3 | static_cast<unsigned>(wire)); }
+std::string tag(int field, int wire) {
+  return varint(static_cast<std::uint64_t>(field) << 3 | static_cast<unsigned>(wire));
+}
 // A length-delimited field.
 std::string field(int number, const std::string& payload) { return tag(number, 2) + varint(payload.size()) + payload; }
-std::string number(int field_number, std::int64_t v) { return tag(field_number, 0) + varint(static_cast<std::uint64_t>(v)); }
+std::string number(int field_number, std::int64_t v) {
+  return tag(field_number, 0) + varint(static_cast<std::uint64_t>(v));
+}
 
 // A blob with a BlobShape and float data.
 std::string blob(std::initializer_list<std::uint64_t> dims, std::initializer_list<float> values) {
@@ -81,8 +85,8 @@ TEST_CASE("Caffe reader gives V1 legacy 4-D shapes the shapes Caffe gives them t
   const std::string bytes =
       field(1, "net") +
       v1_layer("conv", 4, {legacy_blob(1, 1, 1, 2, {1, 2}), legacy_blob(1, 1, 1, 1, {3})}) +  // 1 output: stays 4-D
-      v1_layer("ip", 14, {legacy_blob(1, 1, 1, 2, {1, 2}), legacy_blob(1, 1, 1, 1, {3})}) +  // (O, I) = (1, 2)
-      v1_layer("other", 99, {legacy_blob(1, 2, 1, 1, {1, 2})});                             // leading 1s dropped
+      v1_layer("ip", 14, {legacy_blob(1, 1, 1, 2, {1, 2}), legacy_blob(1, 1, 1, 1, {3})}) +   // (O, I) = (1, 2)
+      v1_layer("other", 99, {legacy_blob(1, 2, 1, 1, {1, 2})});                               // leading 1s dropped
   const std::string path = dir.write("v1.caffemodel", bytes);
   REQUIRE(looks_like_caffe(path));
   CaffeReader r(path);
@@ -100,9 +104,9 @@ TEST_CASE("Caffe sniff wants NetParameter fields and a named layer") {
   TempDir dir;
   CHECK(looks_like_caffe(dir.write("a", field(1, "n") + field(100, field(1, "x")))));
   CHECK(looks_like_caffe(dir.write("b", number(5, 1) + v1_layer("x", 4, {}))));
-  CHECK(!looks_like_caffe(dir.write("c", field(1, "n"))));                         // no layer
-  CHECK(!looks_like_caffe(dir.write("d", field(100, field(2, "Input")))));          // a layer without a name
-  CHECK(!looks_like_caffe(dir.write("e", number(1, 5) + field(100, field(1, "x")))));  // name is no varint
+  CHECK(!looks_like_caffe(dir.write("c", field(1, "n"))));                              // no layer
+  CHECK(!looks_like_caffe(dir.write("d", field(100, field(2, "Input")))));              // a layer without a name
+  CHECK(!looks_like_caffe(dir.write("e", number(1, 5) + field(100, field(1, "x")))));   // name is no varint
   CHECK(!looks_like_caffe(dir.write("f", field(9, "?") + field(100, field(1, "x")))));  // unknown net field
   CHECK(!looks_like_caffe(dir.write("g", "{\"format\": \"wavg-json\"}")));
   CHECK(!looks_like_caffe(dir.write("h", std::string("\x12\x01\x00\x00\x00\x00\x00\x00", 8))));  // MXNet's magic

@@ -73,8 +73,8 @@ std::string refusal(const TensorInfo& t, TensorChunks c) {
 
 TEST_CASE("dcp chunks: row-wise, column-wise, grid and uneven splits walk to the right chunk and place") {
   const TensorInfo t{"w", DType::f32, {5, 7}};
-  for (auto c : {layout({{{0, 0}, {3, 7}}, {{3, 0}, {2, 7}}}),                   // rows 3 + 2
-                 layout({{{0, 4}, {5, 3}}, {{0, 0}, {5, 4}}}),                   // columns 4 + 3, listed out of order
+  for (auto c : {layout({{{0, 0}, {3, 7}}, {{3, 0}, {2, 7}}}),  // rows 3 + 2
+                 layout({{{0, 4}, {5, 3}}, {{0, 0}, {5, 4}}}),  // columns 4 + 3, listed out of order
                  layout({{{0, 0}, {2, 3}}, {{0, 3}, {2, 4}}, {{2, 0}, {3, 3}}, {{2, 3}, {3, 4}}}),  // 2 x 2 grid
                  layout({{{0, 0}, {5, 7}}})}) {
     check_cover("f", t, c);
@@ -123,6 +123,5 @@ TEST_CASE("dcp chunks: overlaps, holes and chunks outside the shape are refused 
   CHECK(refusal(t, outside) ==
         "tensor w: the chunk at offsets (3, 2) of sizes (2, 2) reaches outside its shape (4, 4)");
   auto rank = layout({{{0}, {16}}});
-  CHECK(refusal(t, rank) ==
-        "tensor w: a chunk at offsets (0,) of sizes (16,) does not have the tensor's 2 dimensions");
+  CHECK(refusal(t, rank) == "tensor w: a chunk at offsets (0,) of sizes (16,) does not have the tensor's 2 dimensions");
 }

@@ -38,8 +38,13 @@ std::string rewrite(Reader& in, const OutputSpec& spec, Make&& make) {
 
 TEST_CASE("msgpack tree: one node per value, payloads as offsets into the buffer") {
   // {"a": [1, -2, 1.5], "b": bin(2)}
-  const std::string bytes = std::string("\x82") + "\xa1" "a" + "\x93" + "\x01" + "\xfe" +
-                            std::string("\xcb\x3f\xf8\x00\x00\x00\x00\x00\x00", 9) + "\xa1" "b" + "\xc4\x02" + "xy";
+  const std::string bytes = std::string("\x82") +
+                            "\xa1"
+                            "a" +
+                            "\x93" + "\x01" + "\xfe" + std::string("\xcb\x3f\xf8\x00\x00\x00\x00\x00\x00", 9) +
+                            "\xa1"
+                            "b" +
+                            "\xc4\x02" + "xy";
   const auto* base = reinterpret_cast<const unsigned char*>(bytes.data());
   const msgpack_tree::Tree t = msgpack_tree::parse("x", base, 0, bytes.size(), "the file");
   REQUIRE(t.nodes.size() == 8);
@@ -95,14 +100,27 @@ TEST_CASE("Flax writer: without a Flax input 1, nested maps from the names") {
   const float v[] = {1.0f};
   for (std::size_t i = 0; i < 3; ++i) w->write(i, 0, 1, v);
   w->finish();
-  const std::string f32 = "\xa7" "float32";
+  const std::string f32 =
+      "\xa7"
+      "float32";
   const std::string one = std::string("\xc4\x04") + std::string("\x00\x00\x80\x3f", 4);
   // ext 8 with a payload of 1 + 2 + 8 + 6 = 17 bytes (an ext 8: no fixext has that length)
   const std::string vec = std::string("\xc7\x11\x01") + "\x93" + "\x91\x01" + f32 + one;
   // a 0-d array: 1 + 1 + 8 + 6 = 16 bytes, a fixext 16 (0xd8)
   const std::string scalar = std::string("\xd8\x01") + "\x93" + "\x90" + f32 + one;
-  CHECK(test::read_all(out) ==
-        std::string("\x82") + "\xa1" "m" + "\x82" + "\xa1" "x" + vec + "\xa1" "y" + scalar + "\xa1" "z" + vec);
+  CHECK(test::read_all(out) == std::string("\x82") +
+                                   "\xa1"
+                                   "m" +
+                                   "\x82" +
+                                   "\xa1"
+                                   "x" +
+                                   vec +
+                                   "\xa1"
+                                   "y" +
+                                   scalar +
+                                   "\xa1"
+                                   "z" +
+                                   vec);
   spec.tensors = {{"m", DType::f32, {1}}, {"m/x", DType::f32, {1}}};
   CHECK_THROWS_WITH_AS(create_flax_writer(out, out, spec), (out + ": m/x: m is an array, so it cannot hold x").c_str(),
                        Error);

@@ -31,7 +31,8 @@ std::size_t check_mean(const std::vector<std::string>& inputs, const std::string
     }
     const auto first = read_doubles(inputs.front(), name);
     for (std::size_t i = 0; i < got.size(); ++i) {
-      const double want = is_float32 ? static_cast<double>(static_cast<float>(sum[i] / static_cast<double>(inputs.size()))) : first[i];
+      const double want =
+          is_float32 ? static_cast<double>(static_cast<float>(sum[i] / static_cast<double>(inputs.size()))) : first[i];
       if (got[i] != want) {
         FAIL_CHECK(name << "[" << i << "]: got " << got[i] << ", expected " << want);
         break;
@@ -74,9 +75,9 @@ std::optional<RealMerge> merge_real(const std::string& group, const std::vector<
 }  // namespace
 
 TEST_CASE("G1: the ebot64 Keras 2.10 epoch checkpoints (model + Adam state) merge to their mean") {
-  const auto m = merge_real("ebot64-pima-epochs", {"weights-improvement-01-0.33.hdf5",
-                                                   "weights-improvement-08-0.68.hdf5",
-                                                   "weights-improvement-145-0.75.hdf5"});
+  const auto m = merge_real(
+      "ebot64-pima-epochs",
+      {"weights-improvement-01-0.33.hdf5", "weights-improvement-08-0.68.hdf5", "weights-improvement-145-0.75.hdf5"});
   if (!m) return;
   CHECK(m->run.out.find("merged 3 inputs (Keras 2 model)") == 0);
   // 6 model tensors + 12 Adam moments + the int64 iteration counter.
@@ -99,9 +100,9 @@ TEST_CASE("G2: the three hls4ml Keras 2.3 full models (fixed-length string attri
 }
 
 TEST_CASE("G2: the three hls4ml Keras 2.0/2.1 weights-only files merge to their mean") {
-  const auto m = merge_real("hls4ml-keras3layer-weights", {"KERAS_3layer_weights.h5",
-                                                           "KERAS_3layer_70pruned_retrained_weights.h5",
-                                                           "KERAS_3layer_95pruned_retrained_weights.h5"});
+  const auto m =
+      merge_real("hls4ml-keras3layer-weights", {"KERAS_3layer_weights.h5", "KERAS_3layer_70pruned_retrained_weights.h5",
+                                                "KERAS_3layer_95pruned_retrained_weights.h5"});
   if (!m) return;
   CHECK(m->run.out.find("(Keras 2 weights)") != std::string::npos);
   CHECK(m->compared == 8);

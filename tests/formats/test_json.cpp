@@ -120,10 +120,9 @@ TEST_CASE("wavg JSON reader decodes decimals, special strings and base64 into ea
 
 TEST_CASE("wavg JSON writer output matches the expected text byte for byte") {
   const std::vector<TensorInfo> tensors{{"a/w", DType::f32, {2}}, {"s", DType::i16, {}}, {"h", DType::f16, {3}}};
-  const std::string text = write_json(tensors,
-                                      {raw<float>({0.1f, -1e-30f}), raw<std::int16_t>({-3}),
-                                       raw<std::uint16_t>({0x2e66, 0x7c00, 0x0001})},
-                                      JsonEncoding::values, {{"wavg_command", "merge"}});
+  const std::string text = write_json(
+      tensors, {raw<float>({0.1f, -1e-30f}), raw<std::int16_t>({-3}), raw<std::uint16_t>({0x2e66, 0x7c00, 0x0001})},
+      JsonEncoding::values, {{"wavg_command", "merge"}});
   CHECK(text ==
         "{\"format\": \"wavg-json\", \"version\": 1,\n"
         " \"metadata\": {\n"
@@ -131,13 +130,14 @@ TEST_CASE("wavg JSON writer output matches the expected text byte for byte") {
         " },\n"
         " \"tensors\": [\n"
         "  {\"name\": \"a/w\", \"dtype\": \"float32\", \"shape\": [2],\n"
-        "   \"data\": [0.1,-1e-30]},\n"                 // shortest float32 decimals
+        "   \"data\": [0.1,-1e-30]},\n"  // shortest float32 decimals
         "  {\"name\": \"s\", \"dtype\": \"int16\", \"shape\": [],\n"
         "   \"data\": [-3]},\n"
         "  {\"name\": \"h\", \"dtype\": \"float16\", \"shape\": [3],\n"
-        "   \"data\": [0.1,\"Infinity\",6e-08]}\n"       // 0x0001 = 2^-24 = 5.96e-08; 6e-08 is nearest to it
+        "   \"data\": [0.1,\"Infinity\",6e-08]}\n"  // 0x0001 = 2^-24 = 5.96e-08; 6e-08 is nearest to it
         " ]}\n");
-  const std::string b64 = write_json({{"x", DType::u8, {4}}}, {std::string("\x01\x02\x03\xff", 4)}, JsonEncoding::base64);
+  const std::string b64 =
+      write_json({{"x", DType::u8, {4}}}, {std::string("\x01\x02\x03\xff", 4)}, JsonEncoding::base64);
   CHECK(b64 ==
         "{\"format\": \"wavg-json\", \"version\": 1,\n"
         " \"metadata\": {},\n"
@@ -154,7 +154,8 @@ TEST_CASE("wavg JSON round-trips every dtype bit for bit in both encodings") {
   data.push_back(raw<std::uint64_t>({0x0000000000000001, 0x7fefffffffffffff, 0x8000000000000000, 0x3fb999999999999a,
                                      0x7ff8000000000000, 0xfff0000000000001, 0x7ff0000000000000, 0x400921fb54442d18}));
   tensors.push_back({"f32", DType::f32, {7}});
-  data.push_back(raw<std::uint32_t>({0x00000001, 0x7f7fffff, 0x80000000, 0x3dcccccd, 0x7fc00000, 0x7f800001, 0xff800000}));
+  data.push_back(
+      raw<std::uint32_t>({0x00000001, 0x7f7fffff, 0x80000000, 0x3dcccccd, 0x7fc00000, 0x7f800001, 0xff800000}));
   tensors.push_back({"f16", DType::f16, {6}});
   data.push_back(raw<std::uint16_t>({0x0001, 0x7bff, 0x8000, 0x3555, 0x7e01, 0xfc00}));
   tensors.push_back({"bf16", DType::bf16, {6}});
@@ -211,16 +212,19 @@ TEST_CASE("wavg JSON corrupt documents are one-line errors, never crashes") {
   };
   const std::vector<Case> cases{
       {"", "expected '{' to open the document (at byte 0)"},
-      {full.substr(0, full.size() - 4), "expected ',' or ']' in the data"},                    // truncated
-      {"[1,2]", "expected '{' to open the document"},                                           // bad magic
+      {full.substr(0, full.size() - 4), "expected ',' or ']' in the data"},  // truncated
+      {"[1,2]", "expected '{' to open the document"},                        // bad magic
       {R"({"format":"pytorch","tensors":[]})", "format is not \"wavg-json\""},
       {R"({"format":"wavg-json","version":2,"tensors":[]})", "unsupported version"},
       {R"({"format":"wavg-json"})", "no tensors member"},
-      {doc(R"({"name":"w","dtype":"float32","shape":[3],"data":[1,2]})"), "w: data has 2 values but shape (3,) holds 3"},
+      {doc(R"({"name":"w","dtype":"float32","shape":[3],"data":[1,2]})"),
+       "w: data has 2 values but shape (3,) holds 3"},
       {doc(R"({"name":"w","dtype":"float32","shape":[1],"data":[1,2]})"), "w: data has more than the 1 values"},
       {doc(R"({"name":"w","dtype":"float32","shape":[4294967296,4294967296],"data":[]})"), "overflows"},
-      {doc(R"({"name":"w","dtype":"float32","shape":[1000000000],"data":[]})"), "needs more values than the file can hold"},
-      {doc(R"({"name":"w","dtype":"uint8","shape":[4],"encoding":"base64","data":"AQID"})"), "base64 data is not 4 bytes"},
+      {doc(R"({"name":"w","dtype":"float32","shape":[1000000000],"data":[]})"),
+       "needs more values than the file can hold"},
+      {doc(R"({"name":"w","dtype":"uint8","shape":[4],"encoding":"base64","data":"AQID"})"),
+       "base64 data is not 4 bytes"},
       {doc(R"({"name":"w","dtype":"float32","shape":[1],"data":["nan"]})"), "w: value 0 is not a float32"},
       {doc(R"({"name":"w","dtype":"int8","shape":[1],"data":[128]})"), "w: value 0 is not a int8"},
       {doc(R"({"name":"w","dtype":"int8","shape":[1],"data":[1.5]})"), "w: value 0 is not a int8"},

@@ -45,10 +45,8 @@ TEST_CASE("a Keras 3 file's layers take the config's order, unless the config do
                       {"layers/dense_1", "dense", {2}, false},
                       {"layers/einsum_dense", "einsum_dense", {3}, false}}};
   ModelLayers same = layers;
-  keras::order_keras3_layers(layers, {{"input_layer", "input_layer"},
-                                      {"e", "einsum_dense"},
-                                      {"d", "dense"},
-                                      {"d2", "dense"}});
+  keras::order_keras3_layers(layers,
+                             {{"input_layer", "input_layer"}, {"e", "einsum_dense"}, {"d", "dense"}, {"d2", "dense"}});
   CHECK(layers.order == LayerOrder::model);
   REQUIRE(layers.layers.size() == 3);
   CHECK(layers.layers[0].name == "layers/einsum_dense");

@@ -7,8 +7,8 @@
 
 #include <atomic>
 #include <filesystem>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "hdf5/hdf5_reader.hpp"
@@ -64,8 +64,9 @@ TEST_CASE("a safetensors input truncated while mapped gives an error naming it, 
   const auto r = truncate_while_mapped(path, out_dir.path(), 4096,
                                        [](const std::string& p) { return std::make_unique<SafetensorsReader>(p); });
   CHECK(r.exit_code == 1);
-  CHECK(r.err == "wavg: error: " + path + ": the file shrank while wavg was reading it (changed by another "
-                                                  "program?)\n");
+  CHECK(r.err == "wavg: error: " + path +
+                     ": the file shrank while wavg was reading it (changed by another "
+                     "program?)\n");
   CHECK(test::count_entries(out_dir.path()) == 0);
 }
 
@@ -93,8 +94,9 @@ TEST_CASE("a file that shrinks under several reading threads is reported once") 
     const auto r = truncate_while_mapped(
         path, out_dir.path(), 4096, [](const std::string& p) { return std::make_unique<SafetensorsReader>(p); }, 8);
     CHECK(r.exit_code == 1);
-    CHECK(r.err == "wavg: error: " + path + ": the file shrank while wavg was reading it (changed by another "
-                                            "program?)\n");
+    CHECK(r.err == "wavg: error: " + path +
+                       ": the file shrank while wavg was reading it (changed by another "
+                       "program?)\n");
   }
   CHECK(test::count_entries(out_dir.path()) == 0);
 }

@@ -16,8 +16,8 @@ using wavg::test::TempDir;
 
 namespace {
 
-using test::le_bytes;
 using test::f32_bytes;
+using test::le_bytes;
 std::string u32(std::uint32_t v) { return le_bytes(v); }
 std::string i32(std::int32_t v) { return le_bytes(v); }
 std::string u64(std::uint64_t v) { return le_bytes(v); }
@@ -41,17 +41,16 @@ std::string open_error(const std::string& bytes) { return test::open_error<Mxnet
 
 TEST_CASE("MXNet reader reads an array in each of the four encodings, with their names") {
   TempDir dir;
-  const std::string bytes =
-      k_list + u64(4) +
-      // V3: a float64 scalar (ndim 0 is a scalar in numpy semantics) 0.25
-      u32(0xF993FACA) + i32(0) + i32(0) + k_cpu + i32(1) + le_bytes(0.25) +
-      // V2: float32 (2,)
-      k_v2_array +
-      // V1: int64 (1, 2), on gpu 0 (device type 2): 7, -8
-      u32(0xF993FAC8) + i32(2) + i64(1) + i64(2) + i32(2) + i32(0) + i32(6) + i64(7) + i64(-8) +
-      // legacy: ndim 2 then uint32 dims (3, 1), uint8: 1, 2, 3
-      u32(2) + u32(3) + u32(1) + k_cpu + i32(3) + "\x01\x02\x03" +
-      names({"aux:s", "arg:w", "arg:i", "arg:u"});
+  const std::string bytes = k_list + u64(4) +
+                            // V3: a float64 scalar (ndim 0 is a scalar in numpy semantics) 0.25
+                            u32(0xF993FACA) + i32(0) + i32(0) + k_cpu + i32(1) + le_bytes(0.25) +
+                            // V2: float32 (2,)
+                            k_v2_array +
+                            // V1: int64 (1, 2), on gpu 0 (device type 2): 7, -8
+                            u32(0xF993FAC8) + i32(2) + i64(1) + i64(2) + i32(2) + i32(0) + i32(6) + i64(7) + i64(-8) +
+                            // legacy: ndim 2 then uint32 dims (3, 1), uint8: 1, 2, 3
+                            u32(2) + u32(3) + u32(1) + k_cpu + i32(3) + "\x01\x02\x03" +
+                            names({"aux:s", "arg:w", "arg:i", "arg:u"});
   const std::string path = dir.write("m.params", bytes);
   REQUIRE(looks_like_mxnet(path));
   MxnetReader r(path);
@@ -115,12 +114,12 @@ TEST_CASE("MXNet writer writes V2 arrays on the CPU with the names in order") {
     w->finish();
   }
   const std::string expected =
-      u64(0x112) + u64(0) + u64(2) +                                                // list magic, reserved, 2 arrays
-      u32(0xF993FAC9) + i32(0) + i32(1) + i64(2) + i32(1) + i32(0) + i32(0) +      // V2 dense (2,) cpu float32
-      f32_bytes({1.0f, 2.0f}) +                                                          //   data
+      u64(0x112) + u64(0) + u64(2) +                                           // list magic, reserved, 2 arrays
+      u32(0xF993FAC9) + i32(0) + i32(1) + i64(2) + i32(1) + i32(0) + i32(0) +  // V2 dense (2,) cpu float32
+      f32_bytes({1.0f, 2.0f}) +                                                //   data
       u32(0xF993FAC9) + i32(0) + i32(2) + i64(1) + i64(1) + i32(1) + i32(0) + i32(6) +  // V2 (1, 1) cpu int64
-      i64(-1) +                                                                     //   data
-      u64(2) + u64(5) + "arg:w" + u64(5) + "aux:n";                                 // the names
+      i64(-1) +                                                                         //   data
+      u64(2) + u64(5) + "arg:w" + u64(5) + "aux:n";                                     // the names
   CHECK(wavg::test::read_all(path) == expected);
 }
 
@@ -185,11 +184,14 @@ TEST_CASE("MXNet corrupt files are one-line errors naming what is wrong") {
         "array 0: row_sparse storage is not supported (wavg averages dense arrays; save it with "
         ".tostype('default'))");
   CHECK(open_error(one + u32(0xF993FAC9) + i32(2) + k_v2_array.substr(8) + tail).find("csr storage") == 9);
-  CHECK(open_error(one + u32(0xF993FAC9) + i32(0) + i32(0) + tail) == "array 0: holds no array (saved without a shape)");
-  CHECK(open_error(one + u32(0xF993FACA) + i32(0) + i32(-1) + tail) == "array 0: holds no array (saved without a shape)");
+  CHECK(open_error(one + u32(0xF993FAC9) + i32(0) + i32(0) + tail) ==
+        "array 0: holds no array (saved without a shape)");
+  CHECK(open_error(one + u32(0xF993FACA) + i32(0) + i32(-1) + tail) ==
+        "array 0: holds no array (saved without a shape)");
   CHECK(open_error(one + u32(0xF993FACA) + i32(0) + i32(1) + i64(-1) + k_cpu + i32(0) + tail) ==
         "array 0: dimension 0 is -1 (unknown)");
-  CHECK(open_error(one + k_v2_array.substr(0, 28) + i32(13) + f32_bytes({1, 2}) + tail) == "array 0: unknown dtype flag 13");
+  CHECK(open_error(one + k_v2_array.substr(0, 28) + i32(13) + f32_bytes({1, 2}) + tail) ==
+        "array 0: unknown dtype flag 13");
   CHECK(open_error(one + k_v2_array.substr(0, 20) + i32(9) + i32(0) + i32(0) + f32_bytes({1, 2}) + tail) ==
         "array 0: unknown device type 9");
   CHECK(open_error(k_list + u64(2) + k_v2_array + k_v2_array + names({"w", "w"})) == "the name w appears twice");

@@ -64,8 +64,7 @@ TEST_CASE("npy header: a strict parse refuses what numpy would not write") {
         "{'descr': '<f4', 'fortran_order': False, 'shape': (2), }");
   CHECK(parse_error("{'descr': '>f4', 'fortran_order': False, " + shape).find("big-endian") != std::string::npos);
   CHECK(parse_error("{'descr': '|O', 'fortran_order': False, " + shape).find("object arrays") != std::string::npos);
-  CHECK(parse_error("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }").find("Fortran") !=
-        std::string::npos);
+  CHECK(parse_error("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }").find("Fortran") != std::string::npos);
   CHECK(parse_error("{'descr': '<f4', 'fortran_order': True, " + shape).empty());  // 1-d: the same bytes
   CHECK(parse_error("{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, " + shape).find("twice") !=
         std::string::npos);
@@ -73,6 +72,6 @@ TEST_CASE("npy header: a strict parse refuses what numpy would not write") {
   CHECK(parse_error("{'descr': '<f4', 'shape': (2,), }").find("lacks fortran_order") != std::string::npos);
   CHECK(parse_error("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), } x").find("end of the header") !=
         std::string::npos);
-  CHECK(parse_error("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }")
-            .find("overflows") != std::string::npos);
+  CHECK(parse_error("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }").find("overflows") !=
+        std::string::npos);
 }

@@ -30,23 +30,25 @@ std::string error_of(const std::string& bytes) {
 
 // ('storage', torch.FloatStorage, '0', 'cpu', numel) followed by BINPERSID.
 std::string float_storage(char numel) {
-  return "(X\x07\0\0\0storage"s + "ctorch\nFloatStorage\n" + "X\x01\0\0\0" "0"s + "X\x03\0\0\0cpu"s + "K" +
-         std::string(1, numel) + "tQ";
+  return "(X\x07\0\0\0storage"s + "ctorch\nFloatStorage\n" +
+         "X\x01\0\0\0"
+         "0"s +
+         "X\x03\0\0\0cpu"s + "K" + std::string(1, numel) + "tQ";
 }
 
 // _rebuild_tensor_v2(storage, 0, (size,), (1,), False, OrderedDict()).
 std::string tensor_of(char numel, char size) {
-  return "ctorch._utils\n_rebuild_tensor_v2\n" + std::string("(") + float_storage(numel) + "K" +
-         std::string(1, '\0') + "K" + std::string(1, size) + "\x85K\x01\x85\x89" + "ccollections\nOrderedDict\n)R" +
-         "tR";
+  return "ctorch._utils\n_rebuild_tensor_v2\n" + std::string("(") + float_storage(numel) + "K" + std::string(1, '\0') +
+         "K" + std::string(1, size) + "\x85K\x01\x85\x89" + "ccollections\nOrderedDict\n)R" + "tR";
 }
 
 }  // namespace
 
 TEST_CASE("unpickler reads a dict of plain values with memo references") {
   // {'a': 7, 'b': [1.5, 'x'], 'c': <memo 1, the list again>, 'd': -1 (LONG1), 'e': None, 'f': True}
-  const std::string p = "\x80\x02}q\x00(X\x01\0\0\0aK\x07X\x01\0\0\0b]q\x01(G\x3f\xf8\0\0\0\0\0\0"
-                        "X\x01\0\0\0xeX\x01\0\0\0ch\x01X\x01\0\0\0d\x8a\x01\xffX\x01\0\0\0eNX\x01\0\0\0f\x88u."s;
+  const std::string p =
+      "\x80\x02}q\x00(X\x01\0\0\0aK\x07X\x01\0\0\0b]q\x01(G\x3f\xf8\0\0\0\0\0\0"
+      "X\x01\0\0\0xeX\x01\0\0\0ch\x01X\x01\0\0\0d\x8a\x01\xffX\x01\0\0\0eNX\x01\0\0\0f\x88u."s;
   const Pickle r = parse(p);
   REQUIRE(r.root->kind == Kind::dict);
   const auto& items = r.root->items;
@@ -79,20 +81,27 @@ TEST_CASE("unpickler refuses a view that reaches past its storage") {
 }
 
 TEST_CASE("unpickler refuses every global outside the allow-list, naming it") {
-  CHECK(error_of("\x80\x02" "cposix\nsystem\n" "X\x02\0\0\0id\x85R."s) ==
+  CHECK(error_of("\x80\x02"
+                 "cposix\nsystem\n"
+                 "X\x02\0\0\0id\x85R."s) ==
         "the pickle names the global posix.system, which wavg refuses (it never runs pickled code)");
-  CHECK(error_of("\x80\x02" "c__builtin__\neval\n.") ==
+  CHECK(error_of("\x80\x02"
+                 "c__builtin__\neval\n.") ==
         "the pickle names the global __builtin__.eval, which wavg refuses (it never runs pickled code)");
   // STACK_GLOBAL (protocol 4) goes through the same check.
   CHECK(error_of("\x80\x04\x8c\x02os\x8c\x06system\x93."s).find("the global os.system,") != std::string::npos);
   // An allowed name that is not a function cannot be called.
-  CHECK(error_of("\x80\x02" "ctorch\nFloatStorage\n)R.").find("only a name here") != std::string::npos);
+  CHECK(error_of("\x80\x02"
+                 "ctorch\nFloatStorage\n)R.")
+            .find("only a name here") != std::string::npos);
 }
 
 TEST_CASE("unpickler makes a whole model's object from a class name without calling it, its state kept as data") {
   // NEWOBJ(__main__.Net, ()) then BUILD({'w': tensor, 'training': True}), as torch.save(model) writes a module.
-  const Pickle r = parse("\x80\x02" "c__main__\nNet\n)\x81}(X\x01\0\0\0w"s + tensor_of(2, 2) +
-                         "X\x08\0\0\0training\x88ub."s);
+  const Pickle r = parse(
+      "\x80\x02"
+      "c__main__\nNet\n)\x81}(X\x01\0\0\0w"s +
+      tensor_of(2, 2) + "X\x08\0\0\0training\x88ub."s);
   REQUIRE(r.root->kind == Kind::object);
   CHECK(r.root->text == "__main__.Net");
   REQUIRE(r.root->state != nullptr);
@@ -100,34 +109,47 @@ TEST_CASE("unpickler makes a whole model's object from a class name without call
   CHECK(r.root->state->items[1]->kind == Kind::tensor);
   CHECK(r.root->state->items[3]->boolean);
   // set([]) (a module's _non_persistent_buffers_set) is a list.
-  CHECK(parse("\x80\x02" "c__builtin__\nset\n]\x85R."s).root->kind == Kind::list);
+  CHECK(parse("\x80\x02"
+              "c__builtin__\nset\n]\x85R."s)
+            .root->kind == Kind::list);
 }
 
 TEST_CASE("unpickler refuses a class name that is called, or named without being instantiated") {
   // NEWOBJ with arguments would run the class's __new__ on them; REDUCE would call it.
-  CHECK(error_of("\x80\x02" "c__main__\nNet\nK\x01\x85\x81."s) ==
+  CHECK(error_of("\x80\x02"
+                 "c__main__\nNet\nK\x01\x85\x81."s) ==
         "is a whole-model pickle (torch.save(model)) that calls __main__.Net to rebuild an object; wavg never runs "
         "pickled code, save model.state_dict() instead");
-  CHECK(error_of("\x80\x02" "cposix\nsystem\n)\x81" "cposix\nsystem\nX\x02\0\0\0id\x85R."s) ==
+  CHECK(error_of("\x80\x02"
+                 "cposix\nsystem\n)\x81"
+                 "cposix\nsystem\nX\x02\0\0\0id\x85R."s) ==
         "the pickle names the global posix.system, which wavg refuses (it never runs pickled code)");
   // A name only mentioned (a value, never an object's class) is refused at STOP.
-  CHECK(error_of("\x80\x02" "c__main__\nNet\n)\x81" "c__main__\nhelper\n\x86."s) ==
+  CHECK(error_of("\x80\x02"
+                 "c__main__\nNet\n)\x81"
+                 "c__main__\nhelper\n\x86."s) ==
         "the pickle names the global __main__.helper, which wavg refuses (it never runs pickled code)");
 }
 
 TEST_CASE("unpickler keeps a list that contains itself without looping or leaking") {
-  const Pickle r = parse("\x80\x02]q\x00h\x00" "a."s);
+  const Pickle r = parse(
+      "\x80\x02]q\x00h\x00"
+      "a."s);
   REQUIRE(r.root->kind == Kind::list);
   CHECK(r.root->items.at(0) == r.root);
 }
 
 TEST_CASE("unpickler refuses lengths past the end, missing memo entries, unknown opcodes and a missing STOP") {
-  CHECK(error_of("\x80\x02X\xff\xff\xff\x7f" "abc."s).find("truncated") != std::string::npos);
+  CHECK(error_of("\x80\x02X\xff\xff\xff\x7f"
+                 "abc."s)
+            .find("truncated") != std::string::npos);
   CHECK(error_of("\x80\x02\x8b\xff\xff\xff\xff."s).find("truncated") != std::string::npos);
   CHECK(error_of("\x80\x02h\x05.").find("memo entry 5, which was never stored") != std::string::npos);
   CHECK(error_of("\x80\x02\xff.").find("opcode 0xff") != std::string::npos);
   CHECK(error_of("\x80\x02K\x01").find("ends without STOP") != std::string::npos);
-  CHECK(error_of("\x80\x02" "a.").find("empty stack") != std::string::npos);
+  CHECK(error_of("\x80\x02"
+                 "a.")
+            .find("empty stack") != std::string::npos);
   CHECK(error_of("\x80\x02K\x01K\x02.").find("leaves 2 values") != std::string::npos);
 }
 
@@ -138,31 +160,45 @@ TEST_CASE("unpickler reads the values torch.load(weights_only=True) accepts: dty
   CHECK(d.root->items[1]->kind == Kind::global);
   CHECK(d.root->items[1]->text == "torch.float16");
   // b'ab\xff': protocol 2 writes _codecs.encode('ab\u00ff', 'latin1'), the text in UTF-8.
-  const Pickle b = parse("\x80\x02" "c_codecs\nencode\nX\x04\0\0\0ab\xc3\xbfX\x06\0\0\0latin1\x86R."s);
+  const Pickle b = parse(
+      "\x80\x02"
+      "c_codecs\nencode\nX\x04\0\0\0ab\xc3\xbfX\x06\0\0\0latin1\x86R."s);
   REQUIRE(b.root->kind == Kind::bytes);
   CHECK(b.root->text == "ab\xff");
   // complex(1.0, 2.0) and Counter({'x': 1}).
   const std::string complex = "c__builtin__\ncomplex\nG\x3f\xf0\0\0\0\0\0\0G\x40\0\0\0\0\0\0\0\x86R"s;
   CHECK(parse("\x80\x02" + complex + ".").root->items.size() == 2);
-  CHECK(parse("\x80\x02" "ccollections\nCounter\n}X\x01\0\0\0xK\x01s\x85R."s).root->kind == Kind::dict);
+  CHECK(parse("\x80\x02"
+              "ccollections\nCounter\n}X\x01\0\0\0xK\x01s\x85R."s)
+            .root->kind == Kind::dict);
   // A code point above U+00FF is no latin1 byte, and a sparse tensor is named for what it is.
-  CHECK(error_of("\x80\x02" "c_codecs\nencode\nX\x03\0\0\0\xe2\x82\xacX\x06\0\0\0latin1\x86R."s).find("latin1") !=
-        std::string::npos);
-  CHECK(error_of("\x80\x02" "ctorch._utils\n_rebuild_sparse_tensor\n)R."s) ==
+  CHECK(error_of("\x80\x02"
+                 "c_codecs\nencode\nX\x03\0\0\0\xe2\x82\xacX\x06\0\0\0latin1\x86R."s)
+            .find("latin1") != std::string::npos);
+  CHECK(error_of("\x80\x02"
+                 "ctorch._utils\n_rebuild_sparse_tensor\n)R."s) ==
         "holds a sparse tensor (torch._utils._rebuild_sparse_tensor), which wavg does not read");
 }
 
 TEST_CASE("unpickler instantiates only classes a model can hold: torch.nn, __main__ and a user package's") {
-  CHECK(parse("\x80\x02" "cnet\nNet\n)\x81."s).root->text == "net.Net");
-  CHECK(parse("\x80\x02" "ctorch.nn.modules.linear\nLinear\n)\x81."s).root->kind == Kind::object);
-  CHECK(parse("\x80\x02" "cargparse\nNamespace\n)\x81."s).root->kind == Kind::object);
+  CHECK(parse("\x80\x02"
+              "cnet\nNet\n)\x81."s)
+            .root->text == "net.Net");
+  CHECK(parse("\x80\x02"
+              "ctorch.nn.modules.linear\nLinear\n)\x81."s)
+            .root->kind == Kind::object);
+  CHECK(parse("\x80\x02"
+              "cargparse\nNamespace\n)\x81."s)
+            .root->kind == Kind::object);
   // NEWOBJ with no arguments of the standard library's classes, torch's own internals, or a module reached
   // through the script's: refused where the pickle names them.
   for (const char* name : {"subprocess\nPopen", "os\n_Environ", "builtins\nobject", "sys\nflags", "_io\nFileIO",
                            "torch._C\nGenerator", "numpy\nndarray", "__main__\nos.system", "net\nNet;rm"}) {
     const std::string global(name);
     const std::string full = global.substr(0, global.find('\n')) + "." + global.substr(global.find('\n') + 1);
-    CHECK(error_of("\x80\x02" "c" + global + "\n)\x81."s) ==
+    CHECK(error_of("\x80\x02"
+                   "c" +
+                   global + "\n)\x81."s) ==
           "the pickle names the global " + full + ", which wavg refuses (it never runs pickled code)");
   }
 }
@@ -172,8 +208,12 @@ TEST_CASE("values nothing reaches any more are freed: memory follows the structu
   // values (about 250 bytes each) would otherwise all be kept, 250 MB; the result holds a handful.
   std::string p = "\x80\x02"s;
   for (int i = 0; i < 1'000'000; ++i) p += "N0";
-  for (int i = 0; i < 200'000; ++i) p += "K\x05q\x00" "0"s;
-  p += "}X\x01\0\0\0a](K\x07h\x00" "e"s + "s."s;
+  for (int i = 0; i < 200'000; ++i)
+    p += "K\x05q\x00"
+         "0"s;
+  p += "}X\x01\0\0\0a](K\x07h\x00"
+       "e"s +
+       "s."s;
   const Pickle r = parse(p);
   CHECK(r.arena.size() < 150'000);
   REQUIRE(r.root->kind == Kind::dict);

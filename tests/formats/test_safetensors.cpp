@@ -29,17 +29,14 @@ std::string file_bytes(const std::string& header, const std::string& data) {
 }
 
 // Opens `bytes` as a safetensors file and returns the one-line error message (empty when it opened).
-std::string open_error(const std::string& bytes) {
-  return test::open_error<SafetensorsReader>("x.safetensors", bytes);
-}
+std::string open_error(const std::string& bytes) { return test::open_error<SafetensorsReader>("x.safetensors", bytes); }
 
 }  // namespace
 
 TEST_CASE("safetensors reader lists tensors in data order with dtype, shape and values") {
   TempDir dir;
-  const std::string header =
-      R"({"b":{"dtype":"F32","shape":[2],"data_offsets":[8,16]},)"
-      R"("a":{"dtype":"I64","shape":[],"data_offsets":[0,8]},"__metadata__":{"k":"v"}})";
+  const std::string header = R"({"b":{"dtype":"F32","shape":[2],"data_offsets":[8,16]},)"
+                             R"("a":{"dtype":"I64","shape":[],"data_offsets":[0,8]},"__metadata__":{"k":"v"}})";
   const std::string path = dir.write("m.safetensors", file_bytes(header, le64(7) + f32_bytes({1.5f, -2.0f})));
   REQUIRE(looks_like_safetensors(path));
   SafetensorsReader r(path);
@@ -79,17 +76,16 @@ TEST_CASE("safetensors writer pads the header to 8 bytes and orders tensors by e
     w->finish();
   }
   // The header JSON is 198 bytes; 2 spaces pad it to 200 = 25 x 8.
-  const std::string header =
-      R"({"__metadata__":{"wavg_version":"9"},)"                         // metadata first
-      R"("n":{"dtype":"I64","shape":[],"data_offsets":[0,8]},)"          // 8-byte elements first
-      R"("w":{"dtype":"F32","shape":[2],"data_offsets":[8,16]},)"        // then 4-byte
-      R"("h":{"dtype":"F16","shape":[1],"data_offsets":[16,18]}})"       // then 2-byte
-      "  ";
+  const std::string header = R"({"__metadata__":{"wavg_version":"9"},)"                    // metadata first
+                             R"("n":{"dtype":"I64","shape":[],"data_offsets":[0,8]},)"     // 8-byte elements first
+                             R"("w":{"dtype":"F32","shape":[2],"data_offsets":[8,16]},)"   // then 4-byte
+                             R"("h":{"dtype":"F16","shape":[1],"data_offsets":[16,18]}})"  // then 2-byte
+                             "  ";
   REQUIRE(header.size() % 8 == 0);
   const std::string expected = le64(header.size()) + header +
                                std::string("\xff\xff\xff\xff\xff\xff\xff\xff", 8) +  // n = -1
                                std::string("\x00\x00\x80\x3f\x00\x00\x00\x40", 8) +  // w = 1.0f, 2.0f
-                               std::string("\x00\x3c", 2);                            // h = 1.0 (half)
+                               std::string("\x00\x3c", 2);                           // h = 1.0 (half)
   CHECK(wavg::test::read_all(path) == expected);
 }
 
@@ -115,8 +111,7 @@ TEST_CASE("safetensors corrupt files are one-line errors, never crashes") {
   CHECK(open_error(file_bytes("{\"\xc0\xaf\":1}", "")).find("not valid UTF-8") != std::string::npos);  // overlong
   CHECK(open_error(file_bytes("[1]", "")).find("start with '{'") != std::string::npos);
   // duplicate names, at the top and inside an entry
-  CHECK(open_error(file_bytes("{" + ok_entry + "," + ok_entry + "}", data8)).find("key a twice") !=
-        std::string::npos);
+  CHECK(open_error(file_bytes("{" + ok_entry + "," + ok_entry + "}", data8)).find("key a twice") != std::string::npos);
   CHECK(open_error(file_bytes(R"({"a":{"dtype":"F32","dtype":"F32","shape":[2],"data_offsets":[0,8]}})", data8))
             .find("twice") != std::string::npos);
   // dtypes: unknown, and known but not supported (named with the tensor)
@@ -127,18 +122,18 @@ TEST_CASE("safetensors corrupt files are one-line errors, never crashes") {
   CHECK(open_error(file_bytes(R"({"c":{"dtype":"C64","shape":[1],"data_offsets":[0,8]}})", data8)).find("C64") !=
         std::string::npos);
   // offsets: not from 0, gaps, overlaps, reversed
-  CHECK(open_error(file_bytes(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", data8))
-            .find("leave a gap") != std::string::npos);
+  CHECK(
+      open_error(file_bytes(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", data8)).find("leave a gap") !=
+      std::string::npos);
   CHECK(open_error(file_bytes(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
                               R"("b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
                               data8))
             .find("overlap") != std::string::npos);
   CHECK(open_error(file_bytes(R"({"a":{"dtype":"F32","shape":[0],"data_offsets":[8,0]}})", data8)).size() > 0);
   // size disagreeing with shape; absurd dimensions whose product overflows
-  CHECK(open_error(file_bytes(R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", data8))
-            .find("needs 12") != std::string::npos);
-  CHECK(open_error(file_bytes(R"({"a":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,8]}})",
-                              data8))
+  CHECK(open_error(file_bytes(R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", data8)).find("needs 12") !=
+        std::string::npos);
+  CHECK(open_error(file_bytes(R"({"a":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,8]}})", data8))
             .find("overflows") != std::string::npos);
   CHECK(open_error(file_bytes(R"({"a":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", data8)).size() > 0);
   CHECK(open_error(file_bytes(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0]}})", data8)).size() > 0);

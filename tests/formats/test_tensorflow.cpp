@@ -93,7 +93,8 @@ TEST_CASE("tensorflow writer: blocks written out of order still get the right cr
 }
 
 TEST_CASE("tensorflow reads a real TF2 checkpoint by prefix, its object graph kept aside") {
-  const std::string prefix = std::string(WAVG_SHARED_DIR) + "/real-checkpoints/tfserving-half-plus-two-tf2-cpu/variables";
+  const std::string prefix =
+      std::string(WAVG_SHARED_DIR) + "/real-checkpoints/tfserving-half-plus-two-tf2-cpu/variables";
   if (!std::filesystem::exists(prefix + ".index")) {
     MESSAGE("skipped: ../shared/real-checkpoints is absent");
     return;

@@ -26,9 +26,7 @@ std::vector<float> read_f32(Reader& r, std::size_t i) {
   return v;
 }
 
-nlohmann::json expected() {
-  return nlohmann::json::parse(wavg::test::read_all(k_dir + "expected.json"));
-}
+nlohmann::json expected() { return nlohmann::json::parse(wavg::test::read_all(k_dir + "expected.json")); }
 
 }  // namespace
 
@@ -42,7 +40,8 @@ TEST_CASE("tfjs reads a layers model whose weights span shards, matching the clo
     CHECK(r.tensors()[k].name == names[k]);
     CHECK(r.tensors()[k].dtype == DType::f32);
     const auto v = read_f32(r, k);
-    for (std::size_t i = 0; i < v.size(); ++i) CHECK(v[i] == static_cast<float>(static_cast<double>(i + 1) / 8.0 * static_cast<double>(k + 1) - 0.5));
+    for (std::size_t i = 0; i < v.size(); ++i)
+      CHECK(v[i] == static_cast<float>(static_cast<double>(i + 1) / 8.0 * static_cast<double>(k + 1) - 0.5));
   }
   CHECK(r.tensors()[0].shape == Shape{3, 4});
   // dense/kernel's bytes 0..47 lie in shard 1 (40 bytes) and shard 2: elements 9..11 come from shard 2.

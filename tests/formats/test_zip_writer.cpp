@@ -6,10 +6,10 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iterator>
-#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -34,8 +34,7 @@ TEST_CASE("zip writer: each entry's CRC-32 is its final bytes', whatever order a
   std::uint32_t x = 7;
   const std::size_t sizes[] = {1000, (std::size_t{9} << 20) + 5, 0, 300, 4097};
   for (std::size_t i = 0; i < content.size(); ++i)
-    for (std::size_t k = 0; k < sizes[i]; ++k)
-      content[i] += static_cast<char>((x = x * 1103515245u + 12345u) >> 24);
+    for (std::size_t k = 0; k < sizes[i]; ++k) content[i] += static_cast<char>((x = x * 1103515245u + 12345u) >> 24);
   {
     const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
     REQUIRE(fd >= 0);
@@ -61,8 +60,8 @@ TEST_CASE("zip writer: each entry's CRC-32 is its final bytes', whatever order a
   }
   std::ifstream in(path, std::ios::binary);
   const std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const auto entries = pytorch::read_zip_directory(path, reinterpret_cast<const unsigned char*>(file.data()),
-                                                   file.size());
+  const auto entries =
+      pytorch::read_zip_directory(path, reinterpret_cast<const unsigned char*>(file.data()), file.size());
   REQUIRE(entries.size() == content.size());
   for (std::size_t i = 0; i < content.size(); ++i) {
     CAPTURE(i);

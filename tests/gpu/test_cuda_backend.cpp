@@ -26,10 +26,17 @@ void expect(bool ok, const char* what) {
 }
 
 void store(DType t, unsigned char* p, std::uint64_t i, double v) {
-  if (t == DType::f16) { const std::uint16_t h = double_to_half(v); std::memcpy(p + i * 2, &h, 2); }
-  else if (t == DType::bf16) { const std::uint16_t h = double_to_bf16(v); std::memcpy(p + i * 2, &h, 2); }
-  else if (t == DType::f32) { const float f = static_cast<float>(v); std::memcpy(p + i * 4, &f, 4); }
-  else std::memcpy(p + i * 8, &v, 8);
+  if (t == DType::f16) {
+    const std::uint16_t h = double_to_half(v);
+    std::memcpy(p + i * 2, &h, 2);
+  } else if (t == DType::bf16) {
+    const std::uint16_t h = double_to_bf16(v);
+    std::memcpy(p + i * 2, &h, 2);
+  } else if (t == DType::f32) {
+    const float f = static_cast<float>(v);
+    std::memcpy(p + i * 4, &f, 4);
+  } else
+    std::memcpy(p + i * 8, &v, 8);
 }
 
 struct Block {
@@ -89,9 +96,8 @@ int main() {
           std::vector<unsigned char> want(count * dtype_size(out)), got(want.size());
           cpu->weighted_sum(b.view(in, count, false), w, divisor, out, want.data());
           gpu->weighted_sum(b.view(in, count, false), w, divisor, out, got.data());
-          const std::string what = std::string(weighted ? "weighted mean " : "mean ") +
-                                   std::string(dtype_name(in)) + " -> " + std::string(dtype_name(out)) +
-                                   " bit-identical";
+          const std::string what = std::string(weighted ? "weighted mean " : "mean ") + std::string(dtype_name(in)) +
+                                   " -> " + std::string(dtype_name(out)) + " bit-identical";
           expect(want == got, what.c_str());
         }
       }
@@ -117,8 +123,8 @@ int main() {
       cpu->add_gaussian_noise(n1.data(), count, 1.0, 42, 3, 1000);
       gpu->add_gaussian_noise(n2.data(), count, 1.0, 42, 3, 1000);
       expect_close(n2, n1, "Gaussian noise");
-      for (ServerOptKind kind : {ServerOptKind::sgd, ServerOptKind::momentum, ServerOptKind::adam,
-                                 ServerOptKind::yogi, ServerOptKind::adagrad}) {
+      for (ServerOptKind kind : {ServerOptKind::sgd, ServerOptKind::momentum, ServerOptKind::adam, ServerOptKind::yogi,
+                                 ServerOptKind::adagrad}) {
         const ServerStepParams p{kind, 0.5, 0.9, 0.99, 1e-3};
         std::vector<double> m1(count, 0.01), v1(count, 1e-6), m2 = m1, v2 = v1;
         std::vector<unsigned char> o1(count * dtype_size(in)), o2(o1.size());

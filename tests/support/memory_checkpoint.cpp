@@ -8,8 +8,7 @@
 namespace wavg::test {
 
 Values run_federated(const std::vector<Values>& clients, const Values& base, FederatedOptions options,
-                     const std::string& state_path, std::vector<std::string>* report,
-                     std::uint64_t block_bytes) {
+                     const std::string& state_path, std::vector<std::string>* report, std::uint64_t block_bytes) {
   std::vector<std::unique_ptr<MemoryReader>> readers;
   std::vector<Reader*> inputs;
   for (std::size_t k = 0; k < clients.size(); ++k) {
@@ -24,8 +23,8 @@ Values run_federated(const std::vector<Values>& clients, const Values& base, Fed
   validate_federated(options, clients.size());
   const Plan plan = build_plan(inputs, {});
   auto owned_state = state_path.empty() ? nullptr
-                                        : std::make_unique<ServerState>(state_path, pipeline::open_if_exists(state_path),
-                                                                        plan, options.server);
+                                        : std::make_unique<ServerState>(
+                                              state_path, pipeline::open_if_exists(state_path), plan, options.server);
   ServerState* state = owned_state.get();
   auto backend = make_cpu_backend();
   auto method = make_federated(*backend, plan, options, state);

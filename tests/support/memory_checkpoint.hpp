@@ -56,7 +56,8 @@ class MemoryWriter final : public Writer {
 };
 
 // Runs one federated merge of `clients` (against `base` when not empty) and returns the output's tensors.
-// With `state_path`, the server state is resumed from and saved to that HDF5 file. `block_bytes` small forces many blocks per tensor.
+// With `state_path`, the server state is resumed from and saved to that HDF5 file. `block_bytes` small forces many
+// blocks per tensor.
 Values run_federated(const std::vector<Values>& clients, const Values& base, FederatedOptions options,
                      const std::string& state_path = "", std::vector<std::string>* report = nullptr,
                      std::uint64_t block_bytes = Engine::k_default_block_bytes);

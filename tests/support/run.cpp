@@ -13,7 +13,8 @@ namespace wavg::test {
 
 RunResult run_wavg(const std::string& args, const std::string& env) {
   TempDir dir;
-  const std::string cmd = env + " '" + std::string(WAVG_EXE) + "' " + args + " >" + (dir / "out") + " 2>" + (dir / "err");
+  const std::string cmd =
+      env + " '" + std::string(WAVG_EXE) + "' " + args + " >" + (dir / "out") + " 2>" + (dir / "err");
   const int status = std::system(cmd.c_str());
   RunResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

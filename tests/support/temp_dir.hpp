@@ -1,10 +1,10 @@
 #pragma once
 // A fresh temporary directory per test, removed with everything in it when the test ends.
 
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <unistd.h>
 
 namespace wavg::test {
 

@@ -1,6 +1,7 @@
 // The reference backend. Kernels are templated on the input and output element types so the conversion to double
 // is fused with the accumulation (one pass over memory, read straight from the files' mappings), vectorised, and
-// parallelised over elements with a static OpenMP schedule. Every element's sum runs over inputs in order, so the result is the same for any thread count.
+// parallelised over elements with a static OpenMP schedule. Every element's sum runs over inputs in order, so the
+// result is the same for any thread count.
 
 #include <omp.h>
 
@@ -20,8 +21,8 @@ namespace {
 
 using cpu::k_parallel_threshold;
 using cpu::load;
-using cpu::store;
 using cpu::Storage;
+using cpu::store;
 
 // The inner loops, one per (type, instruction set; WAVG_CLONES, cpu_elements.hpp).
 
@@ -38,16 +39,22 @@ WAVG_CLONES void divide_into(double* out, const double* acc, double divisor, std
   for (std::size_t i = 0; i < len; ++i) out[i] = acc[i] / divisor;
 }
 
-template <DType In> void accumulate(double* acc, const void* x, std::uint64_t first, double w, std::size_t len) {
+template <DType In>
+void accumulate(double* acc, const void* x, std::uint64_t first, double w, std::size_t len) {
   const auto* p = static_cast<const typename Storage<In>::type*>(x) + first;
-  if constexpr (In == DType::f32 || In == DType::f64) add_scaled(acc, p, w, len);
-  else for (std::size_t i = 0; i < len; ++i) acc[i] += w * load<In>(p, i);
+  if constexpr (In == DType::f32 || In == DType::f64)
+    add_scaled(acc, p, w, len);
+  else
+    for (std::size_t i = 0; i < len; ++i) acc[i] += w * load<In>(p, i);
 }
 
-template <DType Out> void finish(void* out, std::uint64_t first, const double* acc, double divisor, std::size_t len) {
+template <DType Out>
+void finish(void* out, std::uint64_t first, const double* acc, double divisor, std::size_t len) {
   auto* p = static_cast<typename Storage<Out>::type*>(out) + first;
-  if constexpr (Out == DType::f32 || Out == DType::f64) divide_into(p, acc, divisor, len);
-  else for (std::size_t i = 0; i < len; ++i) store<Out>(p, i, acc[i] / divisor);
+  if constexpr (Out == DType::f32 || Out == DType::f64)
+    divide_into(p, acc, divisor, len);
+  else
+    for (std::size_t i = 0; i < len; ++i) store<Out>(p, i, acc[i] / divisor);
 }
 
 // Elements go in tiles small enough for the accumulators to stay in L1: each tile adds input 1, then input 2, ...
@@ -117,8 +124,8 @@ class CpuBackend final : public Backend {
                               std::uint32_t trim, double* out) override {
     cpu::update_order_statistic(in, scales, weights, stat, trim, out);
   }
-  void add_gaussian_noise(double* values, std::uint64_t count, double sigma, std::uint64_t seed,
-                          std::uint64_t stream, std::uint64_t offset) override {
+  void add_gaussian_noise(double* values, std::uint64_t count, double sigma, std::uint64_t seed, std::uint64_t stream,
+                          std::uint64_t offset) override {
     cpu::add_gaussian_noise(values, count, sigma, seed, stream, offset);
   }
   void server_step(const ServerStepParams& params, std::uint64_t count, const double* delta, const void* base,

@@ -29,7 +29,8 @@ using wavg::store;
 using wavg::update_at;
 
 // The federated formulas' accessor (element_math.hpp) over a block's N inputs of dtype T, one pointer each.
-template <DType T> struct Updates {
+template <DType T>
+struct Updates {
   const void* const* data;
   const void* base;
   std::uint32_t count;
@@ -38,7 +39,8 @@ template <DType T> struct Updates {
 };
 
 // Calls f.template operator()<T>() for the floating-point dtype t.
-template <class F> void dispatch_float(DType t, F&& f) {
+template <class F>
+void dispatch_float(DType t, F&& f) {
   switch (t) {
     case DType::f16: return f.template operator()<DType::f16>();
     case DType::bf16: return f.template operator()<DType::bf16>();

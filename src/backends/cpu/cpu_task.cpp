@@ -109,14 +109,12 @@ WAVG_CLONES void keep_magnitude(double* __restrict u, std::size_t len, double th
 // DARE's drop and rescale: u[i] stays, divided by the density, when word[i] / 2^32 is below it.
 WAVG_CLONES void keep_random(double* __restrict u, const std::uint32_t* __restrict word, double density,
                              std::size_t len) {
-  for (std::size_t i = 0; i < len; ++i)
-    u[i] = static_cast<double>(word[i]) * 0x1p-32 < density ? u[i] / density : 0.0;
+  for (std::size_t i = 0; i < len; ++i) u[i] = static_cast<double>(word[i]) * 0x1p-32 < density ? u[i] / density : 0.0;
 }
 // The same drop, the kept entries multiplied by `scale` (mergekit >= 0.1's norm ratio, or 1).
 WAVG_CLONES void keep_random_scaled(double* __restrict u, const std::uint32_t* __restrict word, double density,
                                     double scale, std::size_t len) {
-  for (std::size_t i = 0; i < len; ++i)
-    u[i] = static_cast<double>(word[i]) * 0x1p-32 < density ? u[i] * scale : 0.0;
+  for (std::size_t i = 0; i < len; ++i) u[i] = static_cast<double>(word[i]) * 0x1p-32 < density ? u[i] * scale : 0.0;
 }
 
 // wt[i] = w * u[i] (in place), sum[i] += wt[i].
@@ -158,12 +156,10 @@ WAVG_CLONES void finish_task(double* __restrict out, const double* __restrict ba
     for (std::size_t i = 0; i < len; ++i) out[i] = 0.0 + lambda * sum[i];
 }
 template <DType T, DType O>
-void store_task(void* out, const void* base, const double* sum, double lambda, std::uint64_t first,
-                std::size_t len) {
+void store_task(void* out, const void* base, const double* sum, double lambda, std::uint64_t first, std::size_t len) {
   using S = typename Storage<T>::type;
   if constexpr (T == O && (T == DType::f32 || T == DType::f64))
-    finish_task(static_cast<S*>(out) + first, base ? static_cast<const S*>(base) + first : nullptr, sum, lambda,
-                len);
+    finish_task(static_cast<S*>(out) + first, base ? static_cast<const S*>(base) + first : nullptr, sum, lambda, len);
   else
     for (std::size_t i = 0; i < len; ++i) {
       const double b = base ? load<T>(base, first + i) : 0.0;
@@ -174,7 +170,8 @@ void store_task(void* out, const void* base, const double* sum, double lambda, s
 // g[j * n + l] += u_j[i] * u_l[i] for every pair j <= l, element after element (u_k: row k of a tile). Each sum
 // is one chain of additions in element order, as the Gram matrix's contract says; for up to 8 inputs the sums live
 // in registers, so the chains of all pairs run side by side instead of going through memory.
-template <std::size_t N> void add_products_fixed(double* g, const double* u, std::size_t len) {
+template <std::size_t N>
+void add_products_fixed(double* g, const double* u, std::size_t len) {
   double acc[N][N];
   for (std::size_t j = 0; j < N; ++j)
     for (std::size_t l = j; l < N; ++l) acc[j][l] = g[j * N + l];
@@ -251,8 +248,10 @@ void task_combine_tile(const BlockInputs& in, const TaskCombineParams& p, std::u
     } else if (p.sparsify == Sparsify::random) {
       if (k % 4 == 0) philox_words(p.seed, p.stream + (std::uint64_t{k / 4} << 32), offset + first, len, tile.words);
       const double density = p.densities ? p.densities[k] : p.density;
-      if (p.scale) keep_random_scaled(wt, tile.words[k % 4], density, p.scale[k], len);
-      else keep_random(wt, tile.words[k % 4], density, len);
+      if (p.scale)
+        keep_random_scaled(wt, tile.words[k % 4], density, p.scale[k], len);
+      else
+        keep_random(wt, tile.words[k % 4], density, len);
     }
     weigh_and_add(wt, p.weights[k], tile.sum, len);
   }
@@ -364,8 +363,7 @@ void random_mask_l1(const BlockInputs& in, const TaskCombineParams& p, std::uint
     for (std::size_t j = 0; j < n * 2; ++j) l1[j] += partial[static_cast<std::size_t>(c) * n * 2 + j];
 }
 
-void task_combine(const BlockInputs& in, const TaskCombineParams& p, std::uint64_t offset, DType out_dtype,
-                  void* out) {
+void task_combine(const BlockInputs& in, const TaskCombineParams& p, std::uint64_t offset, DType out_dtype, void* out) {
   const std::size_t n = in.data.size();
   const auto tiles = static_cast<std::int64_t>((in.count + k_tile - 1) / k_tile);
   dispatch_float(in.dtype, [&]<DType T>() {

@@ -34,8 +34,8 @@ OrderNetwork make_order_network(std::uint32_t n, std::uint32_t lo, std::uint32_t
 
 // Compiled for AVX-512, AVX2 and the baseline, picked at load time: the loop over the tile's lanes is one vector
 // min and max (no NaN or -0 reach here, where the instructions' operand order would matter).
-__attribute__((target_clones("avx512f", "avx2", "default")))
-void apply_order_network(const OrderNetwork& net, double* v) {
+__attribute__((target_clones("avx512f", "avx2", "default"))) void apply_order_network(const OrderNetwork& net,
+                                                                                      double* v) {
   for (const auto& [a, b] : net.comparators) {
     double* x = v + std::size_t{a} * k_tile;
     double* y = v + std::size_t{b} * k_tile;

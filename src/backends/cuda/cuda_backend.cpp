@@ -182,16 +182,16 @@ class CudaBackend final : public Backend {
     });
   }
 
-  void add_gaussian_noise(double* values, std::uint64_t count, double sigma, std::uint64_t seed,
-                          std::uint64_t tensor, std::uint64_t offset) override {
+  void add_gaussian_noise(double* values, std::uint64_t count, double sigma, std::uint64_t seed, std::uint64_t tensor,
+                          std::uint64_t offset) override {
     const std::vector<Array> arrays{{values, values, sizeof(double), 1}};
     stream(count, arrays, [&](cudaStream_t s, const std::vector<char*>& d, std::uint64_t first, std::uint64_t n) {
       cuda::launch_gaussian_noise(s, reinterpret_cast<double*>(d[0]), n, sigma, seed, tensor, offset + first);
     });
   }
 
-  void server_step(const ServerStepParams& p, std::uint64_t count, const double* delta, const void* base,
-                   DType dtype, double* m, double* v, DType out_dtype, void* out) override {
+  void server_step(const ServerStepParams& p, std::uint64_t count, const double* delta, const void* base, DType dtype,
+                   double* m, double* v, DType out_dtype, void* out) override {
     // Arrays in a fixed order; the absent ones are left out and their device pointers passed as null.
     std::vector<Array> arrays{{delta, nullptr, sizeof(double), 1}};
     const int ib = base ? push(arrays, {base, nullptr, dtype_size(dtype), 1}) : -1;
@@ -208,7 +208,6 @@ class CudaBackend final : public Backend {
 
  private:
   static constexpr std::size_t k_params_bytes = 64 << 10;
-
 
   static int push(std::vector<Array>& arrays, Array a) {
     arrays.push_back(a);
@@ -310,8 +309,7 @@ CudaProbe probe_cuda() {
 
 std::unique_ptr<Backend> make_cuda_backend() {
   const CudaProbe probe = probe_cuda();
-  if (!probe.usable)
-    fail("", "--device cuda: " + probe.detail + (probe.cause.empty() ? "" : " (" + probe.cause + ")"));
+  if (!probe.usable) fail("", "--device cuda: " + probe.detail + (probe.cause.empty() ? "" : " (" + probe.cause + ")"));
   return std::make_unique<CudaBackend>();
 }
 

@@ -36,12 +36,14 @@ struct Inputs {
   const void* base;  // same layout as one input, or null
 };
 
-template <DType T> WAVG_HD inline const void* input_at(const Inputs& in, std::uint32_t k) {
+template <DType T>
+WAVG_HD inline const void* input_at(const Inputs& in, std::uint32_t k) {
   return static_cast<const typename Storage<T>::type*>(in.data) + k * in.stride;
 }
 
 // The federated formulas' accessor (element_math.hpp) over a chunk's inputs of dtype T in one strided buffer.
-template <DType T> struct Strided {
+template <DType T>
+struct Strided {
   Inputs in;
   WAVG_HD std::uint32_t n() const { return in.n; }
   WAVG_HD double update(std::uint32_t k, std::uint64_t i) const { return update_at<T>(input_at<T>(in, k), in.base, i); }

@@ -21,7 +21,8 @@ __device__ inline std::uint64_t first_index() {
 }
 __device__ inline std::uint64_t grid_step() { return static_cast<std::uint64_t>(gridDim.x) * blockDim.x; }
 
-template <class F> void dispatch(DType t, F&& f) {
+template <class F>
+void dispatch(DType t, F&& f) {
   switch (t) {
     case DType::f16: return f.template operator()<DType::f16>();
     case DType::bf16: return f.template operator()<DType::bf16>();
@@ -32,13 +33,13 @@ template <class F> void dispatch(DType t, F&& f) {
 }
 
 template <DType In, DType Out>
-__global__ void weighted_sum_kernel(Inputs in, std::uint64_t count, const double* weights, double divisor,
-                                    void* out) {
+__global__ void weighted_sum_kernel(Inputs in, std::uint64_t count, const double* weights, double divisor, void* out) {
   for (std::uint64_t i = first_index(); i < count; i += grid_step())
     weighted_sum_element<In, Out>(in, weights, divisor, out, i);
 }
 
-template <DType T> __global__ void sum_squares_kernel(Inputs in, std::uint64_t count, double* partial) {
+template <DType T>
+__global__ void sum_squares_kernel(Inputs in, std::uint64_t count, double* partial) {
   const std::uint64_t work = reduce_chunks(count) * in.n;
   for (std::uint64_t w = first_index(); w < work; w += grid_step()) {
     const std::uint64_t r = w / in.n;
@@ -95,8 +96,8 @@ __global__ void server_step_kernel(ServerStepParams p, std::uint64_t count, cons
 
 }  // namespace
 
-void launch_weighted_sum(cudaStream_t stream, const Chunk& c, const double* weights, double divisor,
-                         DType out_dtype, void* out) {
+void launch_weighted_sum(cudaStream_t stream, const Chunk& c, const double* weights, double divisor, DType out_dtype,
+                         void* out) {
   dispatch(c.dtype, [&]<DType In>() {
     dispatch(out_dtype, [&]<DType Out>() {
       weighted_sum_kernel<In, Out><<<blocks_for(c.count), k_threads, 0, stream>>>(c.in, c.count, weights, divisor, out);
@@ -106,8 +107,8 @@ void launch_weighted_sum(cudaStream_t stream, const Chunk& c, const double* weig
 
 void launch_sum_squares(cudaStream_t stream, const Chunk& c, double* partial) {
   dispatch(c.dtype, [&]<DType T>() {
-    sum_squares_kernel<T><<<blocks_for(reduce_chunks(c.count) * c.in.n), k_threads, 0, stream>>>(c.in, c.count,
-                                                                                                partial);
+    sum_squares_kernel<T>
+        <<<blocks_for(reduce_chunks(c.count) * c.in.n), k_threads, 0, stream>>>(c.in, c.count, partial);
   });
 }
 
@@ -127,13 +128,13 @@ void launch_combine(cudaStream_t stream, const Chunk& c, const double* coeffs, d
 void launch_order_statistic(cudaStream_t stream, const Chunk& c, const double* scales, const double* weights,
                             OrderStat stat, std::uint32_t trim, double* out) {
   dispatch(c.dtype, [&]<DType T>() {
-    order_statistic_kernel<T><<<blocks_for(c.count), k_threads, 0, stream>>>(c.in, c.count, scales, weights, stat,
-                                                                             trim, out);
+    order_statistic_kernel<T>
+        <<<blocks_for(c.count), k_threads, 0, stream>>>(c.in, c.count, scales, weights, stat, trim, out);
   });
 }
 
-void launch_gaussian_noise(cudaStream_t stream, double* values, std::uint64_t count, double sigma,
-                           std::uint64_t seed, std::uint64_t tensor, std::uint64_t offset) {
+void launch_gaussian_noise(cudaStream_t stream, double* values, std::uint64_t count, double sigma, std::uint64_t seed,
+                           std::uint64_t tensor, std::uint64_t offset) {
   noise_kernel<<<blocks_for(count), k_threads, 0, stream>>>(values, count, sigma, seed, tensor, offset);
 }
 

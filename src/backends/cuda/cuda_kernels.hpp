@@ -19,8 +19,8 @@ struct Chunk {
 };
 
 // out[i] = weighted_sum_element(...) for i < count; `out` holds `out_dtype` values.
-void launch_weighted_sum(cudaStream_t stream, const Chunk& c, const double* weights, double divisor,
-                         DType out_dtype, void* out);
+void launch_weighted_sum(cudaStream_t stream, const Chunk& c, const double* weights, double divisor, DType out_dtype,
+                         void* out);
 // partial[r * n + k] = sum_squares_chunk over reduction chunk r of this chunk (count is a multiple of
 // k_reduce_chunk except at the end of a block).
 void launch_sum_squares(cudaStream_t stream, const Chunk& c, double* partial);
@@ -30,8 +30,8 @@ void launch_combine(cudaStream_t stream, const Chunk& c, const double* coeffs, d
 // Requires n <= k_max_sort_inputs.
 void launch_order_statistic(cudaStream_t stream, const Chunk& c, const double* scales, const double* weights,
                             OrderStat stat, std::uint32_t trim, double* out);
-void launch_gaussian_noise(cudaStream_t stream, double* values, std::uint64_t count, double sigma,
-                           std::uint64_t seed, std::uint64_t tensor, std::uint64_t offset);
+void launch_gaussian_noise(cudaStream_t stream, double* values, std::uint64_t count, double sigma, std::uint64_t seed,
+                           std::uint64_t tensor, std::uint64_t offset);
 // `base` holds `dtype` values or is null; m and v may be null when the optimizer does not use them.
 void launch_server_step(cudaStream_t stream, const ServerStepParams& p, std::uint64_t count, const double* delta,
                         const void* base, DType dtype, double* m, double* v, DType out_dtype, void* out);

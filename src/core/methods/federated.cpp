@@ -184,8 +184,8 @@ class Federated final : public FederatedMethod {
       lines.push_back(std::string("Weiszfeld ") + (m_weiszfeld.converged ? "converged" : "stopped unconverged") +
                       " after " + std::to_string(m_weiszfeld.iterations) + " iteration(s)");
     if (m_state)
-      lines.push_back("server round " + std::to_string(m_state->rounds() + 1) + " (" +
-                      optimizer_name(m_o.server.kind) + "), state saved to " + m_state->path());
+      lines.push_back("server round " + std::to_string(m_state->rounds() + 1) + " (" + optimizer_name(m_o.server.kind) +
+                      "), state saved to " + m_state->path());
     return lines;
   }
 

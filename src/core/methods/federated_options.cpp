@@ -37,8 +37,9 @@ void validate_robust(const FederatedOptions& o, std::size_t n) {
       if (!r.trim) fail_usage(m + " needs --trim (the fraction cut at each end)");
       check_finite("--trim", *r.trim, 0, false, 0.5, true);
       if (weighted)
-        fail_usage(m + " cuts a number of inputs at each end and cannot honour per-input weights; "
-                       "use --method median or geometric-median for weighted robust aggregation");
+        fail_usage(m +
+                   " cuts a number of inputs at each end and cannot honour per-input weights; "
+                   "use --method median or geometric-median for weighted robust aggregation");
       const std::uint32_t k = trim_count(*r.trim, n);
       need_inputs(n, 2 * std::size_t{k} + 1, m + " --trim " + std::to_string(*r.trim));
       break;
@@ -50,8 +51,9 @@ void validate_robust(const FederatedOptions& o, std::size_t n) {
       const auto f = static_cast<std::size_t>(*r.byzantine);
       need_inputs(n, 2 * f + 3, m + " with --byzantine " + std::to_string(f) + " (n > 2F + 2)");
       if (r.method == Aggregator::krum && weighted)
-        fail_usage(m + " returns one input and cannot honour per-input weights; use --method multi-krum, whose "
-                       "average of the selected inputs is weighted");
+        fail_usage(m +
+                   " returns one input and cannot honour per-input weights; use --method multi-krum, whose "
+                   "average of the selected inputs is weighted");
       if (r.method == Aggregator::multi_krum) {
         if (!r.select) fail_usage(m + " needs --select M (how many inputs to average)");
         if (*r.select < 1 || static_cast<std::size_t>(*r.select) > n - f)
@@ -73,8 +75,9 @@ void validate_privacy(const FederatedOptions& o, std::size_t) {
   if (p.clip != 0) {
     check_finite("--clip", p.clip, 0, true, HUGE_VAL, true);
     if (!o.has_base && o.inputs == InputKind::models)
-      fail_usage("--clip clips updates (client - global): give the global model with --base, or use "
-                 "--inputs-are deltas");
+      fail_usage(
+          "--clip clips updates (client - global): give the global model with --base, or use "
+          "--inputs-are deltas");
   }
   if (p.noise_multiplier != 0) {
     check_finite("--noise-multiplier", p.noise_multiplier, 0, true, HUGE_VAL, true);
@@ -129,10 +132,10 @@ void validate_server(FederatedOptions& o) {
 }  // namespace
 
 bool is_federated(const FederatedOptions& o) {
-  return o.has_base || o.inputs == InputKind::deltas || o.robust.method != Aggregator::mean ||
-         o.privacy.clip != 0 || o.privacy.noise_multiplier != 0 || o.server.kind != ServerOptKind::none ||
-         o.has_state || o.robust.trim || o.robust.byzantine || o.robust.select || o.privacy.seed || o.server_lr ||
-         o.beta1 || o.beta2 || o.tau || o.staleness_fn || o.mix;
+  return o.has_base || o.inputs == InputKind::deltas || o.robust.method != Aggregator::mean || o.privacy.clip != 0 ||
+         o.privacy.noise_multiplier != 0 || o.server.kind != ServerOptKind::none || o.has_state || o.robust.trim ||
+         o.robust.byzantine || o.robust.select || o.privacy.seed || o.server_lr || o.beta1 || o.beta2 || o.tau ||
+         o.staleness_fn || o.mix;
 }
 
 void validate_federated(FederatedOptions& o, std::size_t inputs) {

@@ -70,8 +70,8 @@ double objective(const std::vector<double>& d, const std::vector<double>& weight
 
 }  // namespace
 
-WeiszfeldResult weiszfeld(const std::vector<double>& dist, const std::vector<double>& weights, double tol,
-                          int max_iter, double eps) {
+WeiszfeldResult weiszfeld(const std::vector<double>& dist, const std::vector<double>& weights, double tol, int max_iter,
+                          double eps) {
   const std::size_t n = weights.size();
   WAVG_ASSERT(dist.size() == n * n && n > 0);
   double total = 0;

@@ -62,7 +62,7 @@ ServerState::ServerState(std::string path, std::unique_ptr<Reader> existing, con
     auto it = found.find(want.name);
     if (it == found.end()) {
       problems.push_back({m_path, want.name + ": missing from the server state (written for another model or "
-                                               "another --server-opt?)"});
+                                              "another --server-opt?)"});
       return 0;
     }
     const TensorInfo& have = tensors[it->second];
@@ -96,12 +96,16 @@ ServerState::~ServerState() = default;
 
 void ServerState::read(std::size_t entry, std::uint64_t offset, std::uint64_t count, double* m, double* v) {
   if (m && uses_m()) {
-    if (m_reader) m_reader->read(m_read_m[entry], offset, count, m);
-    else std::fill(m, m + count, 0.0);
+    if (m_reader)
+      m_reader->read(m_read_m[entry], offset, count, m);
+    else
+      std::fill(m, m + count, 0.0);
   }
   if (v && uses_v()) {
-    if (m_reader) m_reader->read(m_read_v[entry], offset, count, v);
-    else std::fill(v, v + count, m_params.tau * m_params.tau);
+    if (m_reader)
+      m_reader->read(m_read_v[entry], offset, count, v);
+    else
+      std::fill(v, v + count, m_params.tau * m_params.tau);
   }
 }
 

@@ -112,14 +112,16 @@ class SlerpStock final : public Method {
       if (m_plan.entries[e].action != Action::average) continue;
       const double* g = m_gram.data() + e * m_n * m_n;
       double* c = m_coeffs.data() + e * (m_n + 1);
-      if (m_o.method == Aggregator::slerp) slerp_coeffs(m_t.empty() ? *m_o.t : m_t[e], g, c);
+      if (m_o.method == Aggregator::slerp)
+        slerp_coeffs(m_t.empty() ? *m_o.t : m_t[e], g, c);
       else if (m_o.method == Aggregator::nuslerp)
         nuslerp_coeffs(m_w.empty() ? m_o.weights.data() : &m_w[e * m_n], g, c);
       else if (m_o.method == Aggregator::karcher)
         karcher_coeffs(e, g, c);
       else if (m_o.method == Aggregator::multislerp)
         multislerp_coeffs(e, m_w.empty() ? m_weights.data() : &m_w[e * m_n], g, c);
-      else stock_coeffs(e, g, c);
+      else
+        stock_coeffs(e, g, c);
     }
   }
 
@@ -199,9 +201,12 @@ class SlerpStock final : public Method {
     const double norm = std::sqrt(std::max(mm, 0.0));
     double total = 0;
     for (std::size_t k = 0; k < m_n; ++k) {
-      if (m_n == 1) c[k] = 1;  // mergekit returns the one input itself, base or not
-      else if (norm >= k_eps) c[k] = scale * w[k] / (d[k] * norm);
-      else if (m_n == 2) c[k] = w[k];
+      if (m_n == 1)
+        c[k] = 1;  // mergekit returns the one input itself, base or not
+      else if (norm >= k_eps)
+        c[k] = scale * w[k] / (d[k] * norm);
+      else if (m_n == 2)
+        c[k] = w[k];
       else
         throw Error(ExitCode::runtime, m_plan.entries[e].info.name,
                     "multislerp: the weighted mean of the unit task vectors is zero (antipodal inputs whose "
@@ -286,8 +291,8 @@ class SlerpStock final : public Method {
     const double t = n * cos / pole;
     if (std::fabs(t) > k_stock_far) {
       ++m_far;
-      m_decisions.push_back("model stock: " + name + ": mean cosine " + parameter_text(cos) + " gives t = " +
-                            parameter_text(t) + " (an extrapolation)");
+      m_decisions.push_back("model stock: " + name + ": mean cosine " + parameter_text(cos) +
+                            " gives t = " + parameter_text(t) + " (an extrapolation)");
     }
     for (std::size_t k = 0; k < m_n; ++k) c[k] = t;
     c[m_n] = (1 - t) * n;

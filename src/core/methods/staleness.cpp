@@ -90,8 +90,8 @@ std::vector<double> staleness_from_metadata(const Reader& base, const std::vecto
   auto round_of = [&](const Reader& r) {
     const std::optional<double> v = metadata_number(r, key, "--staleness", problems);
     if (v && (*v < 0 || *v != std::floor(*v) || *v > 9007199254740992.0)) {
-      problems.push_back({r.path(), "metadata '" + key + "' = " + r.metadata().at(key) +
-                                        " is not a round number (--staleness)"});
+      problems.push_back(
+          {r.path(), "metadata '" + key + "' = " + r.metadata().at(key) + " is not a round number (--staleness)"});
       return std::optional<double>();
     }
     return v;

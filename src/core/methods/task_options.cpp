@@ -41,14 +41,15 @@ std::string parameter_text(double v) {
 
 void validate_task(const TaskOptions& o, const FederatedOptions& f, std::size_t inputs) {
   const std::string m(name_of(k_aggregator_names, o.method));
-  const bool sparsifies = o.method == Aggregator::ties || o.method == Aggregator::dare_linear ||
-                          o.method == Aggregator::dare_ties;
+  const bool sparsifies =
+      o.method == Aggregator::ties || o.method == Aggregator::dare_linear || o.method == Aggregator::dare_ties;
   const bool dare = o.method == Aggregator::dare_linear || o.method == Aggregator::dare_ties;
   const bool on_vectors = sparsifies || o.method == Aggregator::task_arithmetic;
   if (f.inputs == InputKind::deltas || f.privacy.clip != 0 || f.privacy.noise_multiplier != 0 ||
-      f.server.kind != ServerOptKind::none || f.has_state || f.robust.trim || f.robust.byzantine ||
-      f.robust.select || f.server_lr || f.beta1 || f.beta2 || f.tau)
-    fail_usage("--method " + m + " takes none of the federated options (--inputs-are, --clip, --noise-multiplier, "
+      f.server.kind != ServerOptKind::none || f.has_state || f.robust.trim || f.robust.byzantine || f.robust.select ||
+      f.server_lr || f.beta1 || f.beta2 || f.tau)
+    fail_usage("--method " + m +
+               " takes none of the federated options (--inputs-are, --clip, --noise-multiplier, "
                "--server-opt, --state, --trim, --byzantine, --select)");
   refuse_if(o.density.has_value() && !sparsifies, "--density", m);
   refuse_if(o.seed.has_value() && !dare, "--seed", m);
@@ -62,8 +63,7 @@ void validate_task(const TaskOptions& o, const FederatedOptions& f, std::size_t 
                " inputs");
   for (double w : o.weights)  // negative weights subtract a task vector (task negation)
     if (!std::isfinite(w)) fail_usage("--weights: weight " + parameter_text(w) + " is not finite");
-  if (o.lambda && !std::isfinite(*o.lambda))
-    fail_usage("--lambda " + parameter_text(*o.lambda) + " is not finite");
+  if (o.lambda && !std::isfinite(*o.lambda)) fail_usage("--lambda " + parameter_text(*o.lambda) + " is not finite");
   refuse_if(o.normalize.has_value() && !on_vectors && o.method != Aggregator::multislerp, "--normalize", m);
   if ((on_vectors && !o.linear) || o.method == Aggregator::model_stock) {
     if (!o.has_base) fail_usage("--method " + m + " works on task vectors (input - base): give the base with --base");

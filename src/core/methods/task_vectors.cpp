@@ -44,8 +44,7 @@ struct Cut {
 
 class TaskVectors final : public Method {
  public:
-  TaskVectors(Backend& backend, const Plan& plan, const TaskOptions& o)
-      : m_backend(backend), m_plan(plan), m_o(o) {
+  TaskVectors(Backend& backend, const Plan& plan, const TaskOptions& o) : m_backend(backend), m_plan(plan), m_o(o) {
     m_n = plan.entries.empty() ? 0 : plan.entries.front().source.size();
     m_weights = o.weights.empty() ? std::vector<double>(m_n, 1.0) : o.weights;
     const bool dare = o.method == Aggregator::dare_linear || o.method == Aggregator::dare_ties;
@@ -119,7 +118,8 @@ class TaskVectors final : public Method {
       m_candidates.assign(m_n, {});
     }
     for (std::size_t k = 0; k < m_n; ++k) {
-      if (pass == 0) m_backend.magnitude_histogram(in, k, m_hist.data() + k * k_magnitude_buckets);
+      if (pass == 0)
+        m_backend.magnitude_histogram(in, k, m_hist.data() + k * k_magnitude_buckets);
       else if (const Cut& c = m_cuts[index * m_n + k]; pending(c))
         m_backend.magnitude_candidates(in, k, c.bucket, offset, m_candidates[k]);
     }
@@ -235,8 +235,10 @@ class TaskVectors final : public Method {
         for (std::size_t b = k_magnitude_buckets; keep > 0 && b-- > 0;) {
           if (above + hist[b] >= keep) {
             c.need = keep - above;
-            if (c.need < hist[b]) c.bucket = b;
-            else c.threshold = bucket_floor(b);  // the whole bucket is kept: no candidates needed
+            if (c.need < hist[b])
+              c.bucket = b;
+            else
+              c.threshold = bucket_floor(b);  // the whole bucket is kept: no candidates needed
             break;
           }
           above += hist[b];

@@ -58,8 +58,7 @@ class WeightedMean final : public Method {
 void validate_weights(const std::vector<double>& weights, std::size_t inputs) {
   if (weights.empty()) return;
   if (weights.size() != inputs)
-    fail_usage("--weights has " + std::to_string(weights.size()) + " values for " + std::to_string(inputs) +
-               " inputs");
+    fail_usage("--weights has " + std::to_string(weights.size()) + " values for " + std::to_string(inputs) + " inputs");
   double sum = 0;
   for (double w : weights) {
     if (!std::isfinite(w)) fail_usage("--weights: weight " + number(w) + " is not finite");

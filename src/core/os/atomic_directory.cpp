@@ -116,8 +116,7 @@ std::set<std::string> place_entries(const std::string& tmp, const std::string& t
                        : ::rename(from.c_str(), to.c_str());
     if (rc != 0) {
       const std::string why = std::strerror(errno);
-      for (const std::string& back : added)
-        ::rename((fs::path(target) / back).c_str(), (fs::path(tmp) / back).c_str());
+      for (const std::string& back : added) ::rename((fs::path(target) / back).c_str(), (fs::path(tmp) / back).c_str());
       fail(to, "cannot move the new file into the output folder: " + why);
     }
     placed.insert(name);

@@ -90,7 +90,8 @@ void MappedFile::map(int fd) {
 }
 
 MappedFile::MappedFile(MappedFile&& other) noexcept
-    : m_path(std::move(other.m_path)), m_data(std::exchange(other.m_data, nullptr)),
+    : m_path(std::move(other.m_path)),
+      m_data(std::exchange(other.m_data, nullptr)),
       m_size(std::exchange(other.m_size, 0)) {}
 
 MappedFile::~MappedFile() {
@@ -101,9 +102,7 @@ MappedFile::~MappedFile() {
 
 void MappedFile::release(std::uint64_t begin, std::uint64_t end) const { release_mapped(m_data, m_size, begin, end); }
 
-void MappedFile::prefetch(std::uint64_t begin, std::uint64_t end) const {
-  prefetch_mapped(m_data, m_size, begin, end);
-}
+void MappedFile::prefetch(std::uint64_t begin, std::uint64_t end) const { prefetch_mapped(m_data, m_size, begin, end); }
 
 void MappedFile::advise_sequential() const {
   if (m_data) ::madvise(const_cast<unsigned char*>(m_data), static_cast<std::size_t>(m_size), MADV_SEQUENTIAL);

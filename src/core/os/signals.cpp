@@ -27,11 +27,11 @@ std::array<std::atomic<Cleanup>, 8> g_cleanups{};
 std::array<std::atomic<FaultExplainer>, 2> g_explainers{};
 std::mutex g_install_mutex;  // installation and registration only; handlers never take it
 
-struct sigaction g_bus_before {};                                  // SIGBUS's action before wavg's
+struct sigaction g_bus_before {};                                   // SIGBUS's action before wavg's
 struct sigaction g_scoped_before[std::size(k_scoped_faults)] = {};  // the others', while a scope is armed
 int g_scope_depth = 0;                                              // under g_install_mutex
 
-std::atomic<pid_t> g_owner{0};               // the process whose outputs the cleanups name (not a forked child)
+std::atomic<pid_t> g_owner{0};  // the process whose outputs the cleanups name (not a forked child)
 std::terminate_handler g_terminate_before = nullptr;
 
 // exit() from anywhere (a library's fatal error, such as libgomp's when it cannot make its threads) and
@@ -160,9 +160,8 @@ void remove_entry_at(int dir, const char* name, unsigned char type, int depth) n
   if (depth == 0) return;
   const int sub = ::openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (sub < 0) return;
-  for_each_entry(sub, [&](const char* child, unsigned char child_type) {
-    remove_entry_at(sub, child, child_type, depth - 1);
-  });
+  for_each_entry(
+      sub, [&](const char* child, unsigned char child_type) { remove_entry_at(sub, child, child_type, depth - 1); });
   ::close(sub);
   ::unlinkat(dir, name, AT_REMOVEDIR);
 }

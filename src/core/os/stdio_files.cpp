@@ -77,7 +77,8 @@ const std::string& stdin_copy(const std::function<void(const std::string&)>& che
     fail(k_stdio_name, "standard input is a terminal; pipe a checkpoint into it (or give a file's path)");
   auto copy = std::make_unique<TempFile>("stdin", "", k_stdio_name);
   const int fd = ::open(copy->path().c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) fail(k_stdio_name, "cannot open a temporary copy of standard input: " + std::string(std::strerror(errno)));
+  if (fd < 0)
+    fail(k_stdio_name, "cannot open a temporary copy of standard input: " + std::string(std::strerror(errno)));
   std::uint64_t bytes = 0;
   try {
     const std::string copy_name = std::string(k_stdio_name).append(" (its copy in ").append(copy->path()).append(")");
@@ -88,13 +89,13 @@ const std::string& stdin_copy(const std::function<void(const std::string&)>& che
     if (bytes == 0) fail(k_stdio_name, "standard input is empty (no checkpoint came through the pipe)");
     // What the pipe holds is known from its first bytes: a file no codec reads is refused before the rest comes.
     check_head(copy->path());
-    if (bytes == k_stdin_head)
-      bytes += copy_stream(STDIN_FILENO, fd, k_stdio_name, copy_name, UINT64_MAX, room);
+    if (bytes == k_stdin_head) bytes += copy_stream(STDIN_FILENO, fd, k_stdio_name, copy_name, UINT64_MAX, room);
   } catch (...) {
     ::close(fd);
     throw;
   }
-  if (::close(fd) != 0) fail(k_stdio_name, "cannot write the copy of standard input: " + std::string(std::strerror(errno)));
+  if (::close(fd) != 0)
+    fail(k_stdio_name, "cannot write the copy of standard input: " + std::string(std::strerror(errno)));
   g_stdin_copy = std::move(copy);
   return g_stdin_copy->path();
 }
@@ -116,8 +117,7 @@ void check_stdin_once(const std::vector<std::string>& inputs) {
 }
 
 void check_stdout_is_not_terminal() {
-  if (::isatty(STDOUT_FILENO) == 1)
-    fail_usage("-o -: standard output is a terminal; redirect it to a file or a pipe");
+  if (::isatty(STDOUT_FILENO) == 1) fail_usage("-o -: standard output is a terminal; redirect it to a file or a pipe");
 }
 
 void copy_to_stdout(const std::string& path) {
@@ -125,7 +125,8 @@ void copy_to_stdout(const std::string& path) {
   if (fd < 0) fail(path, std::string("cannot read: ") + std::strerror(errno));
   // A reader that closes the pipe early (| head) must not kill wavg with SIGPIPE, which would leave the whole
   // output in $TMPDIR: the write fails with EPIPE instead, and the error path removes the temporary file.
-  struct sigaction ignore {}, old {};
+  struct sigaction ignore {
+  }, old{};
   ignore.sa_handler = SIG_IGN;
   ::sigaction(SIGPIPE, &ignore, &old);
   struct Restore {

@@ -2,8 +2,8 @@
 
 #include "wavg/temp_file.hpp"
 
-#include <cstdlib>
 #include <unistd.h>
+#include <cstdlib>
 
 #include <array>
 #include <atomic>

@@ -47,8 +47,10 @@ DistanceSums chunk_sums(const void* a, const void* b, std::uint64_t begin, std::
     s.b_sq += y * y;
     s.dot += x * y;
     const double ad = std::fabs(d);
-    if (std::isnan(ad) || std::isnan(s.max_abs)) s.max_abs = std::numeric_limits<double>::quiet_NaN();
-    else s.max_abs = std::max(s.max_abs, ad);
+    if (std::isnan(ad) || std::isnan(s.max_abs))
+      s.max_abs = std::numeric_limits<double>::quiet_NaN();
+    else
+      s.max_abs = std::max(s.max_abs, ad);
   }
   s.values = end - begin;
   return s;

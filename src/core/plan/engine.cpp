@@ -3,8 +3,9 @@
 // all inputs together stay within a fixed budget (64 MiB by default), whatever the size of the model or of any one
 // tensor. Where a reader can, it lends a view of the block straight from its memory-mapped file instead of copying
 // it, and the engine gives the view back before the next block, so resident memory stays at one block either way;
-// the block after the current one is announced to the readers so a cold file is read from disk meanwhile. Parallelism lives inside the backend's kernels and runs over elements, never over inputs, so each element
-// is always summed in the same order.
+// the block after the current one is announced to the readers so a cold file is read from disk meanwhile. Parallelism
+// lives inside the backend's kernels and runs over elements, never over inputs, so each element is always summed in the
+// same order.
 
 #include "wavg/engine.hpp"
 

@@ -33,8 +33,10 @@ class MismatchTally {
       return;
     }
     m_why[static_cast<int>(why)] = true;
-    if (why == Mismatch::names) ++m_differ;
-    else m_open = true;
+    if (why == Mismatch::names)
+      ++m_differ;
+    else
+      m_open = true;
   }
   void end_tensor() {
     m_differ += m_open;
@@ -69,7 +71,7 @@ class MismatchTally {
 
 // Puts each input's summary line before the details, in input order.
 inline void lead_with_summaries(const std::vector<Reader*>& inputs, const std::vector<MismatchTally>& tally,
-                         std::vector<Problem>& problems) {
+                                std::vector<Problem>& problems) {
   std::vector<Problem> lead;
   for (std::size_t k = 1; k < inputs.size(); ++k)
     if (auto line = tally[k].summary(*inputs.front(), inputs[k]->path())) lead.push_back(std::move(*line));

@@ -40,8 +40,7 @@ NameIndex index_by_name(const Reader& reader) {
 
 bool passes_filters(const std::string& name, const PlanOptions& options) {
   auto matches = [&name](const std::string& pattern) { return ::fnmatch(pattern.c_str(), name.c_str(), 0) == 0; };
-  if (!options.include.empty() && std::none_of(options.include.begin(), options.include.end(), matches))
-    return false;
+  if (!options.include.empty() && std::none_of(options.include.begin(), options.include.end(), matches)) return false;
   return std::none_of(options.exclude.begin(), options.exclude.end(), matches);
 }
 
@@ -74,8 +73,8 @@ bool refused_by_policy(const PlanEntry& e, const PlanOptions& options) {
 
 std::string refusal(const PlanEntry& e) {
   const bool by_role = e.info.role == Role::hyper_parameter || e.info.role == Role::counter;
-  const std::string what = by_role ? std::string(name_of(k_role_names, e.info.role))
-                                   : std::string(dtype_name(e.info.dtype)) + " tensor";
+  const std::string what =
+      by_role ? std::string(name_of(k_role_names, e.info.role)) : std::string(dtype_name(e.info.dtype)) + " tensor";
   return e.info.name + ": " + what + " cannot be averaged (--int-policy error)";
 }
 
@@ -108,12 +107,12 @@ bool dropped_by_options(Role role, const PlanOptions& options) {
 }
 
 std::string role_phrase(Role role, std::size_t n) {
-  static constexpr std::array<const char*, 8> k_plural{"tensors of unknown role", "weights", "buffers",
-                                                       "optimizer moments", "hyper-parameters", "counters",
-                                                       "rng states", "aliases"};
-  static constexpr std::array<const char*, 8> k_single{"tensor of unknown role", "weight", "buffer",
-                                                       "optimizer moment", "hyper-parameter", "counter",
-                                                       "rng state", "alias"};
+  static constexpr std::array<const char*, 8> k_plural{
+      "tensors of unknown role", "weights",  "buffers",    "optimizer moments",
+      "hyper-parameters",        "counters", "rng states", "aliases"};
+  static constexpr std::array<const char*, 8> k_single{
+      "tensor of unknown role", "weight",  "buffer",    "optimizer moment",
+      "hyper-parameter",        "counter", "rng state", "alias"};
   const auto r = static_cast<std::size_t>(role);
   return std::to_string(n) + " " + (n == 1 ? k_single[r] : k_plural[r]);
 }
@@ -246,12 +245,14 @@ Plan build_plan(const std::vector<Reader*>& inputs, const PlanOptions& options) 
       }
       const TensorInfo& found = other.tensors()[it->second];
       if (found.shape != want.shape)
-        tally[k].add(problems, {other.path(), want.name + ": expected shape " + shape_string(want.shape) +
-                                                  ", found " + shape_string(found.shape)},
+        tally[k].add(problems,
+                     {other.path(), want.name + ": expected shape " + shape_string(want.shape) + ", found " +
+                                        shape_string(found.shape)},
                      Mismatch::shapes);
       if (found.dtype != want.dtype)
-        tally[k].add(problems, {other.path(), want.name + ": expected dtype " + std::string(dtype_name(want.dtype)) +
-                                                  ", found " + std::string(dtype_name(found.dtype))},
+        tally[k].add(problems,
+                     {other.path(), want.name + ": expected dtype " + std::string(dtype_name(want.dtype)) + ", found " +
+                                        std::string(dtype_name(found.dtype))},
                      Mismatch::dtypes);
       tally[k].end_tensor();
       entry.source.push_back(it->second);
@@ -288,10 +289,12 @@ Plan build_plan(const std::vector<Reader*>& inputs, const PlanOptions& options) 
     // The hint leads: a Keras 2 vs Keras 3 comparison lists every tensor of both files below it.
     if (names_differ && pairs_by_order(inputs))
       problems.insert(problems.begin(),
-                      {first.path(), std::to_string(details) +
-                                         " tensor names differ (listed below), but every input's model tensors pair up with these by "
-                                         "position, with equal shapes: --match order would pair them"});
-    else lead_with_different_models(inputs, indexes, problems);
+                      {first.path(),
+                       std::to_string(details) +
+                           " tensor names differ (listed below), but every input's model tensors pair up with these by "
+                           "position, with equal shapes: --match order would pair them"});
+    else
+      lead_with_different_models(inputs, indexes, problems);
     throw Error(ExitCode::incompatible, std::move(problems));
   }
   if (plan.entries.empty() && filtered)

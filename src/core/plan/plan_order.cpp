@@ -35,8 +35,8 @@ bool same_kind(const TensorInfo& a, const TensorInfo& b) { return a.shape == b.s
 
 // A file's tensors as pairing sees them: layers with floating-point weights, and the rest in the file's order.
 struct Parts {
-  ModelLayers layers;                   // only layers with float tensors, each listing only those
-  std::vector<std::size_t> rest;        // model tensors outside them
+  ModelLayers layers;             // only layers with float tensors, each listing only those
+  std::vector<std::size_t> rest;  // model tensors outside them
   std::vector<std::size_t> optimizer;
 };
 
@@ -97,7 +97,8 @@ std::vector<std::size_t> pair_layers(const Reader& first, const ModelLayers& a, 
     tally.add(problems,
               {a_unordered ? first.path() : other.path(),
                "its layer order is unknown (a Keras 3 .weights.h5 holds no architecture; a .keras archive "
-               "does) and " + (a_unordered ? other.path() : first.path()) +
+               "does) and " +
+                   (a_unordered ? other.path() : first.path()) +
                    " does not name its layers' classes: pairing layers by position would be a guess "
                    "(--match order)"},
               Mismatch::layers);
@@ -135,12 +136,12 @@ void pair_tensors(const Reader& first, const std::vector<std::size_t>& a, const 
     const TensorInfo& want = first.tensors()[a[i]];
     const TensorInfo& found = other.tensors()[b[i]];
     if (!same_kind(want, found))
-      tally.add(problems,
-                {other.path(), found.name + " is " + std::string(dtype_name(found.dtype)) + " " +
-                                   shape_string(found.shape) + ", but " + want.name + " in " + first.path() + " is " +
-                                   std::string(dtype_name(want.dtype)) + " " + shape_string(want.shape) +
-                                   " (--match order)"},
-                want.shape != found.shape ? Mismatch::shapes : Mismatch::dtypes);
+      tally.add(
+          problems,
+          {other.path(), found.name + " is " + std::string(dtype_name(found.dtype)) + " " + shape_string(found.shape) +
+                             ", but " + want.name + " in " + first.path() + " is " +
+                             std::string(dtype_name(want.dtype)) + " " + shape_string(want.shape) + " (--match order)"},
+          want.shape != found.shape ? Mismatch::shapes : Mismatch::dtypes);
     tally.end_tensor();
     source[a[i]] = b[i];
     note_pair(first, a[i], other, b[i], plan);
@@ -178,8 +179,9 @@ void pair_model(const Reader& first, const Parts& p1, const Reader& other, const
                 Mismatch::layers);
     } else if (a.sub_objects != b.sub_objects) {
       tally.add(problems,
-                {other.path(), "layer " + both + ": one file orders its sub-layers by attribute name (Keras 3), the "
-                                                 "other does not, so position cannot pair them (--match order)"},
+                {other.path(), "layer " + both +
+                                   ": one file orders its sub-layers by attribute name (Keras 3), the "
+                                   "other does not, so position cannot pair them (--match order)"},
                 Mismatch::layers);
     } else if (a.tensors.size() != b.tensors.size()) {
       tally.add(problems,

@@ -6,16 +6,16 @@
 #include "wavg/provenance.hpp"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <openssl/evp.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
-#include <cerrno>
 #include <cstring>
 #include <exception>
 #include <filesystem>
@@ -187,11 +187,11 @@ std::size_t digest_chars(HashAlgo algo) { return algo == HashAlgo::sha256 ? 64 :
 
 struct Provenance::State {
   std::map<std::string, std::string> fixed;  // every entry but wavg_inputs
-  bool record_inputs = false;  // wavg_inputs is written, even as an empty list (a model made by training)
-  HashAlgo algo = HashAlgo::none;  // none: the inputs are named without a digest (--hash none)
-  std::vector<std::string> inputs;               // as given on the command line; the --base input last, if any
-  std::vector<std::vector<std::string>> files;   // what each input's digest covers
-  bool has_base = false;                         // the last of `inputs` is the --base input (wavg_base)
+  bool record_inputs = false;                // wavg_inputs is written, even as an empty list (a model made by training)
+  HashAlgo algo = HashAlgo::none;            // none: the inputs are named without a digest (--hash none)
+  std::vector<std::string> inputs;           // as given on the command line; the --base input last, if any
+  std::vector<std::vector<std::string>> files;  // what each input's digest covers
+  bool has_base = false;                        // the last of `inputs` is the --base input (wavg_base)
   std::vector<std::string> digests;
   std::vector<std::exception_ptr> errors;
   std::vector<std::thread> workers;
