@@ -70,6 +70,17 @@ void print_problems(const std::vector<wavg::Problem>& problems, bool verbose) {
     std::fprintf(stderr, "wavg: error: ... and %zu more (-v lists every one)\n", problems.size() - shown);
 }
 
+// A usage error found after parsing (`--steps must be at least 2`) ends as CLI11's own do: with the subcommand's
+// help to read. Problems about a file (an output that exists) already say what to do and keep their form.
+std::vector<wavg::Problem> pointed_at_help(const wavg::Error& e, const CLI::App* sub) {
+  std::vector<wavg::Problem> problems = e.problems();
+  const std::string help = sub ? " (see wavg " + sub->get_name() + " --help)" : "";
+  if (e.code() == wavg::ExitCode::usage && !help.empty() && !problems.empty() && problems.back().file.empty() &&
+      problems.back().what.find("--help") == std::string::npos)
+    problems.back().what += help;
+  return problems;
+}
+
 // Tells whether the subcommand that ran was given -v.
 bool verbose(const CLI::App* sub) {
   const CLI::Option* v = sub ? sub->get_option_no_throw("--verbose") : nullptr;
@@ -114,7 +125,7 @@ int main(int argc, char** argv) {
     }
     return static_cast<int>(wavg::ExitCode::usage);
   } catch (const wavg::Error& e) {
-    print_problems(e.problems(), verbose(ran));
+    print_problems(pointed_at_help(e, ran), verbose(ran));
     return static_cast<int>(e.code());
   } catch (const std::bad_alloc&) {  // the readers name their file (open_reader); this is the job's own need
     print_problems({{ran ? ran->get_name() : "wavg", "out of memory"}}, false);
