@@ -62,7 +62,11 @@ void remove_dir(const std::string& path) {
 
 std::string canonical_text(const std::string& path) {
   std::error_code ec;
-  return fs::weakly_canonical(fs::absolute(path), ec).string();
+  const fs::path absolute = fs::absolute(path, ec);
+  const fs::path canonical = fs::weakly_canonical(absolute, ec);
+  // A name the system refuses (a component over NAME_MAX) has no canonical form; weakly_canonical then returns an
+  // empty path, which would equal every other refused name: compare such a name by its text instead.
+  return (ec ? absolute.lexically_normal() : canonical).string();
 }
 
 // Tells whether `file` is `dir` or lies inside it, by canonical path.
