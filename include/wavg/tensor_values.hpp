@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,9 +26,13 @@ using ParamSetting = std::vector<ParamCondition>;
 struct TensorValues {
   std::map<std::string, ParamSetting> global;                  // `parameters`
   std::vector<std::map<std::string, ParamSetting>> per_input;  // `models[i].parameters`, by input index
+  // Parameters the method has no default for (mergekit's required ones: weight, slerp's t): a tensor that no
+  // setting gives a value is refused, naming the tensor, as mergekit refuses it, never given a made-up value.
+  std::set<std::string> required;
+  std::string source;  // the recipe, for those messages
 
   // Returns parameter `name` for `tensor` at layer position t: input `input`'s own setting first, then the global
-  // one; nothing when neither matches.
+  // one; nothing when neither matches (a usage error when `name` is required).
   std::optional<double> get(const std::string& name, const std::string& tensor, double t,
                             std::optional<std::size_t> input = std::nullopt) const;
   // Tells whether any setting (global or one model's) names parameter `name`.

@@ -284,7 +284,17 @@ Recipe read_recipe(const std::string& path) {
     out.inputs.push_back(model);
     out.values->per_input.push_back(r.parameters(m["parameters"], where + ".parameters", row->per_model, name));
   }
+  if (row->per_model.count("weight")) out.values->required.insert("weight");
+  if (out.method == Aggregator::slerp) out.values->required.insert("t");
+  out.values->source = path;
   const TensorValues& v = *out.values;
+  // These switch a step of the method on or off for the whole merge in wavg; mergekit resolves them per tensor,
+  // so a filtered or graded setting would be applied where the recipe did not ask for it: refused instead.
+  for (const char* key :
+       {"normalize", "rescale", "int8_mask", "normalize_weights", "filter_wise", "nuslerp_flatten", "nuslerp_row_wise"})
+    if (v.global.count(key) && !scalar(v.global, key))
+      r.refuse(std::string("parameters.") + key +
+               ": wavg takes one value for the whole merge here (a number or true/false), not filters or a gradient");
   if (v.names("filter_wise") && scalar(v.global, "filter_wise").value_or(1) != 0)
     r.refuse("model_stock's filter_wise: true is not supported by wavg");
   if (v.names("rescale") && out.method == Aggregator::ties && scalar(v.global, "rescale").value_or(1) != 0)

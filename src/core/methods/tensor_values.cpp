@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <regex>
 
+#include "wavg/error.hpp"
+
 namespace wavg {
 
 std::optional<double> evaluate_setting(const ParamSetting& setting, const std::string& tensor, double t) {
@@ -27,7 +29,12 @@ std::optional<double> TensorValues::get(const std::string& name, const std::stri
   if (input && *input < per_input.size())
     if (const auto it = per_input[*input].find(name); it != per_input[*input].end())
       if (const auto v = evaluate_setting(it->second, tensor, t)) return v;
-  if (const auto it = global.find(name); it != global.end()) return evaluate_setting(it->second, tensor, t);
+  if (const auto it = global.find(name); it != global.end())
+    if (const auto v = evaluate_setting(it->second, tensor, t)) return v;
+  if (required.count(name))
+    throw Error(ExitCode::usage, source,
+                "no " + name + " for tensor " + tensor + (input ? " of models[" + std::to_string(*input) + "]" : "") +
+                    ": no setting's filter matches it and " + name + " has no default (give one without a filter)");
   return std::nullopt;
 }
 
