@@ -86,15 +86,16 @@ __attribute__((target("avx2"))) double relax_avx2(const float* row, const double
 
 class Solver {
  public:
-  Solver(const std::vector<double>& score, std::size_t n)
+  template <class T>
+  Solver(const std::vector<T>& score, std::size_t n)
       : m_d(n), m_vv(n), m_n(n), m_cost(score.size()), m_x(n, -1), m_y(n, -1), m_v(n, 0) {
     double largest = 0;
-    for (double s : score) largest = std::max(largest, std::abs(s));
+    for (const T s : score) largest = std::max(largest, static_cast<double>(std::abs(s)));
     int exponent = 0;
     if (largest > 0) std::frexp(largest, &exponent);
     const double scale = std::ldexp(1.0, -exponent);  // exact: the largest score becomes at most 1 in magnitude
     for (std::size_t i = 0; i < score.size(); ++i)
-      m_cost[i] = static_cast<float>(-score[i] * scale);  // maximise the score
+      m_cost[i] = static_cast<float>(-static_cast<double>(score[i]) * scale);  // maximise the score
   }
 
   std::vector<std::uint32_t> solve() {
@@ -315,6 +316,12 @@ class Solver {
 }  // namespace
 
 std::vector<std::uint32_t> solve_lap_max(const std::vector<double>& score, std::size_t n) {
+  WAVG_ASSERT(score.size() == n * n);
+  if (n == 0) return {};
+  return Solver(score, n).solve();
+}
+
+std::vector<std::uint32_t> solve_lap_max(const std::vector<float>& score, std::size_t n) {
   WAVG_ASSERT(score.size() == n * n);
   if (n == 0) return {};
   return Solver(score, n).solve();

@@ -11,5 +11,6 @@ namespace wavg::align {
 // checks). Costs O(n^3) at worst, far less on the matrices weight matching
 // makes.
 std::vector<std::uint32_t> solve_lap_max(const std::vector<double>& score, std::size_t n);
+std::vector<std::uint32_t> solve_lap_max(const std::vector<float>& score, std::size_t n);
 
 }  // namespace wavg::align
