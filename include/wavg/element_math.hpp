@@ -211,12 +211,13 @@ WAVG_HD inline double sq_distance_term(double yj, double yl) {
   return diff * diff;
 }
 
-// The squared distances' sums run in k_distance_lanes interleaved lanes: element begin + i goes to lane
-// i % k_distance_lanes, each lane sums in element order, and the lanes are added by distance_lanes_total's fixed
-// tree. One running sum would be one chain of dependent additions per pair; lanes let the CPU kernel keep a vector
-// of sums per pair (cpu_federated.cpp), on every instruction set and device with the same bits.
-constexpr std::uint32_t k_distance_lanes = 8;
-WAVG_HD inline double distance_lanes_total(const double* acc) {
+// Long sums over elements (the squared distances here, DARE's L1 norms on the CPU) run in k_sum_lanes interleaved
+// lanes: element begin + i goes to lane i % k_sum_lanes, each lane sums in element order, and the lanes are added
+// by sum_lanes_total's fixed tree. One running sum would be one chain of dependent additions; lanes let a CPU
+// kernel keep a vector of sums (cpu_federated.cpp, cpu_task.cpp), on every instruction set and device with the
+// same bits.
+constexpr std::uint32_t k_sum_lanes = 8;
+WAVG_HD inline double sum_lanes_total(const double* acc) {
   return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
 }
 
@@ -224,10 +225,10 @@ WAVG_HD inline double distance_lanes_total(const double* acc) {
 template <class In>
 WAVG_HD inline double sq_distance_chunk(const In& in, const double* scales, std::uint32_t j, std::uint32_t l,
                                         std::uint64_t begin, std::uint64_t end) {
-  double acc[k_distance_lanes] = {};
+  double acc[k_sum_lanes] = {};
   for (std::uint64_t i = begin; i < end; ++i)
-    acc[(i - begin) % k_distance_lanes] += sq_distance_term(scales[j] * in.update(j, i), scales[l] * in.update(l, i));
-  return distance_lanes_total(acc);
+    acc[(i - begin) % k_sum_lanes] += sq_distance_term(scales[j] * in.update(j, i), scales[l] * in.update(l, i));
+  return sum_lanes_total(acc);
 }
 
 // Backend::update_combine for one element: (c_1 u_1 + c_2 u_2 + ...) / divisor, in input order.

@@ -44,13 +44,13 @@ void update_sum_squares(const BlockInputs& in, double* sums) {
 namespace {
 
 // sq_distance_chunk for every pair j < l of one reduction chunk at once, each update read once: the N updates of
-// k_distance_lanes elements are loaded side by side, and every pair keeps a vector of lane sums (`acc`, pairs x
+// k_sum_lanes elements are loaded side by side, and every pair keeps a vector of lane sums (`acc`, pairs x
 // lanes), so the additions of one element run in parallel instead of one dependent chain per pair.
 template <DType T>
 WAVG_CLONES void sq_distance_lanes(const void* const* data, const void* base, const double* scales, std::size_t n,
                                    std::uint64_t begin, std::uint64_t end, double* __restrict y,
                                    double* __restrict acc) {
-  constexpr std::uint32_t lanes = k_distance_lanes;
+  constexpr std::uint32_t lanes = k_sum_lanes;
   const std::size_t pairs = n * (n - 1) / 2;
   std::fill(acc, acc + pairs * lanes, 0.0);
   for (std::uint64_t i = begin; i < end; i += lanes) {
@@ -81,7 +81,7 @@ void update_sq_distances(const BlockInputs& in, const double* scales, double* di
     {
       // Per thread, outside the element loop. A padded tail lane adds (0 - 0)^2 = 0 to a sum that is >= 0, which
       // leaves it as it is (+0 included), so every lane holds the same bits as sq_distance_chunk's.
-      std::vector<double> y(n * k_distance_lanes), acc(n * (n - 1) / 2 * k_distance_lanes);
+      std::vector<double> y(n * k_sum_lanes), acc(n * (n - 1) / 2 * k_sum_lanes);
 #pragma omp for schedule(static)
       for (std::int64_t c = 0; c < chunks; ++c) {
         double* d = partial.data() + static_cast<std::size_t>(c) * n * n;
@@ -90,7 +90,7 @@ void update_sq_distances(const BlockInputs& in, const double* scales, double* di
         sq_distance_lanes<T>(data, in.base, scales, n, begin, end, y.data(), acc.data());
         const double* a = acc.data();
         for (std::size_t j = 0; j < n; ++j)
-          for (std::size_t l = j + 1; l < n; ++l, a += k_distance_lanes) d[j * n + l] = distance_lanes_total(a);
+          for (std::size_t l = j + 1; l < n; ++l, a += k_sum_lanes) d[j * n + l] = sum_lanes_total(a);
       }
     }
   });
