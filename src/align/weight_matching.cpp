@@ -96,7 +96,7 @@ class Matcher {
       if (!std::isfinite(v))
         throw Error(ExitCode::runtime, "",
                     "weight matching: group " + m_spec.group_names[g] + " has non-finite weights (NaN or infinity)");
-    const Perm next = solve_lap_max(flat, n);
+    const Perm next = solve_lap_max(flat, n, &m_moved);  // idle until the next product
     double old_score = 0, new_score = 0;
     for (std::uint64_t i = 0; i < n; ++i) {
       old_score += flat[i * n + perms[g][i]];
@@ -216,8 +216,10 @@ class Matcher {
     const Eigen::Map<const MatrixF> b(m_b.tensors[u.tensor].data(), rows, cols);
     const auto k = static_cast<Eigen::Index>(changed.size());
     const auto uk = static_cast<std::uint64_t>(k);
+    // ak and d take at most half of the tensor each (changed.size() * 2 <= after.size()): m_moved holds both.
+    m_moved.resize(std::max<std::size_t>(m_moved.size(), m_b.tensors[u.tensor].size()));
     if (u.axis == 1) {  // T[i][j] = sum_r A[r][i] B[perm(r)][j]: rows r of the other axis moved
-      MatrixF ak(k, cols), d(k, cols);
+      Eigen::Map<MatrixF> ak(m_moved.data(), k, cols), d(m_moved.data() + k * cols, k, cols);
       for (Eigen::Index r = 0; r < k; ++r) {
         const auto row = static_cast<std::size_t>(changed[static_cast<std::size_t>(r)]);
         ak.row(r) = a.row(static_cast<Eigen::Index>(row));
@@ -226,7 +228,7 @@ class Matcher {
       const auto n = static_cast<std::uint64_t>(cols);
       add_score_product(ak.data(), d.data(), uk, n, 1, sum, threads_for(uk, n, 1));
     } else {  // T[i][j] = sum_c A[i][c] B[j][perm(c)]: columns c moved
-      MatrixF ak(rows, k), d(rows, k);
+      Eigen::Map<MatrixF> ak(m_moved.data(), rows, k), d(m_moved.data() + rows * k, rows, k);
       for (Eigen::Index c = 0; c < k; ++c) {
         const auto col = static_cast<std::size_t>(changed[static_cast<std::size_t>(c)]);
         ak.col(c) = a.col(static_cast<Eigen::Index>(col));
