@@ -114,6 +114,7 @@ constexpr std::uint64_t k_hash_lead = 64u << 20;  // how far a paced hash may ru
 // a waiting hash thread takes no turns on a core from the merge; the wait's timeout is only a safety net.
 struct Pace {
   std::atomic<bool> on{true};
+  std::uint64_t mapped_lead = 0;  // how far a thread hashing from the engine's mapping may run ahead (mapped_lead_for)
   std::atomic<std::uint64_t> progress{0};  // k_progress_one: all of it
   std::mutex mutex;
   std::condition_variable moved;
@@ -142,9 +143,13 @@ struct Pace {
 
 // How far ahead of the engine's progress (the end of the block it is reading) a thread hashing from the engine's
 // own mapping may run: into the next block, so that it faults in pages the engine reads next (the engine then
-// finds them mapped), while every page it holds ahead adds to the resident set (16 MiB: 124M x 4 at 185 MiB, TIES
-// at 230 MiB, against 121 and 145 without the fingerprint).
-constexpr std::uint64_t k_mapped_lead = 8u << 20;
+// finds them mapped), while every page it holds ahead adds to the resident set. So the lead is a share of the
+// engine's 64 MiB block, at most 8 MiB an input: 64 MiB more at most for any number of inputs (124M x 4 at 16 MiB
+// an input: 185 MiB, TIES 230 MiB, against 121 and 145 without the fingerprint; 10M x 16 at 8 MiB: 284 MiB).
+std::uint64_t mapped_lead_for(std::size_t inputs) {
+  const std::uint64_t share = (64u << 20) / std::max<std::size_t>(inputs, 1);
+  return std::clamp<std::uint64_t>(share, 1u << 20, 8u << 20);
+}
 constexpr std::uint64_t k_chunk = 1u << 20;
 
 // Waits, while `pace` is on, until the engine's estimated position in the input (the whole input is `size` bytes)
@@ -174,7 +179,8 @@ bool hash_mapped(Digest& h, const MappedRegion& map, const std::atomic<bool>* st
   double engine_at = 0;
   constexpr std::uint64_t margin = 4u << 20;  // the engine's block may straddle its reported position
   while (at < map.size) {
-    if (!follow_engine(pace, stop, size, before + static_cast<double>(at), k_mapped_lead, engine_at)) return false;
+    const std::uint64_t lead = pace ? pace->mapped_lead : 0;
+    if (!follow_engine(pace, stop, size, before + static_cast<double>(at), lead, engine_at)) return false;
     const std::uint64_t n = std::min<std::uint64_t>(k_chunk, map.size - at);
     h.update(map.data + at, static_cast<std::size_t>(n));
     at += n;
@@ -313,6 +319,7 @@ Provenance::Provenance(const std::string& command, const std::string& method, co
   s.errors.resize(s.files.size());
   // One thread per input, so that every file is hashed alongside the engine's reads of it (a thread mostly waits
   // for the engine); a very long input list shares 64 threads, and its later files are hashed after the merge.
+  s.pace.mapped_lead = mapped_lead_for(s.files.size());
   const std::size_t threads = hash != HashAlgo::none ? std::min<std::size_t>(s.files.size(), 64) : 0;
   for (std::size_t t = 0; t < threads; ++t) s.workers.emplace_back([&s] { s.work(); });
 }
