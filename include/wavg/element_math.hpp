@@ -211,14 +211,24 @@ WAVG_HD inline double sq_distance_term(double yj, double yl) {
   return diff * diff;
 }
 
-// The sum of (y_j - y_l)^2 over elements [begin, end), in element order: one reduction chunk.
+// Long sums over elements (the squared distances here, DARE's L1 norms on the CPU) run in k_sum_lanes interleaved
+// lanes: element begin + i goes to lane i % k_sum_lanes, each lane sums in element order, and the lanes are added
+// by sum_lanes_total's fixed tree. One running sum would be one chain of dependent additions; lanes let a CPU
+// kernel keep a vector of sums (cpu_federated.cpp, cpu_task.cpp), on every instruction set and device with the
+// same bits.
+constexpr std::uint32_t k_sum_lanes = 8;
+WAVG_HD inline double sum_lanes_total(const double* acc) {
+  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
+// The sum of (y_j - y_l)^2 over elements [begin, end), in lanes: one reduction chunk.
 template <class In>
 WAVG_HD inline double sq_distance_chunk(const In& in, const double* scales, std::uint32_t j, std::uint32_t l,
                                         std::uint64_t begin, std::uint64_t end) {
-  double acc = 0;
+  double acc[k_sum_lanes] = {};
   for (std::uint64_t i = begin; i < end; ++i)
-    acc += sq_distance_term(scales[j] * in.update(j, i), scales[l] * in.update(l, i));
-  return acc;
+    acc[(i - begin) % k_sum_lanes] += sq_distance_term(scales[j] * in.update(j, i), scales[l] * in.update(l, i));
+  return sum_lanes_total(acc);
 }
 
 // Backend::update_combine for one element: (c_1 u_1 + c_2 u_2 + ...) / divisor, in input order.

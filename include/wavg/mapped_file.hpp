@@ -5,6 +5,7 @@
 // built on it is its parsing and nothing else.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace wavg {
@@ -24,6 +25,23 @@ int try_open_regular_file(const std::string& path, FollowLinks follow, std::stri
 void require_regular_file(const std::string& path);
 // Returns the absolute path, all symbolic links resolved, of the file open as `fd` (from /proc/self/fd), or "".
 std::string resolved_path_of(int fd);
+
+// The pages of one mapping, unmapped when the last holder lets go: a MappedFile, or a provenance hash thread that
+// reads the same file through it (find_mapping) and may outlive the reader.
+struct MappedRegion {
+  const unsigned char* data = nullptr;
+  std::uint64_t size = 0;
+  std::uint64_t device = 0, inode = 0;
+  MappedRegion(const unsigned char* d, std::uint64_t n, std::uint64_t dev, std::uint64_t ino)
+      : data(d), size(n), device(dev), inode(ino) {}
+  ~MappedRegion();
+  MappedRegion(const MappedRegion&) = delete;
+  MappedRegion& operator=(const MappedRegion&) = delete;
+};
+
+// Returns a live whole-file mapping of `path` that a MappedFile made (the same device, inode and size), or null:
+// the fingerprint then hashes the pages the engine reads, instead of copying them out with pread().
+std::shared_ptr<const MappedRegion> find_mapping(const std::string& path);
 
 class MappedFile {
  public:
@@ -56,6 +74,7 @@ class MappedFile {
   void map(int fd);
 
   std::string m_path;
+  std::shared_ptr<const MappedRegion> m_region;
   const unsigned char* m_data = nullptr;
   std::uint64_t m_size = 0;
 };

@@ -86,16 +86,21 @@ __attribute__((target("avx2"))) double relax_avx2(const float* row, const double
 
 class Solver {
  public:
-  Solver(const std::vector<double>& score, std::size_t n)
-      : m_d(n), m_vv(n), m_n(n), m_cost(score.size()), m_x(n, -1), m_y(n, -1), m_v(n, 0) {
+  // `storage`: memory for the costs, when the caller has a buffer to lend (take_storage gives it back).
+  template <class T>
+  Solver(const std::vector<T>& score, std::size_t n, std::vector<float> storage = {})
+      : m_d(n), m_vv(n), m_n(n), m_cost(std::move(storage)), m_x(n, -1), m_y(n, -1), m_v(n, 0) {
+    m_cost.resize(score.size());
     double largest = 0;
-    for (double s : score) largest = std::max(largest, std::abs(s));
+    for (const T s : score) largest = std::max(largest, static_cast<double>(std::abs(s)));
     int exponent = 0;
     if (largest > 0) std::frexp(largest, &exponent);
     const double scale = std::ldexp(1.0, -exponent);  // exact: the largest score becomes at most 1 in magnitude
     for (std::size_t i = 0; i < score.size(); ++i)
-      m_cost[i] = static_cast<float>(-score[i] * scale);  // maximise the score
+      m_cost[i] = static_cast<float>(-static_cast<double>(score[i]) * scale);  // maximise the score
   }
+
+  std::vector<float> take_storage() { return std::move(m_cost); }
 
   std::vector<std::uint32_t> solve() {
     std::vector<std::int64_t> free = reduce();
@@ -318,6 +323,16 @@ std::vector<std::uint32_t> solve_lap_max(const std::vector<double>& score, std::
   WAVG_ASSERT(score.size() == n * n);
   if (n == 0) return {};
   return Solver(score, n).solve();
+}
+
+std::vector<std::uint32_t> solve_lap_max(const std::vector<float>& score, std::size_t n, std::vector<float>* scratch) {
+  WAVG_ASSERT(score.size() == n * n);
+  if (n == 0) return {};
+  if (!scratch) return Solver(score, n).solve();
+  Solver solver(score, n, std::move(*scratch));
+  std::vector<std::uint32_t> out = solver.solve();
+  *scratch = solver.take_storage();
+  return out;
 }
 
 }  // namespace wavg::align

@@ -10,9 +10,9 @@
 //
 // The products are float GEMMs by Eigen (threads by OpenMP; built for AVX2 and AVX-512 too and picked at run time,
 // gemm.hpp): two per hidden Dense layer and pass, which is where the time goes for wide layers (README: two 8-layer
-// 4096-wide MLPs). A term whose other axes' permutations have
-// not changed since it was last computed is reused, and a matrix's term whose other axis moved few units is
-// updated by the rows that moved.
+// 4096-wide MLPs). Each group keeps the sum of its terms between visits (one n x n float matrix); a term whose
+// other axes' permutations changed since is brought up to date by adding the product of A with the change of the
+// permuted B, only over the rows that moved when few did.
 //
 // MergeMany aligns each of N models in turn to the mean of the others (themselves permuted as found so far), until
 // a round over all models changes no permutation.
@@ -20,7 +20,6 @@
 #include <Eigen/Core>
 
 #include <cmath>
-#include <map>
 
 #include "align/gemm.hpp"
 #include "align/lap.hpp"
@@ -39,7 +38,7 @@ constexpr double k_parallel_flops = 1e8;  // a few milliseconds on one core
 class Matcher {
  public:
   Matcher(const PermSpec& spec, const std::vector<Shape>& shapes, const Weights& a, const Weights& b)
-      : m_spec(spec), m_shapes(shapes), m_a(a), m_b(b), m_uses(spec.group_names.size()) {
+      : m_spec(spec), m_shapes(shapes), m_a(a), m_b(b), m_uses(spec.group_names.size()), m_cache(m_uses.size()) {
     for (std::size_t t = 0; t < spec.tensors.size(); ++t) {
       const TensorPerm& tp = spec.tensors[t];
       if (tp.role != Role::parameter) continue;
@@ -69,23 +68,35 @@ class Matcher {
   struct Use {
     std::size_t tensor, axis;
   };
-  using MatrixD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  struct Term {
-    std::vector<Perm> other;  // the permutations of the tensor's other axes it was computed with
-    MatrixD value;            // row-major, as the products and the scores are: sums run in memory order
+  // What a group's scores are kept as between its visits: their sum over the group's terms, in float (the
+  // assignment rounds the scores to float anyway), and the permutations each term was last computed with. One n x n
+  // float matrix per group, where a matrix per term (in double) held three times as many at double the size: 2.7
+  // GiB of the 4 GiB the README's 134M benchmark took.
+  struct Cache {
+    std::vector<float> sum;               // row-major, as the products and the assignment take it
+    std::vector<std::vector<Perm>> seen;  // per use of the group: every group's permutation at its last update
   };
 
   bool solve_group(std::size_t g, std::vector<Perm>& perms) {
     const std::uint64_t n = m_spec.group_sizes[g];
-    std::vector<double>& flat = m_score;  // row-major, as the LAP takes it
-    flat.assign(n * n, 0.0);
-    Eigen::Map<MatrixD> score(flat.data(), static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(n));
-    for (const Use& u : m_uses[g]) score += term(u, perms);
-    for (const double v : flat)
+    Cache& cache = m_cache[g];
+    if (cache.seen.empty()) {
+      cache.sum.assign(n * n, 0.0f);
+      for (const Use& u : m_uses[g]) add_term(u, perms, nullptr, cache.sum.data());
+      cache.seen.assign(m_uses[g].size(), perms);
+    } else {
+      for (std::size_t k = 0; k < m_uses[g].size(); ++k)
+        if (others_moved(m_uses[g][k], cache.seen[k], perms)) {
+          add_term(m_uses[g][k], perms, &cache.seen[k], cache.sum.data());
+          cache.seen[k] = perms;
+        }
+    }
+    const std::vector<float>& flat = cache.sum;
+    for (const float v : flat)
       if (!std::isfinite(v))
         throw Error(ExitCode::runtime, "",
                     "weight matching: group " + m_spec.group_names[g] + " has non-finite weights (NaN or infinity)");
-    const Perm next = solve_lap_max(flat, n);
+    const Perm next = solve_lap_max(flat, n, &m_moved);  // idle until the next product
     double old_score = 0, new_score = 0;
     for (std::uint64_t i = 0; i < n; ++i) {
       old_score += flat[i * n + perms[g][i]];
@@ -96,53 +107,106 @@ class Matcher {
     return true;
   }
 
-  // S += A unfolded along u.axis times B (other axes permuted) unfolded along it, transposed.
-  const MatrixD& term(const Use& u, const std::vector<Perm>& perms) {
+  // Tells whether a permutation of another axis of u's tensor than u's own differs between `before` and `after`.
+  bool others_moved(const Use& u, const std::vector<Perm>& before, const std::vector<Perm>& after) const {
+    const TensorPerm& tp = m_spec.tensors[u.tensor];
+    for (std::size_t ax = 0; ax < tp.axes.size(); ++ax) {
+      const int group = tp.axes[ax].group;
+      if (ax != u.axis && group >= 0 &&
+          before[static_cast<std::size_t>(group)] != after[static_cast<std::size_t>(group)])
+        return true;
+    }
+    return false;
+  }
+
+  // Adds to `sum` u's term under `perms`: A unfolded along u.axis times B (other axes permuted) unfolded along it,
+  // transposed; with `before`, less the term under those permutations, as one product of A with the difference of
+  // the two permuted B (a change of few units of a matrix's other axis: of the rows that moved only, |K| / m the
+  // size, which is what makes later passes cheap).
+  void add_term(const Use& u, const std::vector<Perm>& perms, const std::vector<Perm>* before, float* sum) {
+    if (before && add_moved_rows(u, *before, perms, sum)) return;
     const TensorPerm& tp = m_spec.tensors[u.tensor];
     const Shape& shape = m_shapes[u.tensor];
-    std::vector<Perm> other;
-    for (std::size_t ax = 0; ax < shape.size(); ++ax)
-      if (ax != u.axis && tp.axes[ax].group >= 0) other.push_back(perms[static_cast<std::size_t>(tp.axes[ax].group)]);
-    const auto key = std::make_pair(u.tensor, u.axis);
-    auto it = m_terms.find(key);
-    if (it != m_terms.end() && it->second.other == other) return it->second.value;
-    if (it != m_terms.end() && update_term(u, it->second, other)) return it->second.value;
-
     const std::vector<float>& a = m_a.tensors[u.tensor];
     const std::vector<float>& b = m_b.tensors[u.tensor];
-    const std::vector<IndexMap> maps = tensor_maps(tp, shape, perms, u.axis);
-    bool any = false;
-    for (const IndexMap& m : maps) any |= !m.empty();
-    const float* bp = b.data();
-    if (any) {
-      m_moved.resize(b.size());
-      permute_bytes(reinterpret_cast<const unsigned char*>(b.data()), reinterpret_cast<unsigned char*>(m_moved.data()),
-                    shape, sizeof(float), maps);
+    const float* bp = nullptr;
+    if (!before) {
+      bp = permuted_b(u, perms, b, m_moved);
+    } else if (matrix_change(u, *before, perms, m_moved)) {
+      bp = m_moved.data();
+    } else {
+      bp = permuted_b(u, perms, b, m_moved);
+      const float* old = permuted_b(u, *before, b, m_moved_before);
+      if (bp != m_moved.data()) m_moved.assign(b.begin(), b.end());
+      for (std::size_t e = 0; e < b.size(); ++e) m_moved[e] -= old[e];
       bp = m_moved.data();
     }
-    const auto n = static_cast<Eigen::Index>(m_spec.group_sizes[static_cast<std::size_t>(tp.axes[u.axis].group)]);
+    const auto n = m_spec.group_sizes[static_cast<std::size_t>(tp.axes[u.axis].group)];
     std::uint64_t pre = tp.axes[u.axis].outer, post = tp.axes[u.axis].inner;
     for (std::size_t ax = 0; ax < u.axis; ++ax) pre *= shape[ax];
     for (std::size_t ax = u.axis + 1; ax < shape.size(); ++ax) post *= shape[ax];
-    m_product.setZero(n, n);
-    const auto un = static_cast<std::uint64_t>(n);
-    add_score_product(a.data(), bp, pre, un, post, m_product.data(), threads_for(pre, un, post));
-    Term& t = m_terms[key];
-    t.other = std::move(other);
-    t.value = m_product.cast<double>();
-    return t.value;
+    add_score_product(a.data(), bp, pre, n, post, sum, threads_for(pre, n, post));
   }
 
-  // Brings a matrix's term up to date when the permutation of its other axis moved few units: only the rows (or
-  // columns) of B that moved contribute a change, T += A_K^T (B_new(K) - B_old(K)), a product |K| / m the size of
-  // recomputing. Later passes move few units, so this is what makes them cheap. Returns false when it does not pay.
-  bool update_term(const Use& u, Term& term, std::vector<Perm>& other) {
+  // Returns B's tensor of u with its other axes permuted by `perms`: b itself when none moves, else `into`.
+  const float* permuted_b(const Use& u, const std::vector<Perm>& perms, const std::vector<float>& b,
+                          std::vector<float>& into) const {
+    const std::vector<IndexMap> maps = tensor_maps(m_spec.tensors[u.tensor], m_shapes[u.tensor], perms, u.axis);
+    bool any = false;
+    for (const IndexMap& m : maps) any |= !m.empty();
+    if (!any) return b.data();
+    into.resize(b.size());
+    permute_bytes(reinterpret_cast<const unsigned char*>(b.data()), reinterpret_cast<unsigned char*>(into.data()),
+                  m_shapes[u.tensor], sizeof(float), maps);
+    return into.data();
+  }
+
+  // Points `before` and `after` at the permutations of the other axis of u's tensor when it is a matrix whose other
+  // axis is one whole group (the Dense and linear kernels); false for any other tensor.
+  bool other_axis_perms(const Use& u, const std::vector<Perm>& before_all, const std::vector<Perm>& after_all,
+                        const Perm*& before, const Perm*& after) const {
     const TensorPerm& tp = m_spec.tensors[u.tensor];
+    if (m_shapes[u.tensor].size() != 2) return false;
+    const AxisPerm& other = tp.axes[1 - u.axis];
+    if (other.group < 0 || other.outer != 1 || other.inner != 1) return false;
+    before = &before_all[static_cast<std::size_t>(other.group)];
+    after = &after_all[static_cast<std::size_t>(other.group)];
+    return true;
+  }
+
+  // Sets `into` to a matrix's B permuted by `after` less B permuted by `before` along its other axis, in one pass
+  // and one buffer (the same differences as of the two permuted copies); false for any other tensor.
+  bool matrix_change(const Use& u, const std::vector<Perm>& before_all, const std::vector<Perm>& after_all,
+                     std::vector<float>& into) {
+    const Perm* before = nullptr;
+    const Perm* after = nullptr;
+    if (!other_axis_perms(u, before_all, after_all, before, after)) return false;
+    const std::vector<float>& b = m_b.tensors[u.tensor];
+    const std::uint64_t rows = m_shapes[u.tensor][0], cols = m_shapes[u.tensor][1];
+    into.resize(b.size());
+    for (std::uint64_t r = 0; r < rows; ++r) {
+      float* d = into.data() + r * cols;
+      if (u.axis == 1) {  // the rows are the other axis
+        const float* now = b.data() + std::uint64_t{(*after)[r]} * cols;
+        const float* was = b.data() + std::uint64_t{(*before)[r]} * cols;
+        for (std::uint64_t c = 0; c < cols; ++c) d[c] = now[c] - was[c];
+      } else {
+        const float* row = b.data() + r * cols;
+        for (std::uint64_t c = 0; c < cols; ++c) d[c] = row[(*after)[c]] - row[(*before)[c]];
+      }
+    }
+    return true;
+  }
+
+  // The change of a matrix's term when the permutation of its other axis moved few units: only the rows (or
+  // columns) of B that moved contribute, T += A_K^T (B_new(K) - B_old(K)). Returns false when it does not pay.
+  bool add_moved_rows(const Use& u, const std::vector<Perm>& before_all, const std::vector<Perm>& after_all,
+                      float* sum) {
+    const Perm* before_p = nullptr;
+    const Perm* after_p = nullptr;
+    if (!other_axis_perms(u, before_all, after_all, before_p, after_p)) return false;
+    const Perm &before = *before_p, &after = *after_p;
     const Shape& shape = m_shapes[u.tensor];
-    if (shape.size() != 2 || other.size() != 1 || term.other.size() != 1) return false;
-    const std::size_t o = 1 - u.axis;
-    if (tp.axes[o].outer != 1 || tp.axes[o].inner != 1) return false;
-    const Perm &before = term.other[0], &after = other[0];
     std::vector<Eigen::Index> changed;
     for (std::size_t k = 0; k < after.size(); ++k)
       if (before[k] != after[k]) changed.push_back(static_cast<Eigen::Index>(k));
@@ -151,32 +215,29 @@ class Matcher {
     const Eigen::Map<const MatrixF> a(m_a.tensors[u.tensor].data(), rows, cols);
     const Eigen::Map<const MatrixF> b(m_b.tensors[u.tensor].data(), rows, cols);
     const auto k = static_cast<Eigen::Index>(changed.size());
+    const auto uk = static_cast<std::uint64_t>(k);
+    // ak and d take at most half of the tensor each (changed.size() * 2 <= after.size()): m_moved holds both.
+    m_moved.resize(std::max<std::size_t>(m_moved.size(), m_b.tensors[u.tensor].size()));
     if (u.axis == 1) {  // T[i][j] = sum_r A[r][i] B[perm(r)][j]: rows r of the other axis moved
-      MatrixF ak(k, cols), d(k, cols);
+      Eigen::Map<MatrixF> ak(m_moved.data(), k, cols), d(m_moved.data() + k * cols, k, cols);
       for (Eigen::Index r = 0; r < k; ++r) {
         const auto row = static_cast<std::size_t>(changed[static_cast<std::size_t>(r)]);
         ak.row(r) = a.row(static_cast<Eigen::Index>(row));
         d.row(r) = b.row(after[row]) - b.row(before[row]);
       }
-      add_update(ak.data(), d.data(), static_cast<std::uint64_t>(k), static_cast<std::uint64_t>(cols), 1, term);
+      const auto n = static_cast<std::uint64_t>(cols);
+      add_score_product(ak.data(), d.data(), uk, n, 1, sum, threads_for(uk, n, 1));
     } else {  // T[i][j] = sum_c A[i][c] B[j][perm(c)]: columns c moved
-      MatrixF ak(rows, k), d(rows, k);
+      Eigen::Map<MatrixF> ak(m_moved.data(), rows, k), d(m_moved.data() + rows * k, rows, k);
       for (Eigen::Index c = 0; c < k; ++c) {
         const auto col = static_cast<std::size_t>(changed[static_cast<std::size_t>(c)]);
         ak.col(c) = a.col(static_cast<Eigen::Index>(col));
         d.col(c) = b.col(after[col]) - b.col(before[col]);
       }
-      add_update(ak.data(), d.data(), 1, static_cast<std::uint64_t>(rows), static_cast<std::uint64_t>(k), term);
+      const auto n = static_cast<std::uint64_t>(rows);
+      add_score_product(ak.data(), d.data(), 1, n, uk, sum, threads_for(1, n, uk));
     }
-    term.other = std::move(other);
     return true;
-  }
-
-  // term.value += the score product of a and b (gemm.hpp), threaded when it is large.
-  void add_update(const float* a, const float* b, std::uint64_t pre, std::uint64_t n, std::uint64_t post, Term& term) {
-    m_product.setZero(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(n));
-    add_score_product(a, b, pre, n, post, m_product.data(), threads_for(pre, n, post));
-    term.value += m_product.cast<double>();
   }
 
   // Eigen runs a product on every OpenMP thread unless it is tiny; for small layers waking the threads costs more
@@ -192,12 +253,11 @@ class Matcher {
   const Weights& m_a;
   const Weights& m_b;
   std::vector<std::vector<Use>> m_uses;
-  std::map<std::pair<std::size_t, std::size_t>, Term> m_terms;
+  std::vector<Cache> m_cache;  // per group
   // Scratch kept between groups and passes: buffers of hundreds of MB, allocated afresh each time, cost more in
   // page faults (system time) than filling them does (134M benchmark: 12 s of system CPU).
-  std::vector<double> m_score;  // the group's scores
-  std::vector<float> m_moved;   // B's tensor with its other axes permuted
-  MatrixF m_product;            // one product, in float
+  std::vector<float> m_moved;         // B's tensor with its other axes permuted
+  std::vector<float> m_moved_before;  // the same under the permutations its cached term was computed with
 };
 
 }  // namespace
@@ -248,18 +308,30 @@ MergeManyResult merge_many(const PermSpec& spec, const std::vector<Weights>& mod
 
 namespace {
 
-// The squared norm of the sum of the aligned models over the permuted parameters.
+// The squared norm of the sum of the aligned models over the permuted parameters, one tensor at a time (permuting
+// whole models would hold a copy of every one of them).
 double agreement(const PermSpec& spec, const std::vector<Weights>& models,
                  const std::vector<std::vector<Perm>>& perms) {
   double total = 0;
-  std::vector<Weights> aligned;
-  for (std::size_t k = 0; k < models.size(); ++k) aligned.push_back(permute_weights(spec, models[k], perms[k]));
-  for (std::size_t t = 0; t < spec.tensors.size(); ++t)
-    for (std::size_t e = 0; e < aligned[0].tensors[t].size(); ++e) {
-      double sum = 0;
-      for (const Weights& w : aligned) sum += w.tensors[t][e];
-      total += sum * sum;
+  std::vector<float> moved;
+  std::vector<double> sum;
+  for (std::size_t t = 0; t < spec.tensors.size(); ++t) {
+    const std::vector<float>& first = models[0].tensors[t];
+    if (first.empty()) continue;
+    sum.assign(first.size(), 0.0);
+    for (std::size_t k = 0; k < models.size(); ++k) {
+      const Shape& shape = models[k].shapes[t];
+      const float* values = models[k].tensors[t].data();
+      if (spec.tensors[t].permuted()) {
+        moved.resize(first.size());
+        permute_bytes(reinterpret_cast<const unsigned char*>(values), reinterpret_cast<unsigned char*>(moved.data()),
+                      shape, sizeof(float), tensor_maps(spec.tensors[t], shape, perms[k], shape.size()));
+        values = moved.data();
+      }
+      for (std::size_t e = 0; e < sum.size(); ++e) sum[e] += values[e];
     }
+    for (const double v : sum) total += v * v;
+  }
   return total;
 }
 
@@ -281,7 +353,8 @@ MergeManyResult align_models(const PermSpec& spec, const std::vector<Weights>& m
     } else {
       result = merge_many(spec, models, o);
     }
-    const double score = agreement(spec, models, result.perms);
+    // One search needs no comparing (and the agreement reads every model once more).
+    const double score = restarts > 1 ? agreement(spec, models, result.perms) : 0;
     if (score > best_score) best_score = score, best = std::move(result);
   }
   return best;

@@ -88,7 +88,7 @@ TEST_CASE("cuda elements: norms, distances, combinations and order statistics ma
   auto cpu = make_cpu_backend();
   const std::vector<double> scales{1.0, 0.5, 0.75, 1.0, 0.25}, weights{1, 2, 0, 1, 3}, coeffs{0.2, 0.1, 0.3, 0.3, 0.1};
   for (DType t : k_floats) {
-    const Block b(t, 5, 40000, 13);  // three reduction chunks, the last one short
+    const Block b(t, 5, 40003, 13);  // three reduction chunks, the last one short and ending in a partial lane
     const BlockInputs c = b.cpu(true);
     const cuda::Inputs g = b.gpu(true);
     const std::uint64_t chunks = (b.count + cuda::k_reduce_chunk - 1) / cuda::k_reduce_chunk;

@@ -6,7 +6,9 @@ B is A with its 7 hidden groups permuted at random and Gaussian noise as large a
 search has structure to find (as between trained networks) but no exact answer. Usage:
     tests/bench/align_speed.py --wavg build/wavg --dir /tmp/align-bench [--width 4096] [--restarts 1]
 Prints the wall time, the peak resident memory and wavg's report; checks that the permutation found for every group
-is the one applied, since the noise is small enough for weight matching to undo it.
+is the one applied, since the noise is small enough for weight matching to undo it. With --scipy-python (a python
+with numpy and scipy, e.g. a venv's), runs the numpy/scipy reference (peers/align_scipy.py) on the same weights
+after wavg and prints its time and peak memory beside wavg's; --runs N interleaves N runs of each.
 """
 import argparse
 import json
@@ -38,6 +40,8 @@ def main():
     p.add_argument("--width", type=int, default=4096)
     p.add_argument("--layers", type=int, default=8)
     p.add_argument("--restarts", type=int, default=1)
+    p.add_argument("--scipy-python", help="a python with numpy and scipy: run the reference too")
+    p.add_argument("--runs", type=int, default=1, help="runs of each (interleaved with the reference's)")
     a = p.parse_args()
     os.makedirs(a.dir, exist_ok=True)
     w, n = a.width, a.layers
@@ -61,17 +65,31 @@ def main():
         B[nm] = (k + noise, b + rng.standard_normal(w, dtype=np.float32) * 0.1)
     write(f"{a.dir}/a.h5", A, config)
     write(f"{a.dir}/b.h5", B, config)
+    if a.scipy_python:
+        for m, weights in (("a", A), ("b", B)):
+            for l, nm in enumerate(names):
+                np.save(f"{a.dir}/{m}_kernel_{l}.npy", weights[nm][0])
+                np.save(f"{a.dir}/{m}_bias_{l}.npy", weights[nm][1])
     del A, B
-    cmd = ["/usr/bin/time", "-f", "wavg: %e s wall, %U s user, %S s system CPU, peak RSS %M KiB", a.wavg, "align",
+    fmt = "%e s wall, %U s user, %S s system CPU, peak RSS %M KiB"
+    cmd = ["/usr/bin/time", "-f", "wavg: " + fmt, a.wavg, "align",
            f"{a.dir}/b.h5", "--to", f"{a.dir}/a.h5", "-o", f"{a.dir}/out.h5", "-f", "--no-hash",
            "--align-restarts", str(a.restarts)]
-    start = time.monotonic()
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    seconds = time.monotonic() - start
-    sys.stdout.write(r.stdout + r.stderr)
-    if r.returncode != 0:
-        sys.exit(r.returncode)
-    print(f"align: {seconds:.1f} s for two {n}-layer {w}-wide MLPs ({n * (w * w + w) / 1e6:.0f}M parameters each)")
+    ref = ["/usr/bin/time", "-f", "scipy reference: " + fmt, a.scipy_python or "",
+           os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers", "align_scipy.py"), a.dir, str(n)]
+    for run in range(a.runs):
+        start = time.monotonic()
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        seconds = time.monotonic() - start
+        sys.stdout.write(r.stdout + r.stderr)
+        if r.returncode != 0:
+            sys.exit(r.returncode)
+        print(f"align: {seconds:.1f} s for two {n}-layer {w}-wide MLPs ({n * (w * w + w) / 1e6:.0f}M parameters each)")
+        if a.scipy_python:
+            r = subprocess.run(ref, capture_output=True, text=True)
+            sys.stdout.write(r.stdout + r.stderr)
+            if r.returncode != 0:
+                sys.exit(r.returncode)
     with h5py.File(f"{a.dir}/out.h5", "r") as out, h5py.File(f"{a.dir}/b.h5", "r") as b:
         for l in range(n - 1):
             got = out[f"model_weights/{names[l]}/{names[l]}/bias:0"][()]
@@ -80,6 +98,10 @@ def main():
             want = src[np.argsort(perms[l])]
             assert np.array_equal(got, want), f"group {names[l]} not recovered"
     print("every group's permutation recovered")
+    if a.scipy_python:  # the reference's perms[l][i]: the unit of B placed at A's unit i
+        got = np.load(f"{a.dir}/scipy_perms.npy")
+        same = all(np.array_equal(got[l], np.argsort(perms[l])) for l in range(n - 1))
+        print("the reference recovered them too" if same else "the reference did not recover every group")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,9 @@ fastest run. Peak memory is the maximum resident set size of the command and the
 `/usr/bin/time` reports it (Debian package `time`). Every command leaves its output on disk: wavg fsyncs before its
 rename, so the floor and the peers get a `sync OUT` inside their timing.
 
+Beside each figure the table prints what bounds it: the megabytes the command reads (every pass of a method) and
+writes, and the CPU seconds it used (user + system over all its threads, from the same /usr/bin/time).
+
 Commands: the floor (cat every input to /dev/null, write one output of the same size, sync it); wavg merge on HDF5
 at each --threads count; wavg on safetensors when `wavg inspect` accepts them; an h5py + numpy script; numpy over
 memory-mapped safetensors; wavg on PyTorch .pt files and PyTorch's load/stack/mean/save when --torch-python (or the python running this)
@@ -27,24 +30,27 @@ import tempfile
 import time
 
 TIME = "/usr/bin/time"  # GNU time (Debian package `time`)
+READS = {}  # label -> bytes a command's passes read, where its arguments do not say (a method's own floor files)
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import bench_models  # noqa: E402
 
 
 def timed(argv):
-    """Runs argv under /usr/bin/time; returns (seconds, peak RSS in MiB), or None when it fails. (wait4() from this
-    process would count the Python interpreter's own memory, which the forked child inherits until its exec.)"""
+    """Runs argv under /usr/bin/time; returns (seconds, peak RSS in MiB, CPU seconds user + system), or None when it
+    fails. (wait4() from this process would count the Python interpreter's own memory, which the forked child
+    inherits until its exec.)"""
     with tempfile.NamedTemporaryFile("r") as report:
         start = time.perf_counter()
-        proc = subprocess.run([TIME, "-f", "%M", "-o", report.name, *argv], stdout=subprocess.DEVNULL,
+        proc = subprocess.run([TIME, "-f", "%M %U %S", "-o", report.name, *argv], stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE)
         seconds = time.perf_counter() - start
         if proc.returncode != 0:
             err = proc.stderr.decode(errors="replace").strip()[-300:]
             print(f"  failed ({proc.returncode}): {' '.join(argv[:3])} ...: {err}", file=sys.stderr)
             return None
-        return seconds, int(report.read().split()[-1]) / 1024
+        rss, user, system = report.read().split()[-3:]
+        return seconds, int(rss) / 1024, float(user) + float(system)
 
 
 def can_import(python, module):
@@ -84,6 +90,7 @@ def commands(args, model, n, paths, out_dir):
                           out("floor")] + files, out("floor")))
         inputs = [] if "--last" in extra else [f for f in h5 if f in files]
         cmds.append((f"wavg {label} {j}", [args.wavg, "merge", "-q", j, *extra, *inputs, "-o", out("h5")], out("h5")))
+        READS[cmds[-1][0]] = sum(os.path.getsize(f) for f in files)
     if st:
         ok = wavg_reads(args.wavg, st[0])
         cmds.append((f"wavg merge safetensors -j{args.threads[-1]}",
@@ -216,7 +223,7 @@ def run_case(args, model, n):
                     os.remove(stale)
             r = timed(argv)
             if r and (label not in best or r[0] < best[label][0]):
-                best[label] = r
+                best[label] = r + (bytes_read(label, argv, out), written_bytes(out))
     if args.check:  # the last command writing bench-out.h5 must be the plain mean
         timed([args.wavg, "merge", "-q", "-f", *paths["h5"], "-o", os.path.join(out_dir, "bench-out.h5")])
     bad = check_output(os.path.join(out_dir, "bench-out.h5"), model, paths["h5"]) if args.check else []
@@ -228,25 +235,45 @@ def run_case(args, model, n):
     return cmds, best, input_bytes, bad
 
 
+def bytes_read(label, argv, out):
+    """The bytes a command reads: its method's passes (READS), else every data file among its arguments (not the
+    output, programs or scripts)."""
+    if label in READS:
+        return READS[label]
+    return sum(os.path.getsize(a) for a in argv
+               if a != out and os.path.isfile(a) and not a.endswith(".py") and not os.access(a, os.X_OK))
+
+
+def written_bytes(out):
+    """The bytes of a command's output: a file, or a folder's files."""
+    if os.path.isdir(out):
+        return sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(out) for f in fs)
+    return os.path.getsize(out) if os.path.exists(out) else 0
+
+
 def print_table(model, n, cmds, best, input_bytes):
     floor = None  # each row is set against the floor row above it (merge, then convert)
     peer = best.get("h5py + numpy script", (None,))[0]
     print(f"\n{model} parameters ({bench_models.parameters(model):,}), N = {n}, "
           f"{input_bytes / 1e6:,.0f} MB of inputs")
-    print(f"| {'command':<44} | {'time s':>7} | {'peak RSS MiB':>12} | {'x floor':>7} | {'h5py script / this':>18} |")
-    print(f"|{'-' * 46}|{'-' * 8}:|{'-' * 13}:|{'-' * 8}:|{'-' * 19}:|")
+    # What bounds each figure beside it: the bytes it must read and write (the floor's cat moves the same) and the
+    # CPU seconds it spent (user + system, all threads); CPU above the wall time means threads ran in parallel.
+    print(f"| {'command':<44} | {'time s':>7} | {'peak RSS MiB':>12} | {'x floor':>7} | {'h5py script / this':>18} "
+          f"| {'read MB':>7} | {'written MB':>10} | {'CPU s':>6} |")
+    print(f"|{'-' * 46}|{'-' * 8}:|{'-' * 13}:|{'-' * 8}:|{'-' * 19}:|{'-' * 8}:|{'-' * 11}:|{'-' * 7}:|")
     for label, argv, _ in cmds:
         if label.startswith("floor"):
             floor = best.get(label, (None,))[0]
             if label != cmds[0][0]:
                 peer = None  # the h5py script merges; it is no yardstick for convert
         if label not in best:
-            print(f"| {label:<44} | {'n/a':>7} | {'n/a':>12} | {'':>7} | {'':>18} |")
+            print(f"| {label:<44} | {'n/a':>7} | {'n/a':>12} | {'':>7} | {'':>18} | {'':>7} | {'':>10} | {'':>6} |")
             continue
-        s, rss = best[label]
+        s, rss, cpu, read, written = best[label]
         xf = f"{s / floor:.2f}" if floor else ""
         xp = f"{peer / s:.1f}" if peer else ""
-        print(f"| {label:<44} | {s:7.2f} | {rss:12.0f} | {xf:>7} | {xp:>18} |")
+        print(f"| {label:<44} | {s:7.2f} | {rss:12.0f} | {xf:>7} | {xp:>18} | {read / 1e6:7.1f} | "
+              f"{written / 1e6:10.1f} | {cpu:6.2f} |")
 
 
 def main():

@@ -37,6 +37,25 @@ TEST_CASE("MappedFile maps a regular file's bytes and knows its extent") {
   CHECK_FALSE(m.contains(2, ~0ull));  // would overflow offset + length
 }
 
+TEST_CASE("a mapping found by find_mapping stays readable after its MappedFile is gone") {
+  wavg::test::TempDir dir;
+  const std::string path = dir.path() + "/f.bin", other = dir.path() + "/g.bin";
+  std::ofstream(path, std::ios::binary) << "abcdef";
+  std::ofstream(other, std::ios::binary) << "abcdef";
+  std::shared_ptr<const wavg::MappedRegion> held;
+  {
+    const wavg::MappedFile m(path);
+    held = wavg::find_mapping(path);
+    REQUIRE(held);
+    CHECK(held->data == m.data());
+    CHECK(held->size == 6);
+    CHECK_FALSE(wavg::find_mapping(other));  // same bytes, another file
+  }
+  CHECK(std::string(reinterpret_cast<const char*>(held->data), 6) == "abcdef");  // unmapped by its last holder
+  held.reset();
+  CHECK_FALSE(wavg::find_mapping(path));
+}
+
 TEST_CASE("MappedFile maps an empty file to nothing") {
   wavg::test::TempDir dir;
   const std::string path = dir.path() + "/empty";

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "wavg/error.hpp"
+#include "wavg/mapped_file.hpp"
 #include "wavg/provenance.hpp"
 
 using namespace wavg;
@@ -46,6 +47,19 @@ TEST_CASE("XXH3-128 in canonical order, as Python's xxhash.xxh3_128_hexdigest() 
   CHECK(hash_file(HashAlgo::xxh3_128, abc) == "06b05ab6733a618578af5f94892f3950");
   CHECK(hash_file(HashAlgo::xxh3_128, three) == "9220778898dfe2af488fe7c89469a712");
   for (const auto& f : {empty, abc, three}) std::remove(f.c_str());
+}
+
+TEST_CASE("XXH3-128 of a file a reader has mapped is hashed from that mapping, to the same digest") {
+  const std::string three = temp_file("three-mapped", std::string(3000000, 'a'));
+  {
+    const MappedFile engine_view(three);  // as a reader holds it while the engine runs
+    REQUIRE(find_mapping(three));
+    CHECK(find_mapping(three)->data == engine_view.data());
+    CHECK(hash_file(HashAlgo::xxh3_128, three) == "9220778898dfe2af488fe7c89469a712");
+  }
+  CHECK_FALSE(find_mapping(three));  // the reader's mapping is gone: read with pread() again
+  CHECK(hash_file(HashAlgo::xxh3_128, three) == "9220778898dfe2af488fe7c89469a712");
+  std::remove(three.c_str());
 }
 
 TEST_CASE("the default fingerprint is XXH3-128, recorded under its name; --hash none records the names only") {

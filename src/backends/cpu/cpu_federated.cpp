@@ -41,6 +41,36 @@ void update_sum_squares(const BlockInputs& in, double* sums) {
     for (std::size_t k = 0; k < n; ++k) sums[k] += partial[static_cast<std::size_t>(c) * n + k];
 }
 
+namespace {
+
+// sq_distance_chunk for every pair j < l of one reduction chunk at once, each update read once: the N updates of
+// k_sum_lanes elements are loaded side by side, and every pair keeps a vector of lane sums (`acc`, pairs x
+// lanes), so the additions of one element run in parallel instead of one dependent chain per pair.
+template <DType T>
+WAVG_CLONES void sq_distance_lanes(const void* const* data, const void* base, const double* scales, std::size_t n,
+                                   std::uint64_t begin, std::uint64_t end, double* __restrict y,
+                                   double* __restrict acc) {
+  constexpr std::uint32_t lanes = k_sum_lanes;
+  const std::size_t pairs = n * (n - 1) / 2;
+  std::fill(acc, acc + pairs * lanes, 0.0);
+  for (std::uint64_t i = begin; i < end; i += lanes) {
+    const std::uint64_t m = std::min<std::uint64_t>(lanes, end - i);
+    if (m == lanes)
+      for (std::size_t k = 0; k < n; ++k)
+        for (std::uint32_t e = 0; e < lanes; ++e) y[k * lanes + e] = scales[k] * update_at<T>(data[k], base, i + e);
+    else
+      for (std::size_t k = 0; k < n; ++k)
+        for (std::uint32_t e = 0; e < lanes; ++e)
+          y[k * lanes + e] = e < m ? scales[k] * update_at<T>(data[k], base, i + e) : 0;
+    double* a = acc;
+    for (std::size_t j = 0; j < n; ++j)
+      for (std::size_t l = j + 1; l < n; ++l, a += lanes)
+        for (std::uint32_t e = 0; e < lanes; ++e) a[e] += sq_distance_term(y[j * lanes + e], y[l * lanes + e]);
+  }
+}
+
+}  // namespace
+
 void update_sq_distances(const BlockInputs& in, const double* scales, double* dist) {
   const std::size_t n = in.data.size();
   const std::int64_t chunks = chunk_count(in.count);
@@ -49,18 +79,18 @@ void update_sq_distances(const BlockInputs& in, const double* scales, double* di
     const void* const* data = in.data.data();
 #pragma omp parallel if (in.count >= k_parallel_threshold)
     {
-      std::vector<double> y(n);  // per thread, outside the element loop
+      // Per thread, outside the element loop. A padded tail lane adds (0 - 0)^2 = 0 to a sum that is >= 0, which
+      // leaves it as it is (+0 included), so every lane holds the same bits as sq_distance_chunk's.
+      std::vector<double> y(n * k_sum_lanes), acc(n * (n - 1) / 2 * k_sum_lanes);
 #pragma omp for schedule(static)
       for (std::int64_t c = 0; c < chunks; ++c) {
         double* d = partial.data() + static_cast<std::size_t>(c) * n * n;
         const std::uint64_t begin = static_cast<std::uint64_t>(c) * k_reduce_chunk;
         const std::uint64_t end = std::min(in.count, begin + k_reduce_chunk);
-        // sq_distance_chunk's sums, element by element for all pairs at once: each update is read once.
-        for (std::uint64_t i = begin; i < end; ++i) {
-          for (std::size_t k = 0; k < n; ++k) y[k] = scales[k] * update_at<T>(data[k], in.base, i);
-          for (std::size_t j = 0; j < n; ++j)
-            for (std::size_t l = j + 1; l < n; ++l) d[j * n + l] += sq_distance_term(y[j], y[l]);
-        }
+        sq_distance_lanes<T>(data, in.base, scales, n, begin, end, y.data(), acc.data());
+        const double* a = acc.data();
+        for (std::size_t j = 0; j < n; ++j)
+          for (std::size_t l = j + 1; l < n; ++l, a += k_sum_lanes) d[j * n + l] = sum_lanes_total(a);
       }
     }
   });

@@ -117,6 +117,27 @@ WAVG_CLONES void keep_random_scaled(double* __restrict u, const std::uint32_t* _
   for (std::size_t i = 0; i < len; ++i) u[i] = static_cast<double>(word[i]) * 0x1p-32 < density ? u[i] * scale : 0.0;
 }
 
+// DARE's two L1 norms of one input over a tile whose first element is a multiple of k_sum_lanes from its reduction
+// chunk's: |u[i]| is added to lane i % k_sum_lanes of lanes[0..] and, where word[i] / 2^32 is below the density, of
+// lanes[k_sum_lanes..] (+0 elsewhere, which leaves a sum of magnitudes as it is), so the additions vectorise.
+WAVG_CLONES void l1_lanes(const double* __restrict u, const std::uint32_t* __restrict word, double density,
+                          std::size_t len, double* __restrict lanes) {
+  double* __restrict total = lanes;
+  double* __restrict kept = lanes + k_sum_lanes;
+  std::size_t i = 0;
+  for (; i + k_sum_lanes <= len; i += k_sum_lanes)
+    for (std::uint32_t e = 0; e < k_sum_lanes; ++e) {
+      const double m = std::fabs(u[i + e]);
+      total[e] += m;
+      kept[e] += static_cast<double>(word[i + e]) * 0x1p-32 < density ? m : 0.0;
+    }
+  for (std::uint32_t e = 0; i + e < len; ++e) {
+    const double m = std::fabs(u[i + e]);
+    total[e] += m;
+    kept[e] += static_cast<double>(word[i + e]) * 0x1p-32 < density ? m : 0.0;
+  }
+}
+
 // wt[i] = w * u[i] (in place), sum[i] += wt[i].
 WAVG_CLONES void weigh_and_add(double* __restrict wt, double w, double* __restrict sum, std::size_t len) {
   for (std::size_t i = 0; i < len; ++i) {
@@ -338,24 +359,23 @@ void random_mask_l1(const BlockInputs& in, const TaskCombineParams& p, std::uint
     {
       alignas(64) double u[k_tile];
       alignas(64) std::uint32_t words[4][k_tile];
+      std::vector<double> lanes(2 * n * k_sum_lanes);  // per input: its L1 norm's lanes, then the kept part's
 #pragma omp for schedule(static)
       for (std::int64_t c = 0; c < chunks; ++c) {
         double* sums = partial.data() + static_cast<std::size_t>(c) * n * 2;
         const std::uint64_t begin = static_cast<std::uint64_t>(c) * k_reduce_chunk;
         const std::uint64_t end = std::min(in.count, begin + k_reduce_chunk);
+        std::fill(lanes.begin(), lanes.end(), 0.0);
         for (std::uint64_t first = begin; first < end; first += k_tile) {
           const auto len = static_cast<std::size_t>(std::min<std::uint64_t>(k_tile, end - first));
           for (std::size_t k = 0; k < n; ++k) {
             if (k % 4 == 0) philox_words(p.seed, p.stream + (std::uint64_t{k / 4} << 32), offset + first, len, words);
             load_updates<T>(u, in.data[k], in.base, first, len);
             const double density = p.densities ? p.densities[k] : p.density;
-            for (std::size_t i = 0; i < len; ++i) {
-              const double m = std::fabs(u[i]);
-              sums[2 * k] += m;
-              if (static_cast<double>(words[k % 4][i]) * 0x1p-32 < density) sums[2 * k + 1] += m;
-            }
+            l1_lanes(u, words[k % 4], density, len, lanes.data() + 2 * k * k_sum_lanes);
           }
         }
+        for (std::size_t j = 0; j < 2 * n; ++j) sums[j] = sum_lanes_total(lanes.data() + j * k_sum_lanes);
       }
     }
   });

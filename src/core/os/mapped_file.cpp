@@ -9,7 +9,9 @@
 #include <climits>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <utility>
+#include <vector>
 
 #include "wavg/error.hpp"
 #include "wavg/mapped_ranges.hpp"
@@ -18,7 +20,32 @@ namespace wavg {
 
 namespace {
 constexpr const char* k_symbolic_link = "is a symbolic link";
+
+// Every live region, for find_mapping.
+std::mutex g_regions_mutex;
+std::vector<std::weak_ptr<const MappedRegion>> g_regions;
 }  // namespace
+
+MappedRegion::~MappedRegion() {
+  unregister_mapping(data);
+  ::munmap(const_cast<unsigned char*>(data), static_cast<std::size_t>(size));
+}
+
+std::shared_ptr<const MappedRegion> find_mapping(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return nullptr;
+  const std::lock_guard lock(g_regions_mutex);
+  std::shared_ptr<const MappedRegion> found;
+  std::erase_if(g_regions, [&](const std::weak_ptr<const MappedRegion>& w) {
+    std::shared_ptr<const MappedRegion> r = w.lock();
+    if (!r) return true;
+    if (!found && r->device == static_cast<std::uint64_t>(st.st_dev) &&
+        r->inode == static_cast<std::uint64_t>(st.st_ino) && r->size == static_cast<std::uint64_t>(st.st_size))
+      found = std::move(r);
+    return false;
+  });
+  return found;
+}
 
 int try_open_regular_file(const std::string& path, FollowLinks follow, std::string& why) {
   int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK;
@@ -87,18 +114,19 @@ void MappedFile::map(int fd) {
   if (map == MAP_FAILED) fail(m_path, std::string("cannot map the file: ") + std::strerror(errno));
   m_data = static_cast<const unsigned char*>(map);
   register_mapping(m_data, m_size, m_path.c_str());
+  m_region = std::make_shared<const MappedRegion>(m_data, m_size, static_cast<std::uint64_t>(st.st_dev),
+                                                  static_cast<std::uint64_t>(st.st_ino));
+  const std::lock_guard lock(g_regions_mutex);
+  g_regions.push_back(m_region);
 }
 
 MappedFile::MappedFile(MappedFile&& other) noexcept
     : m_path(std::move(other.m_path)),
+      m_region(std::move(other.m_region)),
       m_data(std::exchange(other.m_data, nullptr)),
       m_size(std::exchange(other.m_size, 0)) {}
 
-MappedFile::~MappedFile() {
-  if (!m_data) return;
-  unregister_mapping(m_data);
-  ::munmap(const_cast<unsigned char*>(m_data), static_cast<std::size_t>(m_size));
-}
+MappedFile::~MappedFile() = default;  // the region unmaps when its last holder lets go
 
 void MappedFile::release(std::uint64_t begin, std::uint64_t end) const { release_mapped(m_data, m_size, begin, end); }
 
