@@ -8,7 +8,8 @@ Writes --inputs .caffemodel files of a bench_models.py model (GPT-2 small by def
 values), the NetParameter's wire bytes assembled here (current layout: one layer per weight/bias pair with its
 name, type, bottom and top, each blob a BlobShape and one packed data field), reads them once into the page cache,
 then runs, interleaved for --rounds rounds (fastest kept): the floor (cat every input to /dev/null, write an output
-of the merge's size, sync it), and `wavg merge` with default options for each build (wavg fsyncs its output).
+of the merge's size, sync it), `wavg merge` with default options for each build (wavg fsyncs its output), and, for
+reference, the new build on the same values in safetensors (the engine's own cost, without the Caffe codec).
 Each row gives wall and CPU seconds, page faults, peak RSS (VmHWM: it counts the input pages a build maps) and peak
 anonymous RSS (RssAnon, polled every 5 ms: the memory that is the process's own, beside the page cache), with
 `uptime`'s load: on a shared machine the counts and memory are the figures to trust, the times less so.
@@ -123,31 +124,34 @@ def main():
         ins = [f"{d}/in{k}.caffemodel" for k in range(1, args.inputs + 1)]
         for k, p in enumerate(ins, 1):
             write_caffemodel(p, args.model, k)
+        st = bench_models.generate(d, args.model, args.inputs, ["safetensors"])["safetensors"]
         size = os.path.getsize(ins[0])
-        for p in ins:  # into the page cache
+        for p in ins + st:  # into the page cache
             with open(p, "rb") as f:
                 while f.read(1 << 26):
                     pass
         out = f"{d}/out.caffemodel"
         floor = ["sh", "-c", f'cat "$@" >/dev/null && head -c {size} /dev/zero >"$0" && sync "$0"', out, *ins]
-        cmds = [("floor", floor)] + [(b, [w, "merge", "-q", "--force", *ins, "-o", out])
-                                      for b, w in (("base", args.base), ("new", args.new))]
+        cmds = [("floor", floor, out)] + [(b, [w, "merge", "-q", "--force", *ins, "-o", out], out)
+                                           for b, w in (("base", args.base), ("new", args.new))]
+        out_st = f"{d}/out.safetensors"
+        cmds.append(("new on safetensors", [args.new, "merge", "-q", "--force", *st, "-o", out_st], out_st))
         best = {}
         for _ in range(args.rounds):
-            for label, argv in cmds:
-                if os.path.exists(out):
-                    os.remove(out)
+            for label, argv, written in cmds:
+                if os.path.exists(written):
+                    os.remove(written)
                 r = run(argv)
                 if r and (label not in best or r["wall"] < best[label]["wall"]):
                     best[label] = r
         print(f"# {args.inputs} inputs x {bench_models.parameters(args.model):,} float32 values ({size / 2**20:.0f} "
               f"MiB each), default options, fastest of {args.rounds} interleaved rounds; {os.uname().nodename}, "
               f"{os.cpu_count()} CPUs")
-        print(f"{'run':6} {'wall s':>7} {'x floor':>7} {'cpu s':>6} {'faults':>8} {'peak RSS MiB':>12} "
+        print(f"{'run':18} {'wall s':>7} {'x floor':>7} {'cpu s':>6} {'faults':>8} {'peak RSS MiB':>12} "
               f"{'peak anon MiB':>13} {'load':>5}")
         for label, r in best.items():
             ratio = r["wall"] / best["floor"]["wall"] if "floor" in best else float("nan")
-            print(f"{label:6} {r['wall']:7.2f} {ratio:7.2f} {r['cpu']:6.2f} {r['faults']:8d} {r['rss']:12.0f} "
+            print(f"{label:18} {r['wall']:7.2f} {ratio:7.2f} {r['cpu']:6.2f} {r['faults']:8d} {r['rss']:12.0f} "
                   f"{r['anon']:13.0f} {r['load']:5.1f}")
         if args.check:
             subprocess.run([args.new, "merge", "-q", "--force", *ins, "-o", out], check=True)
