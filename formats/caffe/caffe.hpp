@@ -22,14 +22,19 @@
 // DECONVOLUTION weight keeps its four dimensions, an INNER_PRODUCT weight (1, 1, O, I) is (O, I), a bias
 // (1, 1, 1, C) is (C,), and any other blob loses its leading 1s.
 //
-// The reader parses the file with protobuf's generated classes (which check every length and varint) and then
-// refuses, naming the layer: both layouts in one file, a V0 layer with blobs, a layer with blobs and no name, two
-// layers of one name, a negative dimension, an element count that disagrees with the shape, both data and
-// double_data, and gradients (diff). The writer keeps input 1's NetParameter (every field it does not declare is
-// an unknown field that protobuf keeps and writes back byte for byte, though after the declared fields of its
-// message) and replaces only the blobs' values, in input 1's layout; from another format it writes the current
-// layout with one layer per LAYER/ prefix holding only a name and the blobs, which Caffe's CopyTrainedLayersFrom
-// matches by name. The format has no place for metadata: Caffe outputs carry no provenance.
+// The reader never holds a whole NetParameter: it maps the file and walks the wire format to each blob, whose values
+// it serves straight from the mapping (a packed data field is one run of the file; old files' unpacked values, one
+// field each, are gathered); only the small rest of each layer and blob (names, types, shapes, fields wavg does not
+// declare) is parsed with protobuf's generated classes. Every tag, length and varint is checked against the file,
+// and the reader refuses, naming the layer: both layouts in one file, a V0 layer with blobs, a layer with blobs and
+// no name, two layers of one name, a negative dimension, an element count that disagrees with the shape, both data
+// and double_data, and gradients (diff). The writer streams: from input 1 it copies every byte of the net, its
+// layers and their blobs in their order (fields wavg does not declare included) but the blobs' values, which it
+// writes packed where input 1's first value field was, each as one data (float32) or double_data (float64) field
+// whose length is known from the element count, so every offset of the output is known before any value arrives
+// and blocks land in place. From another format it writes the current layout with one layer per LAYER/ prefix
+// holding only a name and the blobs, which Caffe's CopyTrainedLayersFrom matches by name. The format has no place
+// for metadata: Caffe outputs carry no provenance.
 //
 // BatchNorm (current layout, type "BatchNorm"): blob 0 is a sum of means, blob 1 a sum of variances, and blob 2 (one
 // value) s, the moving-average factor they are scaled by; Caffe uses mean = blob0 * (s == 0 ? 0 : 1 / s), and so
@@ -43,16 +48,15 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "listed_reader.hpp"
 #include "wavg/format.hpp"
 
-namespace wavg_caffe {
-class NetParameter;  // generated from caffe_subset.proto
-}
-
 namespace wavg {
+
+struct CaffeIndex;
 
 class CaffeReader final : public ListedReader {
  public:
@@ -62,16 +66,22 @@ class CaffeReader final : public ListedReader {
   std::string layout() const override;
   void read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) override;
   const void* view(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
+  void release(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
+  void prefetch(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
   std::map<std::string, std::string> metadata() const override;
 
-  // Returns the NetParameter as parsed (the writer's template).
-  const wavg_caffe::NetParameter& message() const;
+  // Returns the index of the file's blobs and the file's bytes (the writer's template).
+  const CaffeIndex& index() const;
+  const unsigned char* bytes() const;
 
  private:
   // Gives the blobs of BatchNorm layer `layer` (tensors first .. first + n) their roles and normalised values.
   void normalise_batch_norm(const std::string& layer, std::size_t first, std::size_t n);
-  // Returns where the stored values of tensor `index` start at element `offset`.
-  const void* stored(std::size_t index, std::uint64_t offset) const;
+  // Copies `count` stored values of tensor `index` from element `offset` into `dst`.
+  void gather(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) const;
+  // Returns the byte range of the file holding values offset .. offset + count of tensor `index`.
+  std::pair<std::uint64_t, std::uint64_t> byte_range(std::size_t index, std::uint64_t offset,
+                                                     std::uint64_t count) const;
 
   struct Net;
   std::unique_ptr<Net> m_net;

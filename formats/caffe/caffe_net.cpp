@@ -1,6 +1,9 @@
-// Parsing a NetParameter and indexing its blobs (layout in caffe.hpp). Protobuf's parser checks the wire format
-// but says only "failed"; when it fails, a short walk of the wire format over the fields wavg knows (the net, its
-// layers, their blobs) finds the first problem and its byte offset, so the error says what is wrong and where.
+// Indexing a .caffemodel (layout in caffe.hpp) without parsing its NetParameter whole. A first walk of the wire
+// format over the fields wavg knows (the net, its layers, their blobs) checks every tag, length and varint and finds
+// the first problem and its byte offset, so the error says what is wrong and where. A second walk then takes each
+// blob's values as runs of the file (never copied) and everything else about a layer or a blob, which is small, into
+// a buffer that protobuf's generated classes parse: they give names, types, shapes and the V0 layout protobuf's
+// meaning (the last of repeated optional fields, wire types that do not match a field's making it an unknown field).
 
 #include <algorithm>
 #include <cstring>
@@ -10,11 +13,15 @@
 
 #include "caffe/caffe.hpp"
 #include "caffe/caffe_net.hpp"
+#include "caffe/caffe_wire.hpp"
+#include "formats/caffe/caffe_subset.pb.h"
 #include "wavg/error.hpp"
 
 namespace wavg {
 
 namespace {
+
+using caffe_wire::read_varint;
 
 // The V1 layer types whose legacy blob shapes are not just "drop the leading 1s" (V1LayerParameter.LayerType).
 constexpr int k_v1_convolution = 4;
@@ -36,17 +43,6 @@ std::string field_name(Level parent, std::uint64_t field) {
   if (parent == Level::net && field == 100) return "field 100 (layer)";
   if (child_level(parent, field) == Level::blob) return "field " + std::to_string(field) + " (blobs)";
   return "field " + std::to_string(field);
-}
-
-// Reads a varint at `at` (at most 10 bytes), or returns false.
-bool read_varint(const unsigned char* p, std::uint64_t end, std::uint64_t& at, std::uint64_t& v) {
-  v = 0;
-  for (int shift = 0; shift < 70 && at < end; shift += 7) {
-    const unsigned char b = p[at++];
-    v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
-    if (!(b & 0x80)) return shift < 63 || b <= 1;
-  }
-  return false;
 }
 
 // Returns the first wire-format problem in the message at [begin, end), or an empty string.
@@ -104,14 +100,20 @@ Shape normalise_legacy(const wavg_caffe::BlobProto& b, int v1_type, int index) {
   return s;
 }
 
-// Checks one blob and returns its tensor; `name` is LAYER/INDEX.
-TensorInfo blob_tensor(const wavg_caffe::BlobProto& b, const std::string& name, int v1_type, int index,
-                       const std::string& file) {
+// What the walk of one blob found besides its shape: gradients, and how many float and double values it stores.
+struct BlobValues {
+  bool diff = false;
+  std::uint64_t floats = 0;
+  std::uint64_t doubles = 0;
+};
+
+// Checks one blob and returns its tensor; `b` holds its fields but the values, `name` is LAYER/INDEX.
+TensorInfo blob_tensor(const wavg_caffe::BlobProto& b, const BlobValues& v, const std::string& name, int v1_type,
+                       int index, const std::string& file) {
   TensorInfo t{name, DType::f32, {}};
-  if (b.diff_size() > 0 || b.double_diff_size() > 0)
-    fail(file, "blob " + name + " holds gradients (diff): snapshots of weights only are supported");
-  if (b.data_size() > 0 && b.double_data_size() > 0) fail(file, "blob " + name + " holds both data and double_data");
-  if (b.double_data_size() > 0) t.dtype = DType::f64;
+  if (v.diff) fail(file, "blob " + name + " holds gradients (diff): snapshots of weights only are supported");
+  if (v.floats > 0 && v.doubles > 0) fail(file, "blob " + name + " holds both data and double_data");
+  if (v.doubles > 0) t.dtype = DType::f64;
   if (b.has_shape()) {
     for (std::int64_t d : b.shape().dim()) {
       if (d < 0) fail(file, "blob " + name + ": negative dimension " + std::to_string(d));
@@ -125,7 +127,7 @@ TensorInfo blob_tensor(const wavg_caffe::BlobProto& b, const std::string& name, 
   std::uint64_t count = 0;
   if (!checked_count(t.shape, dtype_size(t.dtype), count))
     fail(file, "blob " + name + ": shape " + shape_string(t.shape) + " overflows");
-  const auto stored = static_cast<std::uint64_t>(t.dtype == DType::f64 ? b.double_data_size() : b.data_size());
+  const std::uint64_t stored = t.dtype == DType::f64 ? v.doubles : v.floats;
   if (stored != count)
     fail(file, "blob " + name + " holds " + std::to_string(stored) + " values but its shape " + shape_string(t.shape) +
                    " needs " + std::to_string(count));
@@ -182,38 +184,137 @@ bool looks_like_caffe(const std::string& path) {
   return false;
 }
 
-void parse_net(const unsigned char* data, std::uint64_t size, wavg_caffe::NetParameter& net, const std::string& file) {
-  if (size > static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
-    fail(file, "larger than 2 GiB, the most a protobuf message can hold");
-  if (net.ParseFromArray(data, static_cast<int>(size))) return;
-  std::string problem = wire_problem(data, 0, size, Level::net, 0);
-  if (problem.empty()) problem = "a nested message";
-  fail(file, "not a valid NetParameter protobuf: " + problem);
+namespace {
+
+using caffe_wire::Field;
+using caffe_wire::next_field;
+
+CaffeField as_field(const Field& f) { return {f.tag_at, f.at, f.end}; }
+
+[[noreturn]] void broken(const std::string& file, const std::string& what, std::uint64_t at) {
+  fail(file, "not a valid NetParameter protobuf: " + what + " at byte " + std::to_string(at));
 }
 
-CaffeBlobs index_blobs(wavg_caffe::NetParameter& net, const std::string& file) {
-  CaffeBlobs out;
-  if (net.layer_size() > 0 && net.layers_size() > 0)
-    fail(file, "holds both layer (current layout) and layers (V1 layout)");
-  out.layout = net.layers_size() > 0 ? CaffeLayout::v1 : CaffeLayout::current;
+// Appends the value (unpacked) or values (packed) of data field `f` to the blob's runs.
+void add_values(CaffeBlob& blob, std::uint64_t& total, const Field& f, std::uint64_t elem, const std::string& file) {
+  blob.data_fields.push_back(as_field(f));
+  if (f.wire == 2) {
+    const std::uint64_t bytes = f.end - f.at;
+    if (bytes % elem != 0)
+      broken(file,
+             "packed field " + std::to_string(f.number) + " of " + std::to_string(bytes) + " bytes holds no whole " +
+                 "number of " + std::to_string(elem) + "-byte values",
+             f.tag_at);
+    if (bytes > 0) blob.runs.push_back({total, f.at, bytes / elem, elem});
+    total += bytes / elem;
+    return;
+  }
+  // Unpacked: one value per field. Fields back to back, as old files write them, extend one run.
+  const std::uint64_t stride = f.end - f.tag_at;
+  CaffeRun* last = blob.runs.empty() ? nullptr : &blob.runs.back();
+  if (last && last->stride == stride && last->at + last->count * stride == f.at && last->first + last->count == total)
+    ++last->count;
+  else
+    blob.runs.push_back({total, f.at, 1, stride});
+  ++total;
+}
+
+// Walks the blob in field `bf`: its values become runs, its other fields are parsed into `b`.
+CaffeBlob walk_blob(const unsigned char* p, const Field& bf, wavg_caffe::BlobProto& b, BlobValues& v,
+                    const std::string& file) {
+  CaffeBlob blob;
+  blob.field = as_field(bf);
+  std::string rest;
+  Field f;
+  for (std::uint64_t at = bf.at; at < bf.end;) {
+    if (!next_field(p, bf.end, at, f)) broken(file, "a broken field in a blob", f.tag_at);
+    const bool packed = f.wire == 2;
+    if (f.number == 5 && (packed || f.wire == 5)) {
+      add_values(blob, v.floats, f, 4, file);
+    } else if (f.number == 8 && (packed || f.wire == 1)) {
+      add_values(blob, v.doubles, f, 8, file);
+    } else if ((f.number == 6 && (packed || f.wire == 5)) || (f.number == 9 && (packed || f.wire == 1))) {
+      v.diff = v.diff || !packed || f.end > f.at;
+    } else {
+      rest.append(reinterpret_cast<const char*>(p + f.tag_at), f.end - f.tag_at);
+    }
+  }
+  if (!b.ParseFromString(rest)) broken(file, "a broken shape or field in the blob", bf.tag_at);
+  return blob;
+}
+
+}  // namespace
+
+CaffeIndex index_net(const unsigned char* data, std::uint64_t size, const std::string& file) {
+  if (size > static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
+    fail(file, "larger than 2 GiB, the most a protobuf message can hold");
+  const std::string problem = wire_problem(data, 0, size, Level::net, 0);
+  if (!problem.empty()) fail(file, "not a valid NetParameter protobuf: " + problem);
+
+  // The net: its layers' fields, and the rest (its name and fields wavg does not declare) for protobuf.
+  std::vector<Field> current, v1;
+  std::string rest;
+  Field f;
+  for (std::uint64_t at = 0; at < size;) {
+    const bool ok = next_field(data, size, at, f);
+    WAVG_ASSERT(ok);  // wire_problem checked every field of the net
+    if (f.wire == 2 && f.number == 100)
+      current.push_back(f);
+    else if (f.wire == 2 && f.number == 2)
+      v1.push_back(f);
+    else
+      rest.append(reinterpret_cast<const char*>(data + f.tag_at), f.end - f.tag_at);
+  }
+  CaffeIndex out;
+  out.size = size;
+  wavg_caffe::NetParameter net;
+  if (!net.ParseFromString(rest)) broken(file, "a broken field in the net", 0);
+  out.has_name = net.has_name();
+  out.name = net.name();
+  if (!current.empty() && !v1.empty()) fail(file, "holds both layer (current layout) and layers (V1 layout)");
+  out.layout = v1.empty() ? CaffeLayout::current : CaffeLayout::v1;
+  const std::uint64_t blob_field = v1.empty() ? 7 : 6;
+
   std::set<std::string> seen;
-  auto add_layer = [&](const std::string& name, auto* blobs, int v1_type) {
-    if (blobs->empty()) return;
-    if (name.empty()) fail(file, "a layer with " + std::to_string(blobs->size()) + " blobs has no name");
+  for (const Field& lf : v1.empty() ? current : v1) {
+    std::vector<Field> blobs;
+    std::string head;
+    for (std::uint64_t at = lf.at; at < lf.end;) {
+      const bool ok = next_field(data, lf.end, at, f);
+      WAVG_ASSERT(ok);  // and of its layers
+      if (f.wire == 2 && f.number == blob_field)
+        blobs.push_back(f);
+      else
+        head.append(reinterpret_cast<const char*>(data + f.tag_at), f.end - f.tag_at);
+    }
+    std::string name, type;
+    int v1_type = -1;
+    if (v1.empty()) {
+      wavg_caffe::LayerParameter l;
+      if (!l.ParseFromString(head)) broken(file, "a broken field in the layer", lf.tag_at);
+      name = l.name();
+      type = l.type();
+    } else {
+      wavg_caffe::V1LayerParameter l;
+      if (!l.ParseFromString(head)) broken(file, "a broken field in the layer", lf.tag_at);
+      if (l.has_layer() && l.layer().blobs_size() > 0)
+        fail(file, "layer " + l.name() + " is in the V0 layout (before 2014), which is not supported");
+      name = l.name();
+      v1_type = l.type();
+    }
+    if (blobs.empty()) continue;
+    if (name.empty()) fail(file, "a layer with " + std::to_string(blobs.size()) + " blobs has no name");
     if (std::any_of(name.begin(), name.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }))
       fail(file, "the layer name '" + name + "' holds a control character, which no tensor name may");
     if (!seen.insert(name).second) fail(file, "two layers with blobs are named " + name);
-    for (int i = 0; i < blobs->size(); ++i) {
+    out.layers.push_back({as_field(lf), name, type, out.tensors.size(), blobs.size()});
+    for (std::size_t i = 0; i < blobs.size(); ++i) {
+      wavg_caffe::BlobProto b;
+      BlobValues v;
+      out.blobs.push_back(walk_blob(data, blobs[i], b, v, file));
       const std::string tensor = name + "/" + std::to_string(i);
-      out.tensors.push_back(blob_tensor(blobs->Get(i), tensor, v1_type, i, file));
-      out.blobs.push_back(blobs->Mutable(i));
+      out.tensors.push_back(blob_tensor(b, v, tensor, v1_type, static_cast<int>(i), file));
     }
-  };
-  for (auto& l : *net.mutable_layer()) add_layer(l.name(), l.mutable_blobs(), -1);
-  for (auto& l : *net.mutable_layers()) {
-    if (l.has_layer() && l.layer().blobs_size() > 0)
-      fail(file, "layer " + l.name() + " is in the V0 layout (before 2014), which is not supported");
-    add_layer(l.name(), l.mutable_blobs(), l.type());
   }
   return out;
 }

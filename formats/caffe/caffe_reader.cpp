@@ -1,7 +1,7 @@
-// The Caffe reader (layout in caffe.hpp): the file is mapped, parsed whole by protobuf, and its blobs indexed;
-// values are served from the parsed message's arrays. A BatchNorm layer's statistics are served normalised, as
-// caffe.hpp says why: its mean and variance blobs times Caffe's factor (blob 2 == 0 ? 0 : 1 / blob 2), computed in
-// double, and blob 2 as 1.
+// The Caffe reader (layout in caffe.hpp): the file is mapped and walked once to index its blobs (caffe_net.cpp);
+// values are served from the mapping, a packed run as it lies (view) when aligned, otherwise gathered. A BatchNorm
+// layer's statistics are served normalised, as caffe.hpp says why: its mean and variance blobs times Caffe's factor
+// (blob 2 == 0 ? 0 : 1 / blob 2), computed in double, and blob 2 as 1.
 
 #include <algorithm>
 #include <cstring>
@@ -23,41 +23,41 @@ struct Served {
   double factor = 1.0;
 };
 
-double first_value(const wavg_caffe::BlobProto& b) { return b.double_data_size() > 0 ? b.double_data(0) : b.data(0); }
-
 template <typename T>
-void scale_into(const T* src, std::uint64_t count, double factor, void* dst) {
-  T* out = static_cast<T*>(dst);
-  for (std::uint64_t i = 0; i < count; ++i) out[i] = static_cast<T>(static_cast<double>(src[i]) * factor);
+void scale_in_place(void* values, std::uint64_t count, double factor) {
+  T* v = static_cast<T*>(values);
+  for (std::uint64_t i = 0; i < count; ++i) v[i] = static_cast<T>(static_cast<double>(v[i]) * factor);
+}
+
+// Returns the run of `runs` holding value `offset` (runs are in order and cover every value).
+const CaffeRun& run_of(const std::vector<CaffeRun>& runs, std::uint64_t offset) {
+  auto it = std::upper_bound(runs.begin(), runs.end(), offset,
+                             [](std::uint64_t o, const CaffeRun& r) { return o < r.first; });
+  WAVG_ASSERT(it != runs.begin());
+  --it;
+  WAVG_ASSERT(offset - it->first < it->count);
+  return *it;
 }
 
 }  // namespace
 
 struct CaffeReader::Net {
-  wavg_caffe::NetParameter message;
-  CaffeBlobs index;
+  explicit Net(const std::string& path) : file(path) {}
+  MappedFile file;
+  CaffeIndex index;
   std::vector<Served> served;  // per tensor
 };
 
 CaffeReader::CaffeReader(std::string path)
-    : ListedReader(std::move(path), FormatId::caffe), m_net(std::make_unique<Net>()) {
-  {
-    const MappedFile file(m_path);
-    parse_net(file.data(), file.size(), m_net->message, m_path);
-  }
-  m_net->index = index_blobs(m_net->message, m_path);
+    : ListedReader(std::move(path), FormatId::caffe), m_net(std::make_unique<Net>(m_path)) {
+  m_net->index = index_net(m_net->file.data(), m_net->file.size(), m_path);
   m_tensors = m_net->index.tensors;
   m_net->served.assign(m_tensors.size(), Served{});
   // A .caffemodel holds the net's blobs only (a solver's state is its own .solverstate file): every blob is a
-  // weight but a BatchNorm layer's statistics. index_blobs lists the current layout's layers first, in file order;
-  // V1's layer types have no BatchNorm.
+  // weight but a BatchNorm layer's statistics. V1's layer types have no BatchNorm.
   for (TensorInfo& t : m_tensors) t.role = Role::weight;
-  std::size_t first = 0;
-  for (const auto& l : m_net->message.layer()) {
-    const auto n = static_cast<std::size_t>(l.blobs_size());
-    if (l.type() == "BatchNorm" && n > 0) normalise_batch_norm(l.name(), first, n);
-    first += n;
-  }
+  for (const CaffeLayer& l : m_net->index.layers)
+    if (l.type == "BatchNorm") normalise_batch_norm(l.name, l.first, l.count);
 }
 
 void CaffeReader::normalise_batch_norm(const std::string& layer, std::size_t first, std::size_t n) {
@@ -66,7 +66,14 @@ void CaffeReader::normalise_batch_norm(const std::string& layer, std::size_t fir
                      (n < 3 ? "" : " and its blob 2 " + std::to_string(m_tensors[first + 2].count()) + " values") +
                      "; Caffe's holds a mean, a variance and a 1-value moving-average factor");
   WAVG_ASSERT(m_tensors[first].name == layer + "/0");
-  const double s = first_value(*m_net->index.blobs[first + 2]);
+  double s = 0;
+  if (m_tensors[first + 2].dtype == DType::f64) {
+    gather(first + 2, 0, 1, &s);
+  } else {
+    float f = 0;
+    gather(first + 2, 0, 1, &f);
+    s = f;
+  }
   const double factor = s == 0 ? 0.0 : 1.0 / s;  // as Caffe's BatchNormLayer::Forward_cpu
   for (std::size_t i = first; i < first + 3; ++i) m_tensors[i].role = Role::buffer;
   if (s == 1.0) return;  // already normalised: served as stored
@@ -82,41 +89,84 @@ std::string CaffeReader::layout() const {
 }
 
 std::map<std::string, std::string> CaffeReader::metadata() const {
-  if (!m_net->message.has_name()) return {};
-  return {{"name", m_net->message.name()}};
+  if (!m_net->index.has_name) return {};
+  return {{"name", m_net->index.name}};
 }
 
-const wavg_caffe::NetParameter& CaffeReader::message() const { return m_net->message; }
+const CaffeIndex& CaffeReader::index() const { return m_net->index; }
+
+const unsigned char* CaffeReader::bytes() const { return m_net->file.data(); }
 
 const void* CaffeReader::view(std::size_t index, std::uint64_t offset, std::uint64_t count) {
   WAVG_ASSERT(index < m_tensors.size() && offset + count <= m_tensors[index].count());
-  if (m_net->served[index].how != Serve::stored) return nullptr;
-  return stored(index, offset);
+  if (m_net->served[index].how != Serve::stored || count == 0) return nullptr;
+  const std::size_t elem = dtype_size(m_tensors[index].dtype);
+  const CaffeRun& r = run_of(m_net->index.blobs[index].runs, offset);
+  const std::uint64_t at = r.at + (offset - r.first) * elem;
+  // Kernels load whole elements: a packed field lies at any byte offset, and one that is not a multiple of the
+  // element size is copied into an aligned buffer by read(), as an unpacked one is gathered.
+  if (r.stride != elem || offset + count > r.first + r.count || at % elem != 0) return nullptr;
+  return m_net->file.data() + at;
 }
 
-const void* CaffeReader::stored(std::size_t index, std::uint64_t offset) const {
-  const wavg_caffe::BlobProto& b = *m_net->index.blobs[index];
-  if (m_tensors[index].dtype == DType::f64) return b.double_data().data() + offset;
-  return b.data().data() + offset;
+std::pair<std::uint64_t, std::uint64_t> CaffeReader::byte_range(std::size_t index, std::uint64_t offset,
+                                                                std::uint64_t count) const {
+  const auto& runs = m_net->index.blobs[index].runs;
+  const CaffeRun& a = run_of(runs, offset);
+  const CaffeRun& b = run_of(runs, offset + count - 1);
+  return {a.at + (offset - a.first) * a.stride, b.at + (offset + count - 1 - b.first) * b.stride + b.stride};
+}
+
+void CaffeReader::release(std::size_t index, std::uint64_t offset, std::uint64_t count) {
+  if (count == 0) return;
+  const auto [begin, end] = byte_range(index, offset, count);
+  m_net->file.release(begin, end);
+}
+
+void CaffeReader::prefetch(std::size_t index, std::uint64_t offset, std::uint64_t count) {
+  if (count == 0) return;
+  const auto [begin, end] = byte_range(index, offset, count);
+  m_net->file.prefetch(begin, end);
+}
+
+void CaffeReader::gather(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) const {
+  const std::size_t elem = dtype_size(m_tensors[index].dtype);
+  const auto& runs = m_net->index.blobs[index].runs;
+  auto* out = static_cast<unsigned char*>(dst);
+  const unsigned char* file = m_net->file.data();
+  for (const CaffeRun* r = &run_of(runs, offset); count > 0; ++r) {
+    WAVG_ASSERT(r != runs.data() + runs.size());
+    const std::uint64_t skip = offset - r->first, n = std::min(count, r->count - skip);
+    const unsigned char* src = file + r->at + skip * r->stride;
+    if (r->stride == elem) {
+      std::memcpy(out, src, n * elem);
+    } else {
+      for (std::uint64_t i = 0; i < n; ++i) std::memcpy(out + i * elem, src + i * r->stride, elem);
+    }
+    out += n * elem;
+    offset += n;
+    count -= n;
+  }
 }
 
 void CaffeReader::read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) {
   WAVG_ASSERT(index < m_tensors.size() && offset + count <= m_tensors[index].count());
-  if (count == 0) return;  // an empty blob's array has no storage: its data() is null
+  if (count == 0) return;
   const bool f64 = m_tensors[index].dtype == DType::f64;
   const Served& s = m_net->served[index];
-  if (s.how == Serve::stored) {
-    std::memcpy(dst, stored(index, offset), count * dtype_size(m_tensors[index].dtype));
-  } else if (s.how == Serve::one) {
+  if (s.how == Serve::one) {
     if (f64)
       std::fill_n(static_cast<double*>(dst), count, 1.0);
     else
       std::fill_n(static_cast<float*>(dst), count, 1.0f);
-  } else if (f64) {
-    scale_into(static_cast<const double*>(stored(index, offset)), count, s.factor, dst);
-  } else {
-    scale_into(static_cast<const float*>(stored(index, offset)), count, s.factor, dst);
+    return;
   }
+  gather(index, offset, count, dst);
+  if (s.how != Serve::scaled) return;
+  if (f64)
+    scale_in_place<double>(dst, count, s.factor);
+  else
+    scale_in_place<float>(dst, count, s.factor);
 }
 
 }  // namespace wavg

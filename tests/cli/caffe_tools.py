@@ -59,3 +59,18 @@ def without_blob_values(net):
             b.ClearField("data")
             b.ClearField("double_data")
     return c.SerializeToString(deterministic=True)
+
+
+def varint(n):
+    """Protobuf's varint encoding of n >= 0, for wire bytes assembled by hand."""
+    out = bytearray()
+    while True:
+        out.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
+        n >>= 7
+        if not n:
+            return bytes(out)
+
+
+def field(number, payload):
+    """A length-delimited field: its tag, the payload's length and the payload."""
+    return varint(number << 3 | 2) + varint(len(payload)) + payload

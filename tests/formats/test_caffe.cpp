@@ -143,3 +143,36 @@ TEST_CASE("Caffe wire-format errors name the field and the byte") {
   CHECK(open_error(field(2, field(1, field(50, blob({1}, {1}))) + field(4, "old"))) ==
         "layer old is in the V0 layout (before 2014), which is not supported");
 }
+
+TEST_CASE("Caffe reader serves values from the mapped file, packed, split or unpacked") {
+  TempDir dir;
+  std::string unpacked;
+  for (float x : {1.0f, 2.0f, 3.0f}) unpacked += tag(5, 5) + floats({x});
+  // Net name (8 bytes), layer tag and length (3), layer name (4), blob tag and length (2), shape (5), data tag and
+  // length (2): the packed values start at byte 24, a multiple of 4.
+  const std::string packed = field(7, field(1, varint(2))) + field(5, floats({4, 5}));
+  const std::string split = field(7, field(1, varint(3))) + field(5, floats({6})) + field(5, floats({7, 8}));
+  const std::string bytes = field(1, "net123") + field(100, field(1, "ip") + field(7, packed) + field(7, split) +
+                                                                field(7, field(7, field(1, varint(3))) + unpacked));
+  const std::string path = dir.write("m.caffemodel", bytes);
+  CaffeReader r(path);
+  REQUIRE(r.tensors().size() == 3);
+  const void* v = r.view(0, 0, 2);
+  REQUIRE(v != nullptr);
+  CHECK(std::memcmp(v, floats({4, 5}).data(), 8) == 0);
+  CHECK(r.view(1, 0, 3) == nullptr);  // two runs
+  CHECK(r.view(2, 0, 1) == nullptr);  // unpacked
+  float f[3] = {};
+  r.read(1, 0, 3, f);
+  CHECK((f[0] == 6 && f[1] == 7 && f[2] == 8));
+  r.read(1, 1, 2, f);
+  CHECK((f[0] == 7 && f[1] == 8));
+  r.read(2, 1, 2, f);
+  CHECK((f[0] == 2 && f[1] == 3));
+  r.release(1, 0, 3);
+  r.prefetch(2, 0, 3);
+
+  CHECK(open_error(field(100, field(1, "ip") + field(7, field(7, field(1, varint(1))) + field(5, "abc")))) ==
+        "not a valid NetParameter protobuf: packed field 5 of 3 bytes holds no whole number of 4-byte values at "
+        "byte 14");  // layer tag and length (3), name (4), blob tag and length (2), shape (5)
+}
