@@ -35,6 +35,8 @@ struct TaskOptions {
   std::optional<double> density;       // ties, dare-*, breadcrumbs*: fraction of each task vector kept
   std::optional<double> gamma;         // breadcrumbs*: fraction of the largest entries dropped (default 0.01)
   std::optional<double> t;             // slerp: 0 gives input 1, 1 gives input 2
+  std::optional<int> max_iter;         // karcher: most tangent steps (default 10)
+  std::optional<double> tol;           // karcher: the norm below which a step or an input counts as zero (1e-5)
   std::optional<std::uint64_t> seed;   // dare-*: none draws one from the system's entropy source
   std::optional<DareRescale> rescale;  // dare-*: none given means DareRescale::l1
   std::optional<bool> normalize;       // divide by the (agreeing) weights' sum; none given: ties yes, others no

@@ -54,7 +54,7 @@ void apply_recipe(MergeOptions& o) {
     if (looks_like_recipe(in)) fail_usage(in + " looks like a mergekit recipe: run it with --recipe " + in);
   if (o.recipe_path.empty()) return;
   if (!o.inputs.empty() || !o.fed.base.empty() || !o.weights.empty() || o.task.lambda || o.task.density ||
-      o.task.gamma || o.task.t || o.task.rescale || o.task.normalize || o.out_dtype ||
+      o.task.gamma || o.task.t || o.task.max_iter || o.task.tol || o.task.rescale || o.task.normalize || o.out_dtype ||
       o.fed.options.robust.method != Aggregator::mean)
     fail_usage("--recipe gives the models, base, method, parameters and dtype itself: give them only there");
   Recipe& r = o.recipe.emplace(read_recipe(o.recipe_path));
@@ -66,7 +66,15 @@ void apply_recipe(MergeOptions& o) {
     std::snprintf(exact, sizeof exact, "%s%.17g", k ? "," : "", r.weights[k]);
     o.weights += exact;
   }
-  o.task = {r.lambda, r.density, r.gamma, r.t, r.rescale, r.normalize, r.values, r.linear};
+  o.task = TaskCli{};
+  o.task.lambda = r.lambda;
+  o.task.density = r.density;
+  o.task.gamma = r.gamma;
+  o.task.t = r.t;
+  o.task.rescale = r.rescale;
+  o.task.normalize = r.normalize;
+  o.task.values = r.values;
+  o.task.linear = r.linear;
   o.out_dtype = r.out_dtype;
   o.companions = r.tokenizer_from_base ? MergeOptions::Companions::base : MergeOptions::Companions::input1;
   if (r.chat_template) {

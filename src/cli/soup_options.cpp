@@ -16,6 +16,8 @@ TaskOptions TaskCli::resolve(const FederatedOptions& fed, std::vector<double> we
   o.density = density;
   o.gamma = gamma;
   o.t = t;
+  o.max_iter = max_iter;
+  o.tol = tol;
   o.rescale = rescale;
   o.normalize = normalize;
   o.values = values;
@@ -35,6 +37,9 @@ void add_task_options(CLI::App& app, TaskCli& t) {
                  "breadcrumbs*: fraction of each task vector's largest entries dropped, in [0, 1] (default 0.01)")
       ->group(k_task);
   app.add_option("--t", t.t, "slerp: position between input 1 (0) and input 2 (1)")->group(k_task);
+  app.add_option("--karcher-max-iter", t.max_iter, "karcher: most tangent steps (default 10)")->group(k_task);
+  app.add_option("--karcher-tol", t.tol, "karcher: norm below which a step or an input counts as zero (default 1e-5)")
+      ->group(k_task);
   add_choice(app, "--rescale", t.rescale, k_dare_rescale_names,
              "dare-*: rescale of the kept entries: l1 (each tensor by |tau|_1 / |masked tau|_1, mergekit >= 0.1; "
              "the default), inverse-density (1/density, the DARE paper) or none")

@@ -16,6 +16,8 @@ namespace wavg::cli {
 
 struct TaskCli {
   std::optional<double> lambda, density, gamma, t;
+  std::optional<int> max_iter;  // --karcher-max-iter
+  std::optional<double> tol;    // --karcher-tol
   std::optional<DareRescale> rescale;
   std::optional<bool> normalize;
   std::shared_ptr<const TensorValues> values;  // merge --recipe's per-tensor values

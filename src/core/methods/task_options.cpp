@@ -57,6 +57,12 @@ void validate_task(const TaskOptions& o, const FederatedOptions& f, std::size_t 
   refuse_if(o.density.has_value() && !sparsifies, "--density", m);
   refuse_if(o.seed.has_value() && !dare, "--seed", m);
   refuse_if(o.gamma.has_value() && !crumbs, "--gamma", m);
+  refuse_if(o.max_iter.has_value() && o.method != Aggregator::karcher, "--karcher-max-iter", m);
+  refuse_if(o.tol.has_value() && o.method != Aggregator::karcher, "--karcher-tol", m);
+  if (o.max_iter && (*o.max_iter < 0 || *o.max_iter > 1'000'000))
+    fail_usage("--karcher-max-iter " + std::to_string(*o.max_iter) + " is not in [0, 1000000]");
+  if (o.tol && !(*o.tol >= 0 && *o.tol <= 1))
+    fail_usage("--karcher-tol " + parameter_text(*o.tol) + " is not in [0, 1]");
   if (o.gamma && !(*o.gamma >= 0 && *o.gamma <= 1))
     fail_usage("--gamma " + parameter_text(*o.gamma) + " is not in [0, 1]");
   refuse_if(o.rescale.has_value() && !dare, "--rescale", m);
