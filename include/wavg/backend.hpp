@@ -44,9 +44,14 @@ struct TaskCombineParams {
   double lambda = 1;
   Sparsify sparsify = Sparsify::none;
   // magnitude: tau_k[i] is kept when |tau_k[i]| > threshold[k], or equals it and the element index (in the
-  // tensor) is at most tie_last[k].
+  // tensor) is at most tie_last[k]: when it ranks at or above that cut, magnitudes in decreasing order and equal
+  // ones by increasing index.
   const double* threshold = nullptr;
   const std::uint64_t* tie_last = nullptr;
+  // magnitude, with these (breadcrumbs): of those, the ones that rank at or above this second cut are dropped too;
+  // a NaN drop_threshold[k] drops none.
+  const double* drop_threshold = nullptr;
+  const std::uint64_t* drop_tie_last = nullptr;
   // random: tau_k[i] is kept when word k % 4 of philox_block(seed, stream + (k / 4 << 32), index), over 2^32, is
   // below its density (densities[k], or density when null), then divided by it (scale null) or multiplied by
   // scale[k].

@@ -37,11 +37,13 @@ enum class Aggregator {
   model_stock,
   nuslerp,
   multislerp,
-  karcher
+  karcher,
+  breadcrumbs,
+  breadcrumbs_ties
 };
 enum class InputKind { models, deltas };
 
-inline constexpr std::array<Named<Aggregator>, 15> k_aggregator_names{
+inline constexpr std::array<Named<Aggregator>, 17> k_aggregator_names{
     {{"mean", Aggregator::mean},
      {"median", Aggregator::median},
      {"trimmed-mean", Aggregator::trimmed_mean},
@@ -56,7 +58,9 @@ inline constexpr std::array<Named<Aggregator>, 15> k_aggregator_names{
      {"model-stock", Aggregator::model_stock},
      {"nuslerp", Aggregator::nuslerp},
      {"multislerp", Aggregator::multislerp},
-     {"karcher", Aggregator::karcher}}};
+     {"karcher", Aggregator::karcher},
+     {"breadcrumbs", Aggregator::breadcrumbs},
+     {"breadcrumbs-ties", Aggregator::breadcrumbs_ties}}};
 inline constexpr std::array<Named<InputKind>, 2> k_input_kind_names{
     {{"models", InputKind::models}, {"deltas", InputKind::deltas}}};
 // --server-opt (none: no optimizer, the update is added; not a value the option takes).

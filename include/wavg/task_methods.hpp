@@ -1,6 +1,7 @@
 #pragma once
 // Merge methods for fine-tunes of one base model, as mergekit defines them so that results agree with it: task
-// arithmetic (Ilharco et al., 2023), TIES (Yadav et al., 2023), DARE (Yu et al., 2024) on the task vectors
+// arithmetic (Ilharco et al., 2023), TIES (Yadav et al., 2023), DARE (Yu et al., 2024), Model Breadcrumbs
+// (Davari and Belilovsky, 2024) on the task vectors
 // tau_k = x_k - base, spherical interpolation of two models (SLERP), and model stock (Jang et al., 2024). The
 // formulas are in wavg-merge(1), TASK VECTORS; how they stream is at the top of src/core/methods/task_vectors.cpp and
 // src/core/methods/slerp_stock.cpp.
@@ -31,8 +32,11 @@ struct TaskOptions {
   Aggregator method = Aggregator::task_arithmetic;
   std::vector<double> weights;         // empty: 1 for every input (task vectors' weights are not normalised)
   std::optional<double> lambda;        // scale of the combined task vector (default 1)
-  std::optional<double> density;       // ties, dare-*: fraction of each task vector kept
+  std::optional<double> density;       // ties, dare-*, breadcrumbs*: fraction of each task vector kept
+  std::optional<double> gamma;         // breadcrumbs*: fraction of the largest entries dropped (default 0.01)
   std::optional<double> t;             // slerp: 0 gives input 1, 1 gives input 2
+  std::optional<int> max_iter;         // karcher: most tangent steps (default 10)
+  std::optional<double> tol;           // karcher: the norm below which a step or an input counts as zero (1e-5)
   std::optional<std::uint64_t> seed;   // dare-*: none draws one from the system's entropy source
   std::optional<DareRescale> rescale;  // dare-*: none given means DareRescale::l1
   std::optional<bool> normalize;       // divide by the (agreeing) weights' sum; none given: ties yes, others no
@@ -50,8 +54,8 @@ std::string parameter_text(double v);
 // usage error (exit 2) giving the reason.
 void validate_task(const TaskOptions& o, const FederatedOptions& federated, std::size_t inputs);
 
-// Builds task-arithmetic, ties, dare-linear or dare-ties (task_vectors.cpp). The options must have passed
-// validate_task; `plan` must outlive the method.
+// Builds task-arithmetic, ties, dare-linear, dare-ties, breadcrumbs or breadcrumbs-ties (task_vectors.cpp). The options
+// must have passed validate_task; `plan` must outlive the method.
 std::unique_ptr<Method> make_task_vectors(Backend& backend, const Plan& plan, const TaskOptions& options);
 // Builds slerp, nuslerp or model-stock (slerp_stock.cpp).
 std::unique_ptr<Method> make_slerp_stock(Backend& backend, const Plan& plan, const TaskOptions& options);

@@ -9,6 +9,7 @@
 #include "cli/federated_options.hpp"
 #include "cli/progress.hpp"
 #include "cli/recipe.hpp"
+#include "cli/recipe_chat.hpp"
 #include "cli/sequence.hpp"
 #include "cli/soup_options.hpp"
 #include "pipeline/pipeline.hpp"
@@ -43,6 +44,7 @@ struct MergeOptions {
   enum class Companions { base, input1 } companions = Companions::base;  // --tokenizer-source
   std::string recipe_path;                                               // --recipe
   std::optional<Recipe> recipe;
+  std::string chat_template;  // the recipe's chat_template, resolved (empty: the tokenizer's own)
 };
 
 // With --recipe, sets the inputs, base, method and its values from the mergekit YAML (recipe.cpp); a YAML file
@@ -51,8 +53,9 @@ void apply_recipe(MergeOptions& o) {
   for (const std::string& in : o.inputs)
     if (looks_like_recipe(in)) fail_usage(in + " looks like a mergekit recipe: run it with --recipe " + in);
   if (o.recipe_path.empty()) return;
-  if (!o.inputs.empty() || !o.fed.base.empty() || !o.weights.empty() || o.task.lambda || o.task.density || o.task.t ||
-      o.task.rescale || o.task.normalize || o.out_dtype || o.fed.options.robust.method != Aggregator::mean)
+  if (!o.inputs.empty() || !o.fed.base.empty() || !o.weights.empty() || o.task.lambda || o.task.density ||
+      o.task.gamma || o.task.t || o.task.max_iter || o.task.tol || o.task.rescale || o.task.normalize || o.out_dtype ||
+      o.fed.options.robust.method != Aggregator::mean)
     fail_usage("--recipe gives the models, base, method, parameters and dtype itself: give them only there");
   Recipe& r = o.recipe.emplace(read_recipe(o.recipe_path));
   o.inputs = r.inputs;
@@ -63,9 +66,26 @@ void apply_recipe(MergeOptions& o) {
     std::snprintf(exact, sizeof exact, "%s%.17g", k ? "," : "", r.weights[k]);
     o.weights += exact;
   }
-  o.task = {r.lambda, r.density, r.t, r.rescale, r.normalize, r.values, r.linear};
+  o.task = TaskCli{};
+  o.task.lambda = r.lambda;
+  o.task.density = r.density;
+  o.task.gamma = r.gamma;
+  o.task.t = r.t;
+  o.task.rescale = r.rescale;
+  o.task.normalize = r.normalize;
+  o.task.values = r.values;
+  o.task.linear = r.linear;
   o.out_dtype = r.out_dtype;
   o.companions = r.tokenizer_from_base ? MergeOptions::Companions::base : MergeOptions::Companions::input1;
+  if (r.chat_template) {
+    std::vector<std::string> models = r.inputs;
+    if (!r.base.empty()) models.insert(models.begin(), r.base);
+    o.chat_template = resolve_chat_template(*r.chat_template, models);
+    if (*r.chat_template == "auto")
+      note(o.verbosity, 1,
+           o.chat_template.empty() ? "chat_template: auto found no template among the models; the tokenizer's stays"
+                                   : "chat_template: auto chose the template most of the models carry");
+  }
 }
 
 void report(const MergeOptions& o, FormatId format, const Plan& plan, const Method& method,
@@ -142,6 +162,8 @@ pipeline::Job validate(MergeOptions& o) {
   const Overwrite overwrite = o.force ? Overwrite::yes : Overwrite::no;
   pipeline::Target target =
       pipeline::check_target({o.output, o.format, overwrite, o.tf_state, o.shard_size}, protected_paths(o));
+  if (o.recipe && o.recipe->chat_template && target.format_id != FormatId::none && !codec(target.format_id).folder)
+    fail_usage("the recipe's chat_template goes into the tokenizer of a Hugging Face folder: give -o DIR/");
   return {o.inputs, std::move(target), "merge", o.plan, o.out_dtype, o.hash, weights};
 }
 
@@ -199,6 +221,10 @@ class MergeSteps final : public pipeline::Steps {
     if (!m_o.recipe) return;
     spec.provenance.add("wavg_recipe", m_o.recipe->text);
     spec.extra_files = {{"mergekit_config.yml", m_o.recipe->text}};
+    if (m_o.chat_template.empty()) return;
+    const bool from_base = m_o.companions == MergeOptions::Companions::base && m_base;
+    for (auto& file : chat_template_files(from_base ? m_o.fed.base : m_o.inputs.front(), m_o.chat_template))
+      spec.extra_files.push_back(std::move(file));
   }
   std::vector<std::string> base_files() override { return m_base ? m_base->files() : std::vector<std::string>{}; }
   std::vector<std::string> protect() override {

@@ -52,6 +52,16 @@ const std::vector<MethodRow>& methods() {
        false,
        {"weight", "density", "lambda", "normalize", "rescale", "int8_mask"},
        {"weight", "density"}},
+      {"breadcrumbs",
+       Aggregator::breadcrumbs,
+       false,
+       {"weight", "density", "gamma", "lambda", "normalize", "rescale", "int8_mask"},
+       {"weight", "density", "gamma"}},
+      {"breadcrumbs_ties",
+       Aggregator::breadcrumbs_ties,
+       false,
+       {"weight", "density", "gamma", "lambda", "normalize", "rescale", "int8_mask"},
+       {"weight", "density", "gamma"}},
       {"slerp", Aggregator::slerp, false, {"t"}, {}},
       {"model_stock", Aggregator::model_stock, false, {"filter_wise"}, {}},
       {"nuslerp", Aggregator::nuslerp, false, {"weight", "nuslerp_flatten", "nuslerp_row_wise"}, {"weight"}},
@@ -62,11 +72,13 @@ const std::vector<MethodRow>& methods() {
 }
 
 // mergekit's methods and keys that wavg knows of but does not run.
-const std::set<std::string> k_other_methods{"passthrough", "breadcrumbs", "breadcrumbs_ties", "della", "della_linear",
-                                            "sce",         "nearswap",    "arcee_fusion",     "ram"};
-const std::set<std::string> k_keys{"models",     "slices", "base_model", "merge_method",
-                                   "parameters", "dtype",  "out_dtype",  "tokenizer_source"};
-const std::set<std::string> k_other_keys{"modules", "tokenizer", "chat_template"};
+const std::set<std::string> k_other_methods{"passthrough", "della",        "della_linear", "sce",
+                                            "nearswap",    "arcee_fusion", "ram"};
+const std::set<std::string> k_keys{"models", "slices",    "base_model",       "merge_method", "parameters",
+                                   "dtype",  "out_dtype", "tokenizer_source", "chat_template"};
+const std::set<std::string> k_other_keys{"modules", "tokenizer"};
+// The templates mergekit ships as files (mergekit/_data/chat_templates), which wavg does not carry.
+const std::set<std::string> k_mergekit_templates{"alpaca", "chatml", "exaone", "llama3", "mistral"};
 
 class Reading {
  public:
@@ -187,11 +199,28 @@ std::optional<DType> dtypes(const Reading& r, const YAML::Node& doc) {
   return out;
 }
 
+// chat_template: auto, or a Jinja text; mergekit's rules tell a template file's name from a text.
+std::optional<std::string> chat_template(const Reading& r, const YAML::Node& doc) {
+  if (!doc["chat_template"]) return std::nullopt;
+  const std::string t = r.text(doc["chat_template"], "chat_template");
+  if (t == "auto") return t;
+  const bool name = t.size() < 256 && t.find('\n') == std::string::npos && t.find('{') == std::string::npos;
+  if (name && k_mergekit_templates.count(t))
+    r.refuse("chat_template '" + t +
+             "' names one of mergekit's template files, which wavg does not carry: give "
+             "the Jinja text itself (chat_template: |) or auto");
+  if (t.size() < 20 || t.find('{') == std::string::npos)
+    r.refuse("chat_template '" + t + "' is neither auto nor a Jinja template");
+  return t;
+}
+
 // A passthrough frankenmerge: slices, each of one source {model, layer_range: [first, last]}.
 void read_slices(const Reading& r, const YAML::Node& doc, const std::string& method, Recipe& out) {
   if (method != "passthrough") r.refuse("slices with merge_method " + method + " are not supported by wavg yet");
-  if (doc["models"] || doc["base_model"] || doc["parameters"] || doc["tokenizer_source"])
-    r.refuse("merge_method passthrough takes slices only (no models, base_model, parameters, tokenizer_source)");
+  if (doc["models"] || doc["base_model"] || doc["parameters"] || doc["tokenizer_source"] || doc["chat_template"])
+    r.refuse(
+        "merge_method passthrough takes slices only (no models, base_model, parameters, tokenizer_source, "
+        "chat_template)");
   const YAML::Node slices = doc["slices"];
   if (!slices || !slices.IsSequence() || slices.size() == 0) r.refuse("merge_method passthrough needs slices");
   for (std::size_t i = 0; i < slices.size(); ++i) {
@@ -251,6 +280,7 @@ Recipe read_recipe(const std::string& path) {
   if (!doc["merge_method"]) r.refuse("no merge_method");
   const std::string name = r.text(doc["merge_method"], "merge_method");
   out.out_dtype = dtypes(r, doc);
+  out.chat_template = chat_template(r, doc);
   if (doc["slices"] || name == "passthrough") {
     read_slices(r, doc, name, out);
     return out;
@@ -297,14 +327,18 @@ Recipe read_recipe(const std::string& path) {
                ": wavg takes one value for the whole merge here (a number or true/false), not filters or a gradient");
   if (v.names("filter_wise") && scalar(v.global, "filter_wise").value_or(1) != 0)
     r.refuse("model_stock's filter_wise: true is not supported by wavg");
-  if (v.names("rescale") && out.method == Aggregator::ties && scalar(v.global, "rescale").value_or(1) != 0)
-    r.refuse("rescale: true with ties (an L1 rescale of the magnitude-trimmed task vectors) is not supported by wavg");
+  const bool trims = out.method == Aggregator::ties || out.method == Aggregator::breadcrumbs ||
+                     out.method == Aggregator::breadcrumbs_ties;
+  if (v.names("rescale") && trims && scalar(v.global, "rescale").value_or(1) != 0)
+    r.refuse("rescale: true with " + name +
+             " (an L1 rescale of the magnitude-trimmed task vectors) is not supported by wavg");
   // wavg's nuslerp takes one angle per tensor (mergekit's default), not one per row or column.
   if (v.names("nuslerp_flatten") && scalar(v.global, "nuslerp_flatten").value_or(0) == 0)
     r.refuse("nuslerp_flatten: false (an angle per row or column) is not supported by wavg");
   if (v.names("nuslerp_row_wise") && scalar(v.global, "nuslerp_row_wise").value_or(1) != 0)
     r.refuse("nuslerp_row_wise: true is not supported by wavg (it applies only with nuslerp_flatten: false)");
   check_range(r, v, "density", 0, true, 1, "(0, 1]");
+  check_range(r, v, "gamma", 0, false, 1, "[0, 1]");
   check_range(r, v, "t", 0, false, 1, "[0, 1]");
   check_range(r, v, "max_iter", 0, false, 1e6, "[0, 1e6]");
   check_range(r, v, "tol", 0, false, 1, "[0, 1]");
@@ -320,6 +354,7 @@ Recipe read_recipe(const std::string& path) {
     if (weighted) out.weights.push_back(w.value_or(1.0));
   }
   if (row->per_model.count("density")) out.density = scalar(v.global, "density").value_or(1.0);
+  if (row->per_model.count("gamma")) out.gamma = scalar(v.global, "gamma");
   out.lambda = scalar(v.global, "lambda");
   if (v.names("normalize"))
     out.normalize = scalar(v.global, "normalize").value_or(1) != 0;

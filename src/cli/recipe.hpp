@@ -1,9 +1,9 @@
 #pragma once
 // merge --recipe: a mergekit YAML (models, base_model, merge_method, parameters, dtype, out_dtype,
 // tokenizer_source) read into what merge's own options would say. Every key is checked before any model is
-// opened: a key wavg does not know, or knows from mergekit but does not run (modules, tokenizer, chat_template,
-// methods such as della), is refused by name. slices run only as a passthrough frankenmerge
-// (recipe_slices.hpp). The table of keys and flags is README's "Coming from mergekit".
+// opened: a key wavg does not know, or knows from mergekit but does not run (modules, tokenizer, methods such as
+// della, a chat_template naming one of mergekit's own template files), is refused by name. slices run only as a
+// passthrough frankenmerge (recipe_slices.hpp). The table of keys and flags is README's "Coming from mergekit".
 
 #include <memory>
 #include <optional>
@@ -25,13 +25,14 @@ struct Recipe {
   Aggregator method = Aggregator::task_arithmetic;
   bool linear = false;          // mergekit's linear: the weighted sum of the models themselves
   std::vector<double> weights;  // the models' scalar weights (gradients and filters are in `values`)
-  std::optional<double> density, lambda, t;
+  std::optional<double> density, gamma, lambda, t;
   std::optional<bool> normalize;
   std::optional<DareRescale> rescale;
-  std::shared_ptr<TensorValues> values;  // every setting, per tensor
-  std::optional<DType> out_dtype;        // out_dtype, else dtype
-  bool tokenizer_from_base = true;       // tokenizer_source: base (mergekit's default with a base model)
-  std::vector<Slice> slices;             // merge_method passthrough: the frankenmerge's slices (no models)
+  std::shared_ptr<TensorValues> values;      // every setting, per tensor
+  std::optional<DType> out_dtype;            // out_dtype, else dtype
+  bool tokenizer_from_base = true;           // tokenizer_source: base (mergekit's default with a base model)
+  std::vector<Slice> slices;                 // merge_method passthrough: the frankenmerge's slices (no models)
+  std::optional<std::string> chat_template;  // auto, or a Jinja text (recipe_chat.hpp)
 };
 
 // Reads and checks the recipe at `path`. Throws a usage error (exit 2) naming the file and the key at fault.

@@ -65,5 +65,8 @@ close("karcher", merge("ka.h5", "--method", "karcher", inputs=X),
 spread = [{k: rng.normal(size=s) for k, s in SHAPES.items()} for _ in range(3)]  # far apart: several steps
 for i, s in enumerate(spread):
     write(f"r{i}.h5", s)
+close("karcher --karcher-max-iter 20 --karcher-tol 1e-9",
+      merge("kt.h5", "--method", "karcher", "--karcher-max-iter", "20", "--karcher-tol", "1e-9", inputs=X),
+      {k: ref.karcher([t[k] for t in tunes], 20, 1e-9) for k in SHAPES})
 close("karcher spread", merge("kr.h5", "--method", "karcher", inputs=("r0.h5", "r1.h5", "r2.h5")),
       {k: ref.karcher([s[k] for s in spread]) for k in SHAPES})

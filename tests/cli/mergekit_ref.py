@@ -17,6 +17,20 @@ def magnitude(tv, density):
     return tv * mask.reshape(tv.shape)
 
 
+def breadcrumbs(tv, density, gamma):
+    """sparsify.magnitude_outliers: with |tv| sorted ascending, drop the n - target - top smallest (at least 0)
+    and keep the next target = int(density * n), so the top = int(gamma * n) largest go too (fewer of them when
+    target + top > n); nothing when target is 0. density >= 1 returns tv whole."""
+    if density >= 1:
+        return tv
+    n = tv.size
+    target, top = int(density * n), int(gamma * n)
+    bottom = max(0, n - target - top)
+    mask = np.zeros(n)
+    mask[np.argsort(np.abs(tv).reshape(-1), kind="stable")[bottom:bottom + target]] = 1
+    return tv * mask.reshape(tv.shape)
+
+
 M0, M1, W0, W1 = 0xD2511F53, 0xCD9E8D57, 0x9E3779B9, 0xBB67AE85
 U32 = np.uint64(0xFFFFFFFF)
 

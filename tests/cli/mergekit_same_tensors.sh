@@ -2,14 +2,18 @@
 # WAVG_MERGEKIT_PYTHON (a venv outside the repository: python3 -m venv V && V/bin/pip install mergekit);
 # skipped without one. A tiny Llama (hidden 16, 3 layers, float64) and three fine-tunes are made here with
 # transformers; each recipe runs through mergekit with dtype float64 and through wavg merge --recipe, and every
-# tensor is compared: task arithmetic, TIES and DARE must be equal bit for bit; the others within a few ulp of
-# the inputs' magnitude at that element (TOLERANCE; the counts and the largest difference are printed).
+# tensor is compared: task arithmetic, TIES, breadcrumbs (and its TIES variant) and DARE must be equal bit for bit
+# (no two magnitudes tie at a cut in these random tensors, where mergekit's unstable sort would choose); the
+# others within a few ulp of the inputs' magnitude at that element (TOLERANCE; the counts and the largest
+# difference are printed).
 # mergekit 0.1.5's linear accumulates with torch's addcmul_, which fuses multiply and add (FMA) on the CPU; wavg
 # never fuses (-ffp-contract=off: the same bits on every machine). SLERP's and model stock's coefficients come
 # from whole-tensor norms and dot products, which torch sums in another order than wavg's fixed chunks, and
 # model stock's mean is t·mean(x) + (1 - t)·base in mergekit, one weighted sum in wavg (and nuslerp with a base,
 # base + c0 v0 + c1 v1). DARE draws its mask
-# from torch's generator in mergekit and from Philox in wavg, so it is compared at density 1 only.
+# from torch's generator in mergekit and from Philox in wavg, so it is compared at density 1 only. Last, a recipe's
+# chat_template (auto and a Jinja text) on folders given a tokenizer by transformers: transformers must load the
+# same template from both outputs.
 PY=${WAVG_MERGEKIT_PYTHON:-}
 export HF_HUB_OFFLINE=1  # the models are local folders; mergekit must not ask the hub about them
 [ -n "$PY" ] && "$PY" -c 'import mergekit, transformers, torch' 2>/dev/null || { echo "no WAVG_MERGEKIT_PYTHON with mergekit"; exit 77; }
@@ -43,6 +47,8 @@ RECIPES = {
     "task_arithmetic": "models:\n  - model: ft0\n    parameters: {weight: 1.0}\n  - model: ft1\n    parameters: {weight: -0.5}\nbase_model: base\nmerge_method: task_arithmetic\nparameters: {lambda: 0.9}\n",
     "ties": "models:\n  - model: ft0\n    parameters: {weight: 1.0, density: [1, 0.5, 0.2]}\n  - model: ft1\n    parameters: {weight: 0.5, density: 0.5}\n  - model: ft2\n    parameters:\n      weight:\n        - filter: mlp\n          value: 0.5\n        - value: 1\n      density: 0.3\nbase_model: base\nmerge_method: ties\n",
     "dare_linear": "models:\n  - model: ft0\n    parameters: {weight: 0.6, density: 1.0}\n  - model: ft1\n    parameters: {weight: 0.4, density: 1.0}\nbase_model: base\nmerge_method: dare_linear\nparameters: {rescale: false}\n",
+    "breadcrumbs": "models:\n  - model: ft0\n    parameters: {weight: 1.0, density: [0.9, 0.5], gamma: 0.05}\n  - model: ft1\n    parameters: {weight: 0.5, density: 0.6}\nbase_model: base\nmerge_method: breadcrumbs\nparameters: {gamma: 0.1, lambda: 1.1}\n",
+    "breadcrumbs_ties": "models:\n  - model: ft0\n    parameters: {weight: 1.0, density: 0.7}\n  - model: ft1\n    parameters: {weight: 0.5, density: 0.5, gamma: 0.2}\n  - model: ft2\n    parameters: {weight: 0.8, density: 0.97}\nbase_model: base\nmerge_method: breadcrumbs_ties\nparameters: {normalize: true}\n",
     "slerp": "models:\n  - model: ft0\n  - model: ft1\nbase_model: ft0\nmerge_method: slerp\nparameters:\n  t:\n    - filter: self_attn\n      value: [0, 0.5, 1]\n    - value: 0.3\n",
     "model_stock": "models:\n  - model: ft0\n  - model: ft1\n  - model: ft2\nbase_model: base\nmerge_method: model_stock\n",
     "nuslerp": "models:\n  - model: ft0\n    parameters: {weight: 0.3}\n  - model: ft1\n    parameters: {weight: [1, 0.5]}\nmerge_method: nuslerp\n",
@@ -78,4 +84,27 @@ for name, text in RECIPES.items():
         worst = max(worst, d)
         close += 1
     print(f"{name}: {equal} tensors equal, {close} within {worst:g} ulp of the inputs")
+
+# chat_template: a word-level tokenizer saved by transformers into every folder (base and ft1 with template B, ft0
+# with A); transformers loads the same template from mergekit's output and from wavg's.
+from tokenizers import Tokenizer, models as tok_models
+A = "{% for m in messages %}A: {{ m['content'] }}{% endfor %}"
+B = "{% for m in messages %}B: {{ m['content'] }}{% endfor %}"
+for folder, template in (("base", B), ("ft0", A), ("ft1", B)):
+    vocab = tok_models.WordLevel({"<unk>": 0}, "<unk>")
+    tok = transformers.PreTrainedTokenizerFast(tokenizer_object=Tokenizer(vocab), unk_token="<unk>")
+    tok.chat_template = template
+    tok.save_pretrained(folder)
+LITERAL = "{%- for m in messages %}\n<|{{ m['role'] }}|>{{ m['content'] }}\n{%- endfor %}\n"
+for name, setting in (("chat_auto", "auto"), ("chat_literal", "|\n  " + LITERAL.replace("\n", "\n  ").rstrip(" "))):
+    text = ("models:\n  - model: ft0\n    parameters: {weight: 1}\n  - model: ft1\n    parameters: {weight: 1}\n"
+            f"base_model: base\nmerge_method: task_arithmetic\ndtype: float64\nchat_template: {setting}\n")
+    open(f"{name}.yml", "w").write(text)
+    run_merge(MergeConfiguration.model_validate(yaml.safe_load(text)), f"mk-{name}",
+              options=MergeOptions(copy_tokenizer=True, write_model_card=False))
+    subprocess.run([WAVG, "merge", "-q", "--recipe", f"{name}.yml", "-o", f"wavg-{name}/"], check=True)
+    mk = transformers.AutoTokenizer.from_pretrained(f"mk-{name}").chat_template
+    wv = transformers.AutoTokenizer.from_pretrained(f"wavg-{name}").chat_template
+    assert mk == wv == (B if setting == "auto" else LITERAL), (name, mk, wv)
+    print(f"{name}: transformers loads the same chat template from both outputs")
 PYTHON

@@ -83,6 +83,18 @@ close("task-arithmetic negative weights --normalize",
 close("ties --no-normalize", merge("tn.h5", "--base", "base.h5", "--method", "ties", "--density", "0.5",
                                    "--no-normalize"),
       gta([1, 1, 1], 1, lambda tv, t, i: ref.magnitude(tv, 0.5), True, False))
+close("breadcrumbs", merge("bc.h5", "--base", "base.h5", "--method", "breadcrumbs", "--density", "0.3", "--gamma",
+                           "0.1", "-w", "1,2,1.5", "--lambda", "1.2"),
+      gta([1, 2, 1.5], 1.2, lambda tv, t, i: ref.breadcrumbs(tv, 0.3, 0.1), False, False))
+close("breadcrumbs default gamma, density + gamma > 1", merge("bc2.h5", "--base", "base.h5", "--method",
+                                                              "breadcrumbs", "--density", "0.995"),
+      gta([1, 1, 1], 1, lambda tv, t, i: ref.breadcrumbs(tv, 0.995, 0.01), False, False))
+close("breadcrumbs-ties", merge("bt.h5", "--base", "base.h5", "--method", "breadcrumbs-ties", "--density", "0.6",
+                                "--gamma", "0.05", "-w", "1,0.5,2"),
+      gta([1, 0.5, 2], 1, lambda tv, t, i: ref.breadcrumbs(tv, 0.6, 0.05), True, False))
+close("breadcrumbs-ties --normalize", merge("btn.h5", "--base", "base.h5", "--method", "breadcrumbs-ties",
+                                            "--density", "0.5", "--gamma", "0.2", "--normalize"),
+      gta([1, 1, 1], 1, lambda tv, t, i: ref.breadcrumbs(tv, 0.5, 0.2), True, True))
 
 
 # --- SLERP (mergekit's slerp) ------------------------------------------------------------------------------
@@ -154,3 +166,9 @@ want = ref.gta(np.zeros(3), [np.array([0.5, -2.0, 1.0]), np.array([0.25, 1.0, -3
 assert np.array_equal(read("small.h5")["b"], want), (read("small.h5")["b"], want)
 assert "ties: b: density x 3 values is less than one; kept the largest entry" in run.stderr, run.stderr
 print("ties keeps one entry of a tensor smaller than 1/density ok")
+run = subprocess.run([WAVG, "merge", "-v", "b1.h5", "b2.h5", "--base", "b0.h5", "--method", "breadcrumbs",
+                      "--density", "0.2", "-o", "crumbs.h5"], check=True, capture_output=True, text=True)
+assert np.array_equal(read("crumbs.h5")["b"], np.zeros(3)), read("crumbs.h5")["b"]
+assert "breadcrumbs: b: density x 3 values is less than one; kept no entry" in run.stderr, run.stderr
+assert "breadcrumbs: 1 tensor(s) too small for the density kept no entry" in run.stdout, run.stdout
+print("breadcrumbs keeps nothing of a tensor smaller than 1/density, as mergekit, and says so ok")

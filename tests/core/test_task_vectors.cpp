@@ -1,7 +1,8 @@
-// TIES's trimming on tensors that span many engine blocks, with many equal magnitudes: the two-pass threshold
-// (histogram, then the one bucket's candidates) must keep exactly the k = floor(D * n) largest |tau| of each
-// tensor, ties to the lower index, as a whole-tensor sort written here does; and the same bytes for 1 and 2
-// threads. Tensors that fit in one block take their threshold in pass 0 and are not read by pass 1.
+// TIES's and breadcrumbs' trimming on tensors that span many engine blocks, with many equal magnitudes: the
+// two-pass thresholds (histogram, then the one bucket's candidates) must keep exactly the k = floor(D * n) largest
+// |tau| of each tensor (breadcrumbs: the band below the largest floor(gamma * n)), ties to the lower index, as a
+// whole-tensor sort written here does; and the same bytes for 1 and 2 threads. Tensors that fit in one block take their
+// threshold in pass 0 and are not read by pass 1.
 
 #include <doctest/doctest.h>
 #include <omp.h>
@@ -9,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <numeric>
 #include <random>
 
@@ -42,12 +44,30 @@ Values run_task(const std::vector<Values>& tunes, const Values& base, const Task
   return writer.values;
 }
 
-// TIES written out over whole tensors: sort, trim, elect, combine.
+// Which ranks (|tau| in decreasing order, equal ones by increasing index) a method keeps: [first, last).
+struct Band {
+  std::size_t first, last;
+};
+
+// TIES: mergekit 0.1.5's k = max(1, floor(D * n)), so a tensor smaller than 1/D keeps its largest entry.
+Band ties_band(std::size_t n, double density) {
+  return {0, std::max<std::size_t>(1, static_cast<std::size_t>(density * static_cast<double>(n)))};
+}
+
+// Breadcrumbs (mergekit's magnitude_outliers): sorted ascending, the bottom max(0, n - target - top) go and the
+// next target stay, so in decreasing order the band starts after the n - bottom - target largest.
+Band crumbs_band(std::size_t n, double density, double gamma) {
+  const auto target = static_cast<std::size_t>(density * static_cast<double>(n));
+  const auto top = static_cast<std::size_t>(gamma * static_cast<double>(n));
+  const std::size_t bottom = target + top >= n ? 0 : n - target - top;
+  return {n - bottom - target, n - bottom};
+}
+
+// TIES and breadcrumbs written out over whole tensors: sort, trim, elect (or not), combine.
 std::vector<double> ties_reference(const std::vector<std::vector<double>>& x, const std::vector<double>& b,
-                                   const std::vector<double>& w, double density, double lambda) {
+                                   const std::vector<double>& w, Band band, double lambda, bool elect = true,
+                                   bool normalize = true) {
   const std::size_t n = b.size(), inputs = x.size();
-  // mergekit 0.1.5: k = max(1, floor(D * n)), so a tensor smaller than 1/D keeps its largest entry.
-  const auto keep = std::max<std::size_t>(1, static_cast<std::size_t>(density * static_cast<double>(n)));
   std::vector<std::vector<double>> tv(inputs, std::vector<double>(n, 0.0));
   for (std::size_t k = 0; k < inputs; ++k) {
     std::vector<std::size_t> order(n);
@@ -55,12 +75,16 @@ std::vector<double> ties_reference(const std::vector<std::vector<double>>& x, co
     std::stable_sort(order.begin(), order.end(), [&](std::size_t i, std::size_t j) {
       return std::fabs(x[k][i] - b[i]) > std::fabs(x[k][j] - b[j]);
     });
-    for (std::size_t r = 0; r < keep; ++r) tv[k][order[r]] = x[k][order[r]] - b[order[r]];
+    for (std::size_t r = band.first; r < band.last; ++r) tv[k][order[r]] = x[k][order[r]] - b[order[r]];
   }
   std::vector<double> out(n);
   for (std::size_t i = 0; i < n; ++i) {
     double sum = 0;
     for (std::size_t k = 0; k < inputs; ++k) sum += w[k] * tv[k][i];
+    if (!elect) {
+      out[i] = b[i] + lambda * sum;
+      continue;
+    }
     const double sign = sum >= 0 ? 1 : -1;
     double num = 0, den = 0;
     for (std::size_t k = 0; k < inputs; ++k) {
@@ -70,22 +94,17 @@ std::vector<double> ties_reference(const std::vector<std::vector<double>>& x, co
         den += w[k];
       }
     }
-    out[i] = b[i] + lambda * (num / (den == 0 ? 1 : den));
+    out[i] = b[i] + lambda * (normalize ? num / (den == 0 ? 1 : den) : num);
   }
   return out;
 }
 
-}  // namespace
-
-TEST_CASE(
-    "ties keeps exactly the top max(1, floor(D*n)) magnitudes of each tensor across blocks, ties to the lower "
-    "index") {
+// Three fine-tunes of four tensors (10007, 3, 2500, 700 values; 700 is one block, found in one pass) in steps of
+// 1/8, so many magnitudes are equal; the third tensor's first input equals the base (a zero task vector).
+void make_tunes(Values& base, std::vector<Values>& tunes) {
   std::mt19937_64 rng(19);
-  std::uniform_int_distribution<int> step(-12, 12);             // multiples of 1/8: many equal magnitudes
-  const std::vector<std::size_t> sizes{10'007, 3, 2'500, 700};  // 700: one block, found in one pass
-  Values base;
-  std::vector<Values> tunes(3);
-  for (std::size_t size : sizes) {
+  std::uniform_int_distribution<int> step(-12, 12);
+  for (std::size_t size : {10'007, 3, 2'500, 700}) {
     base.emplace_back(size);
     for (double& v : base.back()) v = step(rng) / 4.0;
     for (auto& t : tunes) {
@@ -93,28 +112,63 @@ TEST_CASE(
       for (double& v : t.back()) v += step(rng) / 8.0;
     }
   }
-  // The third tensor's first input equals the base: a zero task vector, nothing to keep.
   tunes[0][2] = base[2];
-  const std::vector<double> w{1.0, 2.0, 0.5};
+}
+
+// Runs `o` on make_tunes' models with 1 and 2 threads: the same bytes, and ties_reference's values with the band
+// band_of(n) gives a tensor of n values.
+void check_trim(const TaskOptions& o, const std::function<Band(std::size_t)>& band_of, bool elect, bool normalize) {
+  Values base;
+  std::vector<Values> tunes(3);
+  make_tunes(base, tunes);
+  const Values one = run_task(tunes, base, o, 1);
+  const Values two = run_task(tunes, base, o, 2);
+  for (std::size_t t = 0; t < base.size(); ++t) {
+    CAPTURE(t);
+    CHECK(std::memcmp(one[t].data(), two[t].data(), one[t].size() * sizeof(double)) == 0);
+    const std::vector<double> want = ties_reference({tunes[0][t], tunes[1][t], tunes[2][t]}, base[t], o.weights,
+                                                    band_of(base[t].size()), *o.lambda, elect, normalize);
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < want.size(); ++i) wrong += std::fabs(one[t][i] - want[i]) > 1e-12 * std::fabs(want[i]);
+    CHECK(wrong == 0);
+  }
+}
+
+}  // namespace
+
+TEST_CASE(
+    "breadcrumbs keeps exactly the band of ranks mergekit's magnitude_outliers keeps, across blocks, equal "
+    "magnitudes by index") {
+  // (density, gamma): the usual band, a band reaching the bottom (D + gamma > 1), no top dropped, density 1.
+  for (const auto& [density, gamma] :
+       std::vector<std::pair<double, double>>{{0.3, 0.1}, {0.8, 0.4}, {0.5, 0}, {1, 0.2}})
+    for (Aggregator method : {Aggregator::breadcrumbs, Aggregator::breadcrumbs_ties}) {
+      CAPTURE(density);
+      CAPTURE(gamma);
+      TaskOptions o;
+      o.method = method;
+      o.weights = {1.0, -0.5, 2.0};
+      o.density = density;
+      o.gamma = gamma;
+      o.lambda = 1.5;
+      o.has_base = true;
+      const auto band = [&](std::size_t n) { return density >= 1 ? Band{0, n} : crumbs_band(n, density, gamma); };
+      check_trim(o, band, method == Aggregator::breadcrumbs_ties, false);
+    }
+}
+
+TEST_CASE(
+    "ties keeps exactly the top max(1, floor(D*n)) magnitudes of each tensor across blocks, ties to the lower "
+    "index") {
   for (double density : {0.3, 0.5, 1.0}) {
+    CAPTURE(density);
     TaskOptions o;
     o.method = Aggregator::ties;
-    o.weights = w;
+    o.weights = {1.0, 2.0, 0.5};
     o.density = density;
     o.lambda = 0.75;
     o.has_base = true;
-    const Values one = run_task(tunes, base, o, 1);
-    const Values two = run_task(tunes, base, o, 2);
-    for (std::size_t t = 0; t < sizes.size(); ++t) {
-      CAPTURE(density);
-      CAPTURE(t);
-      CHECK(std::memcmp(one[t].data(), two[t].data(), one[t].size() * sizeof(double)) == 0);
-      const std::vector<double> want =
-          ties_reference({tunes[0][t], tunes[1][t], tunes[2][t]}, base[t], w, density, 0.75);
-      std::size_t wrong = 0;
-      for (std::size_t i = 0; i < want.size(); ++i)
-        wrong += std::fabs(one[t][i] - want[i]) > 1e-12 * std::fabs(want[i]);
-      CHECK(wrong == 0);
-    }
+    check_trim(
+        o, [&](std::size_t n) { return ties_band(n, density); }, true, true);
   }
 }

@@ -106,6 +106,17 @@ WAVG_CLONES void keep_magnitude(double* __restrict u, std::size_t len, double th
   }
 }
 
+// Breadcrumbs' band: of what keep_magnitude keeps, u[i] is dropped too when it ranks at or above the second cut
+// (|u[i]| > drop, or equal at an index <= drop_last; a NaN drop compares false and drops nothing).
+WAVG_CLONES void drop_magnitude(double* __restrict u, std::size_t len, double drop, std::uint64_t first,
+                                std::uint64_t drop_last) {
+  for (std::size_t i = 0; i < len; ++i) {
+    const double m = std::fabs(u[i]);
+    const bool dropped = m > drop || (m == drop && first + i <= drop_last);
+    u[i] = dropped ? 0.0 : u[i];
+  }
+}
+
 // DARE's drop and rescale: u[i] stays, divided by the density, when word[i] / 2^32 is below it.
 WAVG_CLONES void keep_random(double* __restrict u, const std::uint32_t* __restrict word, double density,
                              std::size_t len) {
@@ -266,6 +277,7 @@ void task_combine_tile(const BlockInputs& in, const TaskCombineParams& p, std::u
     load_updates<T>(wt, in.data[k], in.base, first, len);
     if (p.sparsify == Sparsify::magnitude) {
       keep_magnitude(wt, len, p.threshold[k], offset + first, p.tie_last[k]);
+      if (p.drop_threshold) drop_magnitude(wt, len, p.drop_threshold[k], offset + first, p.drop_tie_last[k]);
     } else if (p.sparsify == Sparsify::random) {
       if (k % 4 == 0) philox_words(p.seed, p.stream + (std::uint64_t{k / 4} << 32), offset + first, len, tile.words);
       const double density = p.densities ? p.densities[k] : p.density;

@@ -88,7 +88,10 @@ class SlerpStock final : public Method {
 
   std::string describe() const override {
     if (m_o.method == Aggregator::model_stock) return "model stock";
-    if (m_o.method == Aggregator::karcher) return "karcher mean" + std::string(m_o.values ? " (from the recipe)" : "");
+    if (m_o.method == Aggregator::karcher)
+      return "karcher mean" + std::string(m_o.values ? " (from the recipe)" : "") +
+             (m_o.max_iter ? ", max_iter " + std::to_string(*m_o.max_iter) : "") +
+             (m_o.tol ? ", tol " + parameter_text(*m_o.tol) : "");
     if (m_o.method == Aggregator::multislerp)
       return std::string("multislerp") + (m_w.empty() ? "" : " (per-tensor weights from the recipe)") +
              (m_o.has_base ? " on task vectors" : "");
@@ -222,8 +225,8 @@ class SlerpStock final : public Method {
     const auto param = [&](const char* key, double fallback) {
       return m_o.values ? m_o.values->get(key, name, pos).value_or(fallback) : fallback;
     };
-    const double tol = param("tol", 1e-5);
-    const auto max_iter = static_cast<long>(param("max_iter", 10));
+    const double tol = param("tol", m_o.tol.value_or(1e-5));
+    const auto max_iter = static_cast<long>(param("max_iter", m_o.max_iter.value_or(10)));
     std::vector<std::size_t> valid;
     double scale = 0;
     for (std::size_t k = 0; k < m_n; ++k) {

@@ -20,7 +20,9 @@ bool is_task_method(Aggregator a) {
     case Aggregator::model_stock:
     case Aggregator::nuslerp:
     case Aggregator::multislerp:
-    case Aggregator::karcher: return true;
+    case Aggregator::karcher:
+    case Aggregator::breadcrumbs:
+    case Aggregator::breadcrumbs_ties: return true;
     default: return false;
   }
 }
@@ -41,8 +43,9 @@ std::string parameter_text(double v) {
 
 void validate_task(const TaskOptions& o, const FederatedOptions& f, std::size_t inputs) {
   const std::string m(name_of(k_aggregator_names, o.method));
-  const bool sparsifies =
-      o.method == Aggregator::ties || o.method == Aggregator::dare_linear || o.method == Aggregator::dare_ties;
+  const bool crumbs = o.method == Aggregator::breadcrumbs || o.method == Aggregator::breadcrumbs_ties;
+  const bool sparsifies = o.method == Aggregator::ties || o.method == Aggregator::dare_linear ||
+                          o.method == Aggregator::dare_ties || crumbs;
   const bool dare = o.method == Aggregator::dare_linear || o.method == Aggregator::dare_ties;
   const bool on_vectors = sparsifies || o.method == Aggregator::task_arithmetic;
   if (f.inputs == InputKind::deltas || f.privacy.clip != 0 || f.privacy.noise_multiplier != 0 ||
@@ -53,6 +56,15 @@ void validate_task(const TaskOptions& o, const FederatedOptions& f, std::size_t 
                "--server-opt, --state, --trim, --byzantine, --select)");
   refuse_if(o.density.has_value() && !sparsifies, "--density", m);
   refuse_if(o.seed.has_value() && !dare, "--seed", m);
+  refuse_if(o.gamma.has_value() && !crumbs, "--gamma", m);
+  refuse_if(o.max_iter.has_value() && o.method != Aggregator::karcher, "--karcher-max-iter", m);
+  refuse_if(o.tol.has_value() && o.method != Aggregator::karcher, "--karcher-tol", m);
+  if (o.max_iter && (*o.max_iter < 0 || *o.max_iter > 1'000'000))
+    fail_usage("--karcher-max-iter " + std::to_string(*o.max_iter) + " is not in [0, 1000000]");
+  if (o.tol && !(*o.tol >= 0 && *o.tol <= 1))
+    fail_usage("--karcher-tol " + parameter_text(*o.tol) + " is not in [0, 1]");
+  if (o.gamma && !(*o.gamma >= 0 && *o.gamma <= 1))
+    fail_usage("--gamma " + parameter_text(*o.gamma) + " is not in [0, 1]");
   refuse_if(o.rescale.has_value() && !dare, "--rescale", m);
   refuse_if(o.t.has_value() && o.method != Aggregator::slerp, "--t", m);
   refuse_if(o.lambda.has_value() && !on_vectors, "--lambda", m);

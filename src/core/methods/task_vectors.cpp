@@ -1,14 +1,19 @@
-// Task arithmetic, TIES and DARE on the task vectors tau_k = x_k - base, as mergekit's generalized task
+// Task arithmetic, TIES, breadcrumbs and DARE on the task vectors tau_k = x_k - base, as mergekit's generalized task
 // arithmetic defines them (sparsify each tau_k, optionally elect a sign per element, combine, scale by lambda, add
-// to the base). Everything is element-wise except TIES's trimming, which keeps the k = floor(D * n) largest
-// |tau_k| of each tensor: that threshold is a whole-tensor order statistic, found exactly in at most two streaming
-// passes without holding any tensor in memory:
+// to the base). Everything is element-wise except the magnitude trimming: TIES keeps the k = floor(D * n) largest
+// |tau_k| of each tensor; breadcrumbs drops the largest floor(gamma * n) (fewer when D + gamma > 1) and keeps the
+// next floor(D * n). Each cut is a whole-tensor order statistic (TIES has one, breadcrumbs two), found exactly in
+// at most two streaming passes without holding any tensor in memory:
 //
 //   pass 0   a histogram of the nonzero |tau_k| over 2^15 buckets (the top 16 bits of the double, which order as
 //            the values do) for each input; at the end of each tensor, the bucket in which the k-th largest falls
 //            and how many values must still be taken from it;
 //   pass 1   the values of that bucket only, with their element indices; the k-th largest of them (ties to the
 //            lower index) is the threshold, and its index says which equal values are kept.
+//
+// Ties: mergekit ranks with torch's unstable sort (of |tau| rounded to float32 on the CPU), so which of equal
+// magnitudes straddling a cut it keeps is its sort's accident; wavg ranks equal magnitudes by index. Where no two
+// magnitudes tie at a cut (in float32), the kept sets are the same.
 //
 // A bucket spans 1/16 of a binary order of magnitude, so pass 1 holds a small fraction of a tensor. Zeros are
 // never counted: a zero entry contributes nothing whether kept or not, and never agrees with an elected sign.
@@ -19,6 +24,7 @@
 // input, element), so it is the same for any block size and thread count.
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -34,7 +40,7 @@ namespace {
 constexpr std::size_t k_none = std::numeric_limits<std::size_t>::max();
 constexpr double k_l1_eps = 1e-7;
 
-// One input's trimming of one tensor.
+// One cut of one input's tensor: the values ranked at or above it (a NaN threshold: none).
 struct Cut {
   double threshold = 0;
   std::uint64_t tie_last = std::numeric_limits<std::uint64_t>::max();
@@ -48,17 +54,22 @@ class TaskVectors final : public Method {
     m_n = plan.entries.empty() ? 0 : plan.entries.front().source.size();
     m_weights = o.weights.empty() ? std::vector<double>(m_n, 1.0) : o.weights;
     const bool dare = o.method == Aggregator::dare_linear || o.method == Aggregator::dare_ties;
+    m_crumbs = o.method == Aggregator::breadcrumbs || o.method == Aggregator::breadcrumbs_ties;
     m_params.weights = m_weights.data();
     m_params.lambda = o.lambda.value_or(1.0);
-    m_params.sparsify = o.method == Aggregator::ties ? Sparsify::magnitude : dare ? Sparsify::random : Sparsify::none;
+    const bool trims = o.method == Aggregator::ties || m_crumbs;
+    m_params.sparsify = trims ? Sparsify::magnitude : dare ? Sparsify::random : Sparsify::none;
     m_params.density = o.density.value_or(1.0);
+    m_gamma = o.gamma.value_or(0.01);
     m_params.seed = dare ? (o.seed ? *o.seed : random_seed()) : 0;
-    const bool ties_sign = o.method == Aggregator::ties || o.method == Aggregator::dare_ties;
+    const bool ties_sign =
+        o.method == Aggregator::ties || o.method == Aggregator::dare_ties || o.method == Aggregator::breadcrumbs_ties;
     m_params.consensus = ties_sign ? Consensus::sign : Consensus::none;
-    // mergekit normalises TIES by the weights that agree with the sign, and neither DARE variant.
+    // mergekit normalises TIES by the weights that agree with the sign, and neither DARE nor breadcrumbs variant.
     const bool normalize = o.normalize.value_or(o.method == Aggregator::ties);
     m_params.normalize = normalize ? Normalize::yes : Normalize::no;
-    if (m_params.sparsify == Sparsify::magnitude) m_cuts.resize(plan.entries.size() * m_n);
+    m_per = m_crumbs ? 2 : 1;
+    if (m_params.sparsify == Sparsify::magnitude) m_cuts.resize(plan.entries.size() * m_n * m_per);
     m_rescale = dare ? o.rescale.value_or(DareRescale::l1) : DareRescale::inverse_density;
     if (m_rescale == DareRescale::l1) m_l1.assign(plan.entries.size() * m_n * 2, 0.0);
     if (o.values) per_tensor(*o.values);
@@ -67,6 +78,7 @@ class TaskVectors final : public Method {
   std::string describe() const override {
     std::string s = m_o.linear ? "linear" : std::string(name_of(k_aggregator_names, m_o.method));
     if (m_o.density) s += ", density " + parameter_text(*m_o.density);
+    if (m_crumbs) s += ", gamma " + parameter_text(m_gamma);
     if (m_params.sparsify == Sparsify::random)
       s += ", seed " + std::to_string(m_params.seed) + ", rescale " +
            std::string(name_of(k_dare_rescale_names, m_rescale));
@@ -86,6 +98,9 @@ class TaskVectors final : public Method {
   std::vector<std::string> decisions() const override { return m_decisions; }
   std::vector<std::string> report() const override {
     if (m_decisions.empty()) return {};
+    if (m_crumbs)
+      return {"breadcrumbs: " + std::to_string(m_decisions.size()) +
+              " tensor(s) too small for the density kept no entry of some task vector (as mergekit); -v names them"};
     return {"ties: " + std::to_string(m_decisions.size()) +
             " tensor(s) too small for the density kept one entry per task vector; -v names them"};
   }
@@ -98,8 +113,8 @@ class TaskVectors final : public Method {
 
   bool observes(int pass, const PlanEntry& entry) override {
     if (pass == 0) return true;
-    const auto first = m_cuts.begin() + static_cast<std::ptrdiff_t>(entry_index(entry) * m_n);
-    return std::any_of(first, first + static_cast<std::ptrdiff_t>(m_n), pending);
+    const auto first = m_cuts.begin() + static_cast<std::ptrdiff_t>(entry_index(entry) * m_n * m_per);
+    return std::any_of(first, first + static_cast<std::ptrdiff_t>(m_n * m_per), pending);
   }
 
   void observe(int pass, const PlanEntry& entry, std::uint64_t offset, const BlockInputs& in) override {
@@ -115,20 +130,17 @@ class TaskVectors final : public Method {
       finish_entry(pass);
       m_current = index;
       if (pass == 0) m_hist.assign(m_n * k_magnitude_buckets, 0);
-      m_candidates.assign(m_n, {});
+      m_candidates.assign(m_n * m_per, {});
     }
-    for (std::size_t k = 0; k < m_n; ++k) {
-      if (pass == 0)
+    if (pass == 0)
+      for (std::size_t k = 0; k < m_n; ++k)
         m_backend.magnitude_histogram(in, k, m_hist.data() + k * k_magnitude_buckets);
-      else if (const Cut& c = m_cuts[index * m_n + k]; pending(c))
-        m_backend.magnitude_candidates(in, k, c.bucket, offset, m_candidates[k]);
-    }
+    else
+      take_candidates(index, offset, in);
     if (pass == 0 && offset == 0 && in.count == entry.info.count()) {
       // The block is the whole tensor and still at hand: its candidates are taken now, and pass 1 skips it.
       finish_entry(0);
-      for (std::size_t k = 0; k < m_n; ++k)
-        if (const Cut& c = m_cuts[index * m_n + k]; pending(c))
-          m_backend.magnitude_candidates(in, k, c.bucket, offset, m_candidates[k]);
+      take_candidates(index, offset, in);
       finish_entry(1);
       m_current = k_none;
     }
@@ -152,14 +164,20 @@ class TaskVectors final : public Method {
       p.lambda = m_entry_lambda[index];
     }
     if (p.sparsify == Sparsify::magnitude) {
-      m_threshold.resize(m_n);
-      m_tie_last.resize(m_n);
-      for (std::size_t k = 0; k < m_n; ++k) {
-        m_threshold[k] = m_cuts[index * m_n + k].threshold;
-        m_tie_last[k] = m_cuts[index * m_n + k].tie_last;
-      }
+      m_threshold.resize(m_n * m_per);
+      m_tie_last.resize(m_n * m_per);
+      for (std::size_t j = 0; j < m_per; ++j)  // the keep cuts of every input, then (breadcrumbs) the drop cuts
+        for (std::size_t k = 0; k < m_n; ++k) {
+          const Cut& c = m_cuts[(index * m_n + k) * m_per + j];
+          m_threshold[j * m_n + k] = c.threshold;
+          m_tie_last[j * m_n + k] = c.tie_last;
+        }
       p.threshold = m_threshold.data();
       p.tie_last = m_tie_last.data();
+      if (m_crumbs) {
+        p.drop_threshold = m_threshold.data() + m_n;
+        p.drop_tie_last = m_tie_last.data() + m_n;
+      }
     } else if (p.sparsify == Sparsify::random && m_rescale != DareRescale::inverse_density) {
       m_scale.assign(m_n, 1.0);
       if (m_rescale == DareRescale::l1)
@@ -183,12 +201,14 @@ class TaskVectors final : public Method {
     const std::vector<double> t = layer_positions(names);
     m_entry_w.resize(names.size() * m_n);
     m_entry_d.resize(names.size() * m_n);
+    if (m_crumbs) m_entry_g.resize(names.size() * m_n);
     m_entry_lambda.resize(names.size());
     for (std::size_t e = 0; e < names.size(); ++e) {
       m_entry_lambda[e] = v.get("lambda", names[e], t[e]).value_or(m_params.lambda);
       for (std::size_t k = 0; k < m_n; ++k) {
         m_entry_w[e * m_n + k] = v.get("weight", names[e], t[e], k).value_or(m_weights[k]);
         m_entry_d[e * m_n + k] = v.get("density", names[e], t[e], k).value_or(m_params.density);
+        if (m_crumbs) m_entry_g[e * m_n + k] = v.get("gamma", names[e], t[e], k).value_or(m_gamma);
       }
     }
   }
@@ -197,6 +217,33 @@ class TaskVectors final : public Method {
   }
   double density_of(std::size_t index, std::size_t k) const {
     return m_entry_d.empty() ? m_params.density : m_entry_d[index * m_n + k];
+  }
+  double gamma_of(std::size_t index, std::size_t k) const {
+    return m_entry_g.empty() ? m_gamma : m_entry_g[index * m_n + k];
+  }
+
+  // Collects, from the block at hand, the candidates of every cut of tensor `index` still pending.
+  void take_candidates(std::size_t index, std::uint64_t offset, const BlockInputs& in) {
+    for (std::size_t k = 0; k < m_n; ++k)
+      for (std::size_t j = 0; j < m_per; ++j)
+        if (const Cut& c = m_cuts[(index * m_n + k) * m_per + j]; pending(c))
+          m_backend.magnitude_candidates(in, k, c.bucket, offset, m_candidates[k * m_per + j]);
+  }
+
+  // How many of input k's values rank at or above each cut of tensor `index` (n values): TIES keeps the
+  // floor(D * n) largest, at least one; breadcrumbs drops the largest d = n - bottom - floor(D * n), with bottom =
+  // max(0, n - floor(D * n) - floor(gamma * n)), and keeps the next floor(D * n) (none when that is 0, as
+  // mergekit); with D >= 1 it keeps everything. Sets `short_of` when the density asked for less than one value.
+  std::array<std::uint64_t, 2> cut_counts(std::size_t index, std::size_t k, std::uint64_t n, bool& short_of) const {
+    const double density = density_of(index, k);
+    auto keep = static_cast<std::uint64_t>(density * static_cast<double>(n));  // mergekit's k
+    if (keep == 0 && n > 0) short_of = true;
+    if (!m_crumbs) return {std::max<std::uint64_t>(keep, n > 0 ? 1 : 0), 0};
+    if (density >= 1) return {n, 0};
+    const auto top = static_cast<std::uint64_t>(gamma_of(index, k) * static_cast<double>(n));
+    const std::uint64_t bottom = keep + top >= n ? 0 : n - keep - top;
+    const std::uint64_t dropped = n - bottom - keep;
+    return {dropped + keep, dropped};
   }
 
   // Whether pass 1 must still find this cut's threshold among its bucket's values.
@@ -218,46 +265,54 @@ class TaskVectors final : public Method {
   void finish_entry(int pass) {
     if (m_current == k_none) return;
     const std::uint64_t n = m_plan.entries[m_current].info.count();
-    bool too_small = false;
+    bool short_of = false;
     for (std::size_t k = 0; k < m_n; ++k) {
-      Cut& c = m_cuts[m_current * m_n + k];
-      const double density = density_of(m_current, k);
-      auto keep = static_cast<std::uint64_t>(density * static_cast<double>(n));  // mergekit's k
-      if (keep == 0 && n > 0) {
-        // density * size < 1 would trim the whole task vector and leave the tensor at the base without a word.
-        keep = 1;
-        too_small = true;
-      }
-      if (pass == 0) {
-        const std::uint64_t* hist = m_hist.data() + k * k_magnitude_buckets;
-        std::uint64_t above = 0;
-        c = Cut{};  // keeps every nonzero value unless the histogram finds a bucket
-        for (std::size_t b = k_magnitude_buckets; keep > 0 && b-- > 0;) {
-          if (above + hist[b] >= keep) {
-            c.need = keep - above;
-            if (c.need < hist[b])
-              c.bucket = b;
-            else
-              c.threshold = bucket_floor(b);  // the whole bucket is kept: no candidates needed
-            break;
-          }
-          above += hist[b];
-        }
-      } else if (pending(c)) {
-        std::vector<Magnitude>& v = m_candidates[k];
-        WAVG_ASSERT(v.size() >= c.need && c.need > 0);
-        const auto nth = v.begin() + static_cast<std::ptrdiff_t>(c.need - 1);
-        std::nth_element(v.begin(), nth, v.end(), [](const Magnitude& a, const Magnitude& b) {
-          return a.value > b.value || (a.value == b.value && a.index < b.index);
-        });
-        c.threshold = nth->value;
-        c.tie_last = nth->index;
-        c.bucket = k_none;
+      const std::array<std::uint64_t, 2> counts = cut_counts(m_current, k, n, short_of);
+      for (std::size_t j = 0; j < m_per; ++j) {
+        Cut& c = m_cuts[(m_current * m_n + k) * m_per + j];
+        if (pass == 0)
+          c = first_cut(m_hist.data() + k * k_magnitude_buckets, counts[j]);
+        else if (pending(c))
+          exact_cut(c, m_candidates[k * m_per + j]);
       }
     }
-    if (too_small && pass == 0)
-      m_decisions.push_back("ties: " + m_plan.entries[m_current].info.name + ": density x " + std::to_string(n) +
-                            " values is less than one; kept the largest entry of each task vector");
+    if (short_of && pass == 0)
+      m_decisions.push_back(std::string(m_crumbs ? "breadcrumbs: " : "ties: ") + m_plan.entries[m_current].info.name +
+                            ": density x " + std::to_string(n) + " values is less than one; " +
+                            (m_crumbs ? "kept no entry of that task vector (as mergekit)"
+                                      : "kept the largest entry of each task vector"));
+  }
+
+  // The cut below the `count` largest nonzero values, from their histogram: exact when it falls between buckets
+  // (every value kept when count exceeds them), else pending the candidates of the bucket it falls in.
+  static Cut first_cut(const std::uint64_t* hist, std::uint64_t count) {
+    Cut c;  // keeps every value unless the histogram finds a bucket
+    if (count == 0) c.threshold = std::numeric_limits<double>::quiet_NaN();
+    std::uint64_t above = 0;
+    for (std::size_t b = k_magnitude_buckets; count > 0 && b-- > 0;) {
+      if (above + hist[b] >= count) {
+        c.need = count - above;
+        if (c.need < hist[b])
+          c.bucket = b;
+        else
+          c.threshold = bucket_floor(b);  // the whole bucket is kept: no candidates needed
+        break;
+      }
+      above += hist[b];
+    }
+    return c;
+  }
+
+  // Settles a pending cut: the need-th largest candidate (equal values by increasing index).
+  static void exact_cut(Cut& c, std::vector<Magnitude>& v) {
+    WAVG_ASSERT(v.size() >= c.need && c.need > 0);
+    const auto nth = v.begin() + static_cast<std::ptrdiff_t>(c.need - 1);
+    std::nth_element(v.begin(), nth, v.end(), [](const Magnitude& a, const Magnitude& b) {
+      return a.value > b.value || (a.value == b.value && a.index < b.index);
+    });
+    c.threshold = nth->value;
+    c.tie_last = nth->index;
+    c.bucket = k_none;
   }
 
   Backend& m_backend;
@@ -266,17 +321,21 @@ class TaskVectors final : public Method {
   std::size_t m_n = 0;
   std::vector<double> m_weights;
   TaskCombineParams m_params;
-  std::vector<Cut> m_cuts;  // per (plan entry, input)
+  bool m_crumbs = false;  // breadcrumbs(-ties): a second cut per input drops the largest values
+  std::size_t m_per = 1;  // cuts per input
+  double m_gamma = 0.01;
+  std::vector<Cut> m_cuts;  // per (plan entry, input, cut)
   std::size_t m_current = k_none;
   std::vector<std::uint64_t> m_hist;                 // the current tensor's histograms, one per input
-  std::vector<std::vector<Magnitude>> m_candidates;  // the current tensor's candidates, one list per input
+  std::vector<std::vector<Magnitude>> m_candidates;  // the current tensor's candidates, per (input, cut)
   std::vector<double> m_threshold;
   std::vector<std::uint64_t> m_tie_last;
   DareRescale m_rescale = DareRescale::inverse_density;
   std::vector<double> m_l1;     // DARE's L1 rescale: per (plan entry, input), |tau|_1 and |masked tau|_1
   std::vector<double> m_scale;  // the current tensor's rescale factors, one per input
   std::vector<std::string> m_decisions;
-  std::vector<double> m_entry_w, m_entry_d, m_entry_lambda;  // per-tensor values (recipe): per (entry, input)
+  std::vector<double> m_entry_w, m_entry_d, m_entry_g,
+      m_entry_lambda;  // per-tensor values (recipe): per (entry, input)
 };
 
 }  // namespace

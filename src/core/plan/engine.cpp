@@ -81,6 +81,9 @@ const void* Engine::read_base(const PlanEntry& entry, std::uint64_t offset, std:
   const std::uint64_t bytes = count * dtype_size(entry.info.dtype);
   if (m_base_buffer.size() < (bytes + 7) / 8) m_base_buffer.resize((bytes + 7) / 8);
   m_base->read(m_base_source[index], offset, count, m_base_buffer.data());
+  // A mapped reader's read() copies from the mapping: let its pages go, as the inputs' views are given back, or
+  // the whole base would stay resident by the end of the merge.
+  m_base->release(m_base_source[index], offset, count);
   return m_base_buffer.data();
 }
 
