@@ -216,6 +216,7 @@ const std::array<Codec, 16> k_codecs{{
      .folder = true,
      .commit_name = folder_name,
      .accepts = k_shard_size,
+     .keeps_entries = true,  // the copied .metadata keeps input 1's non-tensor values
      .train_extension = ".dcp",
      .sniff = dcp::looks_like_dcp,
      .open = open_as<dcp::DcpReader>,

@@ -36,6 +36,13 @@ class DcpWriter final : public Writer {
                           ") is not in input 1 with that dtype and shape; a DCP output keeps input 1's layout");
       m_source.push_back(it->second);
     }
+    // The copied .metadata still lists every tensor of input 1 and the data files hold their bytes, so a tensor the
+    // plan leaves out would come back with input 1's values (--optimizer-state drop, --exclude, intersection).
+    if (!spec.dropped.empty())
+      fail(display, "input 1's tensor " + spec.dropped.front() +
+                        (spec.dropped.size() > 1 ? " (and " + std::to_string(spec.dropped.size() - 1) + " more)" : "") +
+                        " would be left out (--optimizer-state drop, --exclude, --tensors intersection), but a DCP "
+                        "output keeps input 1's .metadata and data files whole; keep it, or write another format");
     copy(m_input->folder() + "/.metadata", nullptr);
     for (std::size_t f = 0; f < m_input->data_files().size(); ++f) {
       m_fds.push_back(copy(m_input->folder() + "/" + m_input->data_files()[f], &m_input->data_file(f)));

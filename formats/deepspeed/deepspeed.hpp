@@ -15,13 +15,17 @@
 //                                              tensor per group) or fp32_flat_groups (ZeRO 3), ...}
 //
 // ZeRO 1 and 2: per param group, the ranks' partitions concatenated in rank order are the group's parameters
-// flattened one after the other (param_alignment_paddings between them when present), then padding to a multiple
-// of 2 x world size. ZeRO 3: each parameter is split on its own: ceil(numel / world size) elements per rank, the
+// flattened one after the other, each followed by its count of zeros in rank 0's param_alignment_paddings
+// [group][param] (zero_optimization.parameter_alignment; absent before DeepSpeed wrote it), then padding to a
+// multiple of 2 x world size. ZeRO 3: each parameter is split on its own: ceil(numel / world size) elements per rank, the
 // last padded; a rank's groups concatenated hold its slices of every parameter in order. The tensors are the
 // buffers, then the parameters in param_shapes' order, then the shared parameters' aliases, as zero_to_fp32 gives
 // them. The torch.save files are read by pytorch's zip parser and restricted unpickler (ZeroStageEnum as a value).
 // Distrusted: the number of optim files against partition_count, each partition's dtype (float32) and extent
-// inside its storage and file, and the parameters' total against the partitions' (zero_to_fp32's sanity check).
+// inside its storage and file, the paddings' counts (one per group, one per parameter, the same on every rank, none
+// negative or past the partitions), and the parameters' total against the partitions' (zero_to_fp32's sanity
+// check). Every name once: a buffer, parameter or shared_params alias repeating one is refused (zero_to_fp32 would
+// overwrite the first one's values; DeepSpeed never writes that).
 // Refused: model-parallel checkpoints (mp_rank_01...) and frozen parameters (not read yet).
 
 #include <memory>

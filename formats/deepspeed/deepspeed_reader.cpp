@@ -63,6 +63,30 @@ std::int64_t integer(const TorchFile& f, const Value* v, const char* what) {
   return v->integer;
 }
 
+// optimizer_state_dict.param_alignment_paddings, [group][param]: the zeros DeepSpeed put after each parameter in
+// its group's flat vector (parameter_alignment; DeepSpeed writes zeros when it is off). Empty when absent (older
+// DeepSpeed), as zero_to_fp32 reads it; its counts are checked against param_shapes by the caller.
+std::vector<std::vector<std::uint64_t>> alignment_paddings(const TorchFile& f, std::size_t groups) {
+  const Value* list = get(get(f.pickle.root, "optimizer_state_dict"), "param_alignment_paddings");
+  std::vector<std::vector<std::uint64_t>> out;
+  if (!list || list->kind == Kind::none) return out;
+  const std::string what = "optimizer_state_dict.param_alignment_paddings";
+  if (list->kind != Kind::list && list->kind != Kind::tuple) fail(f.path, what + " is not a list");
+  if (list->items.size() != groups)
+    fail(f.path, what + " lists " + std::to_string(list->items.size()) + " param groups, the partitions " +
+                     std::to_string(groups));
+  for (const Value* group : list->items) {
+    if (group->kind != Kind::list && group->kind != Kind::tuple)
+      fail(f.path, what + " holds a group that is not a list");
+    out.emplace_back();
+    for (const Value* n : group->items) {
+      if (n->kind != Kind::integer || n->integer < 0) fail(f.path, what + " holds a padding that is not a count");
+      out.back().push_back(static_cast<std::uint64_t>(n->integer));
+    }
+  }
+  return out;
+}
+
 // A contiguous tensor's place in its file, as one piece.
 Piece piece(const TorchFile& f, std::size_t file, const Value* v, DType dtype, const std::string& what) {
   if (!v || v->kind != Kind::tensor) fail(f.path, what + " is not a tensor");
@@ -195,6 +219,14 @@ DeepspeedReader::DeepspeedReader(const std::string& path) : ListedReader(path, F
   if (frozen && frozen->kind == Kind::dict && !frozen->items.empty())
     fail(model.path, "has frozen parameters (frozen_param_shapes), which wavg does not read yet");
 
+  // Every name once: zero_to_fp32 would let a later buffer, parameter or alias of the same name overwrite the
+  // earlier one's values, which a checkpoint DeepSpeed wrote never asks for.
+  std::map<std::string, std::size_t> names;  // to the index in m_tensors that the name takes
+  auto claim = [&](const std::string& name, const std::string& as) {
+    if (!names.emplace(name, m_tensors.size()).second)
+      fail(model.path, as + " " + name + " repeats a name already given to a tensor");
+  };
+
   // Buffers, from the module's state_dict.
   const Value* module = get(root, "module");
   const Value* buffers = get(root, "buffer_names");
@@ -207,6 +239,7 @@ DeepspeedReader::DeepspeedReader(const std::string& path) : ListedReader(path, F
       continue;
     const Value* v = module->items[i + 1];
     if (!v || v->kind != Kind::tensor) fail(model.path, "buffer " + key->text + " is not a tensor");
+    claim(key->text, "buffer");
     const DType dtype = v->tensor.storage->storage.dtype;
     m_tensors.push_back({key->text, dtype, v->tensor.shape});
     m_tensors.back().role = Role::buffer;
@@ -229,7 +262,9 @@ DeepspeedReader::DeepspeedReader(const std::string& path) : ListedReader(path, F
   const Value* shapes = get(root, "param_shapes");
   if (!shapes || shapes->kind != Kind::list) fail(model.path, "param_shapes is not a list");
   auto add_param = [&](const Value* name, const Value* size, std::vector<Piece> pieces) {
-    TensorInfo t{name->kind == Kind::string ? name->text : std::string(), DType::f32, {}};
+    if (name->kind != Kind::string) fail(model.path, "param_shapes holds a parameter name that is not a string");
+    claim(name->text, "param_shapes: parameter");
+    TensorInfo t{name->text, DType::f32, {}};
     t.role = Role::weight;
     if (size->kind != Kind::tuple) fail(model.path, "param_shapes: " + t.name + " has no torch.Size");
     for (const Value* d : size->items) {
@@ -245,18 +280,31 @@ DeepspeedReader::DeepspeedReader(const std::string& path) : ListedReader(path, F
     if (shapes->items.size() != groups[0].size())
       fail(model.path, "param_shapes lists " + std::to_string(shapes->items.size()) + " groups, the partitions " +
                            std::to_string(groups[0].size()));
+    // zero_to_fp32 reads rank 0's; every rank saves the same, so a rank that differs is a damaged checkpoint.
+    const auto paddings = alignment_paddings(ranks[0], groups[0].size());
+    for (const TorchFile& rank : ranks)
+      if (alignment_paddings(rank, groups[0].size()) != paddings)
+        fail(rank.path, "its param_alignment_paddings differ from rank 0's");
     for (std::size_t g = 0; g < groups[0].size(); ++g) {
       std::vector<Piece> flat;
       for (const auto& rank : groups) flat.insert(flat.end(), rank[g].begin(), rank[g].end());
       const std::uint64_t avail = total(flat);
       std::uint64_t offset = 0;
       const Value* group = shapes->items[g];
-      for (std::size_t i = 0; group->kind == Kind::dict && i + 1 < group->items.size(); i += 2) {
-        add_param(group->items[i], group->items[i + 1], {});
+      const std::size_t params = group->kind == Kind::dict ? group->items.size() / 2 : 0;
+      if (!paddings.empty() && paddings[g].size() != params)
+        fail(ranks[0].path, "param_alignment_paddings lists " + std::to_string(paddings[g].size()) +
+                                " paddings for group " + std::to_string(g) + ", param_shapes " +
+                                std::to_string(params) + " parameters");
+      for (std::size_t i = 0; i < params; ++i) {
+        add_param(group->items[2 * i], group->items[2 * i + 1], {});
         const std::uint64_t n = m_tensors.back().count();
         if (n > avail - std::min(offset, avail)) fail(model.path, k_short);
         cut(flat, offset, n, m_pieces.back());
         offset += n;
+        const std::uint64_t pad = paddings.empty() ? 0 : paddings[g][i];
+        if (pad > avail - offset) fail(ranks[0].path, "param_alignment_paddings reach past the partitions' end");
+        offset += pad;
       }
       // zero_to_fp32's check: both rounded up to 2 x world size, the parameters fill the partitions.
       const std::uint64_t align = 2 * static_cast<std::uint64_t>(world);
@@ -294,12 +342,14 @@ DeepspeedReader::DeepspeedReader(const std::string& path) : ListedReader(path, F
   for (std::size_t i = 0; shared && shared->kind == Kind::dict && i + 1 < shared->items.size(); i += 2) {
     const Value* alias = shared->items[i];
     const Value* of = shared->items[i + 1];
-    for (std::size_t t = 0; alias->kind == Kind::string && of->kind == Kind::string && t < m_tensors.size(); ++t)
-      if (m_tensors[t].name == of->text) {
-        m_tensors.push_back({alias->text, m_tensors[t].dtype, m_tensors[t].shape});
-        m_pieces.push_back(m_pieces[t]);
-        break;
-      }
+    if (alias->kind != Kind::string || of->kind != Kind::string) continue;
+    const auto target = names.find(of->text);
+    if (target == names.end()) continue;  // zero_to_fp32 skips an alias of a name it does not hold
+    const std::size_t t = target->second;
+    claim(alias->text, "shared_params: the alias");
+    m_tensors.push_back({alias->text, m_tensors[t].dtype, m_tensors[t].shape});
+    m_tensors.back().role = m_tensors[t].role;
+    m_pieces.push_back(m_pieces[t]);
   }
 }
 
