@@ -1,8 +1,6 @@
 // Writing a DCP folder in input 1's layout: its files copied, the output's tensors written into their chunks'
 // storages in place, each touched archive's CRC-32s recomputed (layout in dcp.hpp).
 
-#include <unordered_map>
-
 #include "dcp/dcp.hpp"
 #include "pytorch/copied_files.hpp"
 #include "wavg/error.hpp"
@@ -17,16 +15,7 @@ class DcpWriter final : public Writer {
       : m_display(display), m_spec(spec), m_out(tmp_dir, display) {
     m_input = dynamic_cast<const DcpReader*>(spec.template_input);
     if (!m_input) fail_usage(display + ": a DCP folder output keeps input 1's layout, so input 1 must be a DCP folder");
-    std::unordered_map<std::string, std::size_t> by_name;
-    for (std::size_t i = 0; i < m_input->tensors().size(); ++i) by_name.emplace(m_input->tensors()[i].name, i);
-    for (const TensorInfo& t : spec.tensors) {
-      const auto it = by_name.find(t.name);
-      if (it == by_name.end() || m_input->tensors()[it->second].shape != t.shape ||
-          m_input->tensors()[it->second].dtype != t.dtype)
-        fail(display, "tensor " + t.name + " (" + std::string(dtype_name(t.dtype)) + " " + shape_string(t.shape) +
-                          ") is not in input 1 with that dtype and shape; a DCP output keeps input 1's layout");
-      m_source.push_back(it->second);
-    }
+    m_source = pytorch::source_indices(*m_input, spec.tensors, display, "a DCP folder output");
     // The data files first: copy f is data file f.
     for (std::size_t f = 0; f < m_input->data_files().size(); ++f)
       m_out.copy(m_input->data_files()[f], m_input->data_file(f));

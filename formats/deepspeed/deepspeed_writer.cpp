@@ -2,7 +2,6 @@
 // reader found it and into its mirrors, each touched storage's CRC-32 recomputed (layout in deepspeed.hpp).
 
 #include <filesystem>
-#include <unordered_map>
 
 #include "deepspeed/deepspeed.hpp"
 #include "deepspeed/deepspeed_files.hpp"
@@ -24,24 +23,7 @@ class DeepspeedWriter final : public Writer {
       fail_usage(display +
                  ": a DeepSpeed folder output keeps input 1's layout, so input 1 must be a DeepSpeed "
                  "checkpoint");
-    std::unordered_map<std::string, std::size_t> by_name;
-    for (std::size_t i = 0; i < m_input->tensors().size(); ++i) by_name.emplace(m_input->tensors()[i].name, i);
-    std::vector<bool> written(m_input->tensors().size(), false);
-    for (const TensorInfo& t : spec.tensors) {
-      const auto it = by_name.find(t.name);
-      if (it == by_name.end() || m_input->tensors()[it->second].shape != t.shape ||
-          m_input->tensors()[it->second].dtype != t.dtype)
-        fail(display, "tensor " + t.name + " (" + std::string(dtype_name(t.dtype)) + " " + shape_string(t.shape) +
-                          ") is not in input 1 with that dtype and shape; a DeepSpeed output keeps input 1's layout");
-      m_source.push_back(it->second);
-      written[it->second] = true;
-    }
-    // The files are input 1's: a tensor left out would silently keep input 1's values there.
-    for (std::size_t i = 0; i < written.size(); ++i)
-      if (!written[i])
-        fail_usage(display + ": " + m_input->tensors()[i].name +
-                   " is left out of the output, but a DeepSpeed folder output holds every tensor of input 1 "
-                   "(--optimizer-state first keeps input 1's moments)");
+    m_source = pytorch::source_indices(*m_input, spec.tensors, display, "a DeepSpeed folder output");
     std::vector<std::string> models;
     for (std::size_t f = 0; f < m_input->files().size(); ++f) {
       const std::string name = fs::path(m_input->files()[f]).filename().string();

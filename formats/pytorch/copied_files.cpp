@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <unordered_map>
 
 #include "wavg/error.hpp"
 #include "wavg/file_io.hpp"
@@ -21,6 +22,28 @@ namespace {
 constexpr std::uint64_t k_block = 64ull << 20;
 
 }  // namespace
+
+std::vector<std::size_t> source_indices(const Reader& input, const std::vector<TensorInfo>& tensors,
+                                        const std::string& display, const std::string& what) {
+  const auto& in = input.tensors();
+  std::unordered_map<std::string, std::size_t> by_name;
+  for (std::size_t i = 0; i < in.size(); ++i) by_name.emplace(in[i].name, i);
+  std::vector<std::size_t> source;
+  std::vector<bool> written(in.size(), false);
+  for (const TensorInfo& t : tensors) {
+    const auto it = by_name.find(t.name);
+    if (it == by_name.end() || in[it->second].shape != t.shape || in[it->second].dtype != t.dtype)
+      fail(display, "tensor " + t.name + " (" + std::string(dtype_name(t.dtype)) + " " + shape_string(t.shape) +
+                        ") is not in input 1 with that dtype and shape; " + what + " keeps input 1's layout");
+    source.push_back(it->second);
+    written[it->second] = true;
+  }
+  for (std::size_t i = 0; i < in.size(); ++i)
+    if (!written[i])
+      fail_usage(display + ": " + in[i].name + " is left out of the output, but " + what +
+                 " holds every tensor of input 1 (--optimizer-state first keeps input 1's moments)");
+  return source;
+}
 
 CopiedFiles::~CopiedFiles() {
   for (const int fd : m_fds)

@@ -8,10 +8,18 @@
 #include <vector>
 
 #include "pytorch/zip_layout.hpp"
+#include "wavg/format.hpp"
 #include "wavg/mapped_file.hpp"
 #include "wavg/provenance.hpp"
 
 namespace wavg::pytorch {
+
+// Returns, per output tensor of `tensors`, its index in `input`, whose files the output copies. Refuses (Error naming
+// `display`) a tensor not in input 1 with that dtype and shape, and (usage error) a tensor of input 1 that the output
+// leaves out (--optimizer-state drop, --tensors intersection): its copied bytes would silently keep input 1's values.
+// `what` names the output in messages ("a DCP folder output").
+std::vector<std::size_t> source_indices(const Reader& input, const std::vector<TensorInfo>& tensors,
+                                        const std::string& display, const std::string& what);
 
 class CopiedFiles {
  public:

@@ -3,7 +3,7 @@
 output, and safetensors) beside the cat floor (reading every input once) and beside consolidate-then-average in
 torch (dcp_to_torch_save per checkpoint, then load, float64 sum, save; in a process of its own). Each row runs
 REPEAT times with the page cache warm; it prints the best and the median seconds, the best's ratio to the cat
-floor's best, the peak RSS (getrusage of the process: the resident pages of mapped inputs count) and the peak
+floor's best, the least CPU time (user + system; on a loaded machine the honest measure), the peak RSS (getrusage of the process: the resident pages of mapped inputs count) and the peak
 anonymous RSS (RssAnon in /proc/PID/status, sampled every 10 ms: the memory the process itself allocated), and the
 load average around each row.
 
@@ -37,11 +37,14 @@ def write(rank, folder, k, ranks, millions):
 
 
 def measure(cmd):
-    """Runs cmd; returns seconds, peak RSS and peak anonymous RSS (MiB)."""
+    """Runs cmd; returns seconds, peak anonymous RSS (MiB) and CPU seconds (user + system, its children's too)."""
     t = time.perf_counter()
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
     anon = 0
-    while p.poll() is None:
+    while True:
+        pid, status, usage = os.wait4(p.pid, os.WNOHANG)
+        if pid:
+            break
         try:
             with open(f"/proc/{p.pid}/status") as f:
                 for line in f:
@@ -51,9 +54,10 @@ def measure(cmd):
             pass
         time.sleep(0.01)
     seconds = time.perf_counter() - t
+    p.returncode = os.waitstatus_to_exitcode(status)
     if p.returncode != 0:
         raise SystemExit(f"{cmd} failed: {p.returncode}")
-    return seconds, anon / 1024
+    return seconds, anon / 1024, usage.ru_utime + usage.ru_stime
 
 
 def peak_rss(cmd):
@@ -98,11 +102,13 @@ def main():
     for name, cmd in rows:
         load = os.getloadavg()[0]
         runs = [measure(cmd) for _ in range(1 if name.startswith("torch") else repeat)]
-        best = min(s for s, _ in runs)
+        best = min(s for s, _, _ in runs)
         floor = floor or best
         rss = peak_rss(cmd)
-        print(f"{name:32s} {best:7.2f} s (median {statistics.median(s for s, _ in runs):7.2f}) "
-              f"{best / floor:5.2f}x floor  peak RSS {rss:6.0f} MiB  anon {max(a for _, a in runs):6.0f} MiB  "
+        cpu = min(c for _, _, c in runs)
+        print(f"{name:32s} {best:7.2f} s (median {statistics.median(s for s, _, _ in runs):7.2f}) "
+              f"{best / floor:5.2f}x floor  CPU {cpu:6.2f} s  peak RSS {rss:6.0f} MiB  "
+              f"anon {max(a for _, a, _ in runs):6.0f} MiB  "
               f"load {load:.1f}-{os.getloadavg()[0]:.1f}", flush=True)
 
 
