@@ -221,12 +221,17 @@ const std::array<Codec, 16> k_codecs{{
      .sniff = dcp::looks_like_dcp,
      .open = open_as<dcp::DcpReader>,
      .create = dcp::create_dcp_writer},
-    // A DeepSpeed ZeRO checkpoint folder (global_stepN/, or the folder above with `latest`); read only.
+    // A DeepSpeed ZeRO checkpoint folder (global_stepN/, or the folder above with `latest`); an output folder is
+    // one when input 1 is (output_format).
     {.id = FormatId::deepspeed,
      .name = "deepspeed",
      .display = "DeepSpeed",
+     .folder = true,
+     .commit_name = folder_name,
+     .keeps_entries = true,
      .sniff = deepspeed::looks_like_deepspeed,
-     .open = open_as<deepspeed::DeepspeedReader>},
+     .open = open_as<deepspeed::DeepspeedReader>,
+     .create = deepspeed::create_deepspeed_writer},
 }};
 
 // Refuses a tensor name holding U+0000: C APIs (HDF5's among them) would cut the name there, silently.

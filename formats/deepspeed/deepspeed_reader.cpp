@@ -1,16 +1,14 @@
-// Reading DeepSpeed ZeRO checkpoints: the torch.save files parsed, every parameter mapped to the pieces of the
-// ranks' fp32 partitions that hold it (layout and rules in deepspeed.hpp).
+// Reading DeepSpeed ZeRO checkpoints: the torch.save files parsed, every parameter mapped to the stretches of the
+// ranks' fp32 partitions that hold it, and its optimizer moments to the same stretches of the moments' partitions
+// (layout and rules in deepspeed.hpp).
 
 #include <algorithm>
-#include <cctype>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 
 #include "deepspeed/deepspeed.hpp"
-#include "pytorch/pickle.hpp"
-#include "pytorch/zip_layout.hpp"
+#include "deepspeed/deepspeed_files.hpp"
 #include "wavg/error.hpp"
 
 namespace wavg::deepspeed {
@@ -21,46 +19,50 @@ namespace fs = std::filesystem;
 using pytorch::Kind;
 using pytorch::Value;
 using Piece = DeepspeedReader::Piece;
+using Mirror = DeepspeedReader::Mirror;
 
 constexpr const char* k_short = "param_shapes need more elements than the partitions hold";
 
-// One torch.save file: its pickle and where each storage's bytes lie.
-struct TorchFile {
-  std::string path;
-  pytorch::Pickle pickle;
-  std::map<std::string, pytorch::ZipEntry> storages;
+// A stretch of a parameter's elements: `count` of them from element `at` of a rank's groups laid end to end.
+struct Span {
+  std::size_t rank = 0;
+  std::uint64_t at = 0, count = 0;
 };
 
-TorchFile parse(const MappedFile& file) {
-  TorchFile t;
-  t.path = file.path();
-  const auto entries = pytorch::read_zip_directory(file.path(), file.data(), file.size());
-  const pytorch::ZipEntry* pkl = nullptr;
-  std::string top;
-  for (const auto& e : entries)
-    if (!pkl && e.name.size() > 9 && e.name.compare(e.name.size() - 9, 9, "/data.pkl") == 0)
-      pkl = &e, top = e.name.substr(0, e.name.size() - 9);
-  if (!pkl) fail(file.path(), "not a torch.save file (no data.pkl)");
-  t.pickle = pytorch::unpickle(file.path(), file.data() + pkl->data_offset, pkl->size,
-                               {"deepspeed.runtime.zero.config.ZeroStageEnum"});
-  for (const auto& e : entries)
-    if (e.name.rfind(top + "/data/", 0) == 0) t.storages[e.name.substr(top.size() + 6)] = e;
-  return t;
+// Appends the pieces holding elements [begin, begin + count) of the concatenation of `flat`.
+void cut(const std::vector<Piece>& flat, std::uint64_t begin, std::uint64_t count, std::size_t elem,
+         std::vector<Piece>& out) {
+  for (const Piece& p : flat) {
+    if (count == 0) return;
+    if (begin >= p.count) {
+      begin -= p.count;
+      continue;
+    }
+    const std::uint64_t n = std::min(count, p.count - begin);
+    out.push_back({p.file, p.at + begin * elem, n});
+    count -= n;
+    begin = 0;
+  }
 }
 
-const Value* get(const Value* dict, const char* key) {
-  if (!dict || dict->kind != Kind::dict) return nullptr;
-  for (std::size_t i = 0; i + 1 < dict->items.size(); i += 2)
-    if (dict->items[i]->kind == Kind::string && dict->items[i]->text == key) return dict->items[i + 1];
-  return nullptr;
+std::uint64_t total(const std::vector<Piece>& flat) {
+  std::uint64_t n = 0;
+  for (const Piece& p : flat) n += p.count;
+  return n;
 }
 
-// A ZeroStageEnum (an object holding its value) or a plain int.
-std::int64_t integer(const TorchFile& f, const Value* v, const char* what) {
-  if (v && v->kind == Kind::object && v->state && v->state->kind == Kind::tuple && v->state->items.size() == 1)
-    v = v->state->items[0];
-  if (!v || v->kind != Kind::integer) fail(f.path, std::string(what) + " is not an integer");
-  return v->integer;
+std::vector<Piece> pieces_of(const std::vector<Span>& spans, const std::vector<std::vector<Piece>>& ranks) {
+  std::vector<Piece> out;
+  for (const Span& s : spans) cut(ranks[s.rank], s.at, s.count, 4, out);
+  return out;
+}
+
+// Lays each rank's groups end to end: [rank][group] -> [rank].
+std::vector<std::vector<Piece>> joined(const std::vector<std::vector<std::vector<Piece>>>& groups) {
+  std::vector<std::vector<Piece>> out(groups.size());
+  for (std::size_t r = 0; r < groups.size(); ++r)
+    for (const auto& g : groups[r]) out[r].insert(out[r].end(), g.begin(), g.end());
+  return out;
 }
 
 // optimizer_state_dict.param_alignment_paddings, [group][param]: the zeros DeepSpeed put after each parameter in
@@ -87,86 +89,6 @@ std::vector<std::vector<std::uint64_t>> alignment_paddings(const TorchFile& f, s
   return out;
 }
 
-// A contiguous tensor's place in its file, as one piece.
-Piece piece(const TorchFile& f, std::size_t file, const Value* v, DType dtype, const std::string& what) {
-  if (!v || v->kind != Kind::tensor) fail(f.path, what + " is not a tensor");
-  const pytorch::TensorRef& t = v->tensor;
-  const pytorch::StorageRef& s = t.storage->storage;
-  if (s.dtype != dtype)
-    fail(f.path, what + " is " + std::string(dtype_name(s.dtype)) + ", not " + std::string(dtype_name(dtype)));
-  std::uint64_t expect = 1;
-  for (std::size_t d = t.shape.size(); d-- > 0;) {
-    if (t.shape[d] > 1 && t.stride[d] != expect) fail(f.path, what + " is not stored contiguously");
-    expect *= t.shape[d];
-  }
-  const auto it = f.storages.find(s.key);
-  const std::size_t elem = dtype_size(dtype);
-  if (it == f.storages.end() || it->second.size / elem < s.numel || s.view_offset != 0 || t.offset + expect > s.numel)
-    fail(f.path, what + " lies outside its storage");
-  return {file, it->second.data_offset + t.offset * elem, expect};
-}
-
-// Appends the pieces holding elements [begin, begin + count) of the concatenation of `flat`.
-void cut(const std::vector<Piece>& flat, std::uint64_t begin, std::uint64_t count, std::vector<Piece>& out) {
-  for (const Piece& p : flat) {
-    if (count == 0) return;
-    if (begin >= p.count) {
-      begin -= p.count;
-      continue;
-    }
-    const std::uint64_t n = std::min(count, p.count - begin);
-    out.push_back({p.file, p.at + begin * 4, n});
-    count -= n;
-    begin = 0;
-  }
-}
-
-std::uint64_t total(const std::vector<Piece>& flat) {
-  std::uint64_t n = 0;
-  for (const Piece& p : flat) n += p.count;
-  return n;
-}
-
-// zero_to_fp32's natural_keys order: digits compare as numbers.
-bool natural_less(const std::string& a, const std::string& b) {
-  std::size_t i = 0, j = 0;
-  while (i < a.size() && j < b.size()) {
-    if (std::isdigit(static_cast<unsigned char>(a[i])) && std::isdigit(static_cast<unsigned char>(b[j]))) {
-      std::size_t ie = i, je = j;
-      while (ie < a.size() && std::isdigit(static_cast<unsigned char>(a[ie]))) ++ie;
-      while (je < b.size() && std::isdigit(static_cast<unsigned char>(b[je]))) ++je;
-      const std::string x = a.substr(i, ie - i), y = b.substr(j, je - j);
-      if (x.size() != y.size()) return x.size() < y.size();
-      if (x != y) return x < y;
-      i = ie, j = je;
-    } else {
-      if (a[i] != b[j]) return a[i] < b[j];
-      ++i, ++j;
-    }
-  }
-  return a.size() - i < b.size() - j;
-}
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-// The checkpoint folder itself: `path`, or the one its `latest` file names.
-std::string checkpoint_folder(const std::string& path) {
-  std::error_code ec;
-  const fs::path latest = fs::path(path) / "latest";
-  if (!fs::is_regular_file(latest, ec)) return path;
-  std::ifstream in(latest);
-  std::string tag(256, '\0');
-  in.read(tag.data(), static_cast<std::streamsize>(tag.size()));
-  tag.resize(static_cast<std::size_t>(in.gcount()));
-  while (!tag.empty() && std::isspace(static_cast<unsigned char>(tag.back()))) tag.pop_back();
-  if (tag.empty() || tag.find('/') != std::string::npos || tag == "." || tag == ".." ||
-      tag.find('\0') != std::string::npos)
-    fail(latest.string(), "does not name a checkpoint folder beside it");
-  return (fs::path(path) / tag).string();
-}
-
 }  // namespace
 
 bool looks_like_deepspeed(const std::string& path) {
@@ -179,128 +101,153 @@ bool looks_like_deepspeed(const std::string& path) {
   return false;
 }
 
-DeepspeedReader::DeepspeedReader(const std::string& path) : ListedReader(path, FormatId::deepspeed) {
-  const std::string dir = checkpoint_folder(path);
-  std::vector<std::string> optim;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.find("mp_rank_") != std::string::npos && name.find("mp_rank_00_") == std::string::npos)
-      fail(e.path().string(),
-           "a model-parallel DeepSpeed checkpoint (several mp_rank files), which wavg does not read");
-    if (ends_with(name, "_optim_states.pt")) optim.push_back(name);
-  }
-  if (optim.empty()) fail(dir, "holds no *_optim_states.pt: not a ZeRO checkpoint");
-  std::sort(optim.begin(), optim.end(), natural_less);
-  auto open = [&](const std::string& name) {
-    m_paths.push_back(dir + "/" + name);
-    m_files.push_back(std::make_unique<MappedFile>(m_paths.back()));
-    return parse(*m_files.back());
-  };
-  std::vector<TorchFile> ranks;
-  for (const std::string& name : optim) ranks.push_back(open(name));
-  const Value* state0 = get(ranks[0].pickle.root, "optimizer_state_dict");
-  const std::int64_t stage = integer(ranks[0], get(state0, "zero_stage"), "optimizer_state_dict.zero_stage");
-  std::int64_t world = 0;
-  const Value* count = get(state0, "partition_count");
-  if (count && count->kind == Kind::list)
-    for (const Value* c : count->items) world = std::max(world, integer(ranks[0], c, "partition_count"));
-  else
-    world = integer(ranks[0], count, "optimizer_state_dict.partition_count");
-  if (stage < 1 || stage > 3) fail(ranks[0].path, "ZeRO stage " + std::to_string(stage) + " is not 1, 2 or 3");
-  if (world != static_cast<std::int64_t>(ranks.size()))
-    fail(dir, "partition_count says " + std::to_string(world) + " ranks, but " + std::to_string(ranks.size()) +
-                  " *_optim_states.pt files are there (a rank's file missing?)");
-  const TorchFile model = open(stage <= 2 ? "mp_rank_00_model_states.pt" : "zero_pp_rank_0_mp_rank_00_model_states.pt");
-  m_layout = "ZeRO stage " + std::to_string(stage) + ", " + std::to_string(world) + " ranks";
-  const Value* root = model.pickle.root;
-  const std::size_t model_file = m_files.size() - 1;
-  const Value* frozen = get(root, "frozen_param_shapes");
-  if (frozen && frozen->kind == Kind::dict && !frozen->items.empty())
-    fail(model.path, "has frozen parameters (frozen_param_shapes), which wavg does not read yet");
+// The constructor's steps, in the order the tensors are listed.
+struct DeepspeedReader::Build {
+  explicit Build(DeepspeedReader& reader) : r(reader) {}
 
+  DeepspeedReader& r;
+  std::vector<TorchFile> ranks;   // the optim files, by rank; file index = rank
+  std::vector<TorchFile> models;  // the model states files, rank 0's first
+  std::vector<std::size_t> model_file;
+  std::int64_t stage = 0;
+  std::vector<std::vector<std::vector<Piece>>> fp32;  // [rank][group]: the fp32 master partition
+  std::vector<std::vector<Span>> spans;               // per parameter
+  std::vector<std::size_t> params;                    // per parameter, its index in m_tensors
   // Every name once: zero_to_fp32 would let a later buffer, parameter or alias of the same name overwrite the
   // earlier one's values, which a checkpoint DeepSpeed wrote never asks for.
   std::map<std::string, std::size_t> names;  // to the index in m_tensors that the name takes
-  auto claim = [&](const std::string& name, const std::string& as) {
-    if (!names.emplace(name, m_tensors.size()).second)
-      fail(model.path, as + " " + name + " repeats a name already given to a tensor");
-  };
+  void claim(const std::string& name, const std::string& as) {
+    if (!names.emplace(name, r.m_tensors.size()).second)
+      fail(models[0].path, as + " " + name + " repeats a name already given to a tensor");
+  }
 
-  // Buffers, from the module's state_dict.
-  const Value* module = get(root, "module");
-  const Value* buffers = get(root, "buffer_names");
-  if (!buffers || buffers->kind != Kind::list) fail(model.path, "buffer_names is not a list");
+  TorchFile open(const std::string& name) {
+    r.m_paths.push_back(r.m_folder + "/" + name);
+    r.m_files.push_back(std::make_unique<MappedFile>(r.m_paths.back()));
+    r.m_storages.emplace_back();
+    return parse(*r.m_files.back());
+  }
+  // A tensor's piece, its storage recorded for the writer.
+  Piece place(const TorchFile& f, std::size_t file, const Value* v, DType dtype, const std::string& what) {
+    pytorch::ZipEntry e;
+    const Piece p = piece(f, file, v, dtype, what, &e);
+    auto& list = r.m_storages[file];
+    if (std::none_of(list.begin(), list.end(), [&](const auto& s) { return s.data_offset == e.data_offset; }))
+      list.push_back(e);
+    return p;
+  }
+  void add(TensorInfo t, Role role, std::vector<Piece> pieces, std::vector<Mirror> mirrors = {}) {
+    t.role = role;
+    r.m_tensors.push_back(std::move(t));
+    r.m_pieces.push_back(std::move(pieces));
+    r.m_mirrors.push_back(std::move(mirrors));
+  }
+  // The copies of module tensor `name` in the model states files (all but `skip`) of `count` elements.
+  std::vector<Mirror> module_copies(const std::string& name, std::uint64_t count, std::size_t skip) {
+    std::vector<Mirror> out;
+    for (std::size_t m = 0; m < models.size(); ++m) {
+      const Value* v = get(get(models[m].pickle.root, "module"), name.c_str());
+      if (m == skip || !is_tensor(v)) continue;
+      const DType dtype = v->tensor.storage->storage.dtype;
+      std::uint64_t n = 1;
+      for (const auto d : v->tensor.shape) n *= d;
+      if (n != count || n == 0) continue;
+      const Piece p = place(models[m], model_file[m], v, dtype, "module." + name);
+      out.push_back({p.file, p.at, dtype});
+    }
+    return out;
+  }
+
+  void buffers();
+  void parameters();
+  void param(const Value* name, const Value* size);
+  void optimizer();
+};
+
+void DeepspeedReader::Build::buffers() {
+  const TorchFile& model = models[0];
+  const Value* module = get(model.pickle.root, "module");
+  const Value* names = get(model.pickle.root, "buffer_names");
+  if (!names || names->kind != Kind::list) fail(model.path, "buffer_names is not a list");
   for (std::size_t i = 0; module && i + 1 < module->items.size(); i += 2) {
     const Value* key = module->items[i];
-    if (key->kind != Kind::string || std::none_of(buffers->items.begin(), buffers->items.end(), [&](const Value* b) {
+    if (key->kind != Kind::string || std::none_of(names->items.begin(), names->items.end(), [&](const Value* b) {
           return b->kind == Kind::string && b->text == key->text;
         }))
       continue;
     const Value* v = module->items[i + 1];
-    if (!v || v->kind != Kind::tensor) fail(model.path, "buffer " + key->text + " is not a tensor");
+    if (!is_tensor(v)) fail(model.path, "buffer " + key->text + " is not a tensor");
     claim(key->text, "buffer");
     const DType dtype = v->tensor.storage->storage.dtype;
-    m_tensors.push_back({key->text, dtype, v->tensor.shape});
-    m_tensors.back().role = Role::buffer;
-    m_pieces.push_back({piece(model, model_file, v, dtype, "buffer " + key->text)});
+    TensorInfo t{key->text, dtype, v->tensor.shape};
+    const Piece p = place(model, model_file[0], v, dtype, "buffer " + key->text);
+    std::vector<Mirror> copies;
+    for (const Mirror& m : module_copies(key->text, p.count, 0))
+      if (m.dtype == dtype) copies.push_back(m);
+    add(std::move(t), Role::buffer, {p}, std::move(copies));
   }
+}
 
-  // Each rank's fp32 partitions, one list of pieces per group.
-  const char* key = stage <= 2 ? "single_partition_of_fp32_groups" : "fp32_flat_groups";
-  std::vector<std::vector<std::vector<Piece>>> groups(ranks.size());  // [rank][group]
-  for (std::size_t r = 0; r < ranks.size(); ++r) {
-    const Value* list = get(get(ranks[r].pickle.root, "optimizer_state_dict"), key);
-    if (!list || list->kind != Kind::list)
-      fail(ranks[r].path, std::string("optimizer_state_dict.") + key + " is not a list");
-    for (std::size_t g = 0; g < list->items.size(); ++g)
-      groups[r].push_back({piece(ranks[r], r, list->items[g], DType::f32, std::string(key) + "." + std::to_string(g))});
-    if (groups[r].size() != groups[0].size())
-      fail(ranks[r].path,
-           "holds " + std::to_string(groups[r].size()) + " param groups, rank 0 " + std::to_string(groups[0].size()));
+void DeepspeedReader::Build::param(const Value* name, const Value* size) {
+  const std::string& path = models[0].path;
+  if (name->kind != Kind::string) fail(path, "param_shapes holds a parameter name that is not a string");
+  claim(name->text, "param_shapes: parameter");
+  TensorInfo t{name->text, DType::f32, {}};
+  if (size->kind != Kind::tuple) fail(path, "param_shapes: " + t.name + " has no torch.Size");
+  for (const Value* d : size->items) {
+    if (d->kind != Kind::integer || d->integer < 0) fail(path, "param_shapes: " + t.name + " has a bad size");
+    t.shape.push_back(static_cast<std::uint64_t>(d->integer));
   }
-  const Value* shapes = get(root, "param_shapes");
-  if (!shapes || shapes->kind != Kind::list) fail(model.path, "param_shapes is not a list");
-  auto add_param = [&](const Value* name, const Value* size, std::vector<Piece> pieces) {
-    if (name->kind != Kind::string) fail(model.path, "param_shapes holds a parameter name that is not a string");
-    claim(name->text, "param_shapes: parameter");
-    TensorInfo t{name->text, DType::f32, {}};
-    t.role = Role::weight;
-    if (size->kind != Kind::tuple) fail(model.path, "param_shapes: " + t.name + " has no torch.Size");
-    for (const Value* d : size->items) {
-      if (d->kind != Kind::integer || d->integer < 0) fail(model.path, "param_shapes: " + t.name + " has a bad size");
-      t.shape.push_back(static_cast<std::uint64_t>(d->integer));
-    }
-    std::uint64_t n = 0;
-    if (!checked_count(t.shape, 4, n)) fail(model.path, "param_shapes: " + t.name + "'s size overflows");
-    m_tensors.push_back(std::move(t));
-    m_pieces.push_back(std::move(pieces));
-  };
+  std::uint64_t n = 0;
+  if (!checked_count(t.shape, 4, n)) fail(path, "param_shapes: " + t.name + "'s size overflows");
+  std::vector<Mirror> copies;
+  for (const Mirror& m : module_copies(t.name, n, models.size()))
+    if (m.dtype == DType::f32 || m.dtype == DType::bf16 || m.dtype == DType::f16) copies.push_back(m);
+  params.push_back(r.m_tensors.size());
+  spans.emplace_back();
+  add(std::move(t), Role::weight, {}, std::move(copies));
+}
+
+void DeepspeedReader::Build::parameters() {
+  const std::string& path = models[0].path;
+  const Value* shapes = get(models[0].pickle.root, "param_shapes");
+  if (!shapes || shapes->kind != Kind::list) fail(path, "param_shapes is not a list");
+  const std::size_t world = ranks.size(), groups = fp32[0].size();
   if (stage <= 2) {
-    if (shapes->items.size() != groups[0].size())
-      fail(model.path, "param_shapes lists " + std::to_string(shapes->items.size()) + " groups, the partitions " +
-                           std::to_string(groups[0].size()));
-    // zero_to_fp32 reads rank 0's; every rank saves the same, so a rank that differs is a damaged checkpoint.
-    const auto paddings = alignment_paddings(ranks[0], groups[0].size());
+    if (shapes->items.size() != groups)
+      fail(path, "param_shapes lists " + std::to_string(shapes->items.size()) + " groups, the partitions " +
+                     std::to_string(groups));
+    // zero_to_fp32 reads rank 0's paddings; every rank saves the same, so a rank that differs is damaged.
+    const auto paddings = alignment_paddings(ranks[0], groups);
     for (const TorchFile& rank : ranks)
-      if (alignment_paddings(rank, groups[0].size()) != paddings)
+      if (alignment_paddings(rank, groups) != paddings)
         fail(rank.path, "its param_alignment_paddings differ from rank 0's");
-    for (std::size_t g = 0; g < groups[0].size(); ++g) {
-      std::vector<Piece> flat;
-      for (const auto& rank : groups) flat.insert(flat.end(), rank[g].begin(), rank[g].end());
-      const std::uint64_t avail = total(flat);
-      std::uint64_t offset = 0;
+    std::vector<std::uint64_t> prefix(world, 0);  // where group g starts in each rank's groups laid end to end
+    for (std::size_t g = 0; g < groups; ++g) {
+      std::uint64_t avail = 0, offset = 0;
+      for (std::size_t k = 0; k < world; ++k) avail += total(fp32[k][g]);
       const Value* group = shapes->items[g];
-      const std::size_t params = group->kind == Kind::dict ? group->items.size() / 2 : 0;
-      if (!paddings.empty() && paddings[g].size() != params)
+      const std::size_t count = group->kind == Kind::dict ? group->items.size() / 2 : 0;
+      if (!paddings.empty() && paddings[g].size() != count)
         fail(ranks[0].path, "param_alignment_paddings lists " + std::to_string(paddings[g].size()) +
-                                " paddings for group " + std::to_string(g) + ", param_shapes " +
-                                std::to_string(params) + " parameters");
-      for (std::size_t i = 0; i < params; ++i) {
-        add_param(group->items[2 * i], group->items[2 * i + 1], {});
-        const std::uint64_t n = m_tensors.back().count();
-        if (n > avail - std::min(offset, avail)) fail(model.path, k_short);
-        cut(flat, offset, n, m_pieces.back());
+                                " paddings for group " + std::to_string(g) + ", param_shapes " + std::to_string(count) +
+                                " parameters");
+      for (std::size_t i = 0; 2 * i + 1 < 2 * count; ++i) {
+        param(group->items[2 * i], group->items[2 * i + 1]);
+        const std::uint64_t n = r.m_tensors.back().count();
+        if (n > avail - std::min(offset, avail)) fail(path, k_short);
+        std::uint64_t pos = offset, left = n;
+        for (std::size_t k = 0; k < world && left > 0; ++k) {
+          const std::uint64_t len = total(fp32[k][g]);
+          if (pos >= len) {
+            pos -= len;
+            continue;
+          }
+          const std::uint64_t take = std::min(left, len - pos);
+          spans.back().push_back({k, prefix[k] + pos, take});
+          left -= take;
+          pos = 0;
+        }
         offset += n;
         const std::uint64_t pad = paddings.empty() ? 0 : paddings[g][i];
         if (pad > avail - offset) fail(ranks[0].path, "param_alignment_paddings reach past the partitions' end");
@@ -309,36 +256,36 @@ DeepspeedReader::DeepspeedReader(const std::string& path) : ListedReader(path, F
       // zero_to_fp32's check: both rounded up to 2 x world size, the parameters fill the partitions.
       const std::uint64_t align = 2 * static_cast<std::uint64_t>(world);
       if ((offset + align - 1) / align != (avail + align - 1) / align)
-        fail(model.path, "the parameters of group " + std::to_string(g) + " use " + std::to_string(offset) +
-                             " of the " + std::to_string(avail) + " partitioned elements");
+        fail(path, "the parameters of group " + std::to_string(g) + " use " + std::to_string(offset) + " of the " +
+                       std::to_string(avail) + " partitioned elements");
+      for (std::size_t k = 0; k < world; ++k) prefix[k] += total(fp32[k][g]);
     }
   } else {
-    std::vector<std::vector<Piece>> flat(ranks.size());
-    for (std::size_t r = 0; r < ranks.size(); ++r)
-      for (const auto& g : groups[r]) flat[r].insert(flat[r].end(), g.begin(), g.end());
+    const auto flat = joined(fp32);
     const std::uint64_t avail = total(flat[0]);
     for (const auto& f : flat)
-      if (total(f) != avail) fail(dir, "the ranks' ZeRO 3 partitions differ in size");
+      if (total(f) != avail) fail(r.m_folder, "the ranks' ZeRO 3 partitions differ in size");
     std::uint64_t offset = 0;
     for (const Value* group : shapes->items)
       for (std::size_t i = 0; group->kind == Kind::dict && i + 1 < group->items.size(); i += 2) {
-        add_param(group->items[i], group->items[i + 1], {});
-        std::uint64_t left = m_tensors.back().count();
-        const std::uint64_t part = (left + ranks.size() - 1) / ranks.size();
-        if (part > avail - std::min(offset, avail)) fail(model.path, k_short);
-        for (std::size_t r = 0; r < ranks.size() && left > 0; ++r) {
-          const std::uint64_t n = std::min(part, left);
-          cut(flat[r], offset, n, m_pieces.back());
-          left -= n;
+        param(group->items[i], group->items[i + 1]);
+        std::uint64_t left = r.m_tensors.back().count();
+        const std::uint64_t part = (left + world - 1) / world;
+        if (part > avail - std::min(offset, avail)) fail(path, k_short);
+        for (std::size_t k = 0; k < world && left > 0; ++k) {
+          spans.back().push_back({k, offset, std::min(part, left)});
+          left -= spans.back().back().count;
         }
         offset += part;
       }
     if (offset != avail)
-      fail(model.path, "the parameters use " + std::to_string(offset) + " of each rank's " + std::to_string(avail) +
-                           " partitioned elements");
+      fail(path, "the parameters use " + std::to_string(offset) + " of each rank's " + std::to_string(avail) +
+                     " partitioned elements");
   }
+  const auto flat = joined(fp32);
+  for (std::size_t p = 0; p < params.size(); ++p) r.m_pieces[params[p]] = pieces_of(spans[p], flat);
   // Shared parameters: a second name for a parameter's values, as zero_to_fp32 gives them.
-  const Value* shared = get(root, "shared_params");
+  const Value* shared = get(models[0].pickle.root, "shared_params");
   for (std::size_t i = 0; shared && shared->kind == Kind::dict && i + 1 < shared->items.size(); i += 2) {
     const Value* alias = shared->items[i];
     const Value* of = shared->items[i + 1];
@@ -347,9 +294,141 @@ DeepspeedReader::DeepspeedReader(const std::string& path) : ListedReader(path, F
     if (target == names.end()) continue;  // zero_to_fp32 skips an alias of a name it does not hold
     const std::size_t t = target->second;
     claim(alias->text, "shared_params: the alias");
-    m_tensors.push_back({alias->text, m_tensors[t].dtype, m_tensors[t].shape});
-    m_tensors.back().role = m_tensors[t].role;
-    m_pieces.push_back(m_pieces[t]);
+    add({alias->text, r.m_tensors[t].dtype, r.m_tensors[t].shape}, r.m_tensors[t].role, r.m_pieces[t]);
+  }
+}
+
+void DeepspeedReader::Build::optimizer() {
+  // Per rank and group, the optimizer's state of that group's flat partition.
+  const std::size_t world = ranks.size(), groups = fp32[0].size();
+  std::vector<std::vector<const Value*>> states(world, std::vector<const Value*>(groups, nullptr));
+  std::size_t found = 0;
+  for (std::size_t k = 0; k < world; ++k) {
+    const Value* osd = get(ranks[k].pickle.root, "optimizer_state_dict");
+    const Value* base = stage <= 2 ? get(osd, "base_optimizer_state") : get(osd, "optimizer_state_dict");
+    for (std::size_t g = 0; g < groups; ++g) {
+      // Rigid: the torch optimizer's state_dict, one flat parameter per group (state key g); elastic: a list.
+      const Value* s = base && base->kind == Kind::list ? (g < base->items.size() ? base->items[g] : nullptr)
+                                                        : get(get(base, "state"), static_cast<std::int64_t>(g));
+      if (s && s->kind == Kind::dict) states[k][g] = s, ++found;
+    }
+  }
+  if (found == 0) return;  // saved before the first step
+  if (found != world * groups) fail(r.m_folder, "some ranks' files hold an optimizer state for a group, others none");
+  const auto flat = joined(fp32);
+  const Value* keys = states[0][0];
+  for (std::size_t i = 0; i + 1 < keys->items.size(); i += 2) {
+    if (keys->items[i]->kind != Kind::string) continue;
+    const std::string key = keys->items[i]->text;
+    const Value* v0 = keys->items[i + 1];
+    if (!is_tensor(v0)) {
+      r.m_kept.push_back("optimizer state " + key + " (input 1's)");
+      continue;
+    }
+    const bool scalar = v0->tensor.shape.empty();
+    const DType dtype = scalar ? v0->tensor.storage->storage.dtype : DType::f32;
+    std::vector<std::vector<std::vector<Piece>>> parts(world);  // [rank][group], as fp32's
+    std::vector<Mirror> copies;
+    const Piece first = place(ranks[0], 0, v0, dtype, key);
+    for (std::size_t k = 0; k < world; ++k) {
+      const Value* paddings = get(get(ranks[k].pickle.root, "optimizer_state_dict"), "group_paddings");
+      for (std::size_t g = 0; g < groups; ++g) {
+        const std::string what = "the optimizer's " + key + " of group " + std::to_string(g);
+        const Value* v = get(states[k][g], key.c_str());
+        const Piece p = place(ranks[k], k, v, dtype, what);
+        if (scalar) {
+          if (!v->tensor.shape.empty()) fail(ranks[k].path, what + " is not a scalar");
+          if (k + g == 0) continue;
+          if (std::memcmp(r.m_files[k]->data() + p.at, r.m_files[0]->data() + first.at, dtype_size(dtype)) != 0)
+            fail(ranks[k].path, what + " differs from rank 0's group 0: the ranks disagree on the counter");
+          copies.push_back({p.file, p.at, dtype});
+          continue;
+        }
+        const std::uint64_t len = total(fp32[k][g]);
+        std::int64_t pad = 0;
+        if (paddings && paddings->kind == Kind::list && g < paddings->items.size())
+          pad = integer(ranks[k], paddings->items[g], "group_paddings");
+        if (p.count != len && (pad <= 0 || p.count - len != static_cast<std::uint64_t>(pad)))
+          fail(ranks[k].path,
+               what + " holds " + std::to_string(p.count) + " elements, its fp32 partition " + std::to_string(len));
+        parts[k].push_back({{p.file, p.at, len}});
+      }
+    }
+    if (scalar) {
+      add({"optimizer/" + key, dtype, {}}, Role::counter, {first}, std::move(copies));
+      continue;
+    }
+    const auto moments = joined(parts);
+    for (std::size_t q = 0; q < params.size(); ++q) {
+      const TensorInfo& t = r.m_tensors[params[q]];
+      add({"optimizer/" + t.name + "/" + key, DType::f32, t.shape}, Role::optimizer_state,
+          pieces_of(spans[q], moments));
+    }
+  }
+}
+
+DeepspeedReader::DeepspeedReader(const std::string& path) : ListedReader(path, FormatId::deepspeed) {
+  m_folder = checkpoint_folder(path);
+  Build b(*this);
+  std::vector<std::string> optim, models;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(m_folder, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.find("mp_rank_") != std::string::npos && name.find("mp_rank_00_") == std::string::npos)
+      fail(e.path().string(),
+           "a model-parallel DeepSpeed checkpoint (several mp_rank files), which wavg does not read");
+    if (ends_with(name, "_optim_states.pt")) optim.push_back(name);
+    if (ends_with(name, "_model_states.pt")) models.push_back(name);
+  }
+  if (optim.empty()) fail(m_folder, "holds no *_optim_states.pt: not a ZeRO checkpoint");
+  std::sort(optim.begin(), optim.end(), natural_less);
+  std::sort(models.begin(), models.end(), natural_less);
+  for (const std::string& name : optim) b.ranks.push_back(b.open(name));
+  const Value* state0 = get(b.ranks[0].pickle.root, "optimizer_state_dict");
+  b.stage = integer(b.ranks[0], get(state0, "zero_stage"), "optimizer_state_dict.zero_stage");
+  std::int64_t world = 0;
+  const Value* count = get(state0, "partition_count");
+  if (count && count->kind == Kind::list)
+    for (const Value* c : count->items) world = std::max(world, integer(b.ranks[0], c, "partition_count"));
+  else
+    world = integer(b.ranks[0], count, "optimizer_state_dict.partition_count");
+  if (b.stage < 1 || b.stage > 3) fail(b.ranks[0].path, "ZeRO stage " + std::to_string(b.stage) + " is not 1, 2 or 3");
+  if (world != static_cast<std::int64_t>(b.ranks.size()))
+    fail(m_folder, "partition_count says " + std::to_string(world) + " ranks, but " + std::to_string(b.ranks.size()) +
+                       " *_optim_states.pt files are there (a rank's file missing?)");
+  const std::string first = b.stage <= 2 ? "mp_rank_00_model_states.pt" : "zero_pp_rank_0_mp_rank_00_model_states.pt";
+  if (std::find(models.begin(), models.end(), first) == models.end()) fail(m_folder, "holds no " + first);
+  std::stable_partition(models.begin(), models.end(), [&](const std::string& n) { return n == first; });
+  for (const std::string& name : models) {
+    b.model_file.push_back(m_files.size());
+    b.models.push_back(b.open(name));
+  }
+  m_layout = "ZeRO stage " + std::to_string(b.stage) + ", " + std::to_string(world) + " ranks";
+  const Value* frozen = get(b.models[0].pickle.root, "frozen_param_shapes");
+  if (frozen && frozen->kind == Kind::dict && !frozen->items.empty())
+    fail(b.models[0].path, "has frozen parameters (frozen_param_shapes), which wavg does not read yet");
+
+  const char* key = b.stage <= 2 ? "single_partition_of_fp32_groups" : "fp32_flat_groups";
+  b.fp32.resize(b.ranks.size());
+  for (std::size_t k = 0; k < b.ranks.size(); ++k) {
+    const Value* list = get(get(b.ranks[k].pickle.root, "optimizer_state_dict"), key);
+    if (!list || list->kind != Kind::list)
+      fail(b.ranks[k].path, std::string("optimizer_state_dict.") + key + " is not a list");
+    for (std::size_t g = 0; g < list->items.size(); ++g)
+      b.fp32[k].push_back(
+          {b.place(b.ranks[k], k, list->items[g], DType::f32, std::string(key) + "." + std::to_string(g))});
+    if (b.fp32[k].size() != b.fp32[0].size())
+      fail(b.ranks[k].path,
+           "holds " + std::to_string(b.fp32[k].size()) + " param groups, rank 0 " + std::to_string(b.fp32[0].size()));
+  }
+  b.buffers();
+  b.parameters();
+  b.optimizer();
+  for (std::size_t i = 0; i + 1 < b.models[0].pickle.root->items.size(); i += 2) {
+    const Value* k = b.models[0].pickle.root->items[i];
+    const Value* v = b.models[0].pickle.root->items[i + 1];
+    if (k->kind == Kind::string && v->kind == Kind::integer)
+      m_kept.push_back(k->text + " (int " + std::to_string(v->integer) + ")");
   }
 }
 

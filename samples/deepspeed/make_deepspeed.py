@@ -1,7 +1,7 @@
 """Writes DeepSpeed ZeRO checkpoint samples as DeepSpeed lays them out, and proves it with DeepSpeed's own reader.
 
-DeepSpeed's engine does not start on this machine's CPU (deepspeed.initialize hangs there), so the files are made
-here the way its ZeRO optimizers partition (stage_1_and_2.py: the group's params flattened, padded to a multiple of
+DeepSpeed's engine writes the samples in engine/ (make_engine.py); the files here are made with closed-form values
+the way its ZeRO optimizers partition (stage_1_and_2.py: the group's params flattened, padded to a multiple of
 2 x world size, split equally; stage3.py: each param padded to ceil(numel / world size) per rank), saved by
 torch.save with DeepSpeed's own key constants and ZeroStageEnum, and then reconstructed by DeepSpeed's
 zero_to_fp32.get_fp32_state_dict_from_zero_checkpoint, which must give back every closed-form value.

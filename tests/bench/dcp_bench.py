@@ -1,12 +1,16 @@
-"""Benchmark (not a test): N DCP checkpoints of a model of P million float32 parameters written by R ranks
+"""Benchmark (not a test): N DCP checkpoints of a model of P Mi float32 parameters written by R ranks
 (torch.distributed.checkpoint on gloo, every weight a DTensor sharded row-wise), averaged by wavg (DCP folder
 output, and safetensors) beside the cat floor (reading every input once) and beside consolidate-then-average in
-torch (dcp_to_torch_save per checkpoint, then load, mean, save). Prints seconds and peak RSS (MiB) per row.
+torch (dcp_to_torch_save per checkpoint, then load, float64 sum, save; in a process of its own). Each row runs
+REPEAT times with the page cache warm; it prints the best and the median seconds, the best's ratio to the cat
+floor's best, the least CPU time (user + system; on a loaded machine the honest measure), the peak RSS (getrusage of the process: the resident pages of mapped inputs count) and the peak
+anonymous RSS (RssAnon in /proc/PID/status, sampled every 10 ms: the memory the process itself allocated), and the
+load average around each row.
 
-    /work/venvs/torch/bin/python tests/bench/dcp_bench.py WAVG WORKDIR [N R P]
+    /work/venvs/torch/bin/python tests/bench/dcp_bench.py WAVG WORKDIR [N R P [REPEAT]]
 """
 import os
-import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -16,61 +20,96 @@ import torch.distributed as dist
 import torch.distributed.checkpoint as dcp
 import torch.multiprocessing as mp
 
-WAVG, WORK = sys.argv[1], sys.argv[2]
-N, RANKS, MILLIONS = (int(x) for x in (sys.argv[3:] or ["8", "4", "64"]))
 ROWS, COLS = 4096, 2048  # one weight: 8 Mi parameters
 
 
-def write(rank, folder, k):
+def write(rank, folder, k, ranks, millions):
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(29600 + k))
-    dist.init_process_group("gloo", rank=rank, world_size=RANKS)
+    dist.init_process_group("gloo", rank=rank, world_size=ranks)
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.tensor import Shard, distribute_tensor
-    mesh = init_device_mesh("cpu", (RANKS,))
+    mesh = init_device_mesh("cpu", (ranks,))
     g = torch.Generator().manual_seed(k)
     sd = {"model": {f"layer{i}.weight": distribute_tensor(torch.randn(ROWS, COLS, generator=g), mesh, [Shard(0)])
-                    for i in range(MILLIONS * 2**20 // (ROWS * COLS))}}
+                    for i in range(millions * 2**20 // (ROWS * COLS))}}
     dcp.save(sd, checkpoint_id=folder)
     dist.destroy_process_group()
 
 
-def timed(cmd):
+def measure(cmd):
+    """Runs cmd; returns seconds, peak anonymous RSS (MiB) and CPU seconds (user + system, its children's too)."""
     t = time.perf_counter()
-    out = subprocess.run(["/usr/bin/time", "-f", "%M"] + cmd, capture_output=True, text=True, check=True)
-    return time.perf_counter() - t, int(out.stderr.strip().splitlines()[-1]) / 1024
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+    anon = 0
+    while True:
+        pid, status, usage = os.wait4(p.pid, os.WNOHANG)
+        if pid:
+            break
+        try:
+            with open(f"/proc/{p.pid}/status") as f:
+                for line in f:
+                    if line.startswith("RssAnon:"):
+                        anon = max(anon, int(line.split()[1]))
+        except OSError:
+            pass
+        time.sleep(0.01)
+    seconds = time.perf_counter() - t
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode != 0:
+        raise SystemExit(f"{cmd} failed: {p.returncode}")
+    return seconds, anon / 1024, usage.ru_utime + usage.ru_stime
 
 
-def consolidate_then_average(folders):
+def peak_rss(cmd):
+    out = subprocess.run(["/usr/bin/time", "-f", "%M"] + cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         text=True, check=True)
+    return int(out.stderr.strip().splitlines()[-1]) / 1024
+
+
+def consolidate_then_average(work, folders):
     from torch.distributed.checkpoint.format_utils import dcp_to_torch_save
     acc = None
-    for i, f in enumerate(folders):
-        dcp_to_torch_save(f, os.path.join(WORK, "one.pt"))
-        sd = torch.load(os.path.join(WORK, "one.pt"), weights_only=True)["model"]
+    for f in folders:
+        dcp_to_torch_save(f, os.path.join(work, "one.pt"))
+        sd = torch.load(os.path.join(work, "one.pt"), weights_only=True)["model"]
         acc = {k: v.double() for k, v in sd.items()} if acc is None else {k: acc[k] + v for k, v in sd.items()}
-    torch.save({k: (v / len(folders)).float() for k, v in acc.items()}, os.path.join(WORK, "torch_avg.pt"))
+    torch.save({k: (v / len(folders)).float() for k, v in acc.items()}, os.path.join(work, "torch_avg.pt"))
 
 
 def main():
-    os.makedirs(WORK, exist_ok=True)
-    folders = [os.path.join(WORK, f"step-{k}") for k in range(N)]
+    if sys.argv[1] == "--consolidate":
+        consolidate_then_average(sys.argv[2], sys.argv[3:])
+        return
+    wavg, work = sys.argv[1], sys.argv[2]
+    n, ranks, millions, repeat = (int(x) for x in (sys.argv[3:] + ["8", "4", "64", "3"][len(sys.argv[3:]):]))
+    os.makedirs(work, exist_ok=True)
+    folders = [os.path.join(work, f"step-{k}") for k in range(n)]
     for k, f in enumerate(folders):
         if not os.path.exists(os.path.join(f, ".metadata")):
-            mp.spawn(write, args=(f, k), nprocs=RANKS)
+            mp.spawn(write, args=(f, k, ranks, millions), nprocs=ranks)
     files = [os.path.join(f, x) for f in folders for x in sorted(os.listdir(f))]
     size = sum(os.path.getsize(x) for x in files) / 2**20
     subprocess.run(["cat"] + files, stdout=subprocess.DEVNULL, check=True)  # warm the page cache
     rows = [("cat floor", ["sh", "-c", 'cat "$@" > /dev/null', "cat"] + files)]
     for out in ("avg_dcp/", "avg.safetensors"):
-        subprocess.run(["rm", "-rf", os.path.join(WORK, out)])
-        rows.append((f"wavg merge -o {out}", [WAVG, "merge", "-q", "--no-hash", *folders, "-o", os.path.join(WORK, out)]))
-    print(f"{N} checkpoints x {RANKS} ranks, {MILLIONS} Mi float32 parameters each, {size:.0f} MiB in all")
+        target = os.path.join(work, out)
+        rows.append((f"wavg merge -o {out}", ["sh", "-c", f'rm -rf "{target}" && exec "$@"', "wavg", wavg, "merge",
+                                              "-q", "--no-hash", *folders, "-o", target]))
+    rows.append(("torch consolidate-then-average", [sys.executable, __file__, "--consolidate", work, *folders]))
+    print(f"{n} checkpoints x {ranks} ranks, {millions} Mi float32 parameters each, {size:.0f} MiB in all; "
+          f"{os.cpu_count()} CPUs; best and median of {repeat}")
+    floor = None
     for name, cmd in rows:
-        s, rss = timed(cmd)
-        print(f"{name:36s} {s:8.2f} s {rss:8.0f} MiB")
-    t = time.perf_counter()
-    consolidate_then_average(folders)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"{'torch consolidate-then-average':36s} {time.perf_counter() - t:8.2f} s {peak:8.0f} MiB (this process)")
+        load = os.getloadavg()[0]
+        runs = [measure(cmd) for _ in range(1 if name.startswith("torch") else repeat)]
+        best = min(s for s, _, _ in runs)
+        floor = floor or best
+        rss = peak_rss(cmd)
+        cpu = min(c for _, _, c in runs)
+        print(f"{name:32s} {best:7.2f} s (median {statistics.median(s for s, _, _ in runs):7.2f}) "
+              f"{best / floor:5.2f}x floor  CPU {cpu:6.2f} s  peak RSS {rss:6.0f} MiB  "
+              f"anon {max(a for _, a, _ in runs):6.0f} MiB  "
+              f"load {load:.1f}-{os.getloadavg()[0]:.1f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,101 @@
+// Writing a DeepSpeed checkpoint folder in input 1's layout: its files copied, every tensor written where the
+// reader found it and into its mirrors, each touched storage's CRC-32 recomputed (layout in deepspeed.hpp).
+
+#include <filesystem>
+
+#include "deepspeed/deepspeed.hpp"
+#include "deepspeed/deepspeed_files.hpp"
+#include "pytorch/copied_files.hpp"
+#include "wavg/atomic_directory.hpp"
+#include "wavg/error.hpp"
+
+namespace wavg::deepspeed {
+
+namespace {
+
+namespace fs = std::filesystem;
+class DeepspeedWriter final : public Writer {
+ public:
+  DeepspeedWriter(const std::string& tmp_dir, const std::string& display, const OutputSpec& spec)
+      : m_dir(tmp_dir), m_display(display), m_spec(spec), m_out(tmp_dir, display) {
+    m_input = dynamic_cast<const DeepspeedReader*>(spec.template_input);
+    if (!m_input)
+      fail_usage(display +
+                 ": a DeepSpeed folder output keeps input 1's layout, so input 1 must be a DeepSpeed "
+                 "checkpoint");
+    m_source = pytorch::source_indices(*m_input, spec.tensors, display, "a DeepSpeed folder output");
+    std::vector<std::string> models;
+    for (std::size_t f = 0; f < m_input->files().size(); ++f) {
+      const std::string name = fs::path(m_input->files()[f]).filename().string();
+      m_out.copy(name, m_input->file(f));  // copy f is file f
+      if (ends_with(name, "_model_states.pt")) models.push_back(name);
+    }
+    // An existing folder (--force): the model states files, which a loader opens first, are placed last, and the
+    // old checkpoint's rank files that the new one lacks go; other files stay.
+    set_switch_files(m_dir, models);
+    std::error_code ec;
+    if (fs::is_directory(fs::symlink_status(display, ec)))
+      for (const auto& e : fs::directory_iterator(display, ec)) {
+        const std::string name = e.path().filename().string();
+        if (ends_with(name, "_optim_states.pt") || ends_with(name, "_model_states.pt")) retire_in_folder(m_dir, name);
+      }
+  }
+
+  bool holds_template_values(std::size_t) const override { return false; }
+
+  void write(std::size_t index, std::uint64_t offset, std::uint64_t count, const void* src) override {
+    const std::size_t in = m_source[index];
+    const DType dtype = m_input->tensors()[in].dtype;
+    const std::size_t elem = dtype_size(dtype);
+    const auto* bytes = static_cast<const unsigned char*>(src);
+    std::uint64_t skip = offset, left = count;
+    for (const DeepspeedReader::Piece& p : m_input->pieces(in)) {
+      if (left == 0) break;
+      if (skip >= p.count) {
+        skip -= p.count;
+        continue;
+      }
+      const std::uint64_t n = std::min(left, p.count - skip);
+      m_out.write(p.file, bytes, n * elem, p.at + skip * elem);
+      bytes += n * elem;
+      left -= n;
+      skip = 0;
+    }
+    for (const DeepspeedReader::Mirror& m : m_input->mirrors(in)) {
+      const void* data = src;
+      if (m.dtype != dtype) data = narrowed(static_cast<const float*>(src), count, m.dtype);
+      m_out.write(m.file, data, count * dtype_size(m.dtype), m.at + offset * dtype_size(m.dtype));
+    }
+  }
+
+  void finish() override {
+    for (std::size_t f = 0; f < m_input->files().size(); ++f)
+      for (const pytorch::ZipEntry& e : m_input->storages(f)) m_out.patch_crc(f, m_input->file(f), 0, e);
+    m_out.finish(m_spec.provenance);
+  }
+
+ private:
+  // The module's bf16 or fp16 copy of fp32 values, rounded to nearest even.
+  const void* narrowed(const float* src, std::uint64_t count, DType to) {
+    WAVG_ASSERT(m_input && (to == DType::bf16 || to == DType::f16));
+    m_narrow.resize(count);
+    for (std::uint64_t i = 0; i < count; ++i)
+      m_narrow[i] = to == DType::bf16 ? double_to_bf16(src[i]) : double_to_half(src[i]);
+    return m_narrow.data();
+  }
+  std::string m_dir, m_display;
+  const OutputSpec& m_spec;
+  const DeepspeedReader* m_input = nullptr;
+  std::vector<std::size_t> m_source;  // per output tensor, its index in input 1
+  pytorch::CopiedFiles m_out;         // copy f is input 1's file f
+  std::vector<std::uint16_t> m_narrow;
+};
+
+}  // namespace
+
+std::unique_ptr<Writer> create_deepspeed_writer(const std::string& tmp_dir, const std::string& display_path,
+                                                const OutputSpec& spec) {
+  return std::make_unique<DeepspeedWriter>(tmp_dir, display_path, spec);
+}
+
+}  // namespace wavg::deepspeed
