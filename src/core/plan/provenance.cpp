@@ -177,16 +177,18 @@ bool hash_mapped(Digest& h, const MappedRegion& map, const std::atomic<bool>* st
                  double size) {
   std::uint64_t at = 0, released = 0;
   double engine_at = 0;
-  constexpr std::uint64_t margin = 4u << 20;  // the engine's block may straddle its reported position
   while (at < map.size) {
     const std::uint64_t lead = pace ? pace->mapped_lead : 0;
     if (!follow_engine(pace, stop, size, before + static_cast<double>(at), lead, engine_at)) return false;
     const std::uint64_t n = std::min<std::uint64_t>(k_chunk, map.size - at);
     h.update(map.data + at, static_cast<std::size_t>(n));
     at += n;
-    const double behind = engine_at - before - static_cast<double>(margin);
+    // While the engine runs, what lies a margin behind its position (its block may straddle it) goes in steps of
+    // a few chunks; once it is done (or nothing paces this thread), every chunk goes as soon as it is hashed.
+    const bool engine_runs = pace && pace->on.load();
+    const double behind = engine_at - before - (engine_runs ? static_cast<double>(4u << 20) : 0.0);
     const std::uint64_t drop = behind <= 0 ? 0 : std::min(at, static_cast<std::uint64_t>(behind));
-    if (drop >= released + (8u << 20) || (drop == map.size && drop > released)) {
+    if (drop > released && (!engine_runs || drop >= released + (2u << 20))) {
       release_mapped(map.data, map.size, released, drop);
       released = drop;
     }
