@@ -131,6 +131,8 @@ int main(int argc, char** argv) {
     const std::string lead = "filesystem error: ";
     if (operation.rfind(lead, 0) == 0) operation.erase(0, lead.size());
     operation = operation.substr(0, operation.find(": "));
+    // libstdc++ names some failed calls by the function ("status", "symlink_status"), others in words.
+    if (operation.find(' ') == std::string::npos) operation = "cannot look it up";
     print_problems({{wavg::as_given(e.path1().string()), operation + ": " + e.code().message()}}, false);
     return static_cast<int>(wavg::ExitCode::runtime);
   } catch (const std::exception& e) {
