@@ -153,6 +153,8 @@ int main(int argc, char** argv) {
       if (!sub->parsed()) continue;
       ran = sub;
       g_running = sub->get_name().c_str();
+      const CLI::Option* threads = sub->get_option_no_throw("--threads");
+      wavg::cli::fit_threads_to_address_space(threads && threads->count() > 0 ? threads->as<int>() : 0, verbose(sub));
       return run();
     }
     return static_cast<int>(wavg::ExitCode::usage);
