@@ -20,6 +20,8 @@ constexpr std::size_t k_max_stack = 1'000'000;
 // Values made before the first collection of the unreachable ones (a state_dict of a few thousand tensors makes
 // fewer: it is never collected).
 constexpr std::size_t k_first_collect = 1 << 16;
+// The integers from 0 that are one value each (see Machine::shared).
+constexpr std::int64_t k_shared_ints = 256;
 
 struct StorageClass {
   const char* name;
@@ -163,6 +165,7 @@ class Machine {
   void collect() {
     ++m_epoch;
     std::vector<const Value*> todo(m_stack.begin(), m_stack.end());
+    todo.insert(todo.end(), std::begin(m_shared), std::end(m_shared));
     for (const auto& [index, v] : m_memo) todo.push_back(v);
     while (!todo.empty()) {
       const Value* v = todo.back();
@@ -173,17 +176,11 @@ class Machine {
       todo.push_back(v->state);
       todo.push_back(v->tensor.storage);
     }
-    auto& arena = m_result.arena;
-    arena.erase(std::remove_if(arena.begin(), arena.end(), [&](const auto& v) { return v->mark != m_epoch; }),
-                arena.end());
-    m_next_collect = std::max<std::size_t>(2 * arena.size(), k_first_collect);
+    m_result.arena.sweep(m_epoch);
+    m_next_collect = std::max<std::size_t>(2 * m_result.arena.size(), k_first_collect);
   }
 
-  Value* make(Kind k) {
-    m_result.arena.push_back(std::make_unique<Value>());
-    m_result.arena.back()->kind = k;
-    return m_result.arena.back().get();
-  }
+  Value* make(Kind k) { return m_result.arena.make(k); }
   Value* pop() {
     if (m_stack.empty() || (!m_marks.empty() && m_stack.size() == m_marks.back())) bad("pops an empty stack");
     Value* v = m_stack.back();
@@ -203,9 +200,25 @@ class Machine {
   }
   void push(Value* v) { m_stack.push_back(v); }
   void push_integer(std::int64_t i) {
+    if (i >= 0 && i < k_shared_ints) {
+      push(shared(static_cast<std::size_t>(i), Kind::integer, i));
+      return;
+    }
     Value* v = make(Kind::integer);
     v->integer = i;
     push(v);
+  }
+  // One value per small integer, None, True and False, made the first time and pushed again each time after:
+  // values of these kinds never change once made, and a state_dict's pickle pushes five of them per tensor
+  // (numel, offset, size, stride, requires_grad).
+  Value* shared(std::size_t slot, Kind k, std::int64_t i) {
+    Value*& v = m_shared[slot];
+    if (!v) {
+      v = make(k);
+      v->integer = k == Kind::integer ? i : 0;
+      v->boolean = k == Kind::boolean && i != 0;
+    }
+    return v;
   }
   void push_text(Kind k, std::size_t n) {
     Value* v = make(k);
@@ -295,6 +308,7 @@ class Machine {
   std::size_t m_next_collect = k_first_collect;  // the arena's size that calls collect()
   std::uint32_t m_epoch = 0;                     // collect()'s mark for the values it reached
   std::map<std::string, bool> m_classes;         // names outside the table, and whether NEWOBJ instantiated them
+  Value* m_shared[k_shared_ints + 3] = {};       // see shared()
   Pickle m_result;
 };
 
@@ -306,14 +320,9 @@ void Machine::step(unsigned char op) {
     case '0': pop(); break;                              // POP
     case '1': pop_mark(); break;                         // POP_MARK
     case '2': push(top()); break;                        // DUP
-    case 'N': push(make(Kind::none)); break;
-    case 0x88:
-    case 0x89: {  // NEWTRUE, NEWFALSE
-      Value* v = make(Kind::boolean);
-      v->boolean = op == 0x88;
-      push(v);
-      break;
-    }
+    case 'N': push(shared(k_shared_ints, Kind::none, 0)); break;
+    case 0x88: push(shared(k_shared_ints + 1, Kind::boolean, 1)); break;  // NEWTRUE
+    case 0x89: push(shared(k_shared_ints + 2, Kind::boolean, 0)); break;  // NEWFALSE
     case 'K': push_integer(static_cast<std::int64_t>(le(1))); break;
     case 'M': push_integer(static_cast<std::int64_t>(le(2))); break;
     case 'J': push_integer(static_cast<std::int32_t>(static_cast<std::uint32_t>(le(4)))); break;
@@ -607,7 +616,6 @@ Value* Machine::persistent(const Value& pid) {
   if (!cls) bad("a persistent id names " + a[1]->text + ", not a storage type");
   s->storage.dtype = cls->dtype;
   s->storage.key = a[2]->text;
-  s->storage.location = a[3]->text;
   s->storage.numel = static_cast<std::uint64_t>(a[4]->integer);
   if (a.size() == 6 && a[5]->kind != Kind::none) {
     const auto& v = a[5]->items;
@@ -623,6 +631,36 @@ Value* Machine::persistent(const Value& pid) {
 }
 
 }  // namespace
+
+Value* Arena::make(Kind k) {
+  Value* v = nullptr;
+  if (!m_free.empty()) {
+    v = m_free.back();
+    m_free.pop_back();
+    v->mark = 0;
+  } else {
+    if (m_filled == k_block) {
+      m_blocks.push_back(std::make_unique<Value[]>(k_block));
+      m_filled = 0;
+    }
+    v = &m_blocks.back()[m_filled++];
+  }
+  ++m_used;
+  v->kind = k;
+  return v;
+}
+
+void Arena::sweep(std::uint32_t epoch) {
+  for (std::size_t b = 0; b < m_blocks.size(); ++b)
+    for (std::size_t i = 0; i < (b + 1 == m_blocks.size() ? m_filled : k_block); ++i) {
+      Value& v = m_blocks[b][i];
+      if (v.mark == epoch || v.mark == k_free) continue;
+      v = Value{};  // frees its text and items now: memory follows the values in use
+      v.mark = k_free;
+      m_free.push_back(&v);
+      --m_used;
+    }
+}
 
 Pickle unpickle(const std::string& file, const unsigned char* data, std::size_t size) {
   return Machine(file, data, size, nullptr).run();

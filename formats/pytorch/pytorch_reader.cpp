@@ -3,8 +3,10 @@
 
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
-#include <set>
+#include <string_view>
+#include <unordered_set>
 
 #include "pytorch/pytorch.hpp"
 #include "unknown_kind.hpp"
@@ -83,10 +85,11 @@ void PytorchReader::open_zip() {
     }
   }
   if (!pkl) refuse(path(), "a zip archive without TOP/data.pkl is not a torch.save file");
-  std::set<std::string> names;
+  std::unordered_set<std::string_view> names(m_entries.size());  // views of m_entries' names, which stay put
+  const std::string folder = m_top + "/";
   for (std::size_t i = 0; i < m_entries.size(); ++i) {
     const ZipEntry& e = m_entries[i];
-    if (e.name.rfind(m_top + "/", 0) != 0) refuse(path(), e.name + ": entry outside the archive's folder " + m_top);
+    if (e.name.rfind(folder, 0) != 0) refuse(path(), e.name + ": entry outside the archive's folder " + m_top);
     if (!names.insert(e.name).second) refuse(path(), e.name + ": the entry appears twice");
     const std::string rest = e.name.substr(m_top.size() + 1);
     const auto text = [&] { return std::string(reinterpret_cast<const char*>(m_file.data() + e.data_offset), e.size); };
@@ -128,8 +131,9 @@ void PytorchReader::open_legacy() {
       refuse(path(), "big-endian checkpoints are not supported");
   // The storages' element types come from the persistent ids that name them.
   std::map<std::string, DType> types;
-  for (const auto& v : m_pickles[3].arena)
-    if (v->kind == Kind::storage) types.emplace(v->storage.key, v->storage.dtype);
+  m_pickles[3].arena.for_each([&](const Value& v) {
+    if (v.kind == Kind::storage) types.emplace(v.storage.key, v.storage.dtype);
+  });
   const Value& keys = *m_pickles[4].root;
   if (keys.kind != Kind::list) refuse(path(), "the legacy storage list is not a list");
   for (const Value* key : keys.items) {
@@ -272,9 +276,8 @@ void PytorchReader::walk_object(const Value& v, const std::string& name, int dep
 // The role the walk's structure gives a tensor named `name`: torch.optim keeps the per-parameter step count as
 // state[i]["step"] and torch.nn's batch norm its count as the buffer num_batches_tracked.
 Role PytorchReader::role_here(const std::string& name) const {
-  const std::string key = last_key(name);
-  if (m_role == Role::optimizer_state && key == "step") return Role::counter;
-  if (m_role == Role::buffer && key == "num_batches_tracked") return Role::counter;
+  if (m_role == Role::optimizer_state && last_key(name) == "step") return Role::counter;
+  if (m_role == Role::buffer && last_key(name) == "num_batches_tracked") return Role::counter;
   return m_role;
 }
 
@@ -293,9 +296,11 @@ void PytorchReader::add_tensor(const Value& v, const std::string& name) {
   // Views that repeat elements (stride 0: 10^9 elements over 4; one storage viewed thousands of times) are as many
   // elements in the output as they claim. Beyond the storages they view, a file's tensors may come to its own size
   // (tied weights: two tensors over one storage) plus k_max_expanded, as HDF5's unwritten datasets may.
-  const std::uint64_t bytes = TensorInfo{name, s.dtype, t.shape}.bytes();  // checked against overflow by unpickle
+  TensorInfo info{name, s.dtype, t.shape};
+  const std::uint64_t bytes = info.bytes();  // checked against overflow by unpickle
   m_tensor_bytes = bytes > UINT64_MAX - m_tensor_bytes ? UINT64_MAX : m_tensor_bytes + bytes;
-  if (m_viewed.insert(s.key).second) m_storage_bytes += it->second.bytes;
+  if (!it->second.viewed) m_storage_bytes += it->second.bytes;
+  it->second.viewed = true;
   if (m_tensor_bytes > m_storage_bytes + m_file.size() + k_max_expanded)
     refuse(path(), name + ": the tensors so far come to " + std::to_string(m_tensor_bytes) + " bytes over " +
                        std::to_string(m_storage_bytes) + " bytes of storage (views that repeat elements, such as an " +
@@ -310,15 +315,21 @@ void PytorchReader::add_tensor(const Value& v, const std::string& name) {
     if (t.shape[d] != 1 && t.stride[d] != expected) p.contiguous = false;
     expected *= t.shape[d];
   }
-  TensorInfo info{name, s.dtype, t.shape};
   info.role = role_here(name);
-  std::string view =
-      s.key + ":" + std::to_string(s.view_offset + t.offset) + ":" + std::to_string(static_cast<int>(s.dtype)) + ":";
-  for (std::size_t d = 0; d < t.shape.size(); ++d)
-    view += std::to_string(t.shape[d]) + "/" + std::to_string(t.stride[d]) + ",";
-  if (const auto [seen, first] = m_views.emplace(view, name); !first) {
+  // The view's key: the storage key's length and bytes, then the offset, dtype, shape and stride as raw bytes.
+  std::string view;
+  const auto put = [&](std::uint64_t n) { view.append(reinterpret_cast<const char*>(&n), sizeof n); };
+  put(s.key.size());
+  view += s.key;
+  put(s.view_offset + t.offset);
+  put(static_cast<std::uint64_t>(s.dtype));
+  for (std::size_t d = 0; d < t.shape.size(); ++d) {
+    put(t.shape[d]);
+    put(t.stride[d]);
+  }
+  if (const auto [seen, first] = m_views.emplace(std::move(view), m_tensors.size()); !first) {
     info.role = Role::alias;
-    info.alias_of = seen->second;
+    info.alias_of = m_tensors[seen->second].name;
   }
   m_tensors.push_back(std::move(info));
   m_placements.push_back(std::move(p));

@@ -101,15 +101,11 @@ struct ZipClose {
 
 // libzip's reading of the same archive must list the same entries with the same sizes, stored.
 void cross_check(const std::string& file, const std::vector<ZipEntry>& entries, const unsigned char* data,
-                 std::uint64_t size, ZipSource source) {
+                 std::uint64_t size, ZipSource) {
   zip_error_t err;
   zip_error_init(&err);
   std::unique_ptr<zip_t, ZipClose> z;
-  if (source == ZipSource::file) {
-    int code = 0;
-    z.reset(zip_open(file.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code));
-    zip_error_init_with_code(&err, code);
-  } else if (zip_source_t* src = zip_source_buffer_create(data, size, 0, &err)) {
+  if (zip_source_t* src = zip_source_buffer_create(data, size, 0, &err)) {
     z.reset(zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS, &err));
     if (!z) zip_source_free(src);
   }

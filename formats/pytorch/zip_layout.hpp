@@ -46,7 +46,8 @@ struct ZipEntry {
 };
 
 // Where the archive lies: a file of its own, or bytes inside another file (a DCP .distcp file holds one torch.save
-// archive per tensor chunk), which libzip then reads from the same memory.
+// archive per tensor chunk). libzip reads either from the mapping (not the path: reading each local header through
+// the file cost two system calls per entry).
 enum class ZipSource { file, embedded };
 
 // Which compression methods an archive's entries may use (torch.save stores; numpy.savez_compressed deflates).

@@ -13,13 +13,27 @@
 // runs (soup's evaluation command, an external trainer) get the environment the user gave. The second start costs
 // about 15 ms of CPU, so the subcommands that run no parallel loop (and --help, --version) skip it.
 
-#include "cli/common.hpp"
+//
+// Under an address-space limit (ulimit -v) libgomp may fail to map its threads' stacks (8 MiB each by default, the
+// stack limit) at the first parallel loop, and then prints "libgomp: Thread creation failed" and exits: no wavg
+// line, no cleanup by wavg. Every loop is parallel over elements, each element summed in the same order, so the
+// output is the same bytes for any thread count: fit_threads_to_address_space() runs the loops on one thread when
+// the stacks would take more than half of the address space the limit leaves, keeping the other half for the job
+// (its input mappings and buffers, which come later).
 
+#include <omp.h>
+#include <pthread.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <climits>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+
+#include "cli/common.hpp"
 
 namespace wavg::cli {
 
@@ -34,7 +48,59 @@ bool runs_parallel_loops(char** argv) {
   return true;
 }
 
+// The stack size libgomp gives each thread: OMP_STACKSIZE or GOMP_STACKSIZE (a number, KiB unless followed by B, K, M
+// or G), else the threads' default (glibc: the stack limit).
+std::uint64_t omp_stack_size() {
+  for (const char* name : {"OMP_STACKSIZE", "GOMP_STACKSIZE"})
+    if (const char* text = std::getenv(name)) {
+      char* end = nullptr;
+      const std::uint64_t n = std::strtoull(text, &end, 10);
+      while (*end == ' ') ++end;
+      switch (*end) {
+        case 'b':
+        case 'B': return n;
+        case 'm':
+        case 'M': return n << 20;
+        case 'g':
+        case 'G': return n << 30;
+        default: return n << 10;
+      }
+    }
+  pthread_attr_t attr;
+  std::size_t size = 8u << 20;
+  if (::pthread_getattr_default_np(&attr) == 0) {
+    ::pthread_attr_getstacksize(&attr, &size);
+    ::pthread_attr_destroy(&attr);
+  }
+  return size;
+}
+
+// The address space the process maps now, in bytes (/proc/self/statm's first field, in pages).
+std::uint64_t mapped_now() {
+  std::ifstream statm("/proc/self/statm");
+  std::uint64_t pages = 0;
+  statm >> pages;
+  return pages * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+}
+
 }  // namespace
+
+void fit_threads_to_address_space(int threads, bool verbose) {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return;
+  const std::uint64_t n = threads > 0 ? static_cast<std::uint64_t>(threads) : omp_get_max_threads();
+  if (n <= 1) return;
+  const std::uint64_t stack = omp_stack_size(), used = mapped_now();
+  const std::uint64_t left = limit.rlim_cur > used ? limit.rlim_cur - used : 0;
+  if (stack * (n - 1) <= left / 2) return;
+  ::omp_set_max_active_levels(0);  // every parallel region runs on one thread, whatever -j says later
+  if (verbose)
+    std::fprintf(stderr,
+                 "wavg: one thread: the address-space limit leaves %llu MiB, too little for %llu more threads' "
+                 "stacks of %llu MiB each (the output is the same)\n",
+                 static_cast<unsigned long long>(left >> 20), static_cast<unsigned long long>(n - 1),
+                 static_cast<unsigned long long>(stack >> 20));
+}
 
 void use_passive_wait_policy(char** argv) {
   if (std::getenv(k_marker)) {
