@@ -55,6 +55,6 @@ class DeepspeedReader final : public ListedReader {
 };
 
 // Tells whether `path` is a folder holding *_model_states.pt, or one whose `latest` file names such a folder.
-bool looks_like_deepspeed(const std::string& path);
+bool looks_like_deepspeed(const SniffInput& input);
 
 }  // namespace wavg::deepspeed

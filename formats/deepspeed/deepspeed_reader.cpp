@@ -145,9 +145,10 @@ std::string checkpoint_folder(const std::string& path) {
 
 }  // namespace
 
-bool looks_like_deepspeed(const std::string& path) {
+bool looks_like_deepspeed(const SniffInput& input) {
+  const std::string& path = input.path();
   std::error_code ec;
-  if (!fs::is_directory(path, ec)) return false;
+  if (!input.folder()) return false;
   const fs::path folder = fs::path(path) / "latest";
   const std::string dir = fs::is_regular_file(folder, ec) ? checkpoint_folder(path) : path;
   for (const auto& e : fs::directory_iterator(dir, ec))
