@@ -5,6 +5,7 @@
 #include <array>
 #include <cerrno>
 #include <filesystem>
+#include <functional>
 #include <new>
 #include <stdexcept>
 #include <string_view>
@@ -105,14 +106,6 @@ const std::array<Codec, 16> k_codecs{{
      .extensions = {".ckpt", ".index"}, .claims = claims_tensorflow, .companions = true,
      .commit_name = tensorflow_index_path, .accepts = k_tf_state, .train_extension = ".tensorflow",
      .sniff = looks_like_tensorflow, .open = open_tensorflow, .create = create_tensorflow_writer},
-    // A PyTorch Distributed Checkpoint folder (.metadata); an output folder is one when input 1 is (output_format).
-    // Before "hf": a folder holding both is read as DCP.
-    {.id = FormatId::dcp, .name = "dcp", .display = "PyTorch DCP", .folder = true, .commit_name = folder_name,
-     .accepts = k_shard_size, .train_extension = ".dcp", .sniff = dcp::looks_like_dcp,
-     .folder_holds = "a DCP .metadata", .open = open_as<dcp::DcpReader>, .create = dcp::create_dcp_writer},
-    // A DeepSpeed ZeRO checkpoint folder (global_stepN/, or the folder above with `latest`); read only.
-    {.id = FormatId::deepspeed, .name = "deepspeed", .display = "DeepSpeed", .sniff = deepspeed::looks_like_deepspeed,
-     .folder_holds = "DeepSpeed's *_model_states.pt", .open = open_as<deepspeed::DeepspeedReader>},
     // A folder, or its *.safetensors.index.json / *.bin.index.json; before "tfjs" and "json", which claim .json.
     // An output is a folder when its path ends in '/' or names one (output_format), or with --format hf / hf-bin.
     {.id = FormatId::hf, .name = "hf", .display = "Hugging Face", .folder = true, .commit_name = folder_name,
@@ -135,6 +128,13 @@ const std::array<Codec, 16> k_codecs{{
     // The same format with base64 data; chosen with --format only, and read by the "json" row.
     {.id = FormatId::json_base64, .name = "json-base64", .display = "wavg JSON", .read_as = FormatId::json,
      .train_extension = ".json-base64", .create = create_json_base64},
+    // A PyTorch Distributed Checkpoint folder (.metadata); an output folder is one when input 1 is (output_format).
+    {.id = FormatId::dcp, .name = "dcp", .display = "PyTorch DCP", .folder = true, .commit_name = folder_name,
+     .accepts = k_shard_size, .train_extension = ".dcp", .sniff = dcp::looks_like_dcp,
+     .folder_holds = "a DCP .metadata", .open = open_as<dcp::DcpReader>, .create = dcp::create_dcp_writer},
+    // A DeepSpeed ZeRO checkpoint folder (global_stepN/, or the folder above with `latest`); read only.
+    {.id = FormatId::deepspeed, .name = "deepspeed", .display = "DeepSpeed", .sniff = deepspeed::looks_like_deepspeed,
+     .folder_holds = "DeepSpeed's *_model_states.pt", .open = open_as<deepspeed::DeepspeedReader>},
 }};
 // clang-format on
 
@@ -168,11 +168,23 @@ std::string folder_without() {
   return text;
 }
 
+// Returns the rows that sniff an input, in the order they are asked: every row with a sniffer for a file; for a
+// folder, the rows that read folders, the default folder format last (a folder another folder format claims, a
+// DCP checkpoint beside a model.safetensors, is that format).
+std::vector<std::reference_wrapper<const Codec>> sniffing_order(bool folder) {
+  std::vector<std::reference_wrapper<const Codec>> rows;
+  for (const Codec& c : k_codecs)
+    if (c.sniff && (!folder || (c.folder_holds && !c.default_folder))) rows.push_back(c);
+  for (const Codec& c : k_codecs)
+    if (c.sniff && folder && c.folder_holds && c.default_folder) rows.push_back(c);
+  return rows;
+}
+
 // Sniffs `input` with every row (only the folder rows for a folder) and opens it with the first that claims it.
 std::unique_ptr<Reader> open_sniffed(const std::string& given, const SniffInput& input, bool from_stdin) {
   const std::string& path = input.path();
-  for (const Codec& c : k_codecs) {
-    if (!c.sniff || (input.folder() && !c.folder_holds) || !c.sniff(input)) continue;
+  for (const Codec& c : sniffing_order(input.folder())) {
+    if (!c.sniff(input)) continue;
     // Its other files would be looked for beside the copy, in $TMPDIR, where they are not (or are someone else's).
     if (from_stdin && c.not_from_stdin) fail(given, c.not_from_stdin);
     try {
