@@ -4,9 +4,8 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
+#include <functional>
 #include <new>
 #include <stdexcept>
 #include <string_view>
@@ -71,168 +70,77 @@ std::unique_ptr<Writer> create_json_base64(const std::string& t, const std::stri
 constexpr unsigned k_tf_state = static_cast<unsigned>(OutputOption::tf_state);
 constexpr unsigned k_shard_size = static_cast<unsigned>(OutputOption::shard_size);
 
-// The rows, in sniffing order.
+// The rows, in sniffing order. A table, one row a codec, its facts in the order Codec declares them.
+// clang-format off
 const std::array<Codec, 16> k_codecs{{
-    {.id = FormatId::hdf5,
-     .name = "hdf5",
-     .display = "HDF5",
-     .extensions = {".h5", ".hdf5", ".he5", ".keras_h5"},
-     .train_extension = ".h5",
-     .sniff = looks_like_hdf5,
-     .open = open_as<Hdf5Reader>,
-     .create = create_hdf5_writer},
-    {.id = FormatId::safetensors,
-     .name = "safetensors",
-     .display = "safetensors",
-     .extensions = {".safetensors"},
-     .train_extension = ".safetensors",
-     .sniff = looks_like_safetensors,
-     .open = open_as<SafetensorsReader>,
+    {.id = FormatId::hdf5, .name = "hdf5", .display = "HDF5", .extensions = {".h5", ".hdf5", ".he5", ".keras_h5"},
+     .train_extension = ".h5", .sniff = looks_like_hdf5, .open = open_as<Hdf5Reader>, .create = create_hdf5_writer},
+    {.id = FormatId::safetensors, .name = "safetensors", .display = "safetensors", .extensions = {".safetensors"},
+     .train_extension = ".safetensors", .sniff = looks_like_safetensors, .open = open_as<SafetensorsReader>,
      .create = create_safetensors_writer},
     // Before "keras": both are zip archives; torch.save's first entry is TOP/data.pkl. An output over a PyTorch
     // input 1 keeps its pickle's other entries (an epoch, an optimizer's step).
-    {.id = FormatId::pytorch,
-     .name = "pytorch",
-     .display = "PyTorch",
-     .extensions = {".pt", ".pth", ".bin"},
-     .keeps_entries = true,
-     .train_extension = ".pytorch",
-     .sniff = pytorch::looks_like_pytorch,
-     .open = open_as<pytorch::PytorchReader>,
-     .create = pytorch::create_pytorch_writer},
-    {.id = FormatId::keras,
-     .name = "keras",
-     .display = "Keras archive",
-     .extensions = {".keras"},
-     .train_extension = ".keras",
-     .sniff = looks_like_keras,
-     .open = open_as<KerasArchiveReader>,
+    {.id = FormatId::pytorch, .name = "pytorch", .display = "PyTorch", .extensions = {".pt", ".pth", ".bin"},
+     .keeps_entries = true, .train_extension = ".pytorch", .sniff = pytorch::looks_like_pytorch,
+     .open = open_as<pytorch::PytorchReader>, .create = pytorch::create_pytorch_writer},
+    {.id = FormatId::keras, .name = "keras", .display = "Keras archive", .extensions = {".keras"},
+     .train_extension = ".keras", .sniff = looks_like_keras, .open = open_as<KerasArchiveReader>,
      .create = create_keras_writer},
     // After "pytorch" and "keras", the other zip archives: every member of an .npz is a .npy file.
-    {.id = FormatId::npz,
-     .name = "npz",
-     .display = "NumPy",
-     .extensions = {".npz"},
-     .train_extension = ".npz",
-     .sniff = looks_like_npz,
-     .open = open_as<NpzReader>,
-     .create = create_npz_writer},
-    {.id = FormatId::mxnet,
-     .name = "mxnet",
-     .display = "MXNet",
-     .extensions = {".params"},
-     .train_extension = ".mxnet",
-     .sniff = looks_like_mxnet,
-     .open = open_as<MxnetReader>,
+    {.id = FormatId::npz, .name = "npz", .display = "NumPy", .extensions = {".npz"}, .train_extension = ".npz",
+     .sniff = looks_like_npz, .open = open_as<NpzReader>, .create = create_npz_writer},
+    {.id = FormatId::mxnet, .name = "mxnet", .display = "MXNet", .extensions = {".params"},
+     .train_extension = ".mxnet", .sniff = looks_like_mxnet, .open = open_as<MxnetReader>,
      .create = create_mxnet_writer},
     // Before "caffe", whose protobuf sniff a msgpack map could pass; Flax checkpoints often have no extension. An
     // output over a Flax input 1 keeps its state dict's other values (a step counter).
-    {.id = FormatId::flax,
-     .name = "flax",
-     .display = "Flax",
-     .extensions = {".msgpack"},
-     .keeps_entries = true,
-     .train_extension = ".flax",
-     .sniff = looks_like_flax,
-     .open = open_as<FlaxReader>,
-     .create = create_flax_writer},
-    {.id = FormatId::caffe,
-     .name = "caffe",
-     .display = "Caffe",
-     .extensions = {".caffemodel"},
-     .train_extension = ".caffe",
-     .sniff = looks_like_caffe,
-     .open = open_as<CaffeReader>,
+    {.id = FormatId::flax, .name = "flax", .display = "Flax", .extensions = {".msgpack"}, .keeps_entries = true,
+     .train_extension = ".flax", .sniff = looks_like_flax, .open = open_as<FlaxReader>, .create = create_flax_writer},
+    {.id = FormatId::caffe, .name = "caffe", .display = "Caffe", .extensions = {".caffemodel"},
+     .train_extension = ".caffe", .sniff = looks_like_caffe, .open = open_as<CaffeReader>,
      .create = create_caffe_writer},
     // Given by prefix (model.ckpt-1000) or by PREFIX.index, and committed as PREFIX.index with its data shard as
     // a companion; an output named *.ckpt-N is TensorFlow too. (A copy of standard input is never a prefix nor
     // named .index, so it is never sniffed as one.)
-    {.id = FormatId::tensorflow,
-     .name = "tensorflow",
-     .display = "TensorFlow checkpoint",
-     .extensions = {".ckpt", ".index"},
-     .claims = claims_tensorflow,
-     .companions = true,
-     .commit_name = tensorflow_index_path,
-     .accepts = k_tf_state,
-     .train_extension = ".tensorflow",
-     .sniff = looks_like_tensorflow,
-     .open = open_tensorflow,
-     .create = create_tensorflow_writer},
+    {.id = FormatId::tensorflow, .name = "tensorflow", .display = "TensorFlow checkpoint",
+     .extensions = {".ckpt", ".index"}, .claims = claims_tensorflow, .companions = true,
+     .commit_name = tensorflow_index_path, .accepts = k_tf_state, .train_extension = ".tensorflow",
+     .sniff = looks_like_tensorflow, .open = open_tensorflow, .create = create_tensorflow_writer},
     // A folder, or its *.safetensors.index.json / *.bin.index.json; before "tfjs" and "json", which claim .json.
     // An output is a folder when its path ends in '/' or names one (output_format), or with --format hf / hf-bin.
-    {.id = FormatId::hf,
-     .name = "hf",
-     .display = "Hugging Face",
-     .folder = true,
-     .commit_name = folder_name,
-     .accepts = k_shard_size,
-     .train_extension = ".hf",
-     .sniff = hf::looks_like_hf,
-     .open = open_as<hf::FolderReader>,
-     .create = hf::create_hf_writer},
+    {.id = FormatId::hf, .name = "hf", .display = "Hugging Face", .folder = true, .commit_name = folder_name,
+     .accepts = k_shard_size, .train_extension = ".hf", .sniff = hf::looks_like_hf,
+     .folder_holds = "model.safetensors, pytorch_model.bin, their sharded indexes", .default_folder = true,
+     .open = open_as<hf::FolderReader>, .create = hf::create_hf_writer},
     // The same folder with torch.save shards; chosen with --format only, and read by the "hf" row.
-    {.id = FormatId::hf_bin,
-     .name = "hf-bin",
-     .display = "Hugging Face",
-     .read_as = FormatId::hf,
-     .folder = true,
-     .commit_name = folder_name,
-     .accepts = k_shard_size,
-     .train_extension = ".hf-bin",
+    {.id = FormatId::hf_bin, .name = "hf-bin", .display = "Hugging Face", .read_as = FormatId::hf, .folder = true,
+     .commit_name = folder_name, .accepts = k_shard_size, .train_extension = ".hf-bin",
      .create = hf::create_hf_bin_writer},
     // Before "json": both claim .json; a TF.js model.json is told by its weightsManifest member. Its weight files
     // are companions beside it.
-    {.id = FormatId::tfjs,
-     .name = "tfjs",
-     .display = "TensorFlow.js",
-     .claims = claims_tfjs,
-     .companions = true,
+    {.id = FormatId::tfjs, .name = "tfjs", .display = "TensorFlow.js", .claims = claims_tfjs, .companions = true,
      .not_from_stdin = "a TF.js model.json names weight files beside it, so it cannot come from standard input; "
                        "give its path",
-     .train_extension = ".tfjs",
-     .sniff = looks_like_tfjs,
-     .open = open_as<TfjsReader>,
-     .create = create_tfjs_writer},
-    {.id = FormatId::json,
-     .name = "json",
-     .display = "wavg JSON",
-     .extensions = {".json"},
-     .train_extension = ".json",
-     .sniff = looks_like_wavg_json,
-     .open = open_as<JsonReader>,
+     .train_extension = ".tfjs", .sniff = looks_like_tfjs, .open = open_as<TfjsReader>, .create = create_tfjs_writer},
+    {.id = FormatId::json, .name = "json", .display = "wavg JSON", .extensions = {".json"},
+     .train_extension = ".json", .sniff = looks_like_wavg_json, .open = open_as<JsonReader>,
      .create = create_json_values},
     // The same format with base64 data; chosen with --format only, and read by the "json" row.
-    {.id = FormatId::json_base64,
-     .name = "json-base64",
-     .display = "wavg JSON",
-     .read_as = FormatId::json,
-     .train_extension = ".json-base64",
-     .create = create_json_base64},
+    {.id = FormatId::json_base64, .name = "json-base64", .display = "wavg JSON", .read_as = FormatId::json,
+     .train_extension = ".json-base64", .create = create_json_base64},
     // A PyTorch Distributed Checkpoint folder (.metadata); an output folder is one when input 1 is (output_format).
-    {.id = FormatId::dcp,
-     .name = "dcp",
-     .display = "PyTorch DCP",
-     .folder = true,
-     .commit_name = folder_name,
-     .accepts = k_shard_size,
-     .keeps_entries = true,  // the copied .metadata keeps input 1's non-tensor values
-     .train_extension = ".dcp",
-     .sniff = dcp::looks_like_dcp,
-     .open = open_as<dcp::DcpReader>,
-     .create = dcp::create_dcp_writer},
+    // The copied .metadata keeps input 1's non-tensor values (keeps_entries).
+    {.id = FormatId::dcp, .name = "dcp", .display = "PyTorch DCP", .folder = true, .commit_name = folder_name,
+     .accepts = k_shard_size, .keeps_entries = true, .train_extension = ".dcp", .sniff = dcp::looks_like_dcp,
+     .folder_holds = "a DCP .metadata", .open = open_as<dcp::DcpReader>, .create = dcp::create_dcp_writer},
     // A DeepSpeed ZeRO checkpoint folder (global_stepN/, or the folder above with `latest`); an output folder is
     // one when input 1 is (output_format).
-    {.id = FormatId::deepspeed,
-     .name = "deepspeed",
-     .display = "DeepSpeed",
-     .folder = true,
-     .commit_name = folder_name,
-     .keeps_entries = true,
-     .sniff = deepspeed::looks_like_deepspeed,
-     .open = open_as<deepspeed::DeepspeedReader>,
+    {.id = FormatId::deepspeed, .name = "deepspeed", .display = "DeepSpeed", .folder = true,
+     .commit_name = folder_name, .keeps_entries = true, .sniff = deepspeed::looks_like_deepspeed,
+     .folder_holds = "DeepSpeed's *_model_states.pt", .open = open_as<deepspeed::DeepspeedReader>,
      .create = deepspeed::create_deepspeed_writer},
 }};
+// clang-format on
 
 // Refuses a tensor name holding U+0000: C APIs (HDF5's among them) would cut the name there, silently.
 std::unique_ptr<Reader> check_names(std::unique_ptr<Reader> reader) {
@@ -245,12 +153,52 @@ std::unique_ptr<Reader> check_names(std::unique_ptr<Reader> reader) {
 // Refuses the first bytes of standard input (its copy so far, at `head`) unless they may start a checkpoint: a
 // codec's sniffer claims them, or they start a zip archive (.keras, torch.save), whose directory comes last.
 void check_stdin_head(const std::string& head) {
+  const SniffInput input(head);
   for (const Codec& c : k_codecs)
-    if (c.sniff && c.sniff(head)) return;
-  std::ifstream in(head, std::ios::binary);
-  char magic[4] = {};
-  if (in.read(magic, sizeof magic) && std::memcmp(magic, "PK\x03\x04", 4) == 0) return;
+    if (c.sniff && c.sniff(input)) return;
+  if (input.text(4) == "PK\x03\x04") return;
   fail(k_stdio_name, describe_unknown(head));
+}
+
+// Returns the message refusing a folder no row claims: what a folder of each folder format holds, the default
+// folder format's first.
+std::string folder_without() {
+  std::vector<const char*> holds;
+  for (const Codec& c : k_codecs)
+    if (c.folder_holds) holds.insert(c.default_folder ? holds.begin() : holds.end(), c.folder_holds);
+  std::string text = "a folder without ";
+  for (std::size_t i = 0; i < holds.size(); ++i)
+    text += std::string(i == 0 ? "" : i + 1 == holds.size() ? " or " : ", ") + holds[i];
+  return text;
+}
+
+// Returns the rows that sniff an input, in the order they are asked: every row with a sniffer for a file; for a
+// folder, the rows that read folders, the default folder format last (a folder another folder format claims, a
+// DCP checkpoint beside a model.safetensors, is that format).
+std::vector<std::reference_wrapper<const Codec>> sniffing_order(bool folder) {
+  std::vector<std::reference_wrapper<const Codec>> rows;
+  for (const Codec& c : k_codecs)
+    if (c.sniff && (!folder || (c.folder_holds && !c.default_folder))) rows.push_back(c);
+  for (const Codec& c : k_codecs)
+    if (c.sniff && folder && c.folder_holds && c.default_folder) rows.push_back(c);
+  return rows;
+}
+
+// Sniffs `input` with every row (only the folder rows for a folder) and opens it with the first that claims it.
+std::unique_ptr<Reader> open_sniffed(const std::string& given, const SniffInput& input, bool from_stdin) {
+  const std::string& path = input.path();
+  for (const Codec& c : sniffing_order(input.folder())) {
+    if (!c.sniff(input)) continue;
+    // Its other files would be looked for beside the copy, in $TMPDIR, where they are not (or are someone else's).
+    if (from_stdin && c.not_from_stdin) fail(given, c.not_from_stdin);
+    try {
+      return check_names(c.open(path));
+    } catch (const std::exception& e) {  // a structure larger than this process may hold, named by its file
+      if (!dynamic_cast<const std::bad_alloc*>(&e) && !dynamic_cast<const std::length_error*>(&e)) throw;
+      fail(path, "out of memory while reading its structure (" + std::string(c.display) + ")");
+    }
+  }
+  fail(path, input.folder() ? folder_without() : describe_unknown(path));
 }
 
 // Returns the --format name of the format `input` was read as, for messages ("hdf5"), or its own name.
@@ -269,6 +217,8 @@ FormatId ckpt_format(const std::string& path, const Reader* input) {
 
 }  // namespace
 
+std::span<const Codec> codecs() { return k_codecs; }
+
 const Codec& codec(FormatId id) {
   for (const Codec& c : k_codecs)
     if (c.id == id) return c;
@@ -283,31 +233,19 @@ const Codec* codec_of(const Reader& reader) {
 std::unique_ptr<Reader> open_reader(const std::string& given) {
   const bool from_stdin = given == k_stdio_name;
   const std::string& path = from_stdin ? stdin_copy(check_stdin_head) : given;
-  // Before any sniffer opens it: a FIFO would block its open() for ever. A TensorFlow checkpoint is named by a
-  // prefix that is no file itself: PREFIX.index is. A folder is a Hugging Face model or nothing.
+  // A folder is shown to the folder rows by its path alone.
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    if (dcp::looks_like_dcp(path)) return check_names(std::make_unique<dcp::DcpReader>(path));
-    if (deepspeed::looks_like_deepspeed(path)) return check_names(std::make_unique<deepspeed::DeepspeedReader>(path));
-    if (!hf::looks_like_hf(path))
-      fail(path,
-           "a folder without model.safetensors, pytorch_model.bin, their sharded indexes, a DCP .metadata or "
-           "DeepSpeed's *_model_states.pt");
-    return check_names(std::make_unique<hf::FolderReader>(path));
+  if (std::filesystem::is_directory(path, ec)) return open_sniffed(given, SniffInput(path), from_stdin);
+  // A TensorFlow checkpoint is named by a prefix that is no file itself: PREFIX.index is, and the prefix is
+  // recognised by its name. Checked first all the same: a FIFO would block its open() for ever.
+  if (is_tensorflow_prefix(path)) {
+    require_regular_file(path + ".index");
+    return open_sniffed(given, SniffInput(path, {}), from_stdin);
   }
-  require_regular_file(is_tensorflow_prefix(path) ? path + ".index" : path);
-  for (const Codec& c : k_codecs) {
-    if (!c.sniff || !c.sniff(path)) continue;
-    // Its other files would be looked for beside the copy, in $TMPDIR, where they are not (or are someone else's).
-    if (from_stdin && c.not_from_stdin) fail(given, c.not_from_stdin);
-    try {
-      return check_names(c.open(path));
-    } catch (const std::exception& e) {  // a structure larger than this process may hold, named by its file
-      if (!dynamic_cast<const std::bad_alloc*>(&e) && !dynamic_cast<const std::length_error*>(&e)) throw;
-      fail(path, "out of memory while reading its structure (" + std::string(c.display) + ")");
-    }
-  }
-  fail(path, describe_unknown(path));
+  // Mapped once (refused first if it is no regular file: a FIFO would block for ever), and every sniffer looks at
+  // the mapping.
+  const MappedFile file(path);
+  return open_sniffed(given, SniffInput(path, {file.data(), static_cast<std::size_t>(file.size())}), from_stdin);
 }
 
 FormatId output_format(const std::string& path, const std::string& forced, const Reader* template_input) {
@@ -324,13 +262,13 @@ FormatId output_format(const std::string& path, const std::string& forced, const
   }
   std::error_code ec;
   if (ends_with(path, "/") || std::filesystem::is_directory(path, ec)) {
-    // A folder in input 1's folder format (DCP after a DCP input), else the first folder row (Hugging Face).
+    // A folder in input 1's folder format (DCP after a DCP input), else the default folder row (Hugging Face).
     if (template_input && template_input->format() != FormatId::none) {
       const Codec& input1 = codec(template_input->format());
       if (input1.folder && input1.create) return input1.id;
     }
     for (const Codec& c : k_codecs)
-      if (c.folder && c.create) return c.id;
+      if (c.default_folder) return c.id;
   }
   if (ends_with(path, ".ckpt")) return ckpt_format(path, template_input);
   for (const Codec& c : k_codecs)

@@ -88,7 +88,7 @@ class CaffeReader final : public ListedReader {
 };
 
 // Tells whether a file starts like a NetParameter: known top-level fields, and a layer with a name among them.
-bool looks_like_caffe(const std::string& path);
+bool looks_like_caffe(const SniffInput& input);
 
 std::unique_ptr<Writer> create_caffe_writer(const std::string& tmp_path, const std::string& display_path,
                                             const OutputSpec& spec);

@@ -158,13 +158,10 @@ bool layer_has_name(const unsigned char* p, std::uint64_t begin, std::uint64_t e
 
 }  // namespace
 
-bool looks_like_caffe(const std::string& path) {
+bool looks_like_caffe(const SniffInput& input) {
   // The first MiB is enough: a layer's name comes before its blobs.
-  std::ifstream in(path, std::ios::binary);
-  std::string buf(1 << 20, '\0');
-  in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-  const auto* p = reinterpret_cast<const unsigned char*>(buf.data());
-  const auto end = static_cast<std::uint64_t>(in.gcount());
+  const auto* p = input.bytes().data();
+  const auto end = std::min<std::uint64_t>(input.bytes().size(), 1 << 20);
   std::uint64_t at = 0, tag = 0, v = 0;
   while (at < end && read_varint(p, end, at, tag)) {
     const std::uint64_t field = tag >> 3, type = tag & 7;

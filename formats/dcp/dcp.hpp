@@ -111,7 +111,7 @@ class DcpReader final : public ListedReader {
 };
 
 // Tells whether `path` is a folder holding a .metadata file.
-bool looks_like_dcp(const std::string& path);
+bool looks_like_dcp(const SniffInput& input);
 
 std::unique_ptr<Writer> create_dcp_writer(const std::string& tmp_dir, const std::string& display_path,
                                           const OutputSpec& spec);

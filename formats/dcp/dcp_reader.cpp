@@ -66,9 +66,9 @@ void locate(const MappedFile& file, std::uint64_t at, std::uint64_t length, cons
 
 }  // namespace
 
-bool looks_like_dcp(const std::string& path) {
+bool looks_like_dcp(const SniffInput& input) {
   std::error_code ec;
-  return fs::is_directory(path, ec) && fs::is_regular_file(fs::path(path) / ".metadata", ec);
+  return input.folder() && fs::is_regular_file(fs::path(input.path()) / ".metadata", ec);
 }
 
 DcpReader::DcpReader(const std::string& path) : ListedReader(path, FormatId::dcp) {

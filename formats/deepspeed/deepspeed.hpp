@@ -98,7 +98,7 @@ class DeepspeedReader final : public ListedReader {
 };
 
 // Tells whether `path` is a folder holding *_model_states.pt, or one whose `latest` file names such a folder.
-bool looks_like_deepspeed(const std::string& path);
+bool looks_like_deepspeed(const SniffInput& input);
 
 std::unique_ptr<Writer> create_deepspeed_writer(const std::string& tmp_dir, const std::string& display_path,
                                                 const OutputSpec& spec);

@@ -91,9 +91,10 @@ std::vector<std::vector<std::uint64_t>> alignment_paddings(const TorchFile& f, s
 
 }  // namespace
 
-bool looks_like_deepspeed(const std::string& path) {
+bool looks_like_deepspeed(const SniffInput& input) {
+  const std::string& path = input.path();
   std::error_code ec;
-  if (!fs::is_directory(path, ec)) return false;
+  if (!input.folder()) return false;
   const fs::path folder = fs::path(path) / "latest";
   const std::string dir = fs::is_regular_file(folder, ec) ? checkpoint_folder(path) : path;
   for (const auto& e : fs::directory_iterator(dir, ec))

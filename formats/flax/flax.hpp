@@ -78,7 +78,7 @@ class FlaxReader final : public ListedReader {
 };
 
 // Tells whether a file starts with a msgpack map whose first key is a string (or is an empty map).
-bool looks_like_flax(const std::string& path);
+bool looks_like_flax(const SniffInput& input);
 
 std::unique_ptr<Writer> create_flax_writer(const std::string& tmp_path, const std::string& display_path,
                                            const OutputSpec& spec);

@@ -128,11 +128,9 @@ Array parse_array(const std::string& file, const msgpack_tree::Tree& outer, cons
 
 }  // namespace
 
-bool looks_like_flax(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  unsigned char b[2] = {0, 0};
-  in.read(reinterpret_cast<char*>(b), 2);
-  const std::streamsize n = in.gcount();
+bool looks_like_flax(const SniffInput& input) {
+  const unsigned char* b = input.bytes().data();
+  const std::size_t n = input.bytes().size();
   if (n >= 1 && b[0] == 0x80) return n == 1;  // {}: an empty state
   if (n < 2) return false;
   const bool map = (b[0] >= 0x81 && b[0] <= 0x8f) || b[0] == 0xde || b[0] == 0xdf;

@@ -71,11 +71,7 @@ class FlaxWriter final : public Writer {
     }
   }
 
-  void finish() override {
-    const int fd = m_fd;
-    m_fd = -1;
-    if (::close(fd) != 0) fail(m_display, std::string("cannot close the output: ") + std::strerror(errno));
-  }
+  void finish() override { close_output(m_fd, m_display); }
 
  private:
   msgpack::packer<Appender> packer() { return msgpack::packer<Appender>(m_appender); }

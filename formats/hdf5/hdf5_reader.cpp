@@ -25,13 +25,11 @@ namespace {
 constexpr char k_signature[8] = {'\x89', 'H', 'D', 'F', '\r', '\n', '\x1a', '\n'};
 }
 
-bool looks_like_hdf5(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char buf[8];
-  for (std::uint64_t at = 0; at <= (1u << 20); at = at ? at * 2 : 512) {
-    in.seekg(static_cast<std::streamoff>(at));
-    if (!in.read(buf, 8)) return false;
-    if (std::memcmp(buf, k_signature, 8) == 0) return true;
+bool looks_like_hdf5(const SniffInput& input) {
+  const std::string_view bytes = input.text();
+  for (std::size_t at = 0; at <= (1u << 20); at = at ? at * 2 : 512) {
+    if (bytes.size() < 8 || at > bytes.size() - 8) return false;
+    if (std::memcmp(bytes.data() + at, k_signature, 8) == 0) return true;
   }
   return false;
 }

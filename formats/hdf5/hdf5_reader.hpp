@@ -104,6 +104,6 @@ class Hdf5Reader final : public ListedReader {
 };
 
 // Tells whether the first bytes of a file carry the HDF5 signature (at 0 or after a user block).
-bool looks_like_hdf5(const std::string& path);
+bool looks_like_hdf5(const SniffInput& input);
 
 }  // namespace wavg

@@ -82,9 +82,9 @@ class FolderReader final : public ListedReader {
   std::vector<std::pair<std::size_t, std::size_t>> m_where;  // per tensor: shard, index in the shard
 };
 
-// Tells whether `path` is a folder holding one of the four layouts, or a *.index.json whose weight_map says it
+// Tells whether an input is a folder holding one of the four layouts, or a *.index.json whose weight_map says it
 // is a sharded checkpoint's index.
-bool looks_like_hf(const std::string& path);
+bool looks_like_hf(const SniffInput& input);
 
 // Tells whether `name` is a shard name wavg writes: (model|pytorch_model)-NNNNN-of-NNNNN[-TOKEN].(safetensors|bin).
 bool is_shard_name(const std::string& name);

@@ -106,17 +106,16 @@ bool FolderReader::is_weights_file(const std::string& name) {
   return std::any_of(std::begin(k_weights), std::end(k_weights), [&](const char* e) { return ends_with(name, e); });
 }
 
-bool looks_like_hf(const std::string& path) {
-  if (is_dir(path)) {
+bool looks_like_hf(const SniffInput& input) {
+  const std::string& path = input.path();
+  if (input.folder()) {
     for (const Layout& l : k_layouts)
       if (fs::exists(fs::path(path) / l.index) || fs::exists(fs::path(path) / l.single)) return true;
     return false;
   }
   if (!index_kind(fs::path(path).filename().string())) return false;
-  std::error_code ec;
-  if (fs::file_size(path, ec) > k_max_index || ec) return false;
-  std::ifstream in(path, std::ios::binary);
-  const nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+  if (input.bytes().size() > k_max_index) return false;
+  const nlohmann::json doc = nlohmann::json::parse(input.text(), nullptr, false);
   return doc.is_object() && doc.contains("weight_map");
 }
 

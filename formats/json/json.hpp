@@ -41,7 +41,7 @@ class JsonReader final : public ListedReader {
 };
 
 // Tells whether a file starts like wavg JSON: '{' and "format": "wavg-json" as the first member.
-bool looks_like_wavg_json(const std::string& path);
+bool looks_like_wavg_json(const SniffInput& input);
 
 // Creates a writer whose tensors hold one JSON value per element ("json") or base64 strings ("json-base64").
 enum class JsonEncoding { values, base64 };

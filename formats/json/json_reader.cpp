@@ -59,13 +59,9 @@ void read_values(json::Cursor& in, const TensorInfo& t, std::uint64_t count, boo
 
 }  // namespace
 
-bool looks_like_wavg_json(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char buf[256] = {};
-  in.read(buf, sizeof buf - 1);
-  std::string s(buf, static_cast<std::size_t>(in.gcount()));
+bool looks_like_wavg_json(const SniffInput& input) {
   std::string compact;
-  for (char c : s)
+  for (char c : input.text(255))
     if (c != ' ' && c != '\n' && c != '\r' && c != '\t') compact += c;
   return compact.rfind("{\"format\":\"wavg-json\"", 0) == 0;
 }
@@ -81,9 +77,7 @@ JsonReader::JsonReader(std::string path) : ListedReader(std::move(path), FormatI
   bool have_format = false, have_tensors = false;
   in.expect('{', "'{' to open the document");
   for (bool first_member = true; in.next_item('}', first_member);) {
-    const std::string key = in.string();
-    if (!top_keys.insert(key).second) in.error("the member " + key + " appears twice");
-    in.expect(':', "':'");
+    const std::string key = in.key(top_keys, "the member ", " appears twice");
     if (key == "format") {
       if (in.peek() != '"' || in.string() != "wavg-json") in.error("format is not \"wavg-json\"");
       have_format = true;
@@ -106,9 +100,7 @@ JsonReader::JsonReader(std::string path) : ListedReader(std::move(path), FormatI
         std::set<std::string> keys;
         in.expect('{', "a tensor object");
         for (bool first_field = true; in.next_item('}', first_field);) {
-          const std::string k = in.string();
-          if (!keys.insert(k).second) in.error("a tensor has the member " + k + " twice");
-          in.expect(':', "':'");
+          const std::string k = in.key(keys, "a tensor has the member ", " twice");
           if (k == "name") {
             if (in.peek() != '"') in.error("tensor name is not a string");
             t.name = in.string();

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -31,6 +32,14 @@ class Cursor {
   bool next_item(char close, bool& first);
   // Reads a string token and returns its decoded UTF-8 value.
   std::string string();
+  // Reads an object member's key and the ':' after it; a key already in `seen` is an error, worded
+  // `twice_before` KEY `twice_after`.
+  std::string key(std::set<std::string>& seen, const std::string& twice_before, const std::string& twice_after) {
+    std::string k = string();
+    if (!seen.insert(k).second) error(twice_before + k + twice_after);
+    expect(':', "':'");
+    return k;
+  }
   // Reads a number token and returns its text, validated against the JSON grammar.
   std::string_view number();
   // Reads `true` or `false`.

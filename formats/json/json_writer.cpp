@@ -11,6 +11,7 @@
 #include "json/json.hpp"
 #include "json/json_text.hpp"
 #include "wavg/error.hpp"
+#include "wavg/file_io.hpp"
 
 namespace wavg {
 
@@ -65,11 +66,7 @@ class JsonWriter final : public Writer {
     }
     m_out += m_spec.tensors.empty() ? "]}\n" : "\n ]}\n";
     flush();
-    if (::close(m_fd) != 0) {
-      m_fd = -1;
-      fail(m_display, std::string("cannot close the output: ") + std::strerror(errno));
-    }
-    m_fd = -1;
+    close_output(m_fd, m_display);
   }
 
  private:

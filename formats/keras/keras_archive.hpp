@@ -65,10 +65,8 @@ class KerasArchiveReader final : public ListedReader {
   ModelLayers m_layers;
 };
 
-// Tells whether a file starts with a zip local file header.
-bool looks_like_zip(const std::string& path);
-// Tells whether a file is a zip archive holding any of a .keras archive's entries (a PyTorch zip is not one).
-bool looks_like_keras(const std::string& path);
+// Tells whether an input is a zip archive holding any of a .keras archive's entries (a PyTorch zip is not one).
+bool looks_like_keras(const SniffInput& input);
 
 std::unique_ptr<Writer> create_keras_writer(const std::string& tmp_path, const std::string& display_path,
                                             const OutputSpec& spec);

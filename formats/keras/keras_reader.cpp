@@ -64,16 +64,16 @@ void extract(zip_t* z, zip_uint64_t index, const std::string& path, const std::s
 
 }  // namespace
 
-bool looks_like_zip(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char b[4] = {};
-  return in.read(b, 4) && std::memcmp(b, "PK\x03\x04", 4) == 0;
-}
-
-bool looks_like_keras(const std::string& path) {
-  if (!looks_like_zip(path)) return false;
-  int code = 0;
-  std::unique_ptr<zip_t, ZipCloser> z(zip_open(path.c_str(), ZIP_RDONLY, &code));
+bool looks_like_keras(const SniffInput& input) {
+  if (!input.text(4).starts_with("PK\x03\x04")) return false;
+  // libzip reads the archive from the sniffers' mapping, without opening the file again.
+  zip_error_t error;
+  zip_error_init(&error);
+  zip_source_t* source = zip_source_buffer_create(input.bytes().data(), input.bytes().size(), 0, &error);
+  zip_t* opened = source ? zip_open_from_source(source, ZIP_RDONLY, &error) : nullptr;
+  if (source && !opened) zip_source_free(source);
+  zip_error_fini(&error);
+  std::unique_ptr<zip_t, ZipCloser> z(opened);
   if (!z) return true;  // a broken zip named .keras or not: the reader's own message says what is wrong
   for (const char* entry : k_entries)
     if (zip_name_locate(z.get(), entry, 0) >= 0) return true;

@@ -96,9 +96,7 @@ class KerasWriter final : public Writer {
   }
 
   void finish() override {
-    // The provenance first: entries() waits for the inputs' hash threads, and the inner writer's read-back forks
-    // the structure probe, which must not happen while other threads run (a fork copies locks another thread may
-    // hold: AddressSanitizer's allocator in GCC 12 has no fork handler, and its child hung on it).
+    // entries() waits for the inputs' hash threads: the archive is assembled once they are done.
     const auto provenance = m_provenance.entries();
     m_inner->finish();
     m_inner.reset();

@@ -57,7 +57,7 @@ class MxnetReader final : public MappedTensorsReader {
 };
 
 // Tells whether a file starts with the NDArray list magic 0x112 and a zero reserved word.
-bool looks_like_mxnet(const std::string& path);
+bool looks_like_mxnet(const SniffInput& input);
 
 std::unique_ptr<Writer> create_mxnet_writer(const std::string& tmp_path, const std::string& display_path,
                                             const OutputSpec& spec);

@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 
+#include "common/byte_cursor.hpp"
 #include "mxnet/mxnet.hpp"
 #include "wavg/error.hpp"
 
@@ -50,43 +51,6 @@ std::string hex32(std::uint32_t v) {
   return s;
 }
 
-// Reads little-endian words from the mapping; every read is checked against the end of the file first.
-class Cursor {
- public:
-  explicit Cursor(const MappedFile& file) : m_file(file) {}
-
-  std::uint64_t at() const { return m_at; }
-  std::uint64_t left() const { return m_file.size() - m_at; }
-
-  void need(std::uint64_t bytes, const std::string& what) const {
-    if (!m_file.contains(m_at, bytes))
-      fail(m_file.path(), "truncated: " + what + " at byte " + std::to_string(m_at) + " needs " +
-                              std::to_string(bytes) + " bytes, " + std::to_string(left()) + " left");
-  }
-  template <typename T>
-  T take(const std::string& what) {
-    need(sizeof(T), what);
-    T v;
-    std::memcpy(&v, m_file.data() + m_at, sizeof v);
-    m_at += sizeof v;
-    return v;
-  }
-  std::string take_string(std::uint64_t bytes, const std::string& what) {
-    need(bytes, what);
-    std::string s(reinterpret_cast<const char*>(m_file.data() + m_at), static_cast<std::size_t>(bytes));
-    m_at += bytes;
-    return s;
-  }
-  void skip(std::uint64_t bytes, const std::string& what) {
-    need(bytes, what);
-    m_at += bytes;
-  }
-
- private:
-  const MappedFile& m_file;
-  std::uint64_t m_at = 0;
-};
-
 struct Parsed {
   Encoding encoding;
   TensorInfo info;
@@ -94,7 +58,7 @@ struct Parsed {
 };
 
 // Reads one array in any of the four encodings; `what` names it ("array 3") in messages.
-Parsed parse_array(Cursor& c, const std::string& file, const std::string& what) {
+Parsed parse_array(ByteCursor& c, const std::string& file, const std::string& what) {
   const auto first = c.take<std::uint32_t>(what + " header");
   Parsed p{Encoding::legacy, {what, DType::f32, {}}, 0};
   std::int64_t ndim = 0;
@@ -161,16 +125,17 @@ std::string encodings_text(const std::set<Encoding>& used) {
 
 }  // namespace
 
-bool looks_like_mxnet(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+bool looks_like_mxnet(const SniffInput& input) {
   std::uint64_t magic = 0;
+  if (input.bytes().size() < sizeof magic) return false;
+  std::memcpy(&magic, input.bytes().data(), sizeof magic);
   // MXNet itself checks only the magic, not the reserved word.
-  return in.read(reinterpret_cast<char*>(&magic), sizeof magic) && magic == k_list_magic;
+  return magic == k_list_magic;
 }
 
 MxnetReader::MxnetReader(std::string path) : MappedTensorsReader(std::move(path), FormatId::mxnet) {
   const std::string& file = m_file.path();
-  Cursor c(m_file);
+  ByteCursor c(file, m_file.data(), m_file.size());
   if (c.take<std::uint64_t>("list magic") != k_list_magic) fail(file, "not an MXNet NDArray list (no magic 0x112)");
   c.take<std::uint64_t>("reserved word");
   const auto n = c.take<std::uint64_t>("array count");
@@ -194,7 +159,7 @@ MxnetReader::MxnetReader(std::string path) : MappedTensorsReader(std::move(path)
     std::string name = std::to_string(i);
     if (m_has_names) {
       const auto len = c.take<std::uint64_t>("length of name " + std::to_string(i));
-      name = c.take_string(len, "name " + std::to_string(i));
+      name = c.text(len, "name " + std::to_string(i));
       if (name.empty()) fail(file, "array " + std::to_string(i) + " has an empty name");
     }
     if (!seen.insert(name).second) fail(file, "the name " + name + " appears twice");

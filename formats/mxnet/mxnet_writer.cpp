@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "file_writer.hpp"
 #include "mxnet/mxnet.hpp"
 #include "wavg/atomic_file.hpp"
 #include "wavg/error.hpp"
@@ -75,10 +76,10 @@ bool plain_list(const OutputSpec& spec) {
   return true;
 }
 
-class MxnetWriter final : public Writer {
+class MxnetWriter final : public FileWriter {
  public:
   MxnetWriter(const std::string& tmp_path, const std::string& display_path, const OutputSpec& spec)
-      : m_display(display_path), m_spec(spec) {
+      : FileWriter(display_path, spec) {
     std::string head;
     put<std::uint64_t>(head, 0x112);
     put<std::uint64_t>(head, 0);
@@ -106,37 +107,22 @@ class MxnetWriter final : public Writer {
         names += t.name;
       }
 
-    m_fd = ::open(tmp_path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-    if (m_fd < 0) fail(m_display, std::strerror(errno));
-    if (::ftruncate(m_fd, static_cast<off_t>(at + names.size())) != 0)
-      fail(m_display, std::string("cannot size the output: ") + std::strerror(errno));
+    open_output(tmp_path, O_WRONLY);
+    size_output(at + names.size());
     pwrite_all(m_fd, head.data(), head.size(), 0, m_display);
     for (const auto& [offset, h] : headers) pwrite_all(m_fd, h.data(), h.size(), offset, m_display);
     pwrite_all(m_fd, names.data(), names.size(), at, m_display);
   }
-
-  ~MxnetWriter() override {
-    if (m_fd >= 0) ::close(m_fd);
-  }
-
-  bool holds_template_values(std::size_t) const override { return false; }
 
   void write(std::size_t index, std::uint64_t offset, std::uint64_t count, const void* src) override {
     const std::size_t elem = dtype_size(m_spec.tensors[index].dtype);
     pwrite_all(m_fd, src, count * elem, m_begin[index] + offset * elem, m_display);
   }
 
-  void finish() override {
-    const int fd = m_fd;
-    m_fd = -1;
-    if (::close(fd) != 0) fail(m_display, std::string("cannot close the output: ") + std::strerror(errno));
-  }
+  void finish() override { close_output(m_fd, m_display); }
 
  private:
-  std::string m_display;
-  const OutputSpec& m_spec;
   std::vector<std::uint64_t> m_begin;  // per array, the file offset of its data
-  int m_fd = -1;
 };
 
 }  // namespace

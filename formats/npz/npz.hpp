@@ -69,7 +69,7 @@ class NpzReader final : public ListedReader {
 };
 
 // Tells whether a file is a zip archive whose first member's name ends in ".npy".
-bool looks_like_npz(const std::string& path);
+bool looks_like_npz(const SniffInput& input);
 
 std::unique_ptr<Writer> create_npz_writer(const std::string& tmp_path, const std::string& display_path,
                                           const OutputSpec& spec);

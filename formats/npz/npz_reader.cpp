@@ -47,14 +47,11 @@ void inflate(const std::string& file, const std::string& entry, zip_file_t* f, v
 
 }  // namespace
 
-bool looks_like_npz(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  unsigned char h[30];
-  if (!in.read(reinterpret_cast<char*>(h), sizeof h) || std::memcmp(h, "PK\x03\x04", 4) != 0) return false;
-  const std::size_t n = h[26] | (h[27] << 8);
-  std::string name(n, '\0');
-  return n > k_suffix.size() && in.read(name.data(), static_cast<std::streamsize>(n)) &&
-         name.compare(n - k_suffix.size(), k_suffix.size(), k_suffix) == 0;
+bool looks_like_npz(const SniffInput& input) {
+  const std::string_view h = input.text();
+  if (h.size() < 30 || h.substr(0, 4) != "PK\x03\x04") return false;
+  const std::size_t n = static_cast<unsigned char>(h[26]) | (static_cast<unsigned char>(h[27]) << 8);
+  return n > k_suffix.size() && n <= h.size() - 30 && h.substr(30, n).ends_with(k_suffix);
 }
 
 NpzReader::NpzReader(std::string path) : ListedReader(path, FormatId::npz), m_file(std::move(path)) {

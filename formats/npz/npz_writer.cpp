@@ -8,18 +8,20 @@
 #include <cstring>
 #include <optional>
 
+#include "file_writer.hpp"
 #include "npz/npz.hpp"
 #include "pytorch/zip_layout.hpp"
 #include "wavg/error.hpp"
+#include "wavg/file_io.hpp"
 
 namespace wavg {
 
 namespace {
 
-class NpzWriter final : public Writer {
+class NpzWriter final : public FileWriter {
  public:
   NpzWriter(const std::string& tmp_path, const std::string& display_path, const OutputSpec& spec)
-      : m_display(display_path), m_spec(spec) {
+      : FileWriter(display_path, spec) {
     std::vector<std::string> headers;
     for (const TensorInfo& t : spec.tensors) {
       if (t.dtype == DType::bf16)
@@ -27,8 +29,7 @@ class NpzWriter final : public Writer {
       headers.push_back(npy_header(t));
     }
     // Read and write: the zip writer reads the data back for their CRC-32s.
-    m_fd = ::open(tmp_path.c_str(), O_RDWR | O_TRUNC | O_CLOEXEC);
-    if (m_fd < 0) fail(m_display, std::strerror(errno));
+    open_output(tmp_path, O_RDWR);
     m_zip.emplace(m_fd, display_path);
     for (std::size_t i = 0; i < spec.tensors.size(); ++i)
       m_zip->add(spec.tensors[i].name + ".npy", headers[i].size() + spec.tensors[i].bytes());
@@ -39,12 +40,6 @@ class NpzWriter final : public Writer {
     }
   }
 
-  ~NpzWriter() override {
-    if (m_fd >= 0) ::close(m_fd);
-  }
-
-  bool holds_template_values(std::size_t) const override { return false; }
-
   void write(std::size_t index, std::uint64_t offset, std::uint64_t count, const void* src) override {
     const std::size_t elem = dtype_size(m_spec.tensors[index].dtype);
     m_zip->pwrite_all(src, count * elem, m_data[index] + offset * elem);
@@ -52,15 +47,10 @@ class NpzWriter final : public Writer {
 
   void finish() override {
     m_zip->finish();
-    const int fd = m_fd;
-    m_fd = -1;
-    if (::close(fd) != 0) fail(m_display, std::string("cannot close the output: ") + std::strerror(errno));
+    close_output(m_fd, m_display);
   }
 
  private:
-  std::string m_display;
-  const OutputSpec& m_spec;
-  int m_fd = -1;
   std::optional<pytorch::ZipWriter> m_zip;
   std::vector<std::uint64_t> m_data;  // per tensor, the file offset of its data
 };

@@ -120,7 +120,7 @@ class PytorchReader final : public ListedReader {
 };
 
 // Tells whether a file is a torch.save zip archive (its first entry TOP/data.pkl) or starts with the legacy magic.
-bool looks_like_pytorch(const std::string& path);
+bool looks_like_pytorch(const SniffInput& input);
 
 std::unique_ptr<Writer> create_pytorch_writer(const std::string& tmp_path, const std::string& display_path,
                                               const OutputSpec& spec);

@@ -50,11 +50,9 @@ bool is_optimizer_state_dict(const Value& v) {
 
 }  // namespace
 
-bool looks_like_pytorch(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  unsigned char head[30 + 256] = {};
-  in.read(reinterpret_cast<char*>(head), sizeof head);
-  const auto n = static_cast<std::size_t>(in.gcount());
+bool looks_like_pytorch(const SniffInput& input) {
+  const unsigned char* head = input.bytes().data();
+  const std::size_t n = std::min<std::size_t>(input.bytes().size(), 30 + 256);
   if (n >= sizeof k_legacy_magic && std::memcmp(head, k_legacy_magic, sizeof k_legacy_magic) == 0) return true;
   if (n < 30 || std::memcmp(head, "PK\x03\x04", 4) != 0) return false;
   const std::size_t name_len = head[26] | (head[27] << 8);

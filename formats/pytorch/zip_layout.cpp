@@ -12,6 +12,7 @@
 #include <cstring>
 #include <memory>
 
+#include "common/byte_cursor.hpp"
 #include "wavg/error.hpp"
 #include "wavg/file_io.hpp"
 
@@ -23,36 +24,16 @@ constexpr std::uint32_t k_local = 0x04034b50, k_central = 0x02014b50, k_end = 0x
 constexpr std::uint32_t k_end64 = 0x06064b50, k_locator64 = 0x07064b50;
 constexpr std::uint32_t k_max32 = 0xffffffffu;
 
-// A bounds-checked little-endian cursor over [begin, end) of the mapping.
-class Cursor {
+[[noreturn]] void zip_overrun(const ByteCursor& c, std::uint64_t, const std::string& what) {
+  fail(c.file(), "corrupt zip archive: " + what + " runs past the end of the file");
+}
+
+// The shared cursor (common/byte_cursor.hpp) over [begin, end) of the mapping, its overrun worded for a zip.
+class Cursor : public ByteCursor {
  public:
   Cursor(const std::string& file, const unsigned char* data, std::uint64_t size, std::uint64_t at, const char* what)
-      : m_file(file), m_data(data), m_size(size), m_at(at), m_what(what) {}
-  std::uint64_t get(unsigned n) {
-    need(n);
-    std::uint64_t v = 0;
-    for (unsigned i = n; i-- > 0;) v = (v << 8) | m_data[m_at + i];
-    m_at += n;
-    return v;
-  }
-  std::string text(std::uint64_t n) {
-    need(n);
-    std::string s(reinterpret_cast<const char*>(m_data + m_at), n);
-    m_at += n;
-    return s;
-  }
-  void skip(std::uint64_t n) { need(n), m_at += n; }
-  std::uint64_t at() const { return m_at; }
-
- private:
-  void need(std::uint64_t n) const {
-    if (m_at > m_size || n > m_size - m_at)
-      fail(m_file, std::string("corrupt zip archive: ") + m_what + " runs past the end of the file");
-  }
-  const std::string& m_file;
-  const unsigned char* m_data;
-  std::uint64_t m_size, m_at;
-  const char* m_what;
+      : ByteCursor(file, data, size, at, what, zip_overrun) {}
+  std::uint64_t get(unsigned n) { return le(n); }
 };
 
 struct Directory {

@@ -40,7 +40,7 @@ class SafetensorsReader final : public MappedTensorsReader {
 };
 
 // Tells whether a file starts like a safetensors file: a plausible header length followed by '{'.
-bool looks_like_safetensors(const std::string& path);
+bool looks_like_safetensors(const SniffInput& input);
 
 std::unique_ptr<Writer> create_safetensors_writer(const std::string& tmp_path, const std::string& display_path,
                                                   const OutputSpec& spec);

@@ -61,13 +61,10 @@ std::string safetensors_dtype_name(DType t) {
   return {};
 }
 
-bool looks_like_safetensors(const std::string& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return false;
-  const auto size = static_cast<std::uint64_t>(in.tellg());
-  unsigned char buf[9];
-  in.seekg(0);
-  if (size < 9 || !in.read(reinterpret_cast<char*>(buf), 9)) return false;
+bool looks_like_safetensors(const SniffInput& input) {
+  const std::uint64_t size = input.bytes().size();
+  const unsigned char* buf = input.bytes().data();
+  if (size < 9) return false;
   const std::uint64_t n = read_le64(buf);
   // A header that lies about its length is still recognised, so that the reader can say what is wrong.
   return n >= 2 && buf[8] == '{' && (n <= k_max_header || n > size);

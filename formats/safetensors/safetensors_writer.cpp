@@ -9,6 +9,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "file_writer.hpp"
 #include "safetensors/safetensors.hpp"
 #include "wavg/atomic_file.hpp"
 #include "wavg/error.hpp"
@@ -18,10 +19,10 @@ namespace wavg {
 
 namespace {
 
-class SafetensorsWriter final : public Writer {
+class SafetensorsWriter final : public FileWriter {
  public:
   SafetensorsWriter(const std::string& tmp_path, const std::string& display_path, const OutputSpec& spec)
-      : m_display(display_path), m_spec(spec) {
+      : FileWriter(display_path, spec) {
     // Larger elements first so that 8-byte dtypes stay aligned, then by name: the layout does not depend on the
     // inputs' order of tensors.
     std::vector<std::size_t> order(spec.tensors.size());
@@ -42,17 +43,9 @@ class SafetensorsWriter final : public Writer {
     // Laid out now with placeholder digests of the final length; finish() writes the header with the real ones.
     m_data_start = 8 + header(spec.provenance.layout_entries()).size();
 
-    m_fd = ::open(tmp_path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-    if (m_fd < 0) fail(m_display, std::strerror(errno));
-    if (::ftruncate(m_fd, static_cast<off_t>(m_data_start + at)) != 0)
-      fail(m_display, std::string("cannot size the output: ") + std::strerror(errno));
+    open_output(tmp_path, O_WRONLY);
+    size_output(m_data_start + at);
   }
-
-  ~SafetensorsWriter() override {
-    if (m_fd >= 0) ::close(m_fd);
-  }
-
-  bool holds_template_values(std::size_t) const override { return false; }
 
   void write(std::size_t index, std::uint64_t offset, std::uint64_t count, const void* src) override {
     const std::size_t elem = dtype_size(m_spec.tensors[index].dtype);
@@ -66,11 +59,7 @@ class SafetensorsWriter final : public Writer {
     for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>(text.size() >> (8 * i));
     pwrite_all(m_fd, len, 8, 0, m_display);
     pwrite_all(m_fd, text.data(), text.size(), 8, m_display);
-    if (m_fd >= 0 && ::close(m_fd) != 0) {
-      m_fd = -1;
-      fail(m_display, std::string("cannot close the output: ") + std::strerror(errno));
-    }
-    m_fd = -1;
+    close_output(m_fd, m_display);
   }
 
  private:
@@ -98,12 +87,9 @@ class SafetensorsWriter final : public Writer {
     return text;
   }
 
-  std::string m_display;
-  const OutputSpec& m_spec;
   std::vector<std::size_t> m_order;  // tensors in file order
   std::vector<std::uint64_t> m_begin;
   std::uint64_t m_data_start = 0;
-  int m_fd = -1;
 };
 
 }  // namespace

@@ -41,6 +41,7 @@
 // version 1, and every crc32c is computed over the bytes written.
 
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -109,9 +110,11 @@ bool looks_like_tensorflow_v1(const std::string& path);
 
 // Tells whether `path` is a checkpoint prefix: no file of that name, but a file PREFIX.index.
 bool is_tensorflow_prefix(const std::string& path);
-// Tells whether `path` names a TensorFlow checkpoint: a prefix P with no file of that name but a P.index, or a
+// Tells whether `bytes` end in LevelDB's table magic number (a .index, or a V1 checkpoint).
+bool has_table_magic(std::span<const unsigned char> bytes);
+// Tells whether an input names a TensorFlow checkpoint: a prefix P with no file of that name but a P.index, or a
 // file ending in LevelDB's table magic number (a .index, or a V1 checkpoint).
-bool looks_like_tensorflow(const std::string& path);
+bool looks_like_tensorflow(const SniffInput& input);
 
 // Tells whether an output name says TensorFlow: it ends in .index or .ckpt, or in .ckpt-N (model.ckpt-1000). The
 // registry asks about .ckpt first: PyTorch Lightning's extension too, it follows input 1.

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <tuple>
 
+#include "common/byte_cursor.hpp"
 #include "formats/tensorflow/tensor_bundle.pb.h"
 #include "tensorflow/crc32c.hpp"
 #include "tensorflow/tensorflow.hpp"
@@ -51,13 +52,7 @@ bool string_crc_ok(const unsigned char* p, std::uint64_t size, std::uint64_t cou
   std::uint64_t total = 0;
   for (std::uint64_t i = 0; i < count; ++i) {
     std::uint64_t v = 0;
-    int shift = 0;
-    for (;; shift += 7) {
-      if (p == end || shift > 63) return false;
-      const unsigned char b = *p++;
-      v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
-      if (!(b & 0x80)) break;
-    }
+    if (!decode_varint(p, end, v)) return false;
     if (v <= 0xffffffffu) {
       const auto v32 = static_cast<std::uint32_t>(v);
       crc = crc32c::extend(crc, &v32, 4);
@@ -82,15 +77,11 @@ bool string_crc_ok(const unsigned char* p, std::uint64_t size, std::uint64_t cou
 
 bool is_tensorflow_prefix(const std::string& path) { return !is_file(path) && is_file(path + ".index"); }
 
-bool looks_like_tensorflow(const std::string& path) {
-  if (is_tensorflow_prefix(path)) return true;
-  if (!ends_with(path, ".index")) return looks_like_tensorflow_v1(path);
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) return false;
-  std::uint64_t magic = 0;
-  const bool ok = std::fseek(f, -8, SEEK_END) == 0 && std::fread(&magic, 8, 1, f) == 1;
-  std::fclose(f);
-  return ok && magic == 0xdb4775248b80fb57ull;
+bool looks_like_tensorflow(const SniffInput& input) {
+  // A prefix names no file (its bytes are PREFIX.index's, which open_reader does not map for sniffers); PREFIX.index
+  // and a TF1 V1 checkpoint both end with LevelDB's table magic.
+  if (input.bytes().empty()) return is_tensorflow_prefix(input.path());
+  return has_table_magic(input.bytes());
 }
 
 TensorflowReader::TensorflowReader(std::string path) : ListedReader(std::move(path), FormatId::tensorflow) {

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <utility>
 
+#include "common/byte_cursor.hpp"
 #include "tensorflow/crc32c.hpp"
 
 namespace wavg {
@@ -50,9 +51,10 @@ int tf_datatype(DType dtype) {
 
 std::string tf_scalar_string(const unsigned char* p, std::uint64_t size) {
   // Verified already: one varint length, 4 checksum bytes, then exactly that many bytes.
-  std::uint64_t header = 0;
-  while (header < size && (p[header] & 0x80)) ++header;
-  header += 1 + 4;
+  const unsigned char* at = p;
+  std::uint64_t length = 0;
+  if (!decode_varint(at, p + size, length)) return std::string();
+  const std::uint64_t header = static_cast<std::uint64_t>(at - p) + 4;
   return header <= size ? std::string(reinterpret_cast<const char*>(p) + header, size - header) : std::string();
 }
 

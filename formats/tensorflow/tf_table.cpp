@@ -15,6 +15,7 @@
 #include <cstring>
 #include <memory>
 
+#include "common/byte_cursor.hpp"
 #include "tensorflow/crc32c.hpp"
 #include "wavg/error.hpp"
 
@@ -29,19 +30,12 @@ constexpr std::uint64_t k_trailer = 5;  // type byte + masked CRC-32C
 // what would hurt to allocate.
 constexpr std::uint64_t k_max_block = 64ull << 20;
 
+// A block's entries, walked without throwing (a malformed one is reported by the caller, with its context).
 struct Cursor {
   const unsigned char* p;
   const unsigned char* end;
 
-  bool varint(std::uint64_t& v) {
-    v = 0;
-    for (int shift = 0; shift < 64 && p < end; shift += 7) {
-      const unsigned char b = *p++;
-      v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
-      if (!(b & 0x80)) return shift < 63 || b <= 1;
-    }
-    return false;
-  }
+  bool varint(std::uint64_t& v) { return decode_varint(p, end, v); }
 };
 
 class Checker {

@@ -154,14 +154,17 @@ class TfV1Reader final : public ListedReader {
 
 }  // namespace
 
+bool has_table_magic(std::span<const unsigned char> bytes) {
+  std::uint64_t magic = 0;
+  if (bytes.size() < 8) return false;
+  std::memcpy(&magic, bytes.data() + bytes.size() - 8, 8);
+  return magic == 0xdb4775248b80fb57ull;  // LevelDB's table magic, little-endian
+}
+
 bool looks_like_tensorflow_v1(const std::string& path) {
   if (path.size() >= 6 && path.compare(path.size() - 6, 6, ".index") == 0) return false;
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) return false;
-  std::uint64_t magic = 0;
-  const bool ok = std::fseek(f, -8, SEEK_END) == 0 && std::fread(&magic, 8, 1, f) == 1;
-  std::fclose(f);
-  return ok && magic == 0xdb4775248b80fb57ull;  // LevelDB's table magic, little-endian
+  const SniffInput input(path);
+  return has_table_magic(input.bytes());
 }
 
 std::unique_ptr<Reader> open_tensorflow(const std::string& path) {

@@ -104,7 +104,7 @@ std::string read_model_json(const std::string& path);
 std::vector<std::string> tfjs_listed_shards(const std::string& path);
 
 // Tells whether a file is a JSON object with a "weightsManifest" member (and not wavg JSON).
-bool looks_like_tfjs(const std::string& path);
+bool looks_like_tfjs(const SniffInput& input);
 
 std::unique_ptr<Writer> create_tfjs_writer(const std::string& tmp_path, const std::string& display_path,
                                            const OutputSpec& spec);

@@ -17,30 +17,13 @@ namespace wavg {
 
 static_assert(std::endian::native == std::endian::little, "TF.js weights are little-endian");
 
-bool looks_like_tfjs(const std::string& path) {
-  if (looks_like_wavg_json(path)) return false;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  static constexpr char k_key[] = "\"weightsManifest\"";
-  constexpr std::size_t key_len = sizeof k_key - 1;
-  std::string buf(1 << 20, '\0');
-  std::string carry;
-  bool first = true;
-  for (std::uint64_t seen = 0; seen <= k_max_model_json;) {
-    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    const auto n = static_cast<std::size_t>(in.gcount());
-    if (n == 0) return false;
-    std::string chunk = carry + buf.substr(0, n);
-    if (first) {
-      const std::size_t start = chunk.find_first_not_of(" \t\r\n");
-      if (start == std::string::npos || chunk[start] != '{') return false;
-      first = false;
-    }
-    if (chunk.find(k_key) != std::string::npos) return true;
-    carry = chunk.substr(chunk.size() - std::min(chunk.size(), key_len - 1));
-    seen += n;
-  }
-  return false;
+bool looks_like_tfjs(const SniffInput& input) {
+  if (looks_like_wavg_json(input)) return false;
+  // As far as a model.json may be long (the reader refuses a longer one by name).
+  const std::string_view text = input.text(static_cast<std::size_t>(k_max_model_json) + (1 << 20));
+  const std::size_t start = text.find_first_not_of(" \t\r\n");
+  return start != std::string_view::npos && text[start] == '{' &&
+         text.find("\"weightsManifest\"") != std::string_view::npos;
 }
 
 TfjsReader::TfjsReader(std::string path) : ListedReader(std::move(path), FormatId::tfjs) {

@@ -9,5 +9,8 @@ namespace wavg {
 // Writes all `bytes` at file offset `at` of `fd`, retrying short writes and EINTR. Throws Error (exit 1) naming
 // `display` when the write fails (a full disk).
 void pwrite_all(int fd, const void* data, std::uint64_t bytes, std::uint64_t at, const std::string& display);
+// Closes a writer's output `fd` (-1: nothing to do) and sets it to -1 first, so that no destructor closes it again.
+// Throws Error (exit 1) naming `display` when close() fails: a network file system reports a failed write there.
+void close_output(int& fd, const std::string& display);
 
 }  // namespace wavg

@@ -3,12 +3,15 @@
 // it can read in blocks) and creates a Writer for an output. The registry picks the codec by content for inputs
 // and by extension (or --format) for outputs. Nothing outside formats/ knows how a file is laid out.
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "wavg/provenance.hpp"
@@ -139,6 +142,39 @@ class Writer {
   virtual void finish() = 0;
 };
 
+class MappedFile;
+
+// What a sniffer looks at: the input's path (a folder's, a TensorFlow prefix's) and the bytes of the file, which
+// open_reader maps once and shows to every sniffer in turn, so that no sniffer opens the file again. A folder, a
+// prefix (whose file is PREFIX.index), anything but a regular file, and an empty file have no bytes.
+class SniffInput {
+ public:
+  // Shows `bytes`, the content of the file at `path`, which the caller keeps mapped while sniffers look.
+  SniffInput(std::string path, std::span<const unsigned char> bytes);
+  // Maps the file at `path` itself (no bytes when it is no regular file, never an error): for one sniffer called
+  // alone (an output folder's check, tests). Implicit, so that a sniffer may be called with a path.
+  SniffInput(const std::string& path);                             // NOLINT(google-explicit-constructor)
+  SniffInput(const char* path) : SniffInput(std::string(path)) {}  // NOLINT(google-explicit-constructor)
+  ~SniffInput();
+  SniffInput(const SniffInput&) = delete;
+  SniffInput& operator=(const SniffInput&) = delete;
+
+  const std::string& path() const { return m_path; }
+  std::span<const unsigned char> bytes() const { return m_bytes; }
+  // Returns the first `max` bytes (all of them by default) as characters.
+  std::string_view text(std::size_t max = std::string_view::npos) const {
+    return {reinterpret_cast<const char*>(m_bytes.data()), std::min(max, m_bytes.size())};
+  }
+  // Tells whether the path names a folder.
+  bool folder() const { return m_folder; }
+
+ private:
+  std::string m_path;
+  std::unique_ptr<MappedFile> m_own;  // the mapping made by the path-only constructor
+  std::span<const unsigned char> m_bytes;
+  bool m_folder = false;
+};
+
 // What an output's writer takes besides the spec: which of the output options a format accepts (--tf-state,
 // --shard-size), as bits of Codec::accepts.
 enum class OutputOption : unsigned { tf_state = 1u << 0, shard_size = 1u << 1 };
@@ -169,8 +205,14 @@ struct Codec {
   unsigned accepts = 0;        // the OutputOption bits an output of this format takes
   bool keeps_entries = false;  // an output over an input of this format keeps its non-tensor entries (an epoch)
   const char* train_extension = nullptr;  // what local-sgd names its checkpoints in this format
-  // Tells whether the file at `path` is this format, by its content; null for a --format-only row.
-  bool (*sniff)(const std::string& path) = nullptr;
+  // Tells whether an input is this format, by its content (SniffInput: the bytes open_reader mapped once); null
+  // for a --format-only row.
+  bool (*sniff)(const SniffInput& input) = nullptr;
+  // What a folder of this format holds, for the message refusing a folder no row claims; null when the format
+  // is no folder an input may be. Only these rows' sniffers see a folder.
+  const char* folder_holds = nullptr;
+  // An output folder is this format unless input 1 is in another folder format (the first such row).
+  bool default_folder = false;
   // Opens `path` (sniffed as this format) as a Reader; null for a --format-only row.
   std::unique_ptr<Reader> (*open)(const std::string& path) = nullptr;
   // Creates a writer at `tmp_path` (a temporary file, or folder when `folder`, beside the target).
@@ -185,6 +227,8 @@ struct Codec {
   FormatId reader_format() const { return read_as == FormatId::none ? id : read_as; }
 };
 
+// Returns every row, in sniffing order.
+std::span<const Codec> codecs();
 // Returns the row of `id` (not FormatId::none).
 const Codec& codec(FormatId id);
 // Returns the row of a reader's format, or null for a reader no codec made.

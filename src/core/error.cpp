@@ -30,23 +30,9 @@ std::string printable(std::string_view text) {
   };
   for (std::size_t i = 0; i < text.size();) {
     const auto c = static_cast<unsigned char>(text[i]);
-    if (c == '\\') {
-      out += "\\\\";
-      ++i;
-      continue;
-    }
-    if (c == '\n') {
-      out += "\\n";
-      ++i;
-      continue;
-    }
-    if (c == '\t') {
-      out += "\\t";
-      ++i;
-      continue;
-    }
-    if (c == '\r') {
-      out += "\\r";
+    const char* escape = c == '\\' ? "\\\\" : c == '\n' ? "\\n" : c == '\t' ? "\\t" : c == '\r' ? "\\r" : nullptr;
+    if (escape) {
+      out += escape;
       ++i;
       continue;
     }

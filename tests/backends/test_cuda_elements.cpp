@@ -10,7 +10,9 @@
 #include <random>
 #include <vector>
 
+#include "backends/cpu/cpu_elements.hpp"
 #include "backends/cuda/cuda_elements.hpp"
+#include "support/float_bytes.hpp"
 #include "wavg/backend.hpp"
 
 using namespace wavg;
@@ -31,21 +33,8 @@ struct Block {
     const std::size_t e = dtype_size(t);
     data.resize(n * count * e);
     base.resize(count * e);
-    auto fill = [&](unsigned char* p, std::uint64_t i, double v) {
-      if (t == DType::f16) {
-        const std::uint16_t h = double_to_half(v);
-        std::memcpy(p + i * 2, &h, 2);
-      } else if (t == DType::bf16) {
-        const std::uint16_t h = double_to_bf16(v);
-        std::memcpy(p + i * 2, &h, 2);
-      } else if (t == DType::f32) {
-        const float f = static_cast<float>(v);
-        std::memcpy(p + i * 4, &f, 4);
-      } else
-        std::memcpy(p + i * 8, &v, 8);
-    };
-    for (std::uint64_t i = 0; i < n * count; ++i) fill(data.data(), i, normal(rng) * 3);
-    for (std::uint64_t i = 0; i < count; ++i) fill(base.data(), i, normal(rng));
+    for (std::uint64_t i = 0; i < n * count; ++i) test::store_float(t, data.data(), i, normal(rng) * 3);
+    for (std::uint64_t i = 0; i < count; ++i) test::store_float(t, base.data(), i, normal(rng));
     for (std::uint32_t k = 0; k < n; ++k) pointers.push_back(data.data() + k * count * e);
   }
   BlockInputs cpu(bool with_base) const { return {dtype, count, pointers, with_base ? base.data() : nullptr}; }
@@ -53,16 +42,6 @@ struct Block {
 };
 
 constexpr DType k_floats[] = {DType::f16, DType::bf16, DType::f32, DType::f64};
-
-template <class F>
-void dispatch(DType t, F&& f) {
-  switch (t) {
-    case DType::f16: return f.template operator()<DType::f16>();
-    case DType::bf16: return f.template operator()<DType::bf16>();
-    case DType::f32: return f.template operator()<DType::f32>();
-    default: return f.template operator()<DType::f64>();
-  }
-}
 
 }  // namespace
 
@@ -74,8 +53,8 @@ TEST_CASE("cuda elements: weighted sum gives the CPU backend's bytes for every i
       const Block b(in, 4, 5000, 11);
       std::vector<unsigned char> want(b.count * dtype_size(out)), got(want.size());
       cpu->weighted_sum(b.cpu(false), w, 4.875, out, want.data());
-      dispatch(in, [&]<DType I>() {
-        dispatch(out, [&]<DType O>() {
+      cpu::dispatch_float(in, [&]<DType I>() {
+        cpu::dispatch_float(out, [&]<DType O>() {
           for (std::uint64_t i = 0; i < b.count; ++i)
             cuda::weighted_sum_element<I, O>(b.gpu(false), w.data(), 4.875, got.data(), i);
         });
@@ -96,7 +75,7 @@ TEST_CASE("cuda elements: norms, distances, combinations and order statistics ma
     cpu->update_sum_squares(c, want.data());
     std::vector<double> dwant(25, 0.0), dgot(25, 0.0);
     cpu->update_sq_distances(c, scales.data(), dwant.data());
-    dispatch(t, [&]<DType T>() {
+    cpu::dispatch_float(t, [&]<DType T>() {
       for (std::uint64_t r = 0; r < chunks; ++r) {
         const std::uint64_t begin = r * cuda::k_reduce_chunk, end = std::min(b.count, begin + cuda::k_reduce_chunk);
         for (std::uint32_t k = 0; k < 5; ++k) got[k] += sum_squares_chunk(cuda::Strided<T>{g}, k, begin, end);
@@ -112,7 +91,7 @@ TEST_CASE("cuda elements: norms, distances, combinations and order statistics ma
 
     std::vector<double> ewant(b.count), egot(b.count);
     cpu->update_combine(c, coeffs.data(), 1.0, ewant.data());
-    dispatch(t, [&]<DType T>() {
+    cpu::dispatch_float(t, [&]<DType T>() {
       for (std::uint64_t i = 0; i < b.count; ++i) egot[i] = combine_element(cuda::Strided<T>{g}, coeffs.data(), 1.0, i);
     });
     CHECK(std::memcmp(ewant.data(), egot.data(), b.count * sizeof(double)) == 0);
@@ -120,7 +99,7 @@ TEST_CASE("cuda elements: norms, distances, combinations and order statistics ma
     for (const auto& [stat, trim] : {std::pair{OrderStat::median, 0u}, std::pair{OrderStat::trimmed_mean, 1u}}) {
       cpu->update_order_statistic(c, scales.data(), weights.data(), stat, trim, ewant.data());
       cuda::Valued v[5];
-      dispatch(t, [&]<DType T>() {
+      cpu::dispatch_float(t, [&]<DType T>() {
         for (std::uint64_t i = 0; i < b.count; ++i)
           egot[i] = order_statistic_element(cuda::Strided<T>{g}, scales.data(), weights.data(), stat, trim, i, v);
       });
@@ -143,7 +122,7 @@ TEST_CASE("cuda elements: every server optimizer step gives the CPU backend's by
       std::vector<double> m1(b.count, 0.01), v1(b.count, 1e-6), m2 = m1, v2 = v1;
       std::vector<unsigned char> want(b.count * dtype_size(out)), got(want.size());
       cpu->server_step(p, b.count, delta.data(), b.base.data(), DType::f32, m1.data(), v1.data(), out, want.data());
-      dispatch(out, [&]<DType O>() {
+      cpu::dispatch_float(out, [&]<DType O>() {
         for (std::uint64_t i = 0; i < b.count; ++i) {
           const double step = server_step_element(p, delta[i], &m2[i], &v2[i]);
           cuda::store<O>(got.data(), i, cuda::load<DType::f32>(b.base.data(), i) + step);

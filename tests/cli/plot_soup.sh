@@ -1,20 +1,9 @@
 # soup --plot on soup_greedy's example (one-number checkpoints 1, 2, 5, 9 scored -(w - 3)^2): the inputs best
 # first on the x axis, each one's score alone, the candidate soup with it (a dot when taken, a ring when not) and
 # the soup so far, read back through the ticks and compared with the closed form and with --json.
-/usr/bin/python3 -c 'import h5py' 2>/dev/null || { echo "h5py missing"; exit 77; }
-P=/usr/bin/python3
-$P - <<'PY'
-import h5py, numpy as np
-for v in (1, 2, 5, 9):
-    with h5py.File(f"c{v}.h5", "w") as f:
-        f["w"] = np.array([v], dtype=np.float64)
-PY
-cat > score.py <<'PY'
-import sys, h5py
-with h5py.File(sys.argv[1], "r") as f:
-    print(-(f["w"][0] - 3) ** 2)
-PY
-"$WAVG" soup c1.h5 c2.h5 c5.h5 c9.h5 --eval "$P score.py {model}" -o soup.h5 --json --plot soup.svg >soup.json
+. "$ROOT/tests/support/one_number.sh"
+one_number 1 2 5 9
+"$WAVG" soup c1.h5 c2.h5 c5.h5 c9.h5 --eval "$P score.py {model} 2>/dev/null" -o soup.h5 --json --plot soup.svg >soup.json
 $P - <<'PY'
 import json, os, sys
 sys.path.insert(0, os.environ["ROOT"] + "/tests/cli")

@@ -118,16 +118,22 @@ TEST_CASE("tfjs writer keeps model.json's members and shards the weights atomica
   CHECK(back.metadata().at("wavg_command") == "merge");
 }
 
-TEST_CASE("tfjs writer leaves no shard behind when the output is not committed") {
+// An output `name` in a fresh folder, with sample a/model.json as its input 1.
+struct SampleOutput {
+  explicit SampleOutput(const std::string& name) : target(dir / name) {}
   TempDir dir;
-  TfjsReader in(k_dir + "a/model.json");
+  TfjsReader in{k_dir + "a/model.json"};
   OutputSpec spec{in.tensors(), &in, {}, {}};
-  const std::string target = dir / "x.json";
+  std::string target;
+};
+
+TEST_CASE("tfjs writer leaves no shard behind when the output is not committed") {
+  SampleOutput o("x.json");
   {
-    AtomicFile out(target, Overwrite::no);
-    auto w = create_tfjs_writer(out.tmp_path(), target, spec);
+    AtomicFile out(o.target, Overwrite::no);
+    auto w = create_tfjs_writer(out.tmp_path(), o.target, o.spec);
   }
-  CHECK(std::filesystem::is_empty(dir.path()));
+  CHECK(std::filesystem::is_empty(o.dir.path()));
 }
 
 TEST_CASE("tfjs writer refuses dtypes TF.js cannot hold") {
@@ -141,17 +147,14 @@ TEST_CASE("tfjs writer refuses dtypes TF.js cannot hold") {
 }
 
 TEST_CASE("tfjs output whose shard target appears before commit: nothing is placed") {
-  TempDir dir;
-  TfjsReader in(k_dir + "a/model.json");
-  OutputSpec spec{in.tensors(), &in, {}, {}};
-  const std::string target = dir / "y.json";
-  AtomicFile out(target, Overwrite::no);
+  SampleOutput o("y.json");
+  AtomicFile out(o.target, Overwrite::no);
   {
-    auto w = create_tfjs_writer(out.tmp_path(), target, spec);
+    auto w = create_tfjs_writer(out.tmp_path(), o.target, o.spec);
     w->finish();
   }
-  dir.write("y-shard1of1.bin", "someone else's");
+  o.dir.write("y-shard1of1.bin", "someone else's");
   CHECK_THROWS_AS(out.commit(), Error);
-  CHECK(!std::filesystem::exists(target));
-  CHECK(wavg::test::read_all(dir / "y-shard1of1.bin") == "someone else's");
+  CHECK(!std::filesystem::exists(o.target));
+  CHECK(wavg::test::read_all(o.dir / "y-shard1of1.bin") == "someone else's");
 }

@@ -10,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "support/float_bytes.hpp"
 #include "wavg/backend.hpp"
 #include "wavg/error.hpp"
 
@@ -25,19 +26,7 @@ void expect(bool ok, const char* what) {
   std::printf("%s: %s\n", ok ? "ok" : "FAILED", what);
 }
 
-void store(DType t, unsigned char* p, std::uint64_t i, double v) {
-  if (t == DType::f16) {
-    const std::uint16_t h = double_to_half(v);
-    std::memcpy(p + i * 2, &h, 2);
-  } else if (t == DType::bf16) {
-    const std::uint16_t h = double_to_bf16(v);
-    std::memcpy(p + i * 2, &h, 2);
-  } else if (t == DType::f32) {
-    const float f = static_cast<float>(v);
-    std::memcpy(p + i * 4, &f, 4);
-  } else
-    std::memcpy(p + i * 8, &v, 8);
-}
+void store(DType t, unsigned char* p, std::uint64_t i, double v) { test::store_float(t, p, i, v); }
 
 struct Block {
   std::vector<std::vector<unsigned char>> inputs;

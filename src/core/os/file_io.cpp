@@ -9,6 +9,13 @@
 
 namespace wavg {
 
+void close_output(int& fd, const std::string& display) {
+  const int closing = fd;
+  fd = -1;
+  if (closing >= 0 && ::close(closing) != 0)
+    fail(display, std::string("cannot close the output: ") + std::strerror(errno));
+}
+
 void pwrite_all(int fd, const void* data, std::uint64_t bytes, std::uint64_t at, const std::string& display) {
   const char* p = static_cast<const char*>(data);
   while (bytes > 0) {

@@ -1,0 +1,44 @@
+#pragma once
+// What the writers of one pre-sized output file share (safetensors, MXNet, NumPy .npz): the name messages give the
+// output, the spec, and the descriptor of the temporary file, opened, sized and closed with errors that name it.
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "wavg/error.hpp"
+#include "wavg/file_io.hpp"
+#include "wavg/format.hpp"
+
+namespace wavg {
+
+class FileWriter : public Writer {
+ public:
+  ~FileWriter() override {
+    if (m_fd >= 0) ::close(m_fd);
+  }
+  bool holds_template_values(std::size_t) const override { return false; }
+
+ protected:
+  FileWriter(const std::string& display_path, const OutputSpec& spec) : m_display(display_path), m_spec(spec) {}
+
+  // Opens the temporary file the AtomicFile made, empty, with `flags` (O_WRONLY, or O_RDWR to read data back).
+  void open_output(const std::string& tmp_path, int flags) {
+    m_fd = ::open(tmp_path.c_str(), flags | O_TRUNC | O_CLOEXEC);
+    if (m_fd < 0) fail(m_display, std::strerror(errno));
+  }
+  // Gives the output its final size before any data is written at their offsets.
+  void size_output(std::uint64_t bytes) {
+    if (::ftruncate(m_fd, static_cast<off_t>(bytes)) != 0)
+      fail(m_display, std::string("cannot size the output: ") + std::strerror(errno));
+  }
+
+  std::string m_display;
+  const OutputSpec& m_spec;
+  int m_fd = -1;
+};
+
+}  // namespace wavg
