@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "pytorch/optim_state.hpp"
 #include "pytorch/pickle.hpp"
 #include "wavg/error.hpp"
 
@@ -153,10 +154,10 @@ void assign_roles(std::vector<Item>& items) {
       if (it.path[i] != "state" && it.path[i] != "param_groups") continue;
       if (!with_groups.count(std::vector<std::string>(it.path.begin(), it.path.begin() + i))) continue;
       if (it.path[i] == "param_groups") it.role = Role::hyper_parameter;
-      // The state's key, not its rank: a scalar parameter's moments are scalars too; `step` (and NAdam's
-      // `mu_product`, a product over the steps) count.
+      // The state's key, not its rank: a scalar parameter's moments are scalars too; `step` and the scalars
+      // derived from it count (pytorch::is_step_scalar, as the .pt reader says).
       else
-        it.role = it.path.back() == "step" || it.path.back() == "mu_product" ? Role::counter : Role::optimizer_state;
+        it.role = pytorch::is_step_scalar(it.path.back()) ? Role::counter : Role::optimizer_state;
       break;
     }
   }

@@ -141,8 +141,20 @@ bool looks_like_flax(const SniffInput& input) {
 
 // A flax.training TrainState (and the dicts users save in its image) says what its leaves are by its fields:
 // `params` the weights, `batch_stats` the buffers, `opt_state` the optimizer's (optax's `count` its step
-// counter, the rest moments). Other trees leave roles to the plan.
+// counter, the rest moments). optax.inject_hyperparams keeps its state as the fields count, hyperparams and
+// inner_state: the leaves under `hyperparams` of a node that also holds `inner_state` are hyper-parameters (the
+// learning rate of a sweep: averaging two gives a rate no run used). Other trees leave roles to the plan.
 void FlaxReader::assign_train_state_roles() {
+  std::set<std::string> injected;  // the nodes with an inner_state field: optax's InjectHyperparamsState
+  for (const TensorInfo& t : m_tensors)
+    for (std::size_t at = t.name.find("/inner_state/"); at != std::string::npos;
+         at = t.name.find("/inner_state/", at + 1))
+      injected.insert(t.name.substr(0, at));
+  const auto hyper = [&](const std::string& name) {
+    for (std::size_t at = name.find("/hyperparams/"); at != std::string::npos; at = name.find("/hyperparams/", at + 1))
+      if (injected.contains(name.substr(0, at))) return true;
+    return false;
+  };
   for (TensorInfo& t : m_tensors) {
     const std::string top = t.name.substr(0, t.name.find('/'));
     const std::string leaf = t.name.substr(t.name.rfind('/') + 1);
@@ -151,7 +163,7 @@ void FlaxReader::assign_train_state_roles() {
     else if (top == "batch_stats")
       t.role = Role::buffer;
     else if (top == "opt_state")
-      t.role = leaf == "count" ? Role::counter : Role::optimizer_state;
+      t.role = leaf == "count" ? Role::counter : hyper(t.name) ? Role::hyper_parameter : Role::optimizer_state;
   }
 }
 

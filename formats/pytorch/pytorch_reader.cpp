@@ -8,6 +8,7 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "pytorch/optim_state.hpp"
 #include "pytorch/pytorch.hpp"
 #include "unknown_kind.hpp"
 #include "wavg/error.hpp"
@@ -272,10 +273,12 @@ void PytorchReader::walk_object(const Value& v, const std::string& name, int dep
 }
 
 // The role the walk's structure gives a tensor named `name`: torch.optim keeps the per-parameter step count as
-// state[i]["step"] and torch.nn's batch norm its count as the buffer num_batches_tracked.
+// state[i]["step"] (and scalars derived from it, pytorch::is_step_scalar) and torch.nn's batch norm its count as the
+// buffer num_batches_tracked.
 Role PytorchReader::role_here(const std::string& name) const {
-  if (m_role == Role::optimizer_state && last_key(name) == "step") return Role::counter;
-  if (m_role == Role::buffer && last_key(name) == "num_batches_tracked") return Role::counter;
+  const std::string key = last_key(name);
+  if (m_role == Role::optimizer_state && pytorch::is_step_scalar(key)) return Role::counter;
+  if (m_role == Role::buffer && key == "num_batches_tracked") return Role::counter;
   return m_role;
 }
 

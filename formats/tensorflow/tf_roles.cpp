@@ -6,8 +6,10 @@
 // found, so a Keras 3 model saved beside its optimizer stores its weights under the optimizer's path
 // (optimizer/_trainable_variables/0/...): the key says nothing, the graph everything.
 //
-//   an optimizer node     one with slot variables (Keras 2 OptimizerV2, tf.compat.v1 optimizers), or a child
-//                         named _iterations (Keras 3) or iter (OptimizerV2)
+//   an optimizer node     one that lists slot variables (Keras 2 OptimizerV2, tf.compat.v1 optimizers), or the
+//                         dependency named `optimizer` of the root or of one of its children (tf.train.Checkpoint's
+//                         optimizer=, a Keras model's compiled optimizer): where an optimizer sits in the graph, not
+//                         what its variables are called (a tf.Module of the model may well hold a variable `iter`)
 //   counter               its _iterations / iter child; the root's save_counter (tf.train.Checkpoint's own)
 //   hyper-parameter       Keras 3's _learning_rate child; an OptimizerV2's other own variables (learning_rate,
 //                         beta_1, beta_2, decay: its _hyper dict)
@@ -129,9 +131,13 @@ void set_graph_roles(std::vector<TensorInfo>& tensors, const std::string& graph_
         r.variable[id] = true;
         node_of_key.emplace(a.checkpoint_key(), static_cast<int>(id));
       }
-    r.optimizer[id] = node.slot_variables_size() > 0 || r.child(static_cast<int>(id), "_iterations") >= 0 ||
-                      (r.child(static_cast<int>(id), "iter") >= 0 && id != 0);
+    if (node.slot_variables_size() > 0) r.optimizer[id] = true;
   }
+  const auto mark_optimizer_child = [&](int id) {
+    if (const int o = r.child(id, "optimizer"); o > 0) r.optimizer[static_cast<std::size_t>(o)] = true;
+  };
+  mark_optimizer_child(0);
+  for (const auto& c : g.nodes(0).children()) mark_optimizer_child(c.node_id());
   r.optimizer[0] = false;
   // The model first: whatever the root reaches without passing through an optimizer.
   std::vector<bool> model(n, false);
@@ -160,12 +166,14 @@ void set_tf1_roles(std::vector<TensorInfo>& tensors) {
   for (TensorInfo& t : tensors) {
     const std::string base = t.name.substr(t.name.rfind('/') + 1);
     const auto slash = t.name.rfind('/');
+    // An EMA shadow (VAR/ExponentialMovingAverage) is named like a slot but is an average of the weights, to be
+    // averaged like them whatever --optimizer-state says: it is tested before the VAR/SLOT rule.
     if (t.name == "global_step" || base.rfind("beta1_power", 0) == 0 || base.rfind("beta2_power", 0) == 0)
       t.role = Role::counter;
-    else if (slash != std::string::npos && names.contains(t.name.substr(0, slash)))
-      t.role = Role::optimizer_state;
     else if (ends_with(t.name, "/ExponentialMovingAverage"))
       t.role = Role::buffer;
+    else if (slash != std::string::npos && names.contains(t.name.substr(0, slash)))
+      t.role = Role::optimizer_state;
     else
       t.role = Role::weight;
   }

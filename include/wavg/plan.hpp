@@ -31,6 +31,7 @@ inline constexpr std::array<Named<TensorMatch>, 2> k_tensor_match_names{
 inline constexpr std::array<Named<Pairing>, 2> k_pairing_names{{{"name", Pairing::name}, {"order", Pairing::order}}};
 
 inline constexpr std::size_t k_no_input = static_cast<std::size_t>(-1);
+inline constexpr std::size_t k_no_entry = static_cast<std::size_t>(-1);
 
 struct PlanOptions {
   IntPolicy int_policy = IntPolicy::first;
@@ -66,6 +67,9 @@ struct PlanEntry {
   std::vector<std::size_t> source;  // the tensor's index in each input's tensors()
   Action action = Action::average;
   std::size_t copy_from = 0;  // copy_first: the input whose values are kept
+  // An alias whose tie is kept: the entry of the tensor it names, whose result (action, values) it takes instead of
+  // one of its own; k_no_entry for every other entry.
+  std::size_t same_as = k_no_entry;
   bool role_by_name = false;  // the codec left the role unknown and the plan's last-resort rule decided it
   DType out_dtype;            // the output's dtype: info.dtype, unless --out-dtype retypes an averaged tensor
 };
@@ -96,18 +100,29 @@ std::vector<std::size_t> match_base(const Plan& plan, const Reader& base);
 // separately from the model's weights.
 bool is_optimizer_state(const std::string& name);
 
+// Whether a file's codec gave any of its tensors a role (an alias, storage identity, is no structure): where it did,
+// one it left unknown lies outside the structure the codec understands, and the weight the last-resort rule makes of it
+// is a guess to report; where it gave none (a safetensors file), every tensor is a weight by what the format holds.
+enum class RolesInFile { none, some };
+RolesInFile roles_in(const std::vector<TensorInfo>& tensors);
+
 // Returns the role the codec gave `t`, or, when it left it unknown, the last-resort rule's (setting `by_name`): an
 // integer num_batches_tracked is a counter; a tensor under optimizer/ or optimizer_weights/ is optimizer state, a
 // float scalar there a hyper-parameter (averaging a learning-rate sweep's rates gives a rate no run used) and an
-// integer one a counter; everything else is a weight.
-Role resolve_role(const TensorInfo& t, bool* by_name = nullptr);
+// integer one a counter; everything else is a weight (by name too in a file with RolesInFile::some).
+Role resolve_role(const TensorInfo& t, bool* by_name = nullptr, RolesInFile roles = RolesInFile::none);
 
 // Returns what happens to a tensor of role `role` under `options`: weights and buffers are averaged when float,
 // optimizer state by --optimizer-state; hyper-parameters, counters and non-float tensors follow --int-policy; rng
 // states are copied from input 1.
 Action action_for(const TensorInfo& t, Role role, const PlanOptions& options);
+// Tells whether `t` is an alias of a tensor that --optimizer-state drop left out of `plan`.
+bool tied_to_dropped(const TensorInfo& t, const Plan& plan);
+// Makes every alias whose target is in the plan take the target's action and result (PlanEntry::same_as).
+void link_aliases(Plan& plan);
 // Returns the entry for input 1's tensor `t` (index `i`): its resolved role and action.
-PlanEntry plan_entry(const TensorInfo& t, std::size_t i, const PlanOptions& options);
+PlanEntry plan_entry(const TensorInfo& t, std::size_t i, const PlanOptions& options,
+                     RolesInFile roles = RolesInFile::none);
 // Tells whether --optimizer-state drop leaves a tensor of this role out of the output.
 bool dropped_by_options(Role role, const PlanOptions& options);
 // Returns the role's name as a plural phrase for merge -v's summary ("3 optimizer moments").

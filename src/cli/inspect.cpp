@@ -39,9 +39,10 @@ void print_json(const Reader& r, const Totals& t) {
   j["format"] = r.format_name();
   j["layout"] = r.layout();
   j["tensors"] = nlohmann::json::array();
+  const RolesInFile roles = roles_in(r.tensors());
   for (const auto& x : r.tensors()) {
     bool by_name = false;
-    const Role role = resolve_role(x, &by_name);
+    const Role role = resolve_role(x, &by_name, roles);
     nlohmann::ordered_json tensor{{"name", x.name},
                                   {"dtype", dtype_name(x.dtype)},
                                   {"shape", x.shape},
@@ -93,16 +94,17 @@ void print_table(const Reader& r, const Totals& t, bool verbose) {
     std::printf("  %s = %s\n", printable(key).c_str(), printable(shown).c_str());
   }
   std::size_t name_w = 4, dtype_w = 5, shape_w = 5, role_w = 4;
-  std::vector<std::string> roles;
+  std::vector<std::string> role_texts;
+  const RolesInFile roles = roles_in(r.tensors());
   for (const auto& x : r.tensors()) {
     bool by_name = false;
-    const Role role = resolve_role(x, &by_name);
-    roles.push_back(std::string(name_of(k_role_names, role)) + (by_name ? " (by name)" : "") +
-                    (x.alias_of.empty() ? "" : " of " + x.alias_of));
+    const Role role = resolve_role(x, &by_name, roles);
+    role_texts.push_back(std::string(name_of(k_role_names, role)) + (by_name ? " (by name)" : "") +
+                         (x.alias_of.empty() ? "" : " of " + x.alias_of));
     name_w = std::max(name_w, printable(x.name).size());
     dtype_w = std::max(dtype_w, dtype_name(x.dtype).size());
     shape_w = std::max(shape_w, shape_string(x.shape).size());
-    role_w = std::max(role_w, roles.back().size());
+    role_w = std::max(role_w, role_texts.back().size());
   }
   const int nw = static_cast<int>(name_w), dw = static_cast<int>(dtype_w), sw = static_cast<int>(shape_w),
             rw = static_cast<int>(role_w);
@@ -110,7 +112,7 @@ void print_table(const Reader& r, const Totals& t, bool verbose) {
   for (std::size_t i = 0; i < r.tensors().size(); ++i) {
     const TensorInfo& x = r.tensors()[i];
     std::printf("%-*s  %-*s  %-*s  %-*s  %llu\n", nw, printable(x.name).c_str(), dw,
-                std::string(dtype_name(x.dtype)).c_str(), sw, shape_string(x.shape).c_str(), rw, roles[i].c_str(),
+                std::string(dtype_name(x.dtype)).c_str(), sw, shape_string(x.shape).c_str(), rw, role_texts[i].c_str(),
                 static_cast<unsigned long long>(x.count()));
   }
   print_kept(r, verbose);

@@ -273,4 +273,24 @@ TEST_CASE("plan roles: the last-resort name rule, and tied names") {
   CHECK(plan.entries[1].info.alias_of == "emb");
   plan = build_plan({&dropped, &tied}, {});
   CHECK(names(plan) == std::vector<std::string>{"emb"});
+  CHECK(!plan.entries[0].role_by_name);  // an alias states no structure: emb is a weight by what the file is
+}
+
+TEST_CASE("plan roles: a kept alias takes its target's action and result; the rule's weights are named") {
+  ListReader a("a", {with_role(f32("lr", {}), Role::hyper_parameter), with_role(f32("lr2", {}), Role::alias, "lr"),
+                     with_role(f32("m", {2}), Role::optimizer_state), with_role(f32("m2", {2}), Role::alias, "m"),
+                     f32("score", {})});
+  Plan plan = build_plan({&a, &a}, {});
+  CHECK(plan.entries[1].action == Action::copy_first);
+  CHECK(plan.entries[1].same_as == 0);
+  CHECK(plan.entries[3].action == Action::average);
+  CHECK(plan.entries[3].same_as == 2);
+  CHECK(plan.entries[0].same_as == k_no_entry);
+  CHECK(plan.entries[4].role_by_name);  // outside the structure the codec stated: the rule decided
+  PlanOptions first;
+  first.optimizer_state = OptimizerState::first;
+  CHECK(build_plan({&a, &a}, first).entries[3].action == Action::copy_first);
+  PlanOptions drop;
+  drop.optimizer_state = OptimizerState::drop;
+  CHECK(names(build_plan({&a, &a}, drop)) == std::vector<std::string>{"lr", "lr2", "score"});
 }

@@ -41,7 +41,7 @@ ServerState::ServerState(std::string path, std::unique_ptr<Reader> existing, con
   m_write_v.assign(entries, 0);
   for (std::size_t e = 0; e < entries; ++e) {
     const PlanEntry& entry = plan.entries[e];
-    if (entry.action != Action::average) continue;
+    if (entry.action != Action::average || entry.same_as != k_no_entry) continue;  // an alias: its target's state
     if (uses_m()) {
       m_write_m[e] = m_spec.tensors.size();
       m_spec.tensors.push_back({"m/" + entry.info.name, DType::f64, entry.info.shape});
@@ -75,7 +75,7 @@ ServerState::ServerState(std::string path, std::unique_ptr<Reader> existing, con
     return have.shape == want.shape && have.dtype == want.dtype ? index : 0;
   };
   for (std::size_t e = 0; e < entries; ++e) {
-    if (plan.entries[e].action != Action::average) continue;
+    if (plan.entries[e].action != Action::average || plan.entries[e].same_as != k_no_entry) continue;
     if (uses_m()) m_read_m[e] = find(m_spec.tensors[m_write_m[e]]);
     if (uses_v()) m_read_v[e] = find(m_spec.tensors[m_write_v[e]]);
   }

@@ -112,7 +112,7 @@ void Engine::name_differing_inputs(const PlanEntry& entry, std::uint64_t offset,
 void Engine::verify() {
   std::vector<Problem> differ;
   for (const PlanEntry& entry : m_plan.entries) {
-    if (entry.action != Action::check_equal) continue;
+    if (entry.action != Action::check_equal || entry.same_as != k_no_entry) continue;  // an alias: its target's
     const std::uint64_t n = entry.info.count(), step = block_elements(entry);
     for (std::uint64_t off = 0; off < n; off += step) {
       const std::uint64_t count = std::min(step, n - off);
@@ -128,7 +128,7 @@ void Engine::verify() {
 
   for (int pass = 0; m_method.wants_pass(pass); ++pass) {
     for (const PlanEntry& entry : m_plan.entries) {
-      if (entry.action != Action::average || !m_method.observes(pass, entry)) continue;
+      if (entry.action != Action::average || entry.same_as != k_no_entry || !m_method.observes(pass, entry)) continue;
       const std::uint64_t n = entry.info.count(), step = block_elements(entry);
       for (std::uint64_t off = 0; off < n; off += step) {
         const std::uint64_t count = std::min(step, n - off);
@@ -145,7 +145,10 @@ void Engine::verify() {
 
 void Engine::run(Writer& writer) {
   for (std::size_t index = 0; index < m_plan.entries.size(); ++index) {
-    const PlanEntry& entry = m_plan.entries[index];
+    // A kept alias is written with its target's result, computed again from the target's entry: the methods are
+    // deterministic per entry and offset, so both names get the same values.
+    const std::size_t from = m_plan.entries[index].same_as;
+    const PlanEntry& entry = m_plan.entries[from == k_no_entry ? index : from];
     const bool average = entry.action == Action::average;
     if (!average && entry.copy_from == 0 && writer.holds_template_values(index)) continue;
     const std::uint64_t n = entry.info.count(), step = block_elements(entry);

@@ -44,11 +44,20 @@ bool passes_filters(const std::string& name, const PlanOptions& options) {
   return std::none_of(options.exclude.begin(), options.exclude.end(), matches);
 }
 
-Role resolve_role(const TensorInfo& t, bool* by_name) {
+RolesInFile roles_in(const std::vector<TensorInfo>& tensors) {
+  const bool some = std::any_of(tensors.begin(), tensors.end(),
+                                [](const TensorInfo& t) { return t.role != Role::unknown && t.role != Role::alias; });
+  return some ? RolesInFile::some : RolesInFile::none;
+}
+
+Role resolve_role(const TensorInfo& t, bool* by_name, RolesInFile roles) {
   if (by_name) *by_name = false;
   if (t.role != Role::unknown) return t.role;
   const bool batches = t.name.ends_with("num_batches_tracked") && !is_float(t.dtype);
-  if (!is_optimizer_state(t.name) && !batches) return Role::weight;
+  if (!is_optimizer_state(t.name) && !batches) {
+    if (by_name) *by_name = roles == RolesInFile::some;
+    return Role::weight;
+  }
   if (by_name) *by_name = true;
   if (batches) return Role::counter;
   if (!t.shape.empty()) return Role::optimizer_state;
@@ -90,20 +99,38 @@ Action action_for(const TensorInfo& t, Role role, const PlanOptions& options) {
   }
 }
 
-PlanEntry plan_entry(const TensorInfo& t, std::size_t i, const PlanOptions& options) {
-  bool by_name = false;
-  const Role role = resolve_role(t, &by_name);
-  PlanEntry e{t, {i}, action_for(t, role, options)};
-  e.info.role = role;
-  e.role_by_name = by_name;
+namespace {
+
+// Sets the entry's action, and the input it copies from, for its resolved role.
+void settle_action(PlanEntry& e, const PlanOptions& options) {
+  const Role role = e.info.role;
+  e.action = action_for(e.info, role, options);
+  e.copy_from = 0;
   if (e.action == Action::copy_first && options.newest_input != k_no_input &&
       (role == Role::hyper_parameter || role == Role::counter))
     e.copy_from = options.newest_input;
+}
+
+}  // namespace
+
+PlanEntry plan_entry(const TensorInfo& t, std::size_t i, const PlanOptions& options, RolesInFile roles) {
+  bool by_name = false;
+  const Role role = resolve_role(t, &by_name, roles);
+  PlanEntry e{t, {i}, Action::average};
+  e.info.role = role;
+  e.role_by_name = by_name;
+  settle_action(e, options);
   return e;
 }
 
 bool dropped_by_options(Role role, const PlanOptions& options) {
   return role == Role::optimizer_state && options.optimizer_state == OptimizerState::drop;
+}
+
+// Tells whether `t` is an alias of a tensor --optimizer-state drop left out (listed before it): it goes too.
+bool tied_to_dropped(const TensorInfo& t, const Plan& plan) {
+  return !t.alias_of.empty() && std::find(plan.optimizer_dropped.begin(), plan.optimizer_dropped.end(), t.alias_of) !=
+                                    plan.optimizer_dropped.end();
 }
 
 std::string role_phrase(Role role, std::size_t n) {
@@ -123,7 +150,7 @@ namespace {
 // (a PyTorch output from a PyTorch input 1 keeps the shared storage); where inputs disagree (one ties emb.weight and
 // out.weight, another holds them apart with their own values) each name gets its own mean, so the output must hold
 // them apart: info.alias_of is cleared and a writer that cannot (a PyTorch template's shared storage) refuses.
-void check_ties(const std::vector<Reader*>& inputs, Plan& plan) {
+void check_ties(const std::vector<Reader*>& inputs, const PlanOptions& options, Plan& plan) {
   std::unordered_map<std::string_view, std::size_t> entry_of;
   for (std::size_t e = 0; e < plan.entries.size(); ++e) entry_of.emplace(plan.entries[e].info.name, e);
   for (PlanEntry& e : plan.entries) {
@@ -139,17 +166,41 @@ void check_ties(const std::vector<Reader*>& inputs, Plan& plan) {
       }
     }
     if (!disagree.empty()) plan.warnings.push_back(disagree);
-    if (e.info.alias_of.empty()) continue;
+    if (e.info.alias_of.empty() || (disagree.empty() && entry_of.contains(e.info.alias_of))) continue;
+    // Written apart: the tensor takes its target's role (input 1's), and the action that role gets.
+    bool by_name = false;
     const auto target = entry_of.find(e.info.alias_of);
-    if (disagree.empty() && target != entry_of.end()) continue;
-    // Written apart: the tensor takes its target's role (in input 1, or the others').
-    e.info.role = target == entry_of.end() ? Role::weight : plan.entries[target->second].info.role;
+    const auto in_first = std::find_if(inputs[0]->tensors().begin(), inputs[0]->tensors().end(),
+                                       [&](const TensorInfo& t) { return t.name == e.info.alias_of; });
+    e.info.role = target != entry_of.end() ? plan.entries[target->second].info.role
+                  : in_first != inputs[0]->tensors().end()
+                      ? resolve_role(*in_first, &by_name, roles_in(inputs[0]->tensors()))
+                      : Role::weight;
     if (e.info.role == Role::alias) e.info.role = Role::weight;
+    e.role_by_name = by_name;
     e.info.alias_of.clear();
+    settle_action(e, options);
   }
 }
 
 }  // namespace
+
+// An alias whose tie is kept is the same tensor as its target: it takes the target's action and, through same_as,
+// its result, so a method that draws per name (DARE's masks) or a shared storage written twice cannot part them.
+void link_aliases(Plan& plan) {
+  std::unordered_map<std::string_view, std::size_t> entry_of;
+  for (std::size_t e = 0; e < plan.entries.size(); ++e) entry_of.emplace(plan.entries[e].info.name, e);
+  for (PlanEntry& e : plan.entries) {
+    if (e.info.alias_of.empty()) continue;
+    const auto target = entry_of.find(e.info.alias_of);
+    if (target == entry_of.end()) continue;
+    const PlanEntry& t = plan.entries[target->second];
+    WAVG_ASSERT(t.same_as == k_no_entry);
+    e.same_as = target->second;
+    e.action = t.action;
+    e.copy_from = t.copy_from;
+  }
+}
 
 // In plan_order.cpp: pairing by position (--match order), and whether it would succeed.
 Plan build_plan_by_order(const std::vector<Reader*>& inputs, const PlanOptions& options);
@@ -213,11 +264,12 @@ Plan build_plan(const std::vector<Reader*>& inputs, const PlanOptions& options) 
   };
 
   std::vector<MismatchTally> tally(inputs.size());
+  const RolesInFile roles = roles_in(first.tensors());
   for (std::size_t t = 0; t < first.tensors().size(); ++t) {
     const TensorInfo& want = first.tensors()[t];
     if (filtered_out(want.name, true)) continue;
-    PlanEntry entry = plan_entry(want, t, options);
-    if (dropped_by_options(entry.info.role, options)) {
+    PlanEntry entry = plan_entry(want, t, options, roles);
+    if (dropped_by_options(entry.info.role, options) || tied_to_dropped(want, plan)) {
       plan.optimizer_dropped.push_back(want.name);
       plan.dropped_from_first.push_back(want.name);
       continue;
@@ -282,7 +334,8 @@ Plan build_plan(const std::vector<Reader*>& inputs, const PlanOptions& options) 
     }
   }
 
-  check_ties(inputs, plan);
+  check_ties(inputs, options, plan);
+  link_aliases(plan);
   if (!problems.empty()) {
     const std::size_t details = problems.size();
     lead_with_summaries(inputs, tally, problems);

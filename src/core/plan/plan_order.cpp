@@ -259,6 +259,7 @@ Plan build_plan_by_order(const std::vector<Reader*>& inputs, const PlanOptions& 
     }
   }
 
+  const RolesInFile roles = roles_in(first.tensors());
   for (std::size_t i = 0; i < first.tensors().size(); ++i) {
     const TensorInfo& t = first.tensors()[i];
     // --include / --exclude name input 1's tensors; their partners leave with them.
@@ -267,8 +268,8 @@ Plan build_plan_by_order(const std::vector<Reader*>& inputs, const PlanOptions& 
       plan.dropped_from_first.push_back(t.name);
       continue;
     }
-    PlanEntry entry = plan_entry(t, i, options);
-    if (dropped_by_options(entry.info.role, options)) {
+    PlanEntry entry = plan_entry(t, i, options, roles);
+    if (dropped_by_options(entry.info.role, options) || tied_to_dropped(t, plan)) {
       plan.optimizer_dropped.push_back(t.name);
       plan.dropped_from_first.push_back(t.name);
       continue;
@@ -292,6 +293,7 @@ Plan build_plan_by_order(const std::vector<Reader*>& inputs, const PlanOptions& 
   }
   if (plan.entries.empty())
     throw Error(ExitCode::incompatible, first.path(), "no tensor is left after --include / --exclude");
+  link_aliases(plan);
   return plan;
 }
 
