@@ -129,14 +129,15 @@ const std::array<Codec, 16> k_codecs{{
     {.id = FormatId::json_base64, .name = "json-base64", .display = "wavg JSON", .read_as = FormatId::json,
      .train_extension = ".json-base64", .create = create_json_base64},
     // A PyTorch Distributed Checkpoint folder (.metadata); an output folder is one when input 1 is (output_format).
-    // The copied .metadata keeps input 1's non-tensor values (keeps_entries).
+    // The copied .metadata keeps input 1's non-tensor values (keeps_entries) and its chunking (no --shard-size).
     {.id = FormatId::dcp, .name = "dcp", .display = "PyTorch DCP", .folder = true, .commit_name = folder_name,
-     .accepts = k_shard_size, .keeps_entries = true, .train_extension = ".dcp", .sniff = dcp::looks_like_dcp,
+     .keeps_entries = true, .train_extension = ".dcp", .sniff = dcp::looks_like_dcp,
      .folder_holds = "a DCP .metadata", .open = open_as<dcp::DcpReader>, .create = dcp::create_dcp_writer},
     // A DeepSpeed ZeRO checkpoint folder (global_stepN/, or the folder above with `latest`); an output folder is
     // one when input 1 is (output_format).
     {.id = FormatId::deepspeed, .name = "deepspeed", .display = "DeepSpeed", .folder = true,
-     .commit_name = folder_name, .keeps_entries = true, .sniff = deepspeed::looks_like_deepspeed,
+     .commit_name = folder_name, .keeps_entries = true, .train_extension = ".deepspeed",
+     .sniff = deepspeed::looks_like_deepspeed,
      .folder_holds = "DeepSpeed's *_model_states.pt", .open = open_as<deepspeed::DeepspeedReader>,
      .create = deepspeed::create_deepspeed_writer},
 }};

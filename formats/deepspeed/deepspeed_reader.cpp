@@ -168,11 +168,11 @@ struct DeepspeedReader::Build {
 void DeepspeedReader::Build::buffers() {
   const TorchFile& model = models[0];
   const Value* module = get(model.pickle.root, "module");
-  const Value* names = get(model.pickle.root, "buffer_names");
-  if (!names || names->kind != Kind::list) fail(model.path, "buffer_names is not a list");
+  const Value* listed = get(model.pickle.root, "buffer_names");
+  if (!listed || listed->kind != Kind::list) fail(model.path, "buffer_names is not a list");
   for (std::size_t i = 0; module && i + 1 < module->items.size(); i += 2) {
     const Value* key = module->items[i];
-    if (key->kind != Kind::string || std::none_of(names->items.begin(), names->items.end(), [&](const Value* b) {
+    if (key->kind != Kind::string || std::none_of(listed->items.begin(), listed->items.end(), [&](const Value* b) {
           return b->kind == Kind::string && b->text == key->text;
         }))
       continue;

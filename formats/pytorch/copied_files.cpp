@@ -40,8 +40,10 @@ std::vector<std::size_t> source_indices(const Reader& input, const std::vector<T
   }
   for (std::size_t i = 0; i < in.size(); ++i)
     if (!written[i])
-      fail_usage(display + ": " + in[i].name + " is left out of the output, but " + what +
-                 " holds every tensor of input 1 (--optimizer-state first keeps input 1's moments)");
+      throw Error(ExitCode::usage, display,
+                  in[i].name + " is left out of the output, but " + what +
+                      " holds every tensor of input 1 (--optimizer-state first keeps input 1's moments; for "
+                      "--exclude or --tensors intersection write another format)");
   return source;
 }
 

@@ -1,5 +1,7 @@
 # wavg allreduce streams: a 48 MiB tensor (twelve times its 4 MiB block) raises no rank's peak resident memory by
-# more than 32 MiB over a 40-byte model, where reading each tensor whole took twice the tensor's size. The mean is
+# more than 40 MiB over a 40-byte model, where reading each tensor whole took twice the tensor's size (96 MiB). The
+# margin over the blocks is the input fingerprint's lead: it hashes the engine's own mapping up to 8 MiB ahead of
+# the engine, and those mapped page-cache pages count in the resident set. The mean is
 # numpy's (float64 sum in rank order, rounded once to float32); the int64 counter is rank 0's.
 grep -q "built without MPI" "$WAVG" && { echo "wavg built without MPI"; exit 77; }
 command -v mpirun >/dev/null || { echo "no mpirun"; exit 77; }
@@ -20,7 +22,7 @@ peak() {  # peak resident memory in KiB of the largest rank
   sort -n $1.rss.* | tail -1
 }
 small=$(peak small) big=$(peak big)
-[ $((big - small)) -lt $((32 << 10)) ] || echo "peak grew by $(((big - small) >> 10)) MiB for a 48 MiB tensor"
+[ $((big - small)) -lt $((40 << 10)) ] || echo "peak grew by $(((big - small) >> 10)) MiB for a 48 MiB tensor"
 /usr/bin/python3 - <<'PY'
 import h5py, numpy as np
 x = [h5py.File(f"big{r}.h5", "r")["w"][()] for r in range(2)]

@@ -1,5 +1,5 @@
 # A DCP folder output keeps input 1's .metadata and data files whole, so it cannot leave out a tensor of input 1:
-# --optimizer-state drop and --exclude are refused naming the first tensor (they used to exit 0 with input 1's
+# --optimizer-state drop and --exclude are refused (exit 2) naming the first tensor (they used to exit 0 with input 1's
 # values of it still in the folder), and nothing is written. A .safetensors output leaves them out.
 R="$SAMPLES"/dcp/run
 "$WAVG" merge -q "$R"/step-100 "$R"/step-200 -o out/ --optimizer-state drop 2>&1 || echo "exit $?"
