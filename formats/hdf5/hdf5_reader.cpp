@@ -243,7 +243,9 @@ bool Hdf5Reader::add_dataset(const std::string& name, Listed listed) {
       entry.direct_offset = static_cast<std::int64_t>(addr);
   }
   H5Eclear2(H5E_DEFAULT);
-  entry.dataset = std::move(ds);
+  // A dataset read straight from the file needs no open handle, and an open one costs HDF5 about 10 KiB: a file of
+  // 100k small datasets held open needed more than the structure probe's 1 GiB.
+  if (entry.direct_offset < 0) entry.dataset = std::move(ds);
   m_tensors.push_back(std::move(info));
   m_entries.push_back(std::move(entry));
   return true;

@@ -8,9 +8,11 @@
 #include <poll.h>
 #include <spawn.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -27,11 +29,21 @@ namespace {
 
 // The probe's budget is CPU time (RLIMIT_CPU in the child), so a valid file's structure is never refused because
 // a loaded machine gave the child little of it; the wall-clock limit is only a backstop for a child that sleeps.
+// The budget grows with the file: the HDF5 library spends about 0.1 ms of CPU per dataset it opens (its metadata
+// cache), so a valid file of 100k small datasets (142 MB) needs about 10 s; a small hostile file still gets 10 s.
 constexpr int k_probe_seconds = 10;
+constexpr std::uint64_t k_probe_bytes_per_second = 8ull << 20;
 constexpr int k_probe_wall_seconds = 300;
 constexpr int k_probe_fd = 3;  // where the child writes its error message
 constexpr const char* k_probe_flag = "--hdf5-structure-probe";
 constexpr std::uint64_t k_probe_memory = 1ull << 30;
+
+// The CPU seconds the probe of `path` may take: k_probe_seconds, and one more per k_probe_bytes_per_second.
+int probe_seconds(const char* path) {
+  struct stat st {};
+  const std::uint64_t size = ::stat(path, &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
+  return k_probe_seconds + static_cast<int>(std::min<std::uint64_t>(size / k_probe_bytes_per_second, 3600));
+}
 
 enum ProbeExit : int { probe_ok = 0, probe_error = 2, probe_out_of_memory = 3 };
 
@@ -51,7 +63,8 @@ int run_structure_probe(const char* path, int fd) {
   const std::uint64_t limit = virtual_size() + k_probe_memory;
   const struct rlimit rl { limit, limit };
   ::setrlimit(RLIMIT_AS, &rl);
-  const struct rlimit cpu { k_probe_seconds, k_probe_seconds + 1 };  // SIGXCPU at the soft limit, SIGKILL after
+  const auto seconds = static_cast<rlim_t>(probe_seconds(path));
+  const struct rlimit cpu { seconds, seconds + 1 };  // SIGXCPU at the soft limit, SIGKILL after
   ::setrlimit(RLIMIT_CPU, &cpu);
   try {
     Hdf5Reader reader(path, Hdf5Reader::Probe::no);
@@ -128,7 +141,7 @@ void probe_structure(const std::string& path) {
     if (errno != EINTR) return;
   if (WIFSIGNALED(status) && (WTERMSIG(status) == SIGXCPU || (WTERMSIG(status) == SIGKILL && !timed_out())))
     fail(path, "corrupt HDF5 file (the HDF5 library did not finish reading its structure in " +
-                   std::to_string(k_probe_seconds) + " s of CPU time)");
+                   std::to_string(probe_seconds(path.c_str())) + " s of CPU time)");
   if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
     fail(path, "corrupt HDF5 file (the HDF5 library did not finish reading its structure in " +
                    std::to_string(k_probe_wall_seconds) + " s)");

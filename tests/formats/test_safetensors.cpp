@@ -2,7 +2,6 @@
 // output compared with an expected file annotated byte by byte, and the reference implementation's corrupt cases.
 #include <doctest/doctest.h>
 
-#include <chrono>
 #include <cstring>
 
 #include "safetensors/safetensors.hpp"
@@ -147,16 +146,14 @@ TEST_CASE("safetensors corrupt files are one-line errors, never crashes") {
         "safetensors header is not valid JSON (at byte 43: a number out of range)");
 }
 
-TEST_CASE("safetensors headers parse in linear time: 200k tensors well within seconds") {
-  // 200k one-element tensors: about 13 MB of header. Quadratic parsing (nlohmann's callback parser) took 44 s
-  // for 60k; linear parsing takes a fraction of a second in a release build. Under AddressSanitizer (the sanitize
-  // preset runs this suite too) everything is several times slower: a smaller header, and no time limit there.
+TEST_CASE("safetensors headers of many tensors parse whole") {
+  // 200k one-element tensors: about 13 MB of header, every entry read and checked. How long it takes is the
+  // benchmark's to say (tests/bench/many_tensors.py: quadratic parsing once took 44 s for 60k), not a timed test's.
+  // Under AddressSanitizer (the sanitize preset runs this suite too) a smaller header.
 #if defined(__SANITIZE_ADDRESS__)
   constexpr std::size_t n = 20'000;
-  constexpr double limit = 1e9;
 #else
   constexpr std::size_t n = 200'000;
-  constexpr double limit = 10;  // generous for a loaded machine; quadratic parsing would take minutes
 #endif
   std::string header = "{";
   std::string data;
@@ -169,12 +166,9 @@ TEST_CASE("safetensors headers parse in linear time: 200k tensors well within se
   data.assign(4 * n, '\0');
   TempDir dir;
   const std::string path = dir.write("many.safetensors", file_bytes(header, data));
-  const auto start = std::chrono::steady_clock::now();
   SafetensorsReader r(path);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  CHECK(r.tensors().size() == n);
-  MESSAGE(n << " tensors parsed in " << seconds << " s");
-  CHECK(seconds < limit);
+  REQUIRE(r.tensors().size() == n);
+  CHECK(r.tensors().back().shape == std::vector<std::uint64_t>{1});
 }
 
 TEST_CASE("safetensors reader reads the real files from other writers") {
