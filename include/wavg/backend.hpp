@@ -107,24 +107,24 @@ class Backend {
   virtual void server_step(const ServerStepParams& params, std::uint64_t count, const double* delta, const void* base,
                            DType dtype, double* m, double* v, DType out_dtype, void* out) = 0;
 
-  // Task-vector kernels (src/core/methods/task_vectors.cpp, slerp_stock.cpp); u_k as above. The defaults throw.
+  // Task-vector kernels (src/core/methods/task_vectors.cpp, slerp_stock.cpp); u_k as above. Every backend has them.
 
   // Adds sum_i u_j[i] * u_l[i] to gram[j * N + l] for every pair j <= l and mirrors it (chunked as above).
-  virtual void update_gram(const BlockInputs& in, double* gram);
+  virtual void update_gram(const BlockInputs& in, double* gram) = 0;
   // Adds to hist[b] the number of nonzero, non-NaN |u_k[i]| whose double's top 16 bits are b, for input k.
-  virtual void magnitude_histogram(const BlockInputs& in, std::size_t k, std::uint64_t* hist);
+  virtual void magnitude_histogram(const BlockInputs& in, std::size_t k, std::uint64_t* hist) = 0;
   // Appends every nonzero |u_k[i]| in bucket `bucket` with its index offset + i (in an unspecified order).
   virtual void magnitude_candidates(const BlockInputs& in, std::size_t k, std::size_t bucket, std::uint64_t offset,
-                                    std::vector<Magnitude>& out);
+                                    std::vector<Magnitude>& out) = 0;
   // Adds, for every input k, sum_i |u_k[i]| to l1[2k] and the same sum over the elements Sparsify::random keeps
   // (TaskCombineParams's seed, stream and density) to l1[2k + 1] (chunked as above).
-  virtual void random_mask_l1(const BlockInputs& in, const TaskCombineParams& p, std::uint64_t offset, double* l1);
+  virtual void random_mask_l1(const BlockInputs& in, const TaskCombineParams& p, std::uint64_t offset, double* l1) = 0;
   // Computes, per element i (index offset + i in its tensor), the task vectors tau_k = u_k sparsified as `p` says,
   // then base[i] + lambda * sum_k w_k tau_k (over the inputs that agree with the sign of that sum with
   // Consensus::sign; divided by the sum of their weights, or 1 when it is zero, with Normalize::yes), rounded once
   // to `out_dtype`.
   virtual void task_combine(const BlockInputs& in, const TaskCombineParams& p, std::uint64_t offset, DType out_dtype,
-                            void* out);
+                            void* out) = 0;
 };
 
 std::unique_ptr<Backend> make_cpu_backend();

@@ -3,7 +3,8 @@
 // __host__ __device__ functions: float16/bfloat16 rounding and widening from the bits, loading and storing one
 // element of any float dtype, the reduction chunk, the order statistics' sort and weighted median, the federated
 // kernels' formulas (sum of squares and distance chunks, combine, order statistics) and the server optimizers'
-// step. The CPU build compiles them as plain inline functions; nvcc (with -fmad=false, like g++'s
+// step, and the task-vector kernels' rules (magnitude buckets and cuts, DARE's drop mask, TIES's sign election). The
+// CPU build compiles them as plain inline functions; nvcc (with -fmad=false, like g++'s
 // -ffp-contract=off) compiles the same source for the GPU, so results agree bit for bit by construction.
 
 #include <cmath>
@@ -11,6 +12,7 @@
 #include <cstring>
 
 #include "wavg/backend.hpp"
+#include "wavg/philox.hpp"
 
 #if defined(__CUDACC__)
 #define WAVG_HD __host__ __device__
@@ -282,6 +284,52 @@ WAVG_HD inline double server_step_element(const ServerStepParams& p, double d, d
   else
     *v = *v + d2;  // adagrad
   return p.lr * *m / (std::sqrt(*v) + p.tau);
+}
+
+// The task-vector kernels' per-element rules (Backend::task_combine and its companions in wavg/backend.hpp). The CPU
+// backend applies them in tile loops (cpu_task.cpp), the CUDA kernels per element (cuda_elements.hpp).
+
+// magnitude_histogram's bucket of |u|: the top 16 bits of the double, which order as the values do; a zero or NaN
+// magnitude gets k_magnitude_buckets, which no histogram counts.
+WAVG_HD inline std::uint32_t magnitude_bucket(double u) {
+  const double m = std::fabs(u);
+  return m > 0 ? static_cast<std::uint32_t>(double_bits(m) >> 48) : static_cast<std::uint32_t>(k_magnitude_buckets);
+}
+
+// Whether u at element `index` of its tensor ranks at or above a magnitude cut: |u| > threshold, or equal to it at
+// an index <= last (TIES's trim keeps these; breadcrumbs' second cut drops them). NaN ranks nowhere.
+WAVG_HD inline bool ranks_at_or_above(double u, double threshold, std::uint64_t index, std::uint64_t last) {
+  const double m = std::fabs(u);
+  return m > threshold || (m == threshold && index <= last);
+}
+
+// DARE's drop mask: the entry stays when its Philox word, over 2^32, is below the density.
+WAVG_HD inline bool kept_at_random(std::uint32_t word, double density) {
+  return static_cast<double>(word) * 0x1p-32 < density;
+}
+
+// The Philox stream of input k's drop mask: one block serves inputs 4 * (k / 4) .. + 3, word k % 4 each.
+WAVG_HD inline std::uint64_t mask_stream(std::uint64_t stream, std::uint64_t k) { return stream + ((k / 4) << 32); }
+
+// TIES's sign election: whether the weighted entry wt has the sign elected by the sum of all (mergekit's majority
+// sign: + when the sum is >= 0); an entry of sign 0 or NaN never agrees.
+WAVG_HD inline bool agrees_with(double wt, double total) { return total >= 0 ? wt > 0 : wt < 0; }
+
+// Input k's task-vector entry u at element `index` after sparsification (TaskCombineParams); `word` is its Philox
+// word when the sparsification is random.
+WAVG_HD inline double sparsified(const TaskCombineParams& p, std::size_t k, double u, std::uint64_t index,
+                                 std::uint32_t word) {
+  if (p.sparsify == Sparsify::magnitude) {
+    if (!ranks_at_or_above(u, p.threshold[k], index, p.tie_last[k])) return 0.0;
+    if (p.drop_threshold && ranks_at_or_above(u, p.drop_threshold[k], index, p.drop_tie_last[k])) return 0.0;
+    return u;
+  }
+  if (p.sparsify == Sparsify::random) {
+    const double density = p.densities ? p.densities[k] : p.density;
+    if (!kept_at_random(word, density)) return 0.0;
+    return p.scale ? u * p.scale[k] : u / density;
+  }
+  return u;
 }
 
 }  // namespace wavg

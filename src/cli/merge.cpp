@@ -191,8 +191,7 @@ class MergeSteps final : public pipeline::Steps {
     if (m_base) m_base_source = match_base(plan, *m_base);
     if (fed.has_state)
       m_state = std::make_unique<ServerState>(m_o.fed.state, pipeline::open_if_exists(m_o.fed.state), plan, fed.server);
-    return task_run(m_o) ? task_backend(m_o.device, m_o.verbosity)
-                         : make_backend(m_o.device, averaged_bytes(plan) * inputs, m_o.verbosity);
+    return make_backend(m_o.device, averaged_bytes(plan) * inputs, m_o.verbosity);
   }
   std::unique_ptr<Method> method(Backend& backend, const Plan& plan, const std::vector<Reader*>& inputs,
                                  const pipeline::Job&) override {

@@ -52,12 +52,4 @@ void add_task_options(CLI::App& app, TaskCli& t) {
       ->group(k_task);
 }
 
-std::unique_ptr<Backend> task_backend(Device device, const Verbosity& v) {
-  note(v, 1,
-       device == Device::cpu ? "device: cpu (--device cpu)"
-                             : "device: cpu (the task-vector methods have no CUDA kernels; --device " +
-                                   std::string(name_of(k_device_names, device)) + ")");
-  return make_cpu_backend();
-}
-
 }  // namespace wavg::cli

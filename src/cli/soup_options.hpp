@@ -30,8 +30,4 @@ struct TaskCli {
 // Adds --lambda, --density, --gamma, --t, --rescale and --normalize under their own heading.
 void add_task_options(CLI::App& app, TaskCli& t);
 
-// Returns the backend a task-vector method runs on: the CPU, which alone has its kernels; -v says so, and why when
-// --device asked for another.
-std::unique_ptr<Backend> task_backend(Device device, const Verbosity& v);
-
 }  // namespace wavg::cli

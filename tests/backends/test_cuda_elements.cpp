@@ -13,6 +13,7 @@
 #include "backends/cpu/cpu_elements.hpp"
 #include "backends/cuda/cuda_elements.hpp"
 #include "support/float_bytes.hpp"
+#include "support/task_variants.hpp"
 #include "wavg/backend.hpp"
 
 using namespace wavg;
@@ -132,4 +133,52 @@ TEST_CASE("cuda elements: every server optimizer step gives the CPU backend's by
       CHECK(m1 == m2);
       CHECK(v1 == v2);
     }
+}
+
+TEST_CASE("cuda elements: the task-vector kernels give the CPU backend's bytes") {
+  auto cpu = make_cpu_backend();
+  constexpr std::uint32_t n = 6;  // two Philox blocks of drop masks
+  constexpr std::uint64_t offset = 1000;
+  for (DType t : k_floats) {
+    const Block b(t, n, 40003, 23);  // three reduction chunks, the last one short
+    const BlockInputs c = b.cpu(true);
+    const cuda::Inputs g = b.gpu(true);
+    double cut = 0;
+    cpu::dispatch_float(t, [&]<DType T>() { cut = std::fabs(update_at<T>(b.pointers[1], b.base.data(), 777)); });
+    const test::TaskVariants variants(n, cut, b.count);
+    for (const test::TaskVariant& v : variants.all())
+      for (DType out : {t, DType::f32}) {
+        std::vector<unsigned char> want(b.count * dtype_size(out)), got(want.size());
+        cpu->task_combine(c, v.params, offset, out, want.data());
+        cpu::dispatch_float(t, [&]<DType T>() {
+          cpu::dispatch_float(out, [&]<DType O>() {
+            for (std::uint64_t i = 0; i < b.count; ++i)
+              cuda::task_combine_element<T, O>(g, v.params, offset, got.data(), i);
+          });
+        });
+        CHECK_MESSAGE(want == got, v.name, ": ", dtype_name(t), " -> ", dtype_name(out));
+      }
+
+    const TaskCombineParams dare = variants.all().back().params;
+    std::vector<double> lwant(2 * n, 0.0), lgot(2 * n, 0.0), gwant(n * n, 0.0), ggot(n * n, 0.0);
+    cpu->random_mask_l1(c, dare, offset, lwant.data());
+    cpu->update_gram(c, gwant.data());
+    cpu::dispatch_float(t, [&]<DType T>() {
+      for (std::uint64_t begin = 0; begin < b.count; begin += cuda::k_reduce_chunk) {
+        const std::uint64_t end = std::min(b.count, begin + cuda::k_reduce_chunk);
+        for (std::uint32_t k = 0; k < n; ++k) {
+          double l1[2];
+          cuda::random_mask_l1_chunk<T>(g, dare, offset, k, begin, end, l1);
+          lgot[2 * k] += l1[0];
+          lgot[2 * k + 1] += l1[1];
+        }
+        for (std::uint32_t j = 0; j < n; ++j)
+          for (std::uint32_t l = j; l < n; ++l) ggot[j * n + l] += cuda::gram_chunk<T>(g, j, l, begin, end);
+      }
+    });
+    for (std::uint32_t j = 0; j < n; ++j)
+      for (std::uint32_t l = 0; l < j; ++l) ggot[j * n + l] = ggot[l * n + j];
+    CHECK(std::memcmp(lwant.data(), lgot.data(), lwant.size() * sizeof(double)) == 0);
+    CHECK(std::memcmp(gwant.data(), ggot.data(), gwant.size() * sizeof(double)) == 0);
+  }
 }

@@ -2,8 +2,11 @@
 // usable GPU). The mean and weighted mean must be the same bytes for every input and output dtype, on blocks large
 // enough to run through both staging slots several times. The other kernels must agree within k_tolerance
 // (relative); they are expected to be exact too, apart from the noise, whose log and cos come from CUDA's math
-// library (within 2 ulp) instead of glibc's. The number of elements that are not bit-identical is printed.
+// library (within 2 ulp) instead of glibc's. The number of elements that are not bit-identical is printed. The
+// task-vector kernels (task arithmetic, TIES, breadcrumbs, DARE; the Gram matrix of SLERP and model stock;
+// the magnitude histogram and DARE's norms) must be the same bytes, over six inputs (two Philox blocks).
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -11,6 +14,7 @@
 #include <vector>
 
 #include "support/float_bytes.hpp"
+#include "support/task_variants.hpp"
 #include "wavg/backend.hpp"
 #include "wavg/error.hpp"
 
@@ -60,6 +64,55 @@ void expect_close(const std::vector<double>& a, const std::vector<double>& b, co
   }
   std::printf("   %s: %zu of %zu values not bit-identical\n", what, inexact, a.size());
   expect(ok, what);
+}
+
+// The task-vector kernels on six inputs of dtype `in`, against the CPU backend, byte for byte.
+void check_task_kernels(Backend& cpu, Backend& gpu, DType in, std::uint64_t count) {
+  constexpr std::size_t n = 6;
+  constexpr std::uint64_t offset = 12345;  // the block's first element in its tensor keys the drop mask
+  const Block b = random_block(in, n, count, 50 + static_cast<unsigned>(in));
+  const BlockInputs view = b.view(in, count, true);
+  // A magnitude that occurs among the updates, so that the tie rule at the cut decides: u_1 itself (1 * u_1 + 0).
+  std::vector<double> u1(count);
+  const std::vector<double> pick{0, 1, 0, 0, 0, 0};
+  cpu.update_combine(view, pick.data(), 1.0, u1.data());
+  const test::TaskVariants variants(n, std::fabs(u1[777]), count);
+  for (const test::TaskVariant& v : variants.all())
+    for (DType out : {in, DType::f32}) {
+      std::vector<unsigned char> want(count * dtype_size(out)), got(want.size());
+      cpu.task_combine(view, v.params, offset, out, want.data());
+      gpu.task_combine(view, v.params, offset, out, got.data());
+      const std::string what =
+          v.name + " " + std::string(dtype_name(in)) + " -> " + std::string(dtype_name(out)) + " bit-identical";
+      expect(want == got, what.c_str());
+    }
+  const TaskCombineParams dare = variants.all().back().params;
+  std::vector<double> l1a(2 * n, 0.0), l1b(2 * n, 0.0), ga(n * n, 0.0), gb(n * n, 0.0);
+  cpu.random_mask_l1(view, dare, offset, l1a.data());
+  gpu.random_mask_l1(view, dare, offset, l1b.data());
+  expect(std::memcmp(l1a.data(), l1b.data(), l1a.size() * sizeof(double)) == 0, "DARE's L1 norms bit-identical");
+  cpu.update_gram(view, ga.data());
+  gpu.update_gram(view, gb.data());
+  expect(std::memcmp(ga.data(), gb.data(), ga.size() * sizeof(double)) == 0, "Gram matrix bit-identical");
+  for (std::size_t k = 0; k < n; k += 5) {
+    std::vector<std::uint64_t> ha(k_magnitude_buckets, 0), hb(k_magnitude_buckets, 0);
+    cpu.magnitude_histogram(view, k, ha.data());
+    gpu.magnitude_histogram(view, k, hb.data());
+    expect(ha == hb, "magnitude histogram");
+    const std::size_t fullest = static_cast<std::size_t>(std::max_element(ha.begin(), ha.end()) - ha.begin());
+    std::vector<Magnitude> ca, cb;
+    cpu.magnitude_candidates(view, k, fullest, offset, ca);
+    gpu.magnitude_candidates(view, k, fullest, offset, cb);
+    auto by_index = [](const Magnitude& x, const Magnitude& y) { return x.index < y.index; };
+    std::sort(ca.begin(), ca.end(), by_index);
+    std::sort(cb.begin(), cb.end(), by_index);
+    expect(ca.size() == ha[fullest] && ca.size() == cb.size() &&
+               std::equal(ca.begin(), ca.end(), cb.begin(),
+                          [](const Magnitude& x, const Magnitude& y) {
+                            return x.index == y.index && std::memcmp(&x.value, &y.value, sizeof(double)) == 0;
+                          }),
+           "magnitude candidates");
+  }
 }
 
 }  // namespace
@@ -121,6 +174,7 @@ int main() {
         gpu->server_step(p, count, e1.data(), b.base.data(), in, m2.data(), v2.data(), in, o2.data());
         expect(o1 == o2 && m1 == m2 && v1 == v2, "server optimizer step");
       }
+      check_task_kernels(*cpu, *gpu, in, count);
     }
   } catch (const Error& e) {
     for (const auto& p : e.problems()) std::printf("FAILED: %s\n", p.what.c_str());

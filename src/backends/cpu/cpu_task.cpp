@@ -26,15 +26,6 @@ namespace wavg::cpu {
 namespace {
 
 constexpr std::size_t k_tile = 512;
-// magnitude_bucket's answer for a zero or NaN magnitude, which no histogram counts.
-constexpr std::uint32_t k_no_bucket = k_magnitude_buckets;
-
-// The bucket of |u| for magnitude_histogram: the top 16 bits of the double, which order as the values do.
-inline std::uint32_t magnitude_bucket(double u) {
-  const double m = std::fabs(u);
-  return m > 0 ? static_cast<std::uint32_t>(double_bits(m) >> 48) : k_no_bucket;
-}
-
 // u[i] = x[first + i] - base[first + i] (x itself without a base), as double: update_at over a tile.
 WAVG_CLONES void updates(double* __restrict u, const float* __restrict x, const float* __restrict base,
                          std::size_t len) {
@@ -99,33 +90,25 @@ WAVG_CLONES void philox_words(std::uint64_t seed, std::uint64_t stream, std::uin
 // TIES's trim: u[i] stays when |u[i]| > threshold, or equals it at element index first + i <= tie_last.
 WAVG_CLONES void keep_magnitude(double* __restrict u, std::size_t len, double threshold, std::uint64_t first,
                                 std::uint64_t tie_last) {
-  for (std::size_t i = 0; i < len; ++i) {
-    const double m = std::fabs(u[i]);
-    const bool keep = m > threshold || (m == threshold && first + i <= tie_last);
-    u[i] = keep ? u[i] : 0.0;
-  }
+  for (std::size_t i = 0; i < len; ++i) u[i] = ranks_at_or_above(u[i], threshold, first + i, tie_last) ? u[i] : 0.0;
 }
 
 // Breadcrumbs' band: of what keep_magnitude keeps, u[i] is dropped too when it ranks at or above the second cut
 // (|u[i]| > drop, or equal at an index <= drop_last; a NaN drop compares false and drops nothing).
 WAVG_CLONES void drop_magnitude(double* __restrict u, std::size_t len, double drop, std::uint64_t first,
                                 std::uint64_t drop_last) {
-  for (std::size_t i = 0; i < len; ++i) {
-    const double m = std::fabs(u[i]);
-    const bool dropped = m > drop || (m == drop && first + i <= drop_last);
-    u[i] = dropped ? 0.0 : u[i];
-  }
+  for (std::size_t i = 0; i < len; ++i) u[i] = ranks_at_or_above(u[i], drop, first + i, drop_last) ? 0.0 : u[i];
 }
 
 // DARE's drop and rescale: u[i] stays, divided by the density, when word[i] / 2^32 is below it.
 WAVG_CLONES void keep_random(double* __restrict u, const std::uint32_t* __restrict word, double density,
                              std::size_t len) {
-  for (std::size_t i = 0; i < len; ++i) u[i] = static_cast<double>(word[i]) * 0x1p-32 < density ? u[i] / density : 0.0;
+  for (std::size_t i = 0; i < len; ++i) u[i] = kept_at_random(word[i], density) ? u[i] / density : 0.0;
 }
 // The same drop, the kept entries multiplied by `scale` (mergekit >= 0.1's norm ratio, or 1).
 WAVG_CLONES void keep_random_scaled(double* __restrict u, const std::uint32_t* __restrict word, double density,
                                     double scale, std::size_t len) {
-  for (std::size_t i = 0; i < len; ++i) u[i] = static_cast<double>(word[i]) * 0x1p-32 < density ? u[i] * scale : 0.0;
+  for (std::size_t i = 0; i < len; ++i) u[i] = kept_at_random(word[i], density) ? u[i] * scale : 0.0;
 }
 
 // DARE's two L1 norms of one input over a tile whose first element is a multiple of k_sum_lanes from its reduction
@@ -140,12 +123,12 @@ WAVG_CLONES void l1_lanes(const double* __restrict u, const std::uint32_t* __res
     for (std::uint32_t e = 0; e < k_sum_lanes; ++e) {
       const double m = std::fabs(u[i + e]);
       total[e] += m;
-      kept[e] += static_cast<double>(word[i + e]) * 0x1p-32 < density ? m : 0.0;
+      kept[e] += kept_at_random(word[i + e], density) ? m : 0.0;
     }
   for (std::uint32_t e = 0; i + e < len; ++e) {
     const double m = std::fabs(u[i + e]);
     total[e] += m;
-    kept[e] += static_cast<double>(word[i + e]) * 0x1p-32 < density ? m : 0.0;
+    kept[e] += kept_at_random(word[i + e], density) ? m : 0.0;
   }
 }
 
@@ -162,7 +145,7 @@ WAVG_CLONES void weigh_and_add(double* __restrict wt, double w, double* __restri
 WAVG_CLONES void add_agreeing(const double* __restrict wt, double w, const double* __restrict all,
                               double* __restrict sum, double* __restrict divisor, std::size_t len) {
   for (std::size_t i = 0; i < len; ++i) {
-    const bool agree = all[i] >= 0 ? wt[i] > 0 : wt[i] < 0;
+    const bool agree = agrees_with(wt[i], all[i]);
     sum[i] = agree ? sum[i] + wt[i] : sum[i];
     divisor[i] = agree ? divisor[i] + w : divisor[i];
   }
@@ -279,7 +262,7 @@ void task_combine_tile(const BlockInputs& in, const TaskCombineParams& p, std::u
       keep_magnitude(wt, len, p.threshold[k], offset + first, p.tie_last[k]);
       if (p.drop_threshold) drop_magnitude(wt, len, p.drop_threshold[k], offset + first, p.drop_tie_last[k]);
     } else if (p.sparsify == Sparsify::random) {
-      if (k % 4 == 0) philox_words(p.seed, p.stream + (std::uint64_t{k / 4} << 32), offset + first, len, tile.words);
+      if (k % 4 == 0) philox_words(p.seed, mask_stream(p.stream, k), offset + first, len, tile.words);
       const double density = p.densities ? p.densities[k] : p.density;
       if (p.scale)
         keep_random_scaled(wt, tile.words[k % 4], density, p.scale[k], len);
@@ -381,7 +364,7 @@ void random_mask_l1(const BlockInputs& in, const TaskCombineParams& p, std::uint
         for (std::uint64_t first = begin; first < end; first += k_tile) {
           const auto len = static_cast<std::size_t>(std::min<std::uint64_t>(k_tile, end - first));
           for (std::size_t k = 0; k < n; ++k) {
-            if (k % 4 == 0) philox_words(p.seed, p.stream + (std::uint64_t{k / 4} << 32), offset + first, len, words);
+            if (k % 4 == 0) philox_words(p.seed, mask_stream(p.stream, k), offset + first, len, words);
             load_updates<T>(u, in.data[k], in.base, first, len);
             const double density = p.densities ? p.densities[k] : p.density;
             l1_lanes(u, words[k % 4], density, len, lanes.data() + 2 * k * k_sum_lanes);

@@ -16,12 +16,15 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <bit>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "backends/cpu/cpu_federated.hpp"
+#include "backends/cpu/cpu_task.hpp"
 #include "backends/cuda/cuda_kernels.hpp"
 #include "wavg/backend.hpp"
 #include "wavg/error.hpp"
@@ -35,6 +38,16 @@ using cuda::k_reduce_chunk;
 
 constexpr int k_slots = 2;
 constexpr std::uint64_t k_slot_bytes = 32ull << 20;
+
+// The slot count and size, overridable for tests/bench/gpu_bench.cpp's sweep (WAVG_CUDA_SLOTS, WAVG_CUDA_SLOT_MIB;
+// out-of-range values are ignored).
+std::uint64_t env_number(const char* name, std::uint64_t fallback, std::uint64_t low, std::uint64_t high) {
+  const char* text = std::getenv(name);
+  if (!text) return fallback;
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(text, &end, 10);
+  return end != text && *end == 0 && v >= low && v <= high ? v : fallback;
+}
 constexpr std::uint64_t k_align = 256;
 
 void check(cudaError_t e, const char* what) {
@@ -108,12 +121,14 @@ class CudaBackend final : public Backend {
  public:
   CudaBackend() {
     check(cudaSetDevice(0), "selecting device 0");
+    m_slots.resize(env_number("WAVG_CUDA_SLOTS", k_slots, 1, 8));
     for (auto& s : m_slots) s = std::make_unique<Slot>();
     check(cudaMalloc(&m_params, k_params_bytes), "allocating device memory");
   }
   ~CudaBackend() override {
     cudaDeviceSynchronize();
     cudaFree(m_params);
+    cudaFree(m_hist);
   }
 
   const char* name() const override { return "cuda"; }
@@ -206,8 +221,95 @@ class CudaBackend final : public Backend {
     });
   }
 
+  void update_gram(const BlockInputs& in, double* gram) override {
+    const std::size_t n = in.data.size();
+    std::vector<double> partial(reduce_chunks(in.count) * n * n, 0.0);
+    std::vector<Array> arrays = input_arrays(in);
+    arrays.push_back({nullptr, partial.data(), n * n * sizeof(double), k_reduce_chunk});
+    stream(in.count, arrays, [&](cudaStream_t s, const std::vector<char*>& d, std::uint64_t, std::uint64_t count) {
+      cuda::launch_gram(s, chunk(in, d, count), reinterpret_cast<double*>(d.back()));
+    });
+    for (std::uint64_t r = 0; r < reduce_chunks(in.count); ++r)
+      for (std::size_t j = 0; j < n; ++j)
+        for (std::size_t l = j; l < n; ++l) gram[j * n + l] += partial[(r * n + j) * n + l];
+    for (std::size_t j = 0; j < n; ++j)
+      for (std::size_t l = 0; l < j; ++l) gram[j * n + l] = gram[l * n + j];
+  }
+
+  void magnitude_histogram(const BlockInputs& in, std::size_t k, std::uint64_t* hist) override {
+    constexpr std::size_t bytes = k_magnitude_buckets * sizeof(unsigned long long);
+    if (!m_hist) check(cudaMalloc(reinterpret_cast<void**>(&m_hist), bytes), "allocating device memory");
+    check(cudaMemset(m_hist, 0, bytes), "clearing a histogram");
+    check(cudaDeviceSynchronize(), "clearing a histogram");  // the slots' streams do not wait for the legacy one
+    const void* const one[] = {in.data[k]};
+    const BlockInputs only{in.dtype, in.count, one, in.base};
+    stream(in.count, input_arrays(only),
+           [&](cudaStream_t s, const std::vector<char*>& d, std::uint64_t, std::uint64_t count) {
+             cuda::launch_magnitude_histogram(s, chunk(only, d, count), m_hist);
+           });
+    std::vector<unsigned long long> counts(k_magnitude_buckets);
+    check(cudaMemcpy(counts.data(), m_hist, bytes, cudaMemcpyDeviceToHost), "copying a histogram");
+    for (std::size_t b = 0; b < k_magnitude_buckets; ++b) hist[b] += counts[b];
+  }
+
+  // The few elements of one bucket are gathered on the host: a pass over host memory, with nothing to compute.
+  void magnitude_candidates(const BlockInputs& in, std::size_t k, std::size_t bucket, std::uint64_t offset,
+                            std::vector<Magnitude>& out) override {
+    cpu::magnitude_candidates(in, k, bucket, offset, out);
+  }
+
+  void random_mask_l1(const BlockInputs& in, const TaskCombineParams& p, std::uint64_t offset, double* l1) override {
+    const std::size_t n = in.data.size();
+    const TaskCombineParams dp = device_params(p, n);
+    std::vector<double> partial(reduce_chunks(in.count) * n * 2, 0.0);
+    std::vector<Array> arrays = input_arrays(in);
+    arrays.push_back({nullptr, partial.data(), n * 2 * sizeof(double), k_reduce_chunk});
+    stream(
+        in.count, arrays, [&](cudaStream_t s, const std::vector<char*>& d, std::uint64_t first, std::uint64_t count) {
+          cuda::launch_random_mask_l1(s, chunk(in, d, count), dp, offset + first, reinterpret_cast<double*>(d.back()));
+        });
+    for (std::uint64_t r = 0; r < reduce_chunks(in.count); ++r)
+      for (std::size_t j = 0; j < n * 2; ++j) l1[j] += partial[r * n * 2 + j];
+  }
+
+  void task_combine(const BlockInputs& in, const TaskCombineParams& p, std::uint64_t offset, DType out_dtype,
+                    void* out) override {
+    const TaskCombineParams dp = device_params(p, in.data.size());
+    std::vector<Array> arrays = input_arrays(in);
+    arrays.push_back({nullptr, out, dtype_size(out_dtype), 1});
+    stream(in.count, arrays,
+           [&](cudaStream_t s, const std::vector<char*>& d, std::uint64_t first, std::uint64_t count) {
+             cuda::launch_task_combine(s, chunk(in, d, count), dp, offset + first, out_dtype, d.back());
+           });
+  }
+
  private:
   static constexpr std::size_t k_params_bytes = 64 << 10;
+
+  // `p` with its per-input arrays (weights, cuts, densities, scales) copied to the device.
+  TaskCombineParams device_params(const TaskCombineParams& p, std::size_t n) {
+    std::vector<double> pack;
+    auto put = [&](const auto* a) -> std::ptrdiff_t {
+      if (!a) return -1;
+      const auto at = static_cast<std::ptrdiff_t>(pack.size());
+      for (std::size_t k = 0; k < n; ++k) pack.push_back(std::bit_cast<double>(a[k]));
+      return at;
+    };
+    const std::ptrdiff_t w = put(p.weights), t = put(p.threshold), tl = put(p.tie_last), dt = put(p.drop_threshold),
+                         dl = put(p.drop_tie_last), de = put(p.densities), sc = put(p.scale);
+    const double* dev = params(pack.data(), pack.size());
+    auto at = [&](std::ptrdiff_t i) { return i < 0 ? nullptr : dev + i; };
+    auto at_index = [&](std::ptrdiff_t i) { return reinterpret_cast<const std::uint64_t*>(at(i)); };
+    TaskCombineParams d = p;
+    d.weights = at(w);
+    d.threshold = at(t);
+    d.tie_last = at_index(tl);
+    d.drop_threshold = at(dt);
+    d.drop_tie_last = at_index(dl);
+    d.densities = at(de);
+    d.scale = at(sc);
+    return d;
+  }
 
   static int push(std::vector<Array>& arrays, Array a) {
     arrays.push_back(a);
@@ -244,7 +346,7 @@ class CudaBackend final : public Backend {
     std::uint64_t per_element = 0;
     for (const Array& a : arrays) per_element += a.src ? a.elem : 0;
     for (const Array& a : arrays) per_element += a.dst && !a.src ? (a.elem + a.unit - 1) / a.unit : 0;
-    std::uint64_t chunk = k_slot_bytes / std::max<std::uint64_t>(per_element, 1) / k_reduce_chunk * k_reduce_chunk;
+    std::uint64_t chunk = m_slot_bytes / std::max<std::uint64_t>(per_element, 1) / k_reduce_chunk * k_reduce_chunk;
     chunk = std::min(std::max(chunk, k_reduce_chunk), round_up(count, k_reduce_chunk));
     // A multiple of k_align elements, so every input of the slot starts k * m_stride elements in, aligned.
     m_stride = round_up(chunk, k_align);
@@ -261,7 +363,7 @@ class CudaBackend final : public Backend {
     std::vector<char*> dev(arrays.size());
     const std::uint64_t chunks = (count + chunk - 1) / chunk;
     for (std::uint64_t c = 0; c < chunks; ++c) {
-      Slot& slot = *m_slots[c % k_slots];
+      Slot& slot = *m_slots[c % m_slots.size()];
       slot.finish();
       const std::uint64_t first = c * chunk, n = std::min(chunk, count - first);
       for (std::size_t a = 0; a < arrays.size(); ++a) {
@@ -288,8 +390,10 @@ class CudaBackend final : public Backend {
   }
 
   std::unique_ptr<Backend> m_cpu = make_cpu_backend();
-  std::unique_ptr<Slot> m_slots[k_slots];
+  std::vector<std::unique_ptr<Slot>> m_slots;
+  std::uint64_t m_slot_bytes = env_number("WAVG_CUDA_SLOT_MIB", k_slot_bytes >> 20, 1, 4096) << 20;
   void* m_params = nullptr;
+  unsigned long long* m_hist = nullptr;  // magnitude_histogram's counts, allocated on first use
   std::uint64_t m_stride = 0;
 };
 

@@ -94,6 +94,45 @@ __global__ void server_step_kernel(ServerStepParams p, std::uint64_t count, cons
   }
 }
 
+template <DType T, DType O>
+__global__ void task_combine_kernel(Inputs in, std::uint64_t count, TaskCombineParams p, std::uint64_t offset,
+                                    void* out) {
+  for (std::uint64_t i = first_index(); i < count; i += grid_step()) task_combine_element<T, O>(in, p, offset, out, i);
+}
+
+template <DType T>
+__global__ void random_mask_l1_kernel(Inputs in, std::uint64_t count, TaskCombineParams p, std::uint64_t offset,
+                                      double* partial) {
+  const std::uint64_t work = reduce_chunks(count) * in.n;
+  for (std::uint64_t w = first_index(); w < work; w += grid_step()) {
+    const std::uint64_t begin = w / in.n * k_reduce_chunk;
+    const std::uint64_t end = begin + k_reduce_chunk < count ? begin + k_reduce_chunk : count;
+    random_mask_l1_chunk<T>(in, p, offset, static_cast<std::uint32_t>(w % in.n), begin, end, partial + 2 * w);
+  }
+}
+
+template <DType T>
+__global__ void gram_kernel(Inputs in, std::uint64_t count, double* partial) {
+  const std::uint64_t nn = std::uint64_t{in.n} * in.n;
+  const std::uint64_t work = reduce_chunks(count) * nn;
+  for (std::uint64_t w = first_index(); w < work; w += grid_step()) {
+    const auto j = static_cast<std::uint32_t>(w % nn / in.n);
+    const auto l = static_cast<std::uint32_t>(w % in.n);
+    if (j > l) continue;
+    const std::uint64_t begin = w / nn * k_reduce_chunk;
+    const std::uint64_t end = begin + k_reduce_chunk < count ? begin + k_reduce_chunk : count;
+    partial[w] = gram_chunk<T>(in, j, l, begin, end);
+  }
+}
+
+template <DType T>
+__global__ void magnitude_histogram_kernel(Inputs in, std::uint64_t count, unsigned long long* hist) {
+  for (std::uint64_t i = first_index(); i < count; i += grid_step()) {
+    const std::uint32_t b = magnitude_bucket(update_at<T>(in.data, in.base, i));
+    if (b < k_magnitude_buckets) atomicAdd(hist + b, 1ull);
+  }
+}
+
 }  // namespace
 
 void launch_weighted_sum(cudaStream_t stream, const Chunk& c, const double* weights, double divisor, DType out_dtype,
@@ -144,6 +183,35 @@ void launch_server_step(cudaStream_t stream, const ServerStepParams& p, std::uin
     dispatch(out_dtype, [&]<DType O>() {
       server_step_kernel<T, O><<<blocks_for(count), k_threads, 0, stream>>>(p, count, delta, base, m, v, out);
     });
+  });
+}
+
+void launch_task_combine(cudaStream_t stream, const Chunk& c, const TaskCombineParams& p, std::uint64_t offset,
+                         DType out_dtype, void* out) {
+  dispatch(c.dtype, [&]<DType T>() {
+    dispatch(out_dtype, [&]<DType O>() {
+      task_combine_kernel<T, O><<<blocks_for(c.count), k_threads, 0, stream>>>(c.in, c.count, p, offset, out);
+    });
+  });
+}
+
+void launch_random_mask_l1(cudaStream_t stream, const Chunk& c, const TaskCombineParams& p, std::uint64_t offset,
+                           double* partial) {
+  dispatch(c.dtype, [&]<DType T>() {
+    random_mask_l1_kernel<T>
+        <<<blocks_for(reduce_chunks(c.count) * c.in.n), k_threads, 0, stream>>>(c.in, c.count, p, offset, partial);
+  });
+}
+
+void launch_gram(cudaStream_t stream, const Chunk& c, double* partial) {
+  const std::uint64_t work = reduce_chunks(c.count) * c.in.n * c.in.n;
+  dispatch(c.dtype,
+           [&]<DType T>() { gram_kernel<T><<<blocks_for(work), k_threads, 0, stream>>>(c.in, c.count, partial); });
+}
+
+void launch_magnitude_histogram(cudaStream_t stream, const Chunk& c, unsigned long long* hist) {
+  dispatch(c.dtype, [&]<DType T>() {
+    magnitude_histogram_kernel<T><<<blocks_for(c.count), k_threads, 0, stream>>>(c.in, c.count, hist);
   });
 }
 

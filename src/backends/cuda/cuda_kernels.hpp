@@ -36,4 +36,15 @@ void launch_gaussian_noise(cudaStream_t stream, double* values, std::uint64_t co
 void launch_server_step(cudaStream_t stream, const ServerStepParams& p, std::uint64_t count, const double* delta,
                         const void* base, DType dtype, double* m, double* v, DType out_dtype, void* out);
 
+// Task-vector kernels (cuda_elements.hpp). `p`'s arrays are device pointers.
+void launch_task_combine(cudaStream_t stream, const Chunk& c, const TaskCombineParams& p, std::uint64_t offset,
+                         DType out_dtype, void* out);
+// partial[(r * n + k) * 2 + {0, 1}] = random_mask_l1_chunk of input k over reduction chunk r.
+void launch_random_mask_l1(cudaStream_t stream, const Chunk& c, const TaskCombineParams& p, std::uint64_t offset,
+                           double* partial);
+// partial[r * n * n + j * n + l] = gram_chunk for j <= l over reduction chunk r (other entries untouched).
+void launch_gram(cudaStream_t stream, const Chunk& c, double* partial);
+// hist[magnitude_bucket(u_0[i])] += 1 for every counted element of the chunk's one input (atomic adds).
+void launch_magnitude_histogram(cudaStream_t stream, const Chunk& c, unsigned long long* hist);
+
 }  // namespace wavg::cuda
