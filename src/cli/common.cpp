@@ -192,24 +192,25 @@ void add_device(CLI::App& app, Device& device) {
              "Where the arithmetic runs: the GPU when it pays (auto), cpu or cuda");
 }
 
-std::unique_ptr<Backend> make_backend(Device device, std::uint64_t job_bytes, const Verbosity& v) {
-  if (device == Device::cpu) {
-    note(v, 1, "device: cpu (--device cpu)");
-    return make_cpu_backend();
-  }
-  const CudaProbe probe = probe_cuda();
-  if (device == Device::cuda || (probe.usable && job_bytes >= k_auto_cuda_bytes)) {
-    auto backend = make_cuda_backend();  // throws, naming the reason, when the probe said no
-    note(v, 1, "device: cuda (" + probe.detail + ")");
+std::unique_ptr<Backend> make_backend(Device device, const Verbosity& v) {
+  if (device == Device::cuda) {
+    auto backend = make_cuda_backend();  // throws, naming the reason, when the probe says no
+    note(v, 1, "device: cuda (" + probe_cuda().detail + ")");
     return backend;
   }
-  note(v, 1,
-       "device: cpu (" +
-           (probe.usable ? "the job reads " + std::to_string(job_bytes >> 20) + " MiB, less than the " +
-                               std::to_string(k_auto_cuda_bytes >> 20) + " MiB worth moving to the GPU"
-                         : probe.detail) +
-           ")");
-  if (!probe.cause.empty()) note(v, 2, "device: " + probe.cause);
+  if (device == Device::cpu) {
+    note(v, 1, "device: cpu (--device cpu)");
+  } else if (v.verbose >= 1) {  // probing starts the CUDA driver: only to say why
+    const CudaProbe probe = probe_cuda();
+    note(v, 1,
+         "device: cpu (" +
+             (probe.usable ? "--device auto keeps the CPU, which was faster end to end wherever measured; "
+                             "--device cuda uses " +
+                                 probe.detail
+                           : probe.detail) +
+             ")");
+    if (!probe.cause.empty()) note(v, 2, "device: " + probe.cause);
+  }
   return make_cpu_backend();
 }
 

@@ -43,11 +43,8 @@ class ConvertSteps final : public pipeline::Steps {
                      ? Action::average
                      : Action::copy_first;
   }
-  std::unique_ptr<Backend> backend(const Plan& plan, std::size_t) override {
-    std::uint64_t retyped = 0;
-    for (const PlanEntry& e : plan.entries)
-      if (e.action == Action::average) retyped += e.info.bytes();
-    return make_backend(m_o.device, retyped, m_o.verbosity);
+  std::unique_ptr<Backend> backend(const Plan&, std::size_t) override {
+    return make_backend(m_o.device, m_o.verbosity);
   }
   void engine(Engine& engine) override { m_progress.follow(engine); }
   std::string describe(const Method&) override { return "copy"; }

@@ -114,14 +114,6 @@ void report(const MergeOptions& o, FormatId format, const Plan& plan, const Meth
   for (const std::string& line : method.report()) std::fprintf(out, "%s\n", line.c_str());
 }
 
-// The bytes of one input that go through the backend's kernels (what --device auto weighs).
-std::uint64_t averaged_bytes(const Plan& plan) {
-  std::uint64_t bytes = 0;
-  for (const PlanEntry& e : plan.entries)
-    if (e.action == Action::average) bytes += e.info.bytes();
-  return bytes;
-}
-
 // Every path the output must not replace: the inputs, the base and the server state.
 std::vector<std::string> protected_paths(const MergeOptions& o) {
   std::vector<std::string> paths = o.inputs;
@@ -185,13 +177,13 @@ class MergeSteps final : public pipeline::Steps {
   void plan(Plan& plan, const std::vector<Reader*>&) override {
     if (!m_aligned.readers.empty()) check_aligned_plan(plan, m_aligned);
   }
-  std::unique_ptr<Backend> backend(const Plan& plan, std::size_t inputs) override {
+  std::unique_ptr<Backend> backend(const Plan& plan, std::size_t) override {
     const FederatedOptions& fed = m_o.fed.options;
     if (fed.has_base) m_base = open_reader(m_o.fed.base);
     if (m_base) m_base_source = match_base(plan, *m_base);
     if (fed.has_state)
       m_state = std::make_unique<ServerState>(m_o.fed.state, pipeline::open_if_exists(m_o.fed.state), plan, fed.server);
-    return make_backend(m_o.device, averaged_bytes(plan) * inputs, m_o.verbosity);
+    return make_backend(m_o.device, m_o.verbosity);
   }
   std::unique_ptr<Method> method(Backend& backend, const Plan& plan, const std::vector<Reader*>& inputs,
                                  const pipeline::Job&) override {

@@ -37,9 +37,21 @@ say "cpu: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
 "$G/bin/wavg" --version 2>&1 | tee -a "$summary"
 
 # The CLI cases call Debian's /usr/bin/python3 (numpy, h5py, torch): point it at the image's Python, which has them.
+# A venv's Python finds its packages only when started by its own path, so /usr/bin/python3 becomes a script that
+# starts the real interpreter with the venv's site-packages.
 if ! /usr/bin/python3 -c "import numpy, h5py" 2>/dev/null; then
-  py=$(command -v python3)
-  [ -n "$py" ] && [ "$py" != /usr/bin/python3 ] && ln -sf "$py" /usr/bin/python3
+  for py in /opt/torch/.venv/bin/python3 /opt/*/bin/python3 /opt/*/.venv/bin/python3 $(type -P python3); do
+    if [ "$py" != /usr/bin/python3 ] && "$py" -c "import numpy, h5py" 2>/dev/null; then
+      real=$(readlink -f "$py")
+      site=$("$py" -c "import site; print(':'.join(site.getsitepackages()))")
+      rm -f /usr/bin/python3
+      printf '#!/bin/sh\nPYTHONPATH=%s${PYTHONPATH:+:$PYTHONPATH} exec %s "$@"\n' "$site" "$real" >/usr/bin/python3
+      chmod +x /usr/bin/python3
+      say "python: /usr/bin/python3 runs $real with $site ($(/usr/bin/python3 -c 'import numpy, h5py, torch
+print("numpy", numpy.__version__, "h5py", h5py.__version__, "torch", torch.__version__)' 2>&1 | tail -1))"
+      break
+    fi
+  done
 fi
 
 say "== 1. gpu.cuda_backend ($(elapsed) s)"
@@ -138,6 +150,9 @@ timed() {  # label, then the wavg arguments: the best of three wall times
 }
 IN="$E/in0.safetensors $E/in1.safetensors $E/in2.safetensors $E/in3.safetensors"
 {
+  # What starting the GPU costs: a merge of two 12-tensor files.
+  timed "tiny merge cpu" "$ROOT/samples/mlp/node1.h5" "$ROOT/samples/mlp/node2.h5" --device cpu
+  timed "tiny merge cuda" "$ROOT/samples/mlp/node1.h5" "$ROOT/samples/mlp/node2.h5" --device cuda
   for j in 1 2 4 8 16; do timed "mean cpu -j$j" $IN --device cpu -j$j; done
   timed "mean cuda" $IN --device cuda
   timed "median cpu -j16" $IN --method median --device cpu -j16

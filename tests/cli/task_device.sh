@@ -9,7 +9,7 @@ merge() {
 merge --device auto -o auto.h5 2>&1 | grep -o '^wavg: device: cpu ('
 merge --device cpu -o cpu.h5 2>&1 | grep '^wavg: device:'
 if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
-  merge --device cuda -o cuda.h5 2>/dev/null
+  merge --device cuda -o cuda.h5 >/dev/null 2>&1
 else
   code=0
   merge --device cuda -o cuda.h5 2>/dev/null || code=$?

@@ -37,7 +37,7 @@ using cuda::Chunk;
 using cuda::k_reduce_chunk;
 
 constexpr int k_slots = 2;
-constexpr std::uint64_t k_slot_bytes = 32ull << 20;
+constexpr std::uint64_t k_slot_bytes = 128ull << 20;
 
 // The slot count and size, overridable for tests/bench/gpu_bench.cpp's sweep (WAVG_CUDA_SLOTS, WAVG_CUDA_SLOT_MIB;
 // out-of-range values are ignored).
@@ -55,6 +55,19 @@ void check(cudaError_t e, const char* what) {
 }
 
 std::uint64_t round_up(std::uint64_t v, std::uint64_t to) { return (v + to - 1) / to * to; }
+
+// Copies between host memory and a pinned buffer with every OpenMP thread. One thread's memcpy (about 10 GB/s,
+// taking a mapped input's page faults one at a time) held the whole GPU path to a sixth of the pinned copy rate
+// on an H200 (tests/bench/gpu_run.sh, README's GPU section).
+void parallel_copy(void* dst, const void* src, std::uint64_t len) {
+  constexpr std::uint64_t piece = 1 << 20;
+  const auto pieces = static_cast<std::int64_t>((len + piece - 1) / piece);
+#pragma omp parallel for schedule(static) if (pieces > 1)
+  for (std::int64_t p = 0; p < pieces; ++p) {
+    const std::uint64_t at = static_cast<std::uint64_t>(p) * piece;
+    std::memcpy(static_cast<char*>(dst) + at, static_cast<const char*>(src) + at, std::min(piece, len - at));
+  }
+}
 
 // One array a call streams: `count` elements of `elem` bytes from host `src` (inputs), or results of `unit_bytes`
 // per `unit` elements to host `dst` (outputs). An array may be both (the moments, updated in place).
@@ -92,7 +105,7 @@ class Slot {
   // Waits for the slot's chunk and copies its results to their host arrays.
   void finish() {
     check(cudaStreamSynchronize(m_stream), "running a kernel");
-    for (const Pending& p : m_pending) std::memcpy(p.dst, static_cast<char*>(m_pinned) + p.offset, p.bytes);
+    for (const Pending& p : m_pending) parallel_copy(p.dst, static_cast<char*>(m_pinned) + p.offset, p.bytes);
     m_pending.clear();
   }
 
@@ -371,7 +384,7 @@ class CudaBackend final : public Backend {
         dev[a] = slot.device() + offset[a];
         if (!x.src) continue;
         const std::uint64_t len = n * x.elem;
-        std::memcpy(slot.pinned() + offset[a], static_cast<const char*>(x.src) + first * x.elem, len);
+        parallel_copy(slot.pinned() + offset[a], static_cast<const char*>(x.src) + first * x.elem, len);
         check(cudaMemcpyAsync(dev[a], slot.pinned() + offset[a], len, cudaMemcpyHostToDevice, slot.stream()),
               "copying to the device");
       }
