@@ -40,6 +40,13 @@ struct Parts {
   std::vector<std::size_t> optimizer;
 };
 
+// Whether a tensor outside the layers belongs to the optimizer, as the codec's role says (the plan's last-resort
+// rule, which -v lists, where the file says nothing): its moments, its hyper-parameters and its counters.
+bool in_optimizer(const TensorInfo& t) {
+  const Role r = resolve_role(t);
+  return r == Role::optimizer_state || r == Role::hyper_parameter || r == Role::counter;
+}
+
 Parts parts_of(const Reader& r) {
   Parts p;
   const auto& t = r.tensors();
@@ -57,7 +64,7 @@ Parts parts_of(const Reader& r) {
     if (!kept.tensors.empty()) p.layers.layers.push_back(std::move(kept));
   }
   for (std::size_t i = 0; i < t.size(); ++i)
-    if (!in_layer[i]) (is_optimizer_state(t[i].name) ? p.optimizer : p.rest).push_back(i);
+    if (!in_layer[i]) (in_optimizer(t[i]) ? p.optimizer : p.rest).push_back(i);
   return p;
 }
 
@@ -274,7 +281,7 @@ Plan build_plan_by_order(const std::vector<Reader*>& inputs, const PlanOptions& 
       plan.dropped_from_first.push_back(t.name);
       continue;
     }
-    bool unpaired = is_optimizer_state(t.name) && !optimizer_paired;
+    bool unpaired = in_optimizer(t) && !optimizer_paired;
     for (std::size_t k = 1; k < inputs.size(); ++k) unpaired = unpaired || source[k][i] == npos;
     if (unpaired) {
       // Only input 1's values exist for it: optimizer state Keras 2 and 3 keep differently, an integer seed state.
