@@ -167,6 +167,9 @@ void Hdf5Reader::set_keras_roles() {
       t.role = n == "0"                                                   ? Role::counter
                : n == "1" && rate && is_float(t.dtype) && t.shape.empty() ? Role::hyper_parameter
                                                                           : Role::optimizer_state;
+      // Whether vars/1 is the learning rate or a schedule's first slot, only the variable count tells here (a
+      // .keras archive's config.json settles it: set_role): -v lists it.
+      t.role_by_rule = n == "1" && is_float(t.dtype) && t.shape.empty();
     } else if (m_layout != "plain HDF5" && t.role == Role::unknown) {
       // A Keras 3 SeedGenerator (dropout's, a random layer's) keeps its state in its own object's vars/.
       t.role = t.name.find("seed_generator") != std::string::npos ? Role::rng : Role::weight;

@@ -56,7 +56,11 @@ class Hdf5Reader final : public ListedReader {
   ModelLayers model_layers() const override { return m_layers; }
   // Corrects a tensor's role where the caller knows more (a .keras archive's config.json tells whether Keras 3's
   // optimizer/vars/1 is the learning rate).
-  void set_role(std::size_t index, Role role) { m_tensors[index].role = role; }
+  // A role the file's structure gives (a .keras archive's config.json), replacing one chosen by a rule.
+  void set_role(std::size_t index, Role role) {
+    m_tensors[index].role = role;
+    m_tensors[index].role_by_rule = false;
+  }
 
   // Returns the file offset of a contiguous, unfiltered, native-typed tensor's data, or -1 when it must go through
   // H5Dread. Used by the HDF5 writer to patch a byte copy of this file in place.

@@ -42,6 +42,7 @@ struct TensorInfo {
   DType dtype = DType::f32;
   Shape shape;                // empty for a scalar
   Role role = Role::unknown;  // set by the codec; unknown leaves it to the plan's last-resort rule
+  bool role_by_rule = false;  // the codec chose `role` by a last-resort rule of its own, not the file's structure
   std::string alias_of{};     // role alias: the name of the tensor whose storage this one shares (listed before it)
 
   // Returns the number of elements (1 for a scalar). Readers check the product for overflow when they build it.

@@ -51,7 +51,7 @@ RolesInFile roles_in(const std::vector<TensorInfo>& tensors) {
 }
 
 Role resolve_role(const TensorInfo& t, bool* by_name, RolesInFile roles) {
-  if (by_name) *by_name = false;
+  if (by_name) *by_name = t.role_by_rule;
   if (t.role != Role::unknown) return t.role;
   const bool batches = t.name.ends_with("num_batches_tracked") && !is_float(t.dtype);
   if (!is_optimizer_state(t.name) && !batches) {
