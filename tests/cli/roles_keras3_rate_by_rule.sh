@@ -4,7 +4,8 @@
 # 3.15.1's, samples/roles) config.json settles it and neither says so.
 for x in a b; do
   /usr/bin/python3 -c "import sys, zipfile
-sys.stdout.buffer.write(zipfile.ZipFile(sys.argv[1]).read('model.weights.h5'))" "$SAMPLES/roles/$x.keras" >"$x.weights.h5"
+open(sys.argv[2], 'wb').write(zipfile.ZipFile(sys.argv[1]).read('model.weights.h5'))" "$SAMPLES/roles/$x.keras" \
+    "$x.weights.h5"
 done
 "$WAVG" inspect a.weights.h5 | grep "^optimizer/vars/1 " | sed "s/^/weights.h5: /"
 "$WAVG" inspect "$SAMPLES/roles/a.keras" | grep "^optimizer/vars/1 " | sed "s/^/.keras: /"
