@@ -168,7 +168,7 @@ class Della final : public Method {
         return o.values ? o.values->get(key, names[e], t[e], k).value_or(fallback) : fallback;
       };
       m_lambda[e] = get("lambda", m_params.lambda, std::nullopt);
-      const bool averaged = plan.entries[e].action == Action::average;
+      const bool averaged = plan.entries[e].action == Action::average && plan.entries[e].same_as == k_no_entry;
       bool unranked = false;
       for (std::size_t k = 0; k < m_n; ++k) {
         m_w[e * m_n + k] = get("weight", m_weights[k], k);
@@ -180,6 +180,7 @@ class Della final : public Method {
             throw Error(ExitCode::usage, o.values->source,
                         "tensor " + names[e] + " of models[" + std::to_string(k) + "]: " + p);
         unranked |= m_d[e * m_n + k] < 1 && m_e[e * m_n + k] > 0;
+        m_drops |= m_d[e * m_n + k] < 1;
       }
       const Rows rows = rows_of(plan.entries[e].info);
       if (averaged && unranked && rows.len == 1 && rows.units > 0)
@@ -204,26 +205,33 @@ class Della final : public Method {
             " tensor(s) with rows of one entry kept each entry with probability density; -v names them"};
   }
 
-  std::uint64_t block_unit(const PlanEntry& entry) const override { return rows_of(entry.info).unit(); }
+  std::uint64_t block_unit(const PlanEntry& entry) const override {
+    return entry.action == Action::average ? rows_of(entry.info).unit() : 1;
+  }
 
-  bool wants_pass(int pass) override { return pass == 0 && m_rescale == DareRescale::l1; }
+  bool wants_pass(int pass) override { return pass == 0 && m_rescale == DareRescale::l1 && m_drops; }
 
   void observe(int, const PlanEntry& entry, std::uint64_t offset, const BlockInputs& in) override {
     const std::size_t index = entry_index(entry);
     const Rows rows = rows_of(entry.info);
-    const std::uint64_t units = in.count / rows.unit();
-    WAVG_ASSERT(offset % rows.unit() == 0 && units * rows.unit() == in.count);
-    m_tau.resize(in.count);
-    m_slices.resize(units * 2);
+    const std::uint64_t unit = rows.unit(), units = in.count / unit,
+                        per_chunk = std::max<std::uint64_t>(1, k_chunk / unit);
+    WAVG_ASSERT(offset % unit == 0 && units * unit == in.count);
     for (std::size_t k = 0; k < m_n; ++k) {
       const Setting s = setting(index, k);
       if (s.density >= 1) continue;
-      dispatch(in.dtype,
-               [&]<DType T>() { sparsify<T>(in, k, rows, s, offset, 0, units, m_tau.data(), m_slices.data()); });
       double* l1 = m_l1.data() + (index * m_n + k) * 2;
-      for (std::uint64_t j = 0; j < units; ++j) {  // in slice order: the same sums for any block size
-        l1[0] += m_slices[2 * j];
-        l1[1] += m_slices[2 * j + 1];
+      for (std::uint64_t u0 = 0; u0 < units; u0 += per_chunk) {
+        const std::uint64_t n = std::min(per_chunk, units - u0);
+        m_scratch.resize(n * unit);
+        m_slices.resize(n * 2);
+        dispatch(in.dtype, [&]<DType T>() {
+          sparsify<T>(in, k, rows, s, offset, u0 * unit, n, m_scratch.data(), m_slices.data());
+        });
+        for (std::uint64_t j = 0; j < n; ++j) {  // in slice order: the same sums for any block size
+          l1[0] += m_slices[2 * j];
+          l1[1] += m_slices[2 * j + 1];
+        }
       }
     }
   }
@@ -309,10 +317,11 @@ class Della final : public Method {
   std::vector<double> m_weights;
   std::uint64_t m_seed = 0;
   DareRescale m_rescale = DareRescale::l1;
+  bool m_drops = false;  // whether any tensor has a density below 1 (else no L1 pass)
   TaskCombineParams m_params;
   std::vector<double> m_w, m_d, m_e, m_lambda;  // per (entry, input); lambda per entry
   std::vector<double> m_l1;                     // per (entry, input): |tau|_1 and |masked tau|_1
-  std::vector<double> m_tau, m_slices, m_scratch;
+  std::vector<double> m_slices, m_scratch;
   std::vector<std::string> m_decisions;
 };
 
