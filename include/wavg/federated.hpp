@@ -39,11 +39,13 @@ enum class Aggregator {
   multislerp,
   karcher,
   breadcrumbs,
-  breadcrumbs_ties
+  breadcrumbs_ties,
+  della,
+  della_linear
 };
 enum class InputKind { models, deltas };
 
-inline constexpr std::array<Named<Aggregator>, 17> k_aggregator_names{
+inline constexpr std::array<Named<Aggregator>, 19> k_aggregator_names{
     {{"mean", Aggregator::mean},
      {"median", Aggregator::median},
      {"trimmed-mean", Aggregator::trimmed_mean},
@@ -60,7 +62,9 @@ inline constexpr std::array<Named<Aggregator>, 17> k_aggregator_names{
      {"multislerp", Aggregator::multislerp},
      {"karcher", Aggregator::karcher},
      {"breadcrumbs", Aggregator::breadcrumbs},
-     {"breadcrumbs-ties", Aggregator::breadcrumbs_ties}}};
+     {"breadcrumbs-ties", Aggregator::breadcrumbs_ties},
+     {"della", Aggregator::della},
+     {"della-linear", Aggregator::della_linear}}};
 inline constexpr std::array<Named<InputKind>, 2> k_input_kind_names{
     {{"models", InputKind::models}, {"deltas", InputKind::deltas}}};
 // --server-opt (none: no optimizer, the update is added; not a value the option takes).

@@ -24,6 +24,10 @@ class Method {
   virtual void observe(int /*pass*/, const PlanEntry&, std::uint64_t /*offset*/, const BlockInputs&) {}
   // Runs after every block of pass `pass` was observed.
   virtual void end_pass(int /*pass*/) {}
+  // Returns the number of elements every block of this entry must be a multiple of (blocks start at multiples of
+  // it): a method that works on whole rows asks for one row (della); the engine gives it at least one such unit
+  // per block, whatever the block budget.
+  virtual std::uint64_t block_unit(const PlanEntry&) const { return 1; }
   // Writes the merged block, in the entry's dtype, to `out`.
   virtual void combine(const PlanEntry& entry, std::uint64_t offset, const BlockInputs& in, void* out) = 0;
   // Returns lines for the summary after the run (federated methods: clipping, selection, the server round).

@@ -1,7 +1,7 @@
 #pragma once
 // Merge methods for fine-tunes of one base model, as mergekit defines them so that results agree with it: task
 // arithmetic (Ilharco et al., 2023), TIES (Yadav et al., 2023), DARE (Yu et al., 2024), Model Breadcrumbs
-// (Davari and Belilovsky, 2024) on the task vectors
+// (Davari and Belilovsky, 2024), DELLA (Deep et al., 2024) on the task vectors
 // tau_k = x_k - base, spherical interpolation of two models (SLERP), and model stock (Jang et al., 2024). The
 // formulas are in wavg-merge(1), TASK VECTORS; how they stream is at the top of src/core/methods/task_vectors.cpp and
 // src/core/methods/slerp_stock.cpp.
@@ -34,11 +34,12 @@ struct TaskOptions {
   std::optional<double> lambda;        // scale of the combined task vector (default 1)
   std::optional<double> density;       // ties, dare-*, breadcrumbs*: fraction of each task vector kept
   std::optional<double> gamma;         // breadcrumbs*: fraction of the largest entries dropped (default 0.01)
+  std::optional<double> epsilon;       // della*: half the spread of the keep probabilities around density (0.15)
   std::optional<double> t;             // slerp: 0 gives input 1, 1 gives input 2
   std::optional<int> max_iter;         // karcher: most tangent steps (default 10)
   std::optional<double> tol;           // karcher: the norm below which a step or an input counts as zero (1e-5)
-  std::optional<std::uint64_t> seed;   // dare-*: none draws one from the system's entropy source
-  std::optional<DareRescale> rescale;  // dare-*: none given means DareRescale::l1
+  std::optional<std::uint64_t> seed;   // dare-*, della*: none draws one from the system's entropy source
+  std::optional<DareRescale> rescale;  // dare-*, della*: none given means DareRescale::l1
   std::optional<bool> normalize;       // divide by the (agreeing) weights' sum; none given: ties yes, others no
   // A recipe's per-tensor values (weight, density, lambda, t), over the scalars above; null: none.
   std::shared_ptr<const TensorValues> values;
@@ -50,10 +51,20 @@ struct TaskOptions {
 bool is_task_method(Aggregator a);
 // Formats a method parameter as printf's %g does, for messages and descriptions.
 std::string parameter_text(double v);
+// Returns the end of a task-vector method's description: lambda, normalize, the weights, recipe values, base.
+std::string describe_common(const TaskOptions& o);
 // Checks the options against the number of inputs and refuses the federated options, which do not apply. Throws a
 // usage error (exit 2) giving the reason.
 void validate_task(const TaskOptions& o, const FederatedOptions& federated, std::size_t inputs);
 
+// della's default epsilon (mergekit's).
+constexpr double k_della_epsilon = 0.15;
+// Checks della's density and epsilon as mergekit does (with density < 1, density - epsilon > 0 and
+// density + epsilon < 1) and epsilon in [0, 1): returns what is wrong, or an empty string.
+std::string della_problem(double density, double epsilon);
+
+// Builds della or della-linear (della.cpp).
+std::unique_ptr<Method> make_della(Backend& backend, const Plan& plan, const TaskOptions& options);
 // Builds task-arithmetic, ties, dare-linear, dare-ties, breadcrumbs or breadcrumbs-ties (task_vectors.cpp). The options
 // must have passed validate_task; `plan` must outlive the method.
 std::unique_ptr<Method> make_task_vectors(Backend& backend, const Plan& plan, const TaskOptions& options);

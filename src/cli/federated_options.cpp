@@ -68,7 +68,8 @@ void add_federated_options(CLI::App& app, FederatedCli& f) {
   app.add_option("--noise-multiplier", o.privacy.noise_multiplier,
                  "Add Gaussian noise of sigma = Z * clip / n to the mean update")
       ->group(k_privacy);
-  app.add_option("--seed", o.privacy.seed, "Seed of the noise, or of DARE's drop mask (default: a random seed)")
+  app.add_option("--seed", o.privacy.seed,
+                 "Seed of the noise, or of DARE's and DELLA's drop masks (default: a random seed)")
       ->group(k_privacy);
 
   app.add_option("--staleness", f.staleness,

@@ -54,8 +54,8 @@ void apply_recipe(MergeOptions& o) {
     if (looks_like_recipe(in)) fail_usage(in + " looks like a mergekit recipe: run it with --recipe " + in);
   if (o.recipe_path.empty()) return;
   if (!o.inputs.empty() || !o.fed.base.empty() || !o.weights.empty() || o.task.lambda || o.task.density ||
-      o.task.gamma || o.task.t || o.task.max_iter || o.task.tol || o.task.rescale || o.task.normalize || o.out_dtype ||
-      o.fed.options.robust.method != Aggregator::mean)
+      o.task.gamma || o.task.epsilon || o.task.t || o.task.max_iter || o.task.tol || o.task.rescale ||
+      o.task.normalize || o.out_dtype || o.fed.options.robust.method != Aggregator::mean)
     fail_usage("--recipe gives the models, base, method, parameters and dtype itself: give them only there");
   Recipe& r = o.recipe.emplace(read_recipe(o.recipe_path));
   o.inputs = r.inputs;
@@ -70,6 +70,7 @@ void apply_recipe(MergeOptions& o) {
   o.task.lambda = r.lambda;
   o.task.density = r.density;
   o.task.gamma = r.gamma;
+  o.task.epsilon = r.epsilon;
   o.task.t = r.t;
   o.task.rescale = r.rescale;
   o.task.normalize = r.normalize;

@@ -62,6 +62,16 @@ const std::vector<MethodRow>& methods() {
        false,
        {"weight", "density", "gamma", "lambda", "normalize", "rescale", "int8_mask"},
        {"weight", "density", "gamma"}},
+      {"della",
+       Aggregator::della,
+       false,
+       {"weight", "density", "epsilon", "lambda", "normalize", "rescale", "int8_mask"},
+       {"weight", "density", "epsilon"}},
+      {"della_linear",
+       Aggregator::della_linear,
+       false,
+       {"weight", "density", "epsilon", "lambda", "normalize", "rescale", "int8_mask"},
+       {"weight", "density", "epsilon"}},
       {"slerp", Aggregator::slerp, false, {"t"}, {}},
       {"model_stock", Aggregator::model_stock, false, {"filter_wise"}, {}},
       {"nuslerp", Aggregator::nuslerp, false, {"weight", "nuslerp_flatten", "nuslerp_row_wise"}, {"weight"}},
@@ -72,8 +82,7 @@ const std::vector<MethodRow>& methods() {
 }
 
 // mergekit's methods and keys that wavg knows of but does not run.
-const std::set<std::string> k_other_methods{"passthrough", "della",        "della_linear", "sce",
-                                            "nearswap",    "arcee_fusion", "ram"};
+const std::set<std::string> k_other_methods{"passthrough", "sce", "nearswap", "arcee_fusion", "ram"};
 const std::set<std::string> k_keys{"models", "slices",    "base_model",       "merge_method", "parameters",
                                    "dtype",  "out_dtype", "tokenizer_source", "chat_template"};
 const std::set<std::string> k_other_keys{"modules", "tokenizer"};
@@ -339,6 +348,7 @@ Recipe read_recipe(const std::string& path) {
     r.refuse("nuslerp_row_wise: true is not supported by wavg (it applies only with nuslerp_flatten: false)");
   check_range(r, v, "density", 0, true, 1, "(0, 1]");
   check_range(r, v, "gamma", 0, false, 1, "[0, 1]");
+  check_range(r, v, "epsilon", 0, false, 1, "[0, 1)");
   check_range(r, v, "t", 0, false, 1, "[0, 1]");
   check_range(r, v, "max_iter", 0, false, 1e6, "[0, 1e6]");
   check_range(r, v, "tol", 0, false, 1, "[0, 1]");
@@ -355,6 +365,7 @@ Recipe read_recipe(const std::string& path) {
   }
   if (row->per_model.count("density")) out.density = scalar(v.global, "density").value_or(1.0);
   if (row->per_model.count("gamma")) out.gamma = scalar(v.global, "gamma");
+  if (row->per_model.count("epsilon")) out.epsilon = scalar(v.global, "epsilon");
   out.lambda = scalar(v.global, "lambda");
   if (v.names("normalize"))
     out.normalize = scalar(v.global, "normalize").value_or(1) != 0;

@@ -2,7 +2,7 @@
 // merge --recipe: a mergekit YAML (models, base_model, merge_method, parameters, dtype, out_dtype,
 // tokenizer_source) read into what merge's own options would say. Every key is checked before any model is
 // opened: a key wavg does not know, or knows from mergekit but does not run (modules, tokenizer, methods such as
-// della, a chat_template naming one of mergekit's own template files), is refused by name. slices run only as a
+// sce, a chat_template naming one of mergekit's own template files), is refused by name. slices run only as a
 // passthrough frankenmerge (recipe_slices.hpp). The table of keys and flags is README's "Coming from mergekit".
 
 #include <memory>
@@ -25,7 +25,7 @@ struct Recipe {
   Aggregator method = Aggregator::task_arithmetic;
   bool linear = false;          // mergekit's linear: the weighted sum of the models themselves
   std::vector<double> weights;  // the models' scalar weights (gradients and filters are in `values`)
-  std::optional<double> density, gamma, lambda, t;
+  std::optional<double> density, gamma, epsilon, lambda, t;
   std::optional<bool> normalize;
   std::optional<DareRescale> rescale;
   std::shared_ptr<TensorValues> values;      // every setting, per tensor

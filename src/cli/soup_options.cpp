@@ -4,8 +4,8 @@ namespace wavg::cli {
 
 namespace {
 constexpr const char* k_task =
-    "Task vectors (--method task-arithmetic, ties, dare-linear, dare-ties, breadcrumbs, breadcrumbs-ties, slerp, "
-    "nuslerp, multislerp, model-stock, karcher)";
+    "Task vectors (--method task-arithmetic, ties, dare-linear, dare-ties, breadcrumbs, breadcrumbs-ties, della, "
+    "della-linear, slerp, nuslerp, multislerp, model-stock, karcher)";
 }  // namespace
 
 TaskOptions TaskCli::resolve(const FederatedOptions& fed, std::vector<double> weights) const {
@@ -15,6 +15,7 @@ TaskOptions TaskCli::resolve(const FederatedOptions& fed, std::vector<double> we
   o.lambda = lambda;
   o.density = density;
   o.gamma = gamma;
+  o.epsilon = epsilon;
   o.t = t;
   o.max_iter = max_iter;
   o.tol = tol;
@@ -29,26 +30,32 @@ TaskOptions TaskCli::resolve(const FederatedOptions& fed, std::vector<double> we
 
 void add_task_options(CLI::App& app, TaskCli& t) {
   app.add_option("--lambda", t.lambda,
-                 "task-arithmetic, ties, dare-*, breadcrumbs*: scale of the combined task vector (default 1)")
+                 "task-arithmetic, ties, dare-*, breadcrumbs*, della*: scale of the combined task vector (default 1)")
       ->group(k_task);
-  app.add_option("--density", t.density, "ties, dare-*, breadcrumbs*: fraction of each task vector kept, in (0, 1]")
+  app.add_option("--density", t.density,
+                 "ties, dare-*, breadcrumbs*, della*: fraction of each task vector kept, in (0, 1]")
       ->group(k_task);
   app.add_option("--gamma", t.gamma,
                  "breadcrumbs*: fraction of each task vector's largest entries dropped, in [0, 1] (default 0.01)")
+      ->group(k_task);
+  app.add_option("--epsilon", t.epsilon,
+                 "della*: keep probabilities run from density - epsilon (a row's smallest magnitude) to density + "
+                 "epsilon (its largest) (default 0.15)")
       ->group(k_task);
   app.add_option("--t", t.t, "slerp: position between input 1 (0) and input 2 (1)")->group(k_task);
   app.add_option("--karcher-max-iter", t.max_iter, "karcher: most tangent steps (default 10)")->group(k_task);
   app.add_option("--karcher-tol", t.tol, "karcher: norm below which a step or an input counts as zero (default 1e-5)")
       ->group(k_task);
-  add_choice(app, "--rescale", t.rescale, k_dare_rescale_names,
-             "dare-*: rescale of the kept entries: l1 (each tensor by |tau|_1 / |masked tau|_1, mergekit >= 0.1; "
-             "the default), inverse-density (1/density, the DARE paper) or none")
+  add_choice(
+      app, "--rescale", t.rescale, k_dare_rescale_names,
+      "dare-*, della*: rescale of the kept entries: l1 (each tensor by |tau|_1 / |masked tau|_1, mergekit >= 0.1; "
+      "the default), inverse-density (1/density, the DARE paper) or none")
       ->group(k_task);
   app.add_flag_function(
          "--normalize,!--no-normalize", [&t](std::int64_t n) { t.normalize = n > 0; },
-         "task-arithmetic, ties, dare-*, breadcrumbs*: divide the combined task vector by the sum of the "
+         "task-arithmetic, ties, dare-*, breadcrumbs*, della*: divide the combined task vector by the sum of the "
          "(sign-agreeing) weights "
-         "(default: ties yes, the others no); multislerp: divide the weights by their sum (default yes)")
+         "(default: ties and della yes, the others no); multislerp: divide the weights by their sum (default yes)")
       ->group(k_task);
 }
 

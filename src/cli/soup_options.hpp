@@ -15,7 +15,7 @@
 namespace wavg::cli {
 
 struct TaskCli {
-  std::optional<double> lambda, density, gamma, t;
+  std::optional<double> lambda, density, gamma, epsilon, t;
   std::optional<int> max_iter;  // --karcher-max-iter
   std::optional<double> tol;    // --karcher-tol
   std::optional<DareRescale> rescale;
@@ -27,7 +27,7 @@ struct TaskCli {
   TaskOptions resolve(const FederatedOptions& fed, std::vector<double> weights) const;
 };
 
-// Adds --lambda, --density, --gamma, --t, --rescale and --normalize under their own heading.
+// Adds --lambda, --density, --gamma, --epsilon, --t, --rescale and --normalize under their own heading.
 void add_task_options(CLI::App& app, TaskCli& t);
 
 }  // namespace wavg::cli

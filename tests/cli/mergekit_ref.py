@@ -1,7 +1,8 @@
 """numpy implementations of mergekit's merge formulas (mergekit 0.1.x: sparsify.py, generalized_task_arithmetic.py,
 slerp.py, nuslerp.py, multislerp.py, karcher.py, model_stock.py, linear.py, config.py's evaluate_setting),
-written from its source for the CLI tests; no wavg code. DARE's drop mask is wavg's Philox4x32-10 keying
-(wavg-merge(1)), computed with numpy's uint64 arithmetic, since torch's Bernoulli draws cannot be reproduced."""
+written from its source for the CLI tests; no wavg code. DARE's and DELLA's drop masks are wavg's Philox4x32-10
+keying (wavg-merge(1)), computed with numpy's uint64 arithmetic, since torch's Bernoulli draws cannot be
+reproduced."""
 import re
 
 import numpy as np
@@ -59,11 +60,34 @@ def dare(tv, density, seed, tensor, k, rescale="l1"):
     u = philox_word(seed, tensor + ((k // 4) << 32), np.arange(tv.size, dtype=np.uint64), k % 4).reshape(tv.shape)
     if rescale == "inverse-density":
         return np.where(u < density, tv / density, 0.0)
-    masked = np.where(u < density, tv, 0.0)
+    return rescaled(tv, u < density, rescale)
+
+
+def rescaled(tv, keep, rescale):
+    """sparsify.rescaled_masked_tensor with the L1 norm: masked * |tv|_1 / |masked|_1 unless either is below
+    1e-7 (rescale "l1"), or the masked tensor as it is ("none")."""
+    masked = np.where(keep, tv, 0.0)
     before, after = np.abs(tv).sum(), np.abs(masked).sum()
     if rescale == "none" or before < 1e-7 or after < 1e-7:
         return masked
     return masked * (before / after)
+
+
+def della(tv, density, epsilon, seed, tensor, k, rescale="l1"):
+    """sparsify.della_magprune with wavg's mask: the magnitudes ranked along dimension 1 (a 1-D tensor is one
+    row; equal magnitudes by index, where torch's unstable argsort would choose), keep probability
+    p = (density - epsilon) + rank / (n - 1) * 2 * epsilon with rank 0 for a row's smallest, kept where DARE's
+    uniform (the same Philox keying) is below p; a row of one entry (mergekit: 0/0) takes p = density. density >= 1
+    returns tv whole."""
+    if density >= 1:
+        return tv
+    rows = np.moveaxis(tv.reshape(1, -1) if tv.ndim < 2 else tv, 1, -1)  # dimension 1 last
+    n = rows.shape[-1]
+    ranks = np.argsort(np.argsort(np.abs(rows), axis=-1, kind="stable"), axis=-1, kind="stable")
+    p = (density - epsilon) + ranks / (n - 1) * 2 * epsilon if n > 1 else np.full(rows.shape, density)
+    p = np.moveaxis(p, -1, 1).reshape(tv.shape)
+    u = philox_word(seed, tensor + ((k // 4) << 32), np.arange(tv.size, dtype=np.uint64), k % 4).reshape(tv.shape)
+    return rescaled(tv, u < p, rescale)
 
 
 def gta(base, xs, weights, lam, sparsify, consensus, normalize):

@@ -2,7 +2,8 @@
 # WAVG_MERGEKIT_PYTHON (a venv outside the repository: python3 -m venv V && V/bin/pip install mergekit);
 # skipped without one. A tiny Llama (hidden 16, 3 layers, float64) and three fine-tunes are made here with
 # transformers; each recipe runs through mergekit with dtype float64 and through wavg merge --recipe, and every
-# tensor is compared: task arithmetic, TIES, breadcrumbs (and its TIES variant) and DARE must be equal bit for bit
+# tensor is compared: task arithmetic, TIES, breadcrumbs (and its TIES variant), DARE, della and della_linear (the
+# last three at density 1, where no mask is drawn) must be equal bit for bit
 # (no two magnitudes tie at a cut in these random tensors, where mergekit's unstable sort would choose); the
 # others within a few ulp of the inputs' magnitude at that element (TOLERANCE; the counts and the largest
 # difference are printed).
@@ -17,8 +18,8 @@
 PY=${WAVG_MERGEKIT_PYTHON:-}
 export HF_HUB_OFFLINE=1  # the models are local folders; mergekit must not ask the hub about them
 [ -n "$PY" ] && "$PY" -c 'import mergekit, transformers, torch' 2>/dev/null || { echo "no WAVG_MERGEKIT_PYTHON with mergekit"; exit 77; }
-"$PY" - "$WAVG" <<'PYTHON'
-import os, subprocess, sys
+"$PY" - "$WAVG" "$ROOT/tests/cli" <<'PYTHON'
+import json, os, struct, subprocess, sys
 import numpy as np, torch, transformers, yaml
 from safetensors.numpy import load_file
 from mergekit.config import MergeConfiguration
@@ -49,6 +50,8 @@ RECIPES = {
     "dare_linear": "models:\n  - model: ft0\n    parameters: {weight: 0.6, density: 1.0}\n  - model: ft1\n    parameters: {weight: 0.4, density: 1.0}\nbase_model: base\nmerge_method: dare_linear\nparameters: {rescale: false}\n",
     "breadcrumbs": "models:\n  - model: ft0\n    parameters: {weight: 1.0, density: [0.9, 0.5], gamma: 0.05}\n  - model: ft1\n    parameters: {weight: 0.5, density: 0.6}\nbase_model: base\nmerge_method: breadcrumbs\nparameters: {gamma: 0.1, lambda: 1.1}\n",
     "breadcrumbs_ties": "models:\n  - model: ft0\n    parameters: {weight: 1.0, density: 0.7}\n  - model: ft1\n    parameters: {weight: 0.5, density: 0.5, gamma: 0.2}\n  - model: ft2\n    parameters: {weight: 0.8, density: 0.97}\nbase_model: base\nmerge_method: breadcrumbs_ties\nparameters: {normalize: true}\n",
+    "della": "models:\n  - model: ft0\n    parameters: {weight: 1.0, density: 1, epsilon: 0.2}\n  - model: ft1\n    parameters: {weight: -0.5, density: 1}\nbase_model: base\nmerge_method: della\nparameters: {lambda: 0.8}\n",
+    "della_linear": "models:\n  - model: ft0\n    parameters: {weight: 0.6, density: 1}\n  - model: ft1\n    parameters: {weight: 0.4, density: 1}\n  - model: ft2\n    parameters: {weight: 0.3, density: 1}\nbase_model: base\nmerge_method: della_linear\n",
     "slerp": "models:\n  - model: ft0\n  - model: ft1\nbase_model: ft0\nmerge_method: slerp\nparameters:\n  t:\n    - filter: self_attn\n      value: [0, 0.5, 1]\n    - value: 0.3\n",
     "model_stock": "models:\n  - model: ft0\n  - model: ft1\n  - model: ft2\nbase_model: base\nmerge_method: model_stock\n",
     "nuslerp": "models:\n  - model: ft0\n    parameters: {weight: 0.3}\n  - model: ft1\n    parameters: {weight: [1, 0.5]}\nmerge_method: nuslerp\n",
@@ -84,6 +87,74 @@ for name, text in RECIPES.items():
         worst = max(worst, d)
         close += 1
     print(f"{name}: {equal} tensors equal, {close} within {worst:g} ulp of the inputs")
+
+# della and della_linear below density 1: mergekit draws its mask with torch.bernoulli from torch's global generator,
+# one draw per entry in the order its scheduler runs the tensors, which wavg cannot reproduce; so torch.bernoulli is
+# replaced here, for these merges only, by wavg's documented mask (tests/cli/mergekit_ref.py: Philox keyed by the
+# seed, the tensor's plan index (input 1's file order) and the input), given mergekit's own keep probabilities.
+# Everything else is mergekit's code: the ranks along dimension 1, the probabilities, the L1 rescale, the sign
+# election. mergekit runs della_magprune in float32 on the CPU (its task vectors rounded to float32), wavg in double,
+# so every tensor must agree to a few float32 ulps of its task vectors' largest magnitude (a mask that differed
+# anywhere would be off by a whole task vector entry, 2^24 such ulps).
+sys.path.insert(0, sys.argv[2])
+import mergekit_ref as ref
+import mergekit.merge_methods.generalized_task_arithmetic as gta
+SEED = 1234
+with open("ft0/model.safetensors", "rb") as f:
+    header = json.loads(f.read(struct.unpack("<Q", f.read(8))[0]))
+header.pop("__metadata__", None)
+ORDER = sorted(header, key=lambda k: header[k]["data_offsets"][0])
+current = {}
+plain_merge_group, plain_sparsify, plain_bernoulli = gta.GeneralizedTaskArithmeticMerge.merge_group, gta.sparsify, torch.bernoulli
+
+
+def merge_group(self, group, /, **parameters):
+    assert [str(e.id) for e in group.non_base] == [f"ft{k}" for k in range(len(group.non_base))], group.non_base
+    current.update(tensor=ORDER.index(group.metadata.name), k=-1)
+    return plain_merge_group(self, group, **parameters)
+
+
+def sparsify(*args, **kwargs):  # called once per model, in the recipe's order
+    current["k"] += 1
+    return plain_sparsify(*args, **kwargs)
+
+
+def bernoulli(probs, *args, **kwargs):
+    k = current["k"]
+    u = ref.philox_word(SEED, current["tensor"] + ((k // 4) << 32), np.arange(probs.numel(), dtype=np.uint64), k % 4)
+    return torch.from_numpy((u < probs.double().numpy().reshape(-1)).reshape(tuple(probs.shape))).to(probs.dtype)
+
+
+MASKED = {  # recipe, largest difference allowed in float32 ulps of the task vectors' largest magnitude
+    "della_mask": ("models:\n  - model: ft0\n    parameters: {weight: 1.0, density: [0.5, 0.3], epsilon: 0.2}\n"
+                   "  - model: ft1\n    parameters: {weight: 0.5, density: 0.6}\n  - model: ft2\n"
+                   "    parameters: {weight: 0.8, density: 0.4, epsilon: 0.05}\nbase_model: base\nmerge_method: della\n"
+                   "parameters: {lambda: 1.1}\n", 16),
+    "della_linear_mask": ("models:\n  - model: ft0\n    parameters: {weight: 0.6, density: 0.7}\n  - model: ft1\n"
+                          "    parameters: {weight: 0.4, density: 0.5, epsilon: 0.3}\nbase_model: base\n"
+                          "merge_method: della_linear\nparameters: {rescale: false, epsilon: 0.1}\n", 1),
+}
+gta.GeneralizedTaskArithmeticMerge.merge_group, gta.sparsify, torch.bernoulli = merge_group, sparsify, bernoulli
+try:
+    for name, (text, allowed) in MASKED.items():
+        text += "dtype: float64\n"
+        open(f"{name}.yml", "w").write(text)
+        run_merge(MergeConfiguration.model_validate(yaml.safe_load(text)), f"mk-{name}",
+                  options=MergeOptions(copy_tokenizer=False, write_model_card=False))
+        subprocess.run([WAVG, "merge", "-q", "--recipe", f"{name}.yml", "--seed", str(SEED), "-o", f"wavg-{name}/"],
+                       check=True)
+        mk, wv = tensors(f"mk-{name}"), tensors(f"wavg-{name}")
+        assert sorted(mk) == sorted(wv), (name, sorted(set(mk) ^ set(wv)))
+        worst = 0.0
+        for k in mk:
+            tau = np.max(np.abs(np.stack([m[k] - INPUTS[0][k] for m in INPUTS[1:]])), axis=0)
+            d = np.max(np.abs(mk[k] - wv[k]) / (tau * 2.0 ** -24))
+            assert d <= allowed, (name, k, d)
+            worst = max(worst, d)
+        print(f"{name}: all {len(mk)} tensors within {worst:.2g} float32 ulps of the task vectors (mergekit's mask "
+              "replaced by wavg's)")
+finally:
+    gta.GeneralizedTaskArithmeticMerge.merge_group, gta.sparsify, torch.bernoulli = plain_merge_group, plain_sparsify, plain_bernoulli
 
 # chat_template: a word-level tokenizer saved by transformers into every folder (base and ft1 with template B, ft0
 # with A); transformers loads the same template from mergekit's output and from wavg's.

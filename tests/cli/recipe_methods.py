@@ -152,6 +152,47 @@ close("dare_ties l1 rescale", got,
                   lambda tv, i, k=k, t=n: ref.dare(tv, [0.5, 0.7][i], seed, t, i), True, False)
        for n, k in enumerate(SHAPES)})
 
+# della: a density gradient, epsilon per model (ft1's only for mlp, the global 0.1 elsewhere), lambda; the mask's
+# seed from the provenance, as DARE's.
+got, meta = run("della", """models:
+  - model: ft0
+    parameters:
+      weight: 1.0
+      density: [0.5, 0.3]
+      epsilon: 0.2
+  - model: ft1
+    parameters:
+      weight: 0.5
+      density: 0.6
+      epsilon:
+        - filter: mlp
+          value: 0.05
+  - model: ft2
+    parameters:
+      weight: 0.8
+      density: 0.4
+base_model: base
+merge_method: della
+parameters:
+  epsilon: 0.1
+  lambda: 1.1
+dtype: float64
+""")
+seed = int(re.search(r"seed (\d+)", meta["wavg_method"]).group(1))
+DD, EE = [[0.5, 0.3], 0.6, 0.4], [0.2, [{"filter": "mlp", "value": 0.05}], 0.1]
+
+
+def della_of(k, n):
+    def sparsify(tv, i):
+        e = value(EE[i], k)
+        return ref.della(tv, value(DD[i], k), 0.1 if e is None else e, seed, n, i)
+    return sparsify
+
+
+close("della per-model density gradient and filtered epsilon", got,
+      {k: ref.gta(base[k], [t[k] for t in tunes], [1.0, 0.5, 0.8], 1.1, della_of(k, n), True, True)
+       for n, k in enumerate(SHAPES)})
+
 # SLERP with mergekit's classic layer gradients per filter.
 TS = [{"filter": "self_attn", "value": [0, 0.5, 0.3, 0.7, 1]}, {"filter": "mlp", "value": [1, 0.5, 0.7, 0.3, 0]},
       {"value": 0.5}]

@@ -40,9 +40,10 @@ def merge(out, *args, inputs=INPUTS):
     return read(out)
 
 
-def close(name, got, want):
+def close(name, got, want, floor=1e-300):
+    """got equals want to 1e-12 relative (relative to floor where |want| is below it)."""
     for k in SHAPES:
-        err = np.max(np.abs(got[k] - want[k]) / np.maximum(np.abs(want[k]), 1e-300))
+        err = np.max(np.abs(got[k] - want[k]) / np.maximum(np.abs(want[k]), floor))
         assert err <= 1e-12, (name, k, err)
     print(name, "ok")
 
@@ -96,6 +97,24 @@ close("breadcrumbs-ties --normalize", merge("btn.h5", "--base", "base.h5", "--me
                                             "--density", "0.5", "--gamma", "0.2", "--normalize"),
       gta([1, 1, 1], 1, lambda tv, t, i: ref.breadcrumbs(tv, 0.5, 0.2), True, True))
 
+close("della", merge("de.h5", "--base", "base.h5", "--method", "della", "--density", "0.5", "--epsilon", "0.2",
+                     "--seed", "3", "-w", "1,0.5,2", "--lambda", "1.1"),
+      gta([1, 0.5, 2], 1.1, lambda tv, t, i: ref.della(tv, 0.5, 0.2, 3, t, i), True, True))
+close("della-linear", merge("dli.h5", "--base", "base.h5", "--method", "della-linear", "--density", "0.6",
+                            "--epsilon", "0.35", "--seed", "9", "-w", "0.5,0.3,0.2"),
+      gta([0.5, 0.3, 0.2], 1, lambda tv, t, i: ref.della(tv, 0.6, 0.35, 9, t, i), False, False))
+close("della --rescale none --no-normalize default epsilon",
+      merge("den.h5", "--base", "base.h5", "--method", "della", "--density", "0.3", "--seed", "11", "--rescale",
+            "none", "--no-normalize"),
+      gta([1, 1, 1], 1, lambda tv, t, i: ref.della(tv, 0.3, 0.15, 11, t, i, "none"), True, False))
+close("della-linear --epsilon 0 keeps DARE's mask", merge("de0.h5", "--base", "base.h5", "--method", "della-linear",
+                                                           "--density", "0.6", "--epsilon", "0", "--seed", "42",
+                                                           "-w", "0.5,0.3,0.2"),
+      gta([0.5, 0.3, 0.2], 1, lambda tv, t, i: ref.dare(tv, 0.6, 42, t, i), False, False))
+close("della --density 1 keeps the task vectors whole", merge("de1.h5", "--base", "base.h5", "--method", "della",
+                                                              "--density", "1", "--seed", "1"),
+      gta([1, 1, 1], 1, none, True, True))
+
 
 # --- SLERP (mergekit's slerp) ------------------------------------------------------------------------------
 slerp = ref.slerp
@@ -136,6 +155,28 @@ kept = np.count_nonzero(one)
 assert abs(kept - d * n) <= 3 * np.sqrt(n * d * (1 - d)), kept
 assert np.all((one == 0) | (one == 1 / d))
 print("dare threads and fraction ok")
+# --- della: ranks along dimension 1 of a 4-D tensor, rows of one entry, a tensor big enough for threads ---------
+SHAPES = {"conv": (6, 40, 3, 3), "col": (50, 1), "big": (300, 700)}
+dbase = {k: rng.normal(size=s) for k, s in SHAPES.items()}
+dtunes = [{k: v + rng.normal(scale=0.1, size=v.shape) for k, v in dbase.items()} for _ in range(2)]
+write("dbase.h5", dbase)
+for i, t in enumerate(dtunes):
+    write(f"d{i}.h5", t)
+with h5py.File("d0.h5", "r") as f:
+    names = list(f.keys())
+SHAPES = {k: SHAPES[k] for k in names}
+run = subprocess.run([WAVG, "merge", "-v", "d0.h5", "d1.h5", "--base", "dbase.h5", "--method", "della-linear",
+                      "--density", "0.4", "--epsilon", "0.3", "--seed", "8", "-j", "1", "-o", "dj1.h5"],
+                     check=True, capture_output=True, text=True)
+assert "della: col: rows of one entry have no rank" in run.stderr, run.stderr
+assert "della: 1 tensor(s) with rows of one entry" in run.stdout, run.stdout
+one = read("dj1.h5")
+two = merge("dj2.h5", "--base", "dbase.h5", "--method", "della-linear", "--density", "0.4", "--epsilon", "0.3",
+            "--seed", "8", "-j", "2", inputs=["d0.h5", "d1.h5"])
+assert all(one[k].tobytes() == two[k].tobytes() for k in SHAPES), "della differs between 1 and 2 threads"
+close("della-linear rows along dimension 1", one,
+      {k: ref.gta(dbase[k], [x[k] for x in dtunes], [1, 1], 1, lambda tv, i: ref.della(tv, 0.4, 0.3, 8, t, i),
+                  False, False) for t, k in enumerate(SHAPES)}, floor=1.0)  # the L1 sums of 210000 values
 
 # --- the guards: model stock at its pole and under the 1e-6 norm floor, TIES on a tensor smaller than 1/density ---
 SHAPES = {"dense/kernel": (40, 30), "dense/bias": (30,)}

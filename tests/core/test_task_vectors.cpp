@@ -2,7 +2,7 @@
 // two-pass thresholds (histogram, then the one bucket's candidates) must keep exactly the k = floor(D * n) largest
 // |tau| of each tensor (breadcrumbs: the band below the largest floor(gamma * n)), ties to the lower index, as a
 // whole-tensor sort written here does; and the same bytes for 1 and 2 threads. Tensors that fit in one block take their
-// threshold in pass 0 and are not read by pass 1.
+// threshold in pass 0 and are not read by pass 1. Last, della's blocks of whole rows.
 
 #include <doctest/doctest.h>
 #include <omp.h>
@@ -22,7 +22,9 @@ using namespace wavg::test;
 
 namespace {
 
-Values run_task(const std::vector<Values>& tunes, const Values& base, const TaskOptions& o, int threads) {
+// Runs `o` through the engine with blocks of `block` elements per input, the tensors given `shapes` (none: 1-D).
+Values run_task(const std::vector<Values>& tunes, const Values& base, const TaskOptions& o, int threads,
+                std::uint64_t block = 1000, const std::vector<Shape>& shapes = {}) {
   std::vector<std::unique_ptr<MemoryReader>> readers;
   std::vector<Reader*> raw;
   for (std::size_t k = 0; k < tunes.size(); ++k) {
@@ -30,12 +32,16 @@ Values run_task(const std::vector<Values>& tunes, const Values& base, const Task
     raw.push_back(readers.back().get());
   }
   MemoryReader base_reader("base", base);
+  for (std::size_t t = 0; t < shapes.size(); ++t) {
+    for (auto& r : readers) r->reshape(t, shapes[t]);
+    base_reader.reshape(t, shapes[t]);
+  }
   const Plan plan = build_plan(raw, PlanOptions{});
   auto backend = make_cpu_backend();
   auto method = make_task_method(*backend, plan, o);
   const int before = omp_get_max_threads();
   omp_set_num_threads(threads);
-  Engine engine(plan, raw, *method, *backend, tunes.size() * 1000 * sizeof(double));  // 1000 elements a block
+  Engine engine(plan, raw, *method, *backend, tunes.size() * block * sizeof(double));
   engine.set_base(&base_reader, match_base(plan, base_reader));
   MemoryWriter writer(plan);
   engine.verify();
@@ -170,5 +176,46 @@ TEST_CASE(
     o.has_base = true;
     check_trim(
         o, [&](std::size_t n) { return ties_band(n, density); }, true, true);
+  }
+}
+
+// della ranks each task vector's magnitudes along dimension 1, so its engine blocks must hold whole rows
+// (Method::block_unit): 2-D, 4-D, 1-D and n x 1 tensors in blocks of about 1000 elements (rows would be cut between
+// them if the engine did not ask the method) must give the bytes of one block per tensor, at 1 and 2 threads; the
+// values themselves are checked against numpy's reference in tests/cli/task_methods.py.
+const std::vector<Shape> k_shapes{{97, 31}, {4, 50, 7}, {2500}, {40, 1}};
+
+TEST_CASE("della gives the same bytes for any block size and thread count: its blocks hold whole rows") {
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> normal;
+  Values base;
+  std::vector<Values> tunes(2);
+  for (const Shape& s : k_shapes) {
+    std::uint64_t n = 1;
+    for (std::uint64_t d : s) n *= d;
+    base.emplace_back(n);
+    for (double& v : base.back()) v = normal(rng);
+    for (auto& t : tunes) {
+      t.emplace_back(base.back());
+      for (double& v : t.back()) v += 0.1 * normal(rng);
+    }
+  }
+  for (Aggregator method : {Aggregator::della, Aggregator::della_linear}) {
+    TaskOptions o;
+    o.method = method;
+    o.weights = {1.0, 0.5};
+    o.density = 0.4;
+    o.epsilon = 0.3;
+    o.seed = 5;
+    o.has_base = true;
+    const Values whole = run_task(tunes, base, o, 1, 1 << 20, k_shapes);
+    for (int threads : {1, 2}) {
+      const Values small = run_task(tunes, base, o, threads, 1000, k_shapes);
+      for (std::size_t t = 0; t < k_shapes.size(); ++t) {
+        CAPTURE(t);
+        CAPTURE(threads);
+        CHECK(std::memcmp(whole[t].data(), small[t].data(), whole[t].size() * sizeof(double)) == 0);
+      }
+    }
   }
 }

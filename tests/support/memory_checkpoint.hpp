@@ -33,6 +33,8 @@ class MemoryReader final : public Reader {
     std::copy(src, src + count, static_cast<double*>(dst));
   }
   std::map<std::string, std::string> metadata() const override { return m_meta; }
+  // Gives tensor t a shape of the same element count (they are 1-D otherwise).
+  void reshape(std::size_t t, Shape shape) { m_tensors.at(t).shape = std::move(shape); }
 
  private:
   std::string m_path;

@@ -22,7 +22,9 @@ bool is_task_method(Aggregator a) {
     case Aggregator::multislerp:
     case Aggregator::karcher:
     case Aggregator::breadcrumbs:
-    case Aggregator::breadcrumbs_ties: return true;
+    case Aggregator::breadcrumbs_ties:
+    case Aggregator::della:
+    case Aggregator::della_linear: return true;
     default: return false;
   }
 }
@@ -44,8 +46,9 @@ std::string parameter_text(double v) {
 void validate_task(const TaskOptions& o, const FederatedOptions& f, std::size_t inputs) {
   const std::string m(name_of(k_aggregator_names, o.method));
   const bool crumbs = o.method == Aggregator::breadcrumbs || o.method == Aggregator::breadcrumbs_ties;
+  const bool della = o.method == Aggregator::della || o.method == Aggregator::della_linear;
   const bool sparsifies = o.method == Aggregator::ties || o.method == Aggregator::dare_linear ||
-                          o.method == Aggregator::dare_ties || crumbs;
+                          o.method == Aggregator::dare_ties || crumbs || della;
   const bool dare = o.method == Aggregator::dare_linear || o.method == Aggregator::dare_ties;
   const bool on_vectors = sparsifies || o.method == Aggregator::task_arithmetic;
   if (f.inputs == InputKind::deltas || f.privacy.clip != 0 || f.privacy.noise_multiplier != 0 ||
@@ -55,7 +58,8 @@ void validate_task(const TaskOptions& o, const FederatedOptions& f, std::size_t 
                " takes none of the federated options (--inputs-are, --clip, --noise-multiplier, "
                "--server-opt, --state, --trim, --byzantine, --select)");
   refuse_if(o.density.has_value() && !sparsifies, "--density", m);
-  refuse_if(o.seed.has_value() && !dare, "--seed", m);
+  refuse_if(o.seed.has_value() && !dare && !della, "--seed", m);
+  refuse_if(o.epsilon.has_value() && !della, "--epsilon", m);
   refuse_if(o.gamma.has_value() && !crumbs, "--gamma", m);
   refuse_if(o.max_iter.has_value() && o.method != Aggregator::karcher, "--karcher-max-iter", m);
   refuse_if(o.tol.has_value() && o.method != Aggregator::karcher, "--karcher-tol", m);
@@ -65,7 +69,10 @@ void validate_task(const TaskOptions& o, const FederatedOptions& f, std::size_t 
     fail_usage("--karcher-tol " + parameter_text(*o.tol) + " is not in [0, 1]");
   if (o.gamma && !(*o.gamma >= 0 && *o.gamma <= 1))
     fail_usage("--gamma " + parameter_text(*o.gamma) + " is not in [0, 1]");
-  refuse_if(o.rescale.has_value() && !dare, "--rescale", m);
+  refuse_if(o.rescale.has_value() && !dare && !della, "--rescale", m);
+  if (della && o.rescale == DareRescale::inverse_density)
+    fail_usage("--rescale inverse-density does not apply to --method " + m +
+               " (its keep probability differs per entry): l1 or none");
   refuse_if(o.t.has_value() && o.method != Aggregator::slerp, "--t", m);
   refuse_if(o.lambda.has_value() && !on_vectors, "--lambda", m);
   const bool spherical = o.method == Aggregator::nuslerp || o.method == Aggregator::multislerp;
@@ -85,6 +92,9 @@ void validate_task(const TaskOptions& o, const FederatedOptions& f, std::size_t 
     if (!(*o.density > 0 && *o.density <= 1))
       fail_usage("--density " + parameter_text(*o.density) + " is not in (0, 1]");
   }
+  // A recipe's values may differ per tensor: the method checks each tensor's.
+  if (della && !o.values)
+    if (const std::string p = della_problem(*o.density, o.epsilon.value_or(k_della_epsilon)); !p.empty()) fail_usage(p);
   if (o.method == Aggregator::slerp) {
     if (o.has_base) fail_usage("--method slerp interpolates between two models and takes no --base");
     if (inputs != 2) fail_usage("--method slerp needs exactly two inputs, got " + std::to_string(inputs));
@@ -101,7 +111,32 @@ void validate_task(const TaskOptions& o, const FederatedOptions& f, std::size_t 
     fail_usage("--method model-stock needs at least two inputs besides --base, got " + std::to_string(inputs));
 }
 
+std::string describe_common(const TaskOptions& o) {
+  std::string s = ", lambda " + parameter_text(o.lambda.value_or(1.0));
+  if (o.normalize) s += *o.normalize ? ", normalize" : ", no normalize";
+  if (!o.weights.empty()) {
+    s += ", weights ";
+    for (std::size_t k = 0; k < o.weights.size(); ++k) {
+      if (k) s += ',';
+      s += parameter_text(o.weights[k]);
+    }
+  }
+  if (o.values) s += ", per-tensor values from the recipe";
+  return s + (o.has_base ? ", on task vectors" : "");
+}
+
+std::string della_problem(double density, double epsilon) {
+  if (!(epsilon >= 0 && epsilon < 1)) return "epsilon " + parameter_text(epsilon) + " is not in [0, 1)";
+  // mergekit's della_magprune refuses the same (keep probabilities must stay inside (0, 1)); density 1 keeps all.
+  if (density < 1 && !(density - epsilon > 0 && density + epsilon < 1))
+    return "della needs density - epsilon > 0 and density + epsilon < 1, got density " + parameter_text(density) +
+           " and epsilon " + parameter_text(epsilon);
+  return {};
+}
+
 std::unique_ptr<Method> make_task_method(Backend& backend, const Plan& plan, const TaskOptions& options) {
+  if (options.method == Aggregator::della || options.method == Aggregator::della_linear)
+    return make_della(backend, plan, options);
   if (options.method == Aggregator::slerp || options.method == Aggregator::model_stock ||
       options.method == Aggregator::nuslerp || options.method == Aggregator::multislerp ||
       options.method == Aggregator::karcher)

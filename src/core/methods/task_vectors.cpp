@@ -82,17 +82,7 @@ class TaskVectors final : public Method {
     if (m_params.sparsify == Sparsify::random)
       s += ", seed " + std::to_string(m_params.seed) + ", rescale " +
            std::string(name_of(k_dare_rescale_names, m_rescale));
-    s += ", lambda " + parameter_text(m_params.lambda);
-    if (m_o.normalize) s += *m_o.normalize ? ", normalize" : ", no normalize";
-    if (!m_o.weights.empty()) {
-      s += ", weights ";
-      for (std::size_t k = 0; k < m_weights.size(); ++k) {
-        if (k) s += ',';
-        s += parameter_text(m_weights[k]);
-      }
-    }
-    if (m_o.values) s += ", per-tensor values from the recipe";
-    return s + (m_o.has_base ? ", on task vectors" : "");
+    return s + describe_common(m_o);
   }
 
   std::vector<std::string> decisions() const override { return m_decisions; }

@@ -31,7 +31,8 @@ Engine::Engine(const Plan& plan, std::vector<Reader*> inputs, Method& method, Ba
 
 std::uint64_t Engine::block_elements(const PlanEntry& entry) const {
   const std::uint64_t per_input = m_block_bytes / m_inputs.size();
-  return std::max<std::uint64_t>(1, per_input / dtype_size(entry.info.dtype));
+  const std::uint64_t unit = std::max<std::uint64_t>(1, m_method.block_unit(entry));
+  return std::max<std::uint64_t>(1, per_input / dtype_size(entry.info.dtype) / unit) * unit;
 }
 
 void Engine::read_block(const PlanEntry& entry, std::uint64_t offset, std::uint64_t count, std::size_t inputs) {
