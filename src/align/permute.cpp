@@ -2,6 +2,7 @@
 
 #include "align/permute.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "wavg/element_math.hpp"
@@ -81,45 +82,73 @@ std::size_t moved(const Perm& perm) {
   return n;
 }
 
+std::uint64_t Weights::count(std::size_t t) const {
+  std::uint64_t n = 1;
+  for (const std::uint64_t d : shapes[t]) n *= d;
+  return n;
+}
+
+void Weights::release(std::size_t t) const {
+  if (is_mapped(t)) reader->release(t, 0, count(t));
+}
+
+namespace {
+
+template <DType T>
+void to_float(const unsigned char* raw, std::uint64_t n, float* out) {
+  for (std::uint64_t k = 0; k < n; ++k) out[k] = static_cast<float>(load<T>(raw, k));
+}
+
+}  // namespace
+
 Weights load_weights(Reader& reader, const PermSpec& spec) {
   Weights w;
   const auto& infos = reader.tensors();
   WAVG_ASSERT(infos.size() == spec.tensors.size());
   w.tensors.resize(infos.size());
+  w.mapped.assign(infos.size(), nullptr);
   w.shapes.resize(infos.size());
+  w.reader = &reader;
   std::vector<unsigned char> raw;
   for (std::size_t i = 0; i < infos.size(); ++i) {
     const TensorInfo& t = infos[i];
     w.shapes[i] = t.shape;
     if (!spec.tensors[i].permuted() || spec.tensors[i].role != Role::parameter) continue;
     const std::uint64_t n = t.count();
+    if (t.dtype == DType::f32 && n > 0) {
+      w.mapped[i] = static_cast<const float*>(reader.view(i, 0, n));
+      if (w.mapped[i]) continue;
+    }
     raw.resize(t.bytes());
     reader.read(i, 0, n, raw.data());
     std::vector<float>& out = w.tensors[i];
     out.resize(n);
-    for (std::uint64_t k = 0; k < n; ++k) {
-      double v = 0;
-      switch (t.dtype) {
-        case DType::f16: v = load<DType::f16>(raw.data(), k); break;
-        case DType::bf16: v = load<DType::bf16>(raw.data(), k); break;
-        case DType::f32: v = load<DType::f32>(raw.data(), k); break;
-        case DType::f64: v = load<DType::f64>(raw.data(), k); break;
-        default: WAVG_ASSERT(false);
-      }
-      out[k] = static_cast<float>(v);
+    switch (t.dtype) {
+      case DType::f16: to_float<DType::f16>(raw.data(), n, out.data()); break;
+      case DType::bf16: to_float<DType::bf16>(raw.data(), n, out.data()); break;
+      case DType::f32: to_float<DType::f32>(raw.data(), n, out.data()); break;
+      case DType::f64: to_float<DType::f64>(raw.data(), n, out.data()); break;
+      default: WAVG_ASSERT(false);
     }
   }
   return w;
 }
 
 Weights permute_weights(const PermSpec& spec, const Weights& weights, const std::vector<Perm>& perms) {
-  Weights out = weights;
+  Weights out;
+  out.shapes = weights.shapes;
+  out.tensors.resize(weights.shapes.size());
   for (std::size_t t = 0; t < spec.tensors.size(); ++t) {
-    if (weights.tensors[t].empty() || !spec.tensors[t].permuted()) continue;
+    if (!weights.holds(t)) continue;
     const Shape& shape = weights.shapes[t];
-    permute_bytes(reinterpret_cast<const unsigned char*>(weights.tensors[t].data()),
-                  reinterpret_cast<unsigned char*>(out.tensors[t].data()), shape, sizeof(float),
-                  tensor_maps(spec.tensors[t], shape, perms, shape.size()));
+    std::vector<float>& to = out.tensors[t];
+    to.resize(weights.count(t));
+    if (!spec.tensors[t].permuted()) {
+      std::copy_n(weights.data(t), to.size(), to.data());
+      continue;
+    }
+    permute_bytes(reinterpret_cast<const unsigned char*>(weights.data(t)), reinterpret_cast<unsigned char*>(to.data()),
+                  shape, sizeof(float), tensor_maps(spec.tensors[t], shape, perms, shape.size()));
   }
   return out;
 }

@@ -123,12 +123,20 @@ class Matcher {
   // transposed; with `before`, less the term under those permutations, as one product of A with the difference of
   // the two permuted B (a change of few units of a matrix's other axis: of the rows that moved only, |K| / m the
   // size, which is what makes later passes cheap).
+  // Both tensors' mapped pages are released after it (Weights): the next term reads other tensors.
   void add_term(const Use& u, const std::vector<Perm>& perms, const std::vector<Perm>* before, float* sum) {
+    add_term_values(u, perms, before, sum);
+    m_a.release(u.tensor);
+    m_b.release(u.tensor);
+  }
+
+  void add_term_values(const Use& u, const std::vector<Perm>& perms, const std::vector<Perm>* before, float* sum) {
     if (before && add_moved_rows(u, *before, perms, sum)) return;
     const TensorPerm& tp = m_spec.tensors[u.tensor];
     const Shape& shape = m_shapes[u.tensor];
-    const std::vector<float>& a = m_a.tensors[u.tensor];
-    const std::vector<float>& b = m_b.tensors[u.tensor];
+    const float* a = m_a.data(u.tensor);
+    const float* b = m_b.data(u.tensor);
+    const std::uint64_t size = m_b.count(u.tensor);
     const float* bp = nullptr;
     if (!before) {
       bp = permuted_b(u, perms, b, m_moved);
@@ -137,26 +145,26 @@ class Matcher {
     } else {
       bp = permuted_b(u, perms, b, m_moved);
       const float* old = permuted_b(u, *before, b, m_moved_before);
-      if (bp != m_moved.data()) m_moved.assign(b.begin(), b.end());
-      for (std::size_t e = 0; e < b.size(); ++e) m_moved[e] -= old[e];
+      if (bp != m_moved.data()) m_moved.assign(b, b + size);
+      for (std::size_t e = 0; e < size; ++e) m_moved[e] -= old[e];
       bp = m_moved.data();
     }
     const auto n = m_spec.group_sizes[static_cast<std::size_t>(tp.axes[u.axis].group)];
     std::uint64_t pre = tp.axes[u.axis].outer, post = tp.axes[u.axis].inner;
     for (std::size_t ax = 0; ax < u.axis; ++ax) pre *= shape[ax];
     for (std::size_t ax = u.axis + 1; ax < shape.size(); ++ax) post *= shape[ax];
-    add_score_product(a.data(), bp, pre, n, post, sum, threads_for(pre, n, post));
+    add_score_product(a, bp, pre, n, post, sum, threads_for(pre, n, post));
   }
 
   // Returns B's tensor of u with its other axes permuted by `perms`: b itself when none moves, else `into`.
-  const float* permuted_b(const Use& u, const std::vector<Perm>& perms, const std::vector<float>& b,
+  const float* permuted_b(const Use& u, const std::vector<Perm>& perms, const float* b,
                           std::vector<float>& into) const {
     const std::vector<IndexMap> maps = tensor_maps(m_spec.tensors[u.tensor], m_shapes[u.tensor], perms, u.axis);
     bool any = false;
     for (const IndexMap& m : maps) any |= !m.empty();
-    if (!any) return b.data();
-    into.resize(b.size());
-    permute_bytes(reinterpret_cast<const unsigned char*>(b.data()), reinterpret_cast<unsigned char*>(into.data()),
+    if (!any) return b;
+    into.resize(m_b.count(u.tensor));
+    permute_bytes(reinterpret_cast<const unsigned char*>(b), reinterpret_cast<unsigned char*>(into.data()),
                   m_shapes[u.tensor], sizeof(float), maps);
     return into.data();
   }
@@ -181,17 +189,17 @@ class Matcher {
     const Perm* before = nullptr;
     const Perm* after = nullptr;
     if (!other_axis_perms(u, before_all, after_all, before, after)) return false;
-    const std::vector<float>& b = m_b.tensors[u.tensor];
+    const float* b = m_b.data(u.tensor);
     const std::uint64_t rows = m_shapes[u.tensor][0], cols = m_shapes[u.tensor][1];
-    into.resize(b.size());
+    into.resize(rows * cols);
     for (std::uint64_t r = 0; r < rows; ++r) {
       float* d = into.data() + r * cols;
       if (u.axis == 1) {  // the rows are the other axis
-        const float* now = b.data() + std::uint64_t{(*after)[r]} * cols;
-        const float* was = b.data() + std::uint64_t{(*before)[r]} * cols;
+        const float* now = b + std::uint64_t{(*after)[r]} * cols;
+        const float* was = b + std::uint64_t{(*before)[r]} * cols;
         for (std::uint64_t c = 0; c < cols; ++c) d[c] = now[c] - was[c];
       } else {
-        const float* row = b.data() + r * cols;
+        const float* row = b + r * cols;
         for (std::uint64_t c = 0; c < cols; ++c) d[c] = row[(*after)[c]] - row[(*before)[c]];
       }
     }
@@ -212,12 +220,12 @@ class Matcher {
       if (before[k] != after[k]) changed.push_back(static_cast<Eigen::Index>(k));
     if (changed.size() * 2 > after.size()) return false;
     const auto rows = static_cast<Eigen::Index>(shape[0]), cols = static_cast<Eigen::Index>(shape[1]);
-    const Eigen::Map<const MatrixF> a(m_a.tensors[u.tensor].data(), rows, cols);
-    const Eigen::Map<const MatrixF> b(m_b.tensors[u.tensor].data(), rows, cols);
+    const Eigen::Map<const MatrixF> a(m_a.data(u.tensor), rows, cols);
+    const Eigen::Map<const MatrixF> b(m_b.data(u.tensor), rows, cols);
     const auto k = static_cast<Eigen::Index>(changed.size());
     const auto uk = static_cast<std::uint64_t>(k);
     // ak and d take at most half of the tensor each (changed.size() * 2 <= after.size()): m_moved holds both.
-    m_moved.resize(std::max<std::size_t>(m_moved.size(), m_b.tensors[u.tensor].size()));
+    m_moved.resize(std::max<std::size_t>(m_moved.size(), m_b.count(u.tensor)));
     if (u.axis == 1) {  // T[i][j] = sum_r A[r][i] B[perm(r)][j]: rows r of the other axis moved
       Eigen::Map<MatrixF> ak(m_moved.data(), k, cols), d(m_moved.data() + k * cols, k, cols);
       for (Eigen::Index r = 0; r < k; ++r) {
@@ -279,15 +287,22 @@ MergeManyResult merge_many(const PermSpec& spec, const std::vector<Weights>& mod
     ++result.iterations;
     bool changed = false;
     for (std::size_t k : permutation(k_models, hash_key(options.seed, 0x3e79, round))) {
-      Weights mean = models[k];  // same shapes; the values are replaced by the mean of the others
+      Weights mean;  // the shapes of models[k], the values the mean of the others
+      mean.shapes = models[k].shapes;
+      mean.tensors.resize(mean.shapes.size());
       for (std::size_t t = 0; t < mean.tensors.size(); ++t) {
+        if (!models[k].holds(t)) continue;
         std::vector<float>& m = mean.tensors[t];
+        m.resize(models[k].count(t));
+        std::vector<const float*> others;
+        for (std::size_t l = 0; l < k_models; ++l)
+          if (l != k) others.push_back(aligned[l].data(t));
         for (std::size_t e = 0; e < m.size(); ++e) {
           double sum = 0;
-          for (std::size_t l = 0; l < k_models; ++l)
-            if (l != k) sum += aligned[l].tensors[t][e];
+          for (const float* o : others) sum += o[e];
           m[e] = static_cast<float>(sum / static_cast<double>(k_models - 1));
         }
+        for (const Weights& w : aligned) w.release(t);
       }
       MatchOptions inner = options;
       inner.seed = hash_key(options.seed, round, k);
@@ -316,19 +331,19 @@ double agreement(const PermSpec& spec, const std::vector<Weights>& models,
   std::vector<float> moved;
   std::vector<double> sum;
   for (std::size_t t = 0; t < spec.tensors.size(); ++t) {
-    const std::vector<float>& first = models[0].tensors[t];
-    if (first.empty()) continue;
-    sum.assign(first.size(), 0.0);
+    if (!models[0].holds(t)) continue;
+    sum.assign(models[0].count(t), 0.0);
     for (std::size_t k = 0; k < models.size(); ++k) {
       const Shape& shape = models[k].shapes[t];
-      const float* values = models[k].tensors[t].data();
+      const float* values = models[k].data(t);
       if (spec.tensors[t].permuted()) {
-        moved.resize(first.size());
+        moved.resize(sum.size());
         permute_bytes(reinterpret_cast<const unsigned char*>(values), reinterpret_cast<unsigned char*>(moved.data()),
                       shape, sizeof(float), tensor_maps(spec.tensors[t], shape, perms[k], shape.size()));
         values = moved.data();
       }
       for (std::size_t e = 0; e < sum.size(); ++e) sum[e] += values[e];
+      models[k].release(t);
     }
     for (const double v : sum) total += v * v;
   }

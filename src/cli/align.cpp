@@ -68,10 +68,8 @@ int run_align(const AlignOptions& o) {
   pipeline::settle(target, {input.get()});
   const align::PermSpec spec = align::make_spec(*reference, o.align.spec);
   align::check_spec_fits(spec, *reference, *input);
-  std::vector<align::Weights> models;
-  models.push_back(align::load_weights(*reference, spec));
-  models.push_back(align::load_weights(*input, spec));
-  const align::MergeManyResult all = align::align_models(spec, models, o.align.match);
+  const align::MergeManyResult all = align::align_models(
+      spec, {align::load_weights(*reference, spec), align::load_weights(*input, spec)}, o.align.match);
   const std::vector<align::Perm>& perms = all.perms[1];
   auto aligned = align::permuted_reader(*input, spec, perms);
   write_aligned(*aligned, *input, spec, target, pipeline::files_of({input.get(), reference.get()}), o);
