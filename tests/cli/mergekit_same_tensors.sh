@@ -16,7 +16,8 @@
 # same template from both outputs.
 PY=${WAVG_MERGEKIT_PYTHON:-}
 export HF_HUB_OFFLINE=1  # the models are local folders; mergekit must not ask the hub about them
-[ -n "$PY" ] && "$PY" -c 'import mergekit, transformers, torch' 2>/dev/null || { echo "no WAVG_MERGEKIT_PYTHON with mergekit"; exit 77; }
+[ -n "$PY" ] && "$PY" -c 'import mergekit, transformers, torch' 2>/dev/null ||
+  { echo "no WAVG_MERGEKIT_PYTHON with mergekit"; exit 77; }
 "$PY" - "$WAVG" <<'PYTHON'
 import os, subprocess, sys
 import numpy as np, torch, transformers, yaml
@@ -43,19 +44,41 @@ TOLERANCE = {"linear": 4, "slerp": 16, "model_stock": 16, "nuslerp": 16, "nusler
              "multislerp_base": 16, "karcher": 16}
 INPUTS = [load_file(f"{m}/model.safetensors") for m in ("base", "ft0", "ft1", "ft2")]
 RECIPES = {
-    "linear": "models:\n  - model: ft0\n    parameters: {weight: 0.7}\n  - model: ft1\n    parameters: {weight: [0.3, 1]}\nmerge_method: linear\n",
-    "task_arithmetic": "models:\n  - model: ft0\n    parameters: {weight: 1.0}\n  - model: ft1\n    parameters: {weight: -0.5}\nbase_model: base\nmerge_method: task_arithmetic\nparameters: {lambda: 0.9}\n",
-    "ties": "models:\n  - model: ft0\n    parameters: {weight: 1.0, density: [1, 0.5, 0.2]}\n  - model: ft1\n    parameters: {weight: 0.5, density: 0.5}\n  - model: ft2\n    parameters:\n      weight:\n        - filter: mlp\n          value: 0.5\n        - value: 1\n      density: 0.3\nbase_model: base\nmerge_method: ties\n",
-    "dare_linear": "models:\n  - model: ft0\n    parameters: {weight: 0.6, density: 1.0}\n  - model: ft1\n    parameters: {weight: 0.4, density: 1.0}\nbase_model: base\nmerge_method: dare_linear\nparameters: {rescale: false}\n",
-    "breadcrumbs": "models:\n  - model: ft0\n    parameters: {weight: 1.0, density: [0.9, 0.5], gamma: 0.05}\n  - model: ft1\n    parameters: {weight: 0.5, density: 0.6}\nbase_model: base\nmerge_method: breadcrumbs\nparameters: {gamma: 0.1, lambda: 1.1}\n",
-    "breadcrumbs_ties": "models:\n  - model: ft0\n    parameters: {weight: 1.0, density: 0.7}\n  - model: ft1\n    parameters: {weight: 0.5, density: 0.5, gamma: 0.2}\n  - model: ft2\n    parameters: {weight: 0.8, density: 0.97}\nbase_model: base\nmerge_method: breadcrumbs_ties\nparameters: {normalize: true}\n",
-    "slerp": "models:\n  - model: ft0\n  - model: ft1\nbase_model: ft0\nmerge_method: slerp\nparameters:\n  t:\n    - filter: self_attn\n      value: [0, 0.5, 1]\n    - value: 0.3\n",
-    "model_stock": "models:\n  - model: ft0\n  - model: ft1\n  - model: ft2\nbase_model: base\nmerge_method: model_stock\n",
-    "nuslerp": "models:\n  - model: ft0\n    parameters: {weight: 0.3}\n  - model: ft1\n    parameters: {weight: [1, 0.5]}\nmerge_method: nuslerp\n",
-    "nuslerp_base": "models:\n  - model: ft0\n    parameters: {weight: 1}\n  - model: ft1\n    parameters: {weight: 2}\nbase_model: base\nmerge_method: nuslerp\nparameters: {nuslerp_flatten: true}\n",
-    "multislerp": "models:\n  - model: ft0\n    parameters: {weight: 1}\n  - model: ft1\n    parameters: {weight: 2}\n  - model: ft2\n    parameters: {weight: 0.5}\nmerge_method: multislerp\n",
-    "multislerp_base": "models:\n  - model: ft0\n    parameters: {weight: 0.3}\n  - model: ft1\n    parameters: {weight: 0.7}\nbase_model: base\nmerge_method: multislerp\nparameters: {normalize_weights: false}\n",
-    "karcher": "models:\n  - model: ft0\n  - model: ft1\n  - model: ft2\nmerge_method: karcher\nparameters: {max_iter: 20, tol: 1e-9}\n",
+    "linear": "models:\n  - model: ft0\n    parameters: {weight: 0.7}\n  - model: ft1\n"
+              "    parameters: {weight: [0.3, 1]}\nmerge_method: linear\n",
+    "task_arithmetic": "models:\n  - model: ft0\n    parameters: {weight: 1.0}\n  - model: ft1\n"
+                       "    parameters: {weight: -0.5}\nbase_model: base\nmerge_method: task_arithmetic\n"
+                       "parameters: {lambda: 0.9}\n",
+    "ties": "models:\n  - model: ft0\n    parameters: {weight: 1.0, density: [1, 0.5, 0.2]}\n  - model: ft1\n"
+            "    parameters: {weight: 0.5, density: 0.5}\n  - model: ft2\n    parameters:\n      weight:\n"
+            "        - filter: mlp\n          value: 0.5\n        - value: 1\n      density: 0.3\nbase_model: base\n"
+            "merge_method: ties\n",
+    "dare_linear": "models:\n  - model: ft0\n    parameters: {weight: 0.6, density: 1.0}\n  - model: ft1\n"
+                   "    parameters: {weight: 0.4, density: 1.0}\nbase_model: base\nmerge_method: dare_linear\n"
+                   "parameters: {rescale: false}\n",
+    "breadcrumbs": "models:\n  - model: ft0\n    parameters: {weight: 1.0, density: [0.9, 0.5], gamma: 0.05}\n"
+                   "  - model: ft1\n    parameters: {weight: 0.5, density: 0.6}\nbase_model: base\n"
+                   "merge_method: breadcrumbs\nparameters: {gamma: 0.1, lambda: 1.1}\n",
+    "breadcrumbs_ties": "models:\n  - model: ft0\n    parameters: {weight: 1.0, density: 0.7}\n  - model: ft1\n"
+                        "    parameters: {weight: 0.5, density: 0.5, gamma: 0.2}\n  - model: ft2\n"
+                        "    parameters: {weight: 0.8, density: 0.97}\nbase_model: base\n"
+                        "merge_method: breadcrumbs_ties\nparameters: {normalize: true}\n",
+    "slerp": "models:\n  - model: ft0\n  - model: ft1\nbase_model: ft0\nmerge_method: slerp\nparameters:\n  t:\n"
+             "    - filter: self_attn\n      value: [0, 0.5, 1]\n    - value: 0.3\n",
+    "model_stock": "models:\n  - model: ft0\n  - model: ft1\n  - model: ft2\nbase_model: base\n"
+                   "merge_method: model_stock\n",
+    "nuslerp": "models:\n  - model: ft0\n    parameters: {weight: 0.3}\n  - model: ft1\n"
+               "    parameters: {weight: [1, 0.5]}\nmerge_method: nuslerp\n",
+    "nuslerp_base": "models:\n  - model: ft0\n    parameters: {weight: 1}\n  - model: ft1\n"
+                    "    parameters: {weight: 2}\nbase_model: base\nmerge_method: nuslerp\n"
+                    "parameters: {nuslerp_flatten: true}\n",
+    "multislerp": "models:\n  - model: ft0\n    parameters: {weight: 1}\n  - model: ft1\n    parameters: {weight: 2}\n"
+                  "  - model: ft2\n    parameters: {weight: 0.5}\nmerge_method: multislerp\n",
+    "multislerp_base": "models:\n  - model: ft0\n    parameters: {weight: 0.3}\n  - model: ft1\n"
+                       "    parameters: {weight: 0.7}\nbase_model: base\nmerge_method: multislerp\n"
+                       "parameters: {normalize_weights: false}\n",
+    "karcher": "models:\n  - model: ft0\n  - model: ft1\n  - model: ft2\nmerge_method: karcher\n"
+               "parameters: {max_iter: 20, tol: 1e-9}\n",
 }
 for name, text in RECIPES.items():
     text += "dtype: float64\n"
