@@ -28,8 +28,14 @@ struct AlignOptions {
 };
 
 // Writes every tensor of `aligned` (permuted ones from memory; the rest only when the writer lacks them) through
-// the pipeline's Output, so the output may be any target (a file, a folder, `-o -`). Not through the engine: the
-// writer's template is B's own file, whose values differ from the aligned ones exactly where they were permuted.
+// the pipeline's Output, so the output may be any target (a file, a folder, `-o -`), checked as every writing
+// subcommand's is (check_target before any input opens, settle). Not through pipeline::run and its engine: the
+// output's template must be B's own file (its structure, its other entries), and the engine skips every tensor it
+// does not average when the writer already holds the template's values (Engine::run: a copied or checked tensor
+// of input 1) -- B's values, which are wrong exactly where the units were permuted (an optimizer moment the plan
+// copies, an integer tensor). Here the test is the permutation itself, so no permuted tensor can be skipped; the
+// engine has no way to be told that a template value is stale, and teaching it would add a case to every merge to
+// serve this one copy.
 void write_aligned(Reader& aligned, Reader& original, const align::PermSpec& perm_spec, const pipeline::Target& target,
                    const std::vector<std::string>& protect, const AlignOptions& o) {
   pipeline::Output out(target,
