@@ -1,6 +1,7 @@
 #pragma once
 // What the writers of one pre-sized output file share (safetensors, MXNet, NumPy .npz): the name messages give the
-// output, the spec, and the descriptor of the temporary file, opened, sized and closed with errors that name it.
+// output, the spec, the descriptor of the temporary file, opened, sized and closed with errors that name it, and
+// write() of each tensor's values where the codec laid them out (m_data_at).
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -8,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "wavg/error.hpp"
 #include "wavg/file_io.hpp"
@@ -21,6 +23,12 @@ class FileWriter : public Writer {
     if (m_fd >= 0) ::close(m_fd);
   }
   bool holds_template_values(std::size_t) const override { return false; }
+  void write(std::size_t index, std::uint64_t offset, std::uint64_t count, const void* src) override {
+    const std::size_t elem = dtype_size(m_spec.tensors[index].dtype);
+    pwrite_all(m_fd, src, count * elem, m_data_at[index] + offset * elem, m_display);
+  }
+  // Closes the output; a codec with more to write at the end (a header, a zip's directory) does that first.
+  void finish() override { close_output(m_fd, m_display); }
 
  protected:
   FileWriter(const std::string& display_path, const OutputSpec& spec) : m_display(display_path), m_spec(spec) {}
@@ -39,6 +47,7 @@ class FileWriter : public Writer {
   std::string m_display;
   const OutputSpec& m_spec;
   int m_fd = -1;
+  std::vector<std::uint64_t> m_data_at;  // per tensor, the file offset of its element 0
 };
 
 }  // namespace wavg

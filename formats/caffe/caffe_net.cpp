@@ -21,8 +21,6 @@ namespace wavg {
 
 namespace {
 
-using caffe_wire::read_varint;
-
 // The V1 layer types whose legacy blob shapes are not just "drop the leading 1s" (V1LayerParameter.LayerType).
 constexpr int k_v1_convolution = 4;
 constexpr int k_v1_inner_product = 14;
@@ -45,38 +43,39 @@ std::string field_name(Level parent, std::uint64_t field) {
   return "field " + std::to_string(field);
 }
 
-// Returns the first wire-format problem in the message at [begin, end), or an empty string.
-std::string wire_problem(const unsigned char* p, std::uint64_t begin, std::uint64_t end, Level level, int depth) {
-  std::uint64_t at = begin;
-  while (at < end) {
-    const std::uint64_t tag_at = at;
+// Returns the first wire-format problem in the message at [begin, end) of `file`, or an empty string.
+std::string wire_problem(const unsigned char* p, std::uint64_t begin, std::uint64_t end, Level level, int depth,
+                         const std::string& file) {
+  ByteCursor c(file, p, end, begin);
+  while (c.left() > 0) {
+    const std::uint64_t tag_at = c.at();
     std::uint64_t tag = 0, v = 0;
-    if (!read_varint(p, end, at, tag)) return "broken varint (a field tag) at byte " + std::to_string(tag_at);
+    if (!c.varint(tag)) return "broken varint (a field tag) at byte " + std::to_string(tag_at);
     const std::uint64_t field = tag >> 3;
     const std::string what = field_name(level, field) + " at byte " + std::to_string(tag_at);
     if (field == 0) return "field number 0 at byte " + std::to_string(tag_at);
     switch (tag & 7) {
       case 0:
-        if (!read_varint(p, end, at, v)) return "broken varint in " + what;
+        if (!c.varint(v)) return "broken varint in " + what;
         break;
       case 1:
       case 5: {
         const std::uint64_t n = (tag & 7) == 1 ? 8 : 4;
-        if (end - at < n) return "truncated: " + what + " needs " + std::to_string(n) + " bytes";
-        at += n;
+        if (c.left() < n) return "truncated: " + what + " needs " + std::to_string(n) + " bytes";
+        c.skip(n);
         break;
       }
       case 2: {
-        if (!read_varint(p, end, at, v)) return "broken varint (a length) in " + what;
-        if (v > end - at)
-          return "truncated: " + what + " claims " + std::to_string(v) + " bytes, " + std::to_string(end - at) +
+        if (!c.varint(v)) return "broken varint (a length) in " + what;
+        if (v > c.left())
+          return "truncated: " + what + " claims " + std::to_string(v) + " bytes, " + std::to_string(c.left()) +
                  " left";
         const Level child = child_level(level, field);
         if (child != Level::other && depth < 3) {
-          std::string inner = wire_problem(p, at, at + v, child, depth + 1);
+          std::string inner = wire_problem(p, c.at(), c.at() + v, child, depth + 1, file);
           if (!inner.empty()) return inner;
         }
-        at += v;
+        c.skip(v);
         break;
       }
       default: return "unknown wire type " + std::to_string(tag & 7) + " in " + what;
@@ -135,20 +134,22 @@ TensorInfo blob_tensor(const wavg_caffe::BlobProto& b, const BlobValues& v, cons
 }
 
 // Finds the name of the layer message at [begin, end) (V1: field 4, current: field 1), or returns false.
-bool layer_has_name(const unsigned char* p, std::uint64_t begin, std::uint64_t end, std::uint64_t name_field) {
-  std::uint64_t at = begin, tag = 0, v = 0;
-  while (at < end && read_varint(p, end, at, tag)) {
+bool layer_has_name(const unsigned char* p, std::uint64_t begin, std::uint64_t end, std::uint64_t name_field,
+                    const std::string& file) {
+  ByteCursor c(file, p, end, begin);
+  std::uint64_t tag = 0, v = 0;
+  while (c.left() > 0 && c.varint(tag)) {
     const std::uint64_t type = tag & 7;
     if (type == 0) {
-      if (!read_varint(p, end, at, v)) return false;
+      if (!c.varint(v)) return false;
     } else if (type == 2) {
-      if (!read_varint(p, end, at, v) || v > end - at) return false;
+      if (!c.varint(v) || v > c.left()) return false;
       if (tag >> 3 == name_field) {
         if (v == 0 || v > 4096) return false;
         // Text, not noise: no NUL. Other control characters are the reader's to refuse, naming the layer.
-        return std::memchr(p + at, 0, v) == nullptr;
+        return std::memchr(c.here(), 0, v) == nullptr;
       }
-      at += v;
+      c.skip(v);
     } else {
       return false;  // layers hold no fixed-width fields before their name
     }
@@ -162,21 +163,23 @@ bool looks_like_caffe(const SniffInput& input) {
   // The first MiB is enough: a layer's name comes before its blobs.
   const auto* p = input.bytes().data();
   const auto end = std::min<std::uint64_t>(input.bytes().size(), 1 << 20);
-  std::uint64_t at = 0, tag = 0, v = 0;
-  while (at < end && read_varint(p, end, at, tag)) {
+  ByteCursor c(input.path(), p, end);
+  std::uint64_t tag = 0, v = 0;
+  while (c.left() > 0 && c.varint(tag)) {
     const std::uint64_t field = tag >> 3, type = tag & 7;
     // NetParameter's fields and their wire types: 1 name, 2 layers, 3 input, 4 input_dim (plain or packed),
     // 5 force_backward, 6 state, 7 debug_info, 8 input_shape, 100 layer.
     const bool varint_field = field == 4 || field == 5 || field == 7;
     const bool bytes_field = (field >= 1 && field <= 4) || field == 6 || field == 8 || field == 100;
     if (type == 0 && varint_field) {
-      if (!read_varint(p, end, at, v)) return false;
+      if (!c.varint(v)) return false;
       continue;
     }
-    if (type != 2 || !bytes_field || !read_varint(p, end, at, v)) return false;
-    if (field == 2 || field == 100) return layer_has_name(p, at, at + std::min(v, end - at), field == 2 ? 4 : 1);
-    if (v > end - at) return false;
-    at += v;
+    if (type != 2 || !bytes_field || !c.varint(v)) return false;
+    if (field == 2 || field == 100)
+      return layer_has_name(p, c.at(), c.at() + std::min(v, c.left()), field == 2 ? 4 : 1, input.path());
+    if (v > c.left()) return false;
+    c.skip(v);
   }
   return false;
 }
@@ -223,8 +226,8 @@ CaffeBlob walk_blob(const unsigned char* p, const Field& bf, wavg_caffe::BlobPro
   blob.field = as_field(bf);
   std::string rest;
   Field f;
-  for (std::uint64_t at = bf.at; at < bf.end;) {
-    if (!next_field(p, bf.end, at, f)) broken(file, "a broken field in a blob", f.tag_at);
+  for (ByteCursor c(file, p, bf.end, bf.at); c.left() > 0;) {
+    if (!next_field(c, f)) broken(file, "a broken field in a blob", f.tag_at);
     const bool packed = f.wire == 2;
     if (f.number == 5 && (packed || f.wire == 5)) {
       add_values(blob, v.floats, f, 4, file);
@@ -245,15 +248,15 @@ CaffeBlob walk_blob(const unsigned char* p, const Field& bf, wavg_caffe::BlobPro
 CaffeIndex index_net(const unsigned char* data, std::uint64_t size, const std::string& file) {
   if (size > static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
     fail(file, "larger than 2 GiB, the most a protobuf message can hold");
-  const std::string problem = wire_problem(data, 0, size, Level::net, 0);
+  const std::string problem = wire_problem(data, 0, size, Level::net, 0, file);
   if (!problem.empty()) fail(file, "not a valid NetParameter protobuf: " + problem);
 
   // The net: its layers' fields, and the rest (its name and fields wavg does not declare) for protobuf.
   std::vector<Field> current, v1;
   std::string rest;
   Field f;
-  for (std::uint64_t at = 0; at < size;) {
-    const bool ok = next_field(data, size, at, f);
+  for (ByteCursor c(file, data, size); c.left() > 0;) {
+    const bool ok = next_field(c, f);
     WAVG_ASSERT(ok);  // wire_problem checked every field of the net
     if (f.wire == 2 && f.number == 100)
       current.push_back(f);
@@ -276,8 +279,8 @@ CaffeIndex index_net(const unsigned char* data, std::uint64_t size, const std::s
   for (const Field& lf : v1.empty() ? current : v1) {
     std::vector<Field> blobs;
     std::string head;
-    for (std::uint64_t at = lf.at; at < lf.end;) {
-      const bool ok = next_field(data, lf.end, at, f);
+    for (ByteCursor c(file, data, lf.end, lf.at); c.left() > 0;) {
+      const bool ok = next_field(c, f);
       WAVG_ASSERT(ok);  // and of its layers
       if (f.wire == 2 && f.number == blob_field)
         blobs.push_back(f);

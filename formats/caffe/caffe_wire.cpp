@@ -4,46 +4,28 @@
 
 namespace wavg::caffe_wire {
 
-bool read_varint(const unsigned char* p, std::uint64_t end, std::uint64_t& at, std::uint64_t& v) {
-  v = 0;
-  for (int shift = 0; shift < 70 && at < end; shift += 7) {
-    const unsigned char b = p[at++];
-    v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
-    if (!(b & 0x80)) return shift < 63 || b <= 1;
-  }
-  return false;
-}
-
-bool next_field(const unsigned char* p, std::uint64_t end, std::uint64_t& at, Field& f) {
+bool next_field(ByteCursor& c, Field& f) {
   f = Field{};
-  f.tag_at = at;
-  std::uint64_t tag = 0;
-  if (!read_varint(p, end, at, tag) || tag >> 3 == 0) return false;
+  f.tag_at = c.at();
+  std::uint64_t tag = 0, length = 0;
+  if (!c.varint(tag) || tag >> 3 == 0) return false;
   f.number = tag >> 3;
   f.wire = static_cast<unsigned>(tag & 7);
   switch (f.wire) {
     case 0:
-      if (!read_varint(p, end, at, f.value)) return false;
-      f.at = at;
+      if (!c.varint(f.value)) return false;
       break;
-    case 1:
-    case 5: {
-      const std::uint64_t n = f.wire == 1 ? 8 : 4;
-      if (end - at < n) return false;
-      f.at = at;
-      at += n;
+    case 1: length = 8; break;
+    case 5: length = 4; break;
+    case 2:
+      if (!c.varint(length)) return false;
       break;
-    }
-    case 2: {
-      std::uint64_t length = 0;
-      if (!read_varint(p, end, at, length) || length > end - at) return false;
-      f.at = at;
-      at += length;
-      break;
-    }
     default: return false;
   }
-  f.end = at;
+  if (length > c.left()) return false;
+  f.at = c.at();
+  c.skip(length);
+  f.end = c.at();
   return true;
 }
 

@@ -1,10 +1,13 @@
 #pragma once
-// The few pieces of protobuf's wire format the Caffe codec walks by hand (layout in caffe.hpp): reading a varint
-// and one field's extent, and writing a varint. Kept apart so that a shared byte cursor can replace them in one place.
+// The few pieces of protobuf's wire format the Caffe codec walks by hand (layout in caffe.hpp): one field's extent,
+// read through the project's ByteCursor and its one strict varint decoder (formats/common/byte_cursor.hpp), and
+// writing a varint.
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
+
+#include "common/byte_cursor.hpp"
 
 namespace wavg::caffe_wire {
 
@@ -19,12 +22,9 @@ struct Field {
   std::uint64_t value = 0;
 };
 
-// Reads a varint at `at` (at most 10 bytes, none past `end`), or returns false.
-bool read_varint(const unsigned char* p, std::uint64_t end, std::uint64_t& at, std::uint64_t& v);
-
-// Reads the field at `at` of a message ending at `end` and moves `at` past it; returns false when the field is
-// broken, runs past `end`, has field number 0 or a wire type other than 0, 1, 2 and 5 (groups included).
-bool next_field(const unsigned char* p, std::uint64_t end, std::uint64_t& at, Field& f);
+// Reads the field at the cursor, whose end is the message's, and moves the cursor past it; returns false when the
+// field is broken, runs past the end, has field number 0 or a wire type other than 0, 1, 2 and 5 (groups included).
+bool next_field(ByteCursor& c, Field& f);
 
 // Returns how many bytes the varint encoding of `v` takes.
 std::uint64_t varint_size(std::uint64_t v);

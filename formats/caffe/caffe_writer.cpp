@@ -14,6 +14,7 @@
 #include "caffe/caffe.hpp"
 #include "caffe/caffe_net.hpp"
 #include "caffe/caffe_wire.hpp"
+#include "file_writer.hpp"
 #include "wavg/error.hpp"
 #include "wavg/file_io.hpp"
 
@@ -88,10 +89,12 @@ class Pieces {
   std::uint64_t m_size = 0;
 };
 
-class CaffeWriter final : public Writer {
+// The values the engine would copy from input 1 are written like any other (FileWriter holds no template values): a
+// BatchNorm layer's statistics are read normalised, which input 1's stored bytes are not.
+class CaffeWriter final : public FileWriter {
  public:
   CaffeWriter(const std::string& tmp_path, const std::string& display_path, const OutputSpec& spec)
-      : m_display(display_path), m_spec(spec) {
+      : FileWriter(display_path, spec) {
     for (const TensorInfo& t : spec.tensors)
       if (t.dtype != DType::f32 && t.dtype != DType::f64)
         fail(m_display, t.name + ": Caffe blobs hold float32 or float64, not " + std::string(dtype_name(t.dtype)));
@@ -102,40 +105,19 @@ class CaffeWriter final : public Writer {
     if (out.size() > static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
       fail(m_display, "the NetParameter would exceed 2 GiB, the most a protobuf message can hold");
 
-    m_fd = ::open(tmp_path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-    if (m_fd < 0) fail(m_display, std::strerror(errno));
-    if (::ftruncate(m_fd, static_cast<off_t>(out.size())) != 0)
-      fail(m_display, std::string("cannot size the output: ") + std::strerror(errno));
-    m_at.assign(spec.tensors.size(), 0);
+    open_output(tmp_path, O_WRONLY);
+    size_output(out.size());
+    m_data_at.assign(spec.tensors.size(), 0);
     std::uint64_t at = 0;
     for (const Piece& p : out.list()) {
       if (p.tensor == k_none) {
         pwrite_all(m_fd, p.literal.data(), p.literal.size(), at, m_display);
         at += p.literal.size();
       } else {
-        m_at[p.tensor] = at;
+        m_data_at[p.tensor] = at;
         at += p.bytes;
       }
     }
-  }
-
-  ~CaffeWriter() override {
-    if (m_fd >= 0) ::close(m_fd);
-  }
-
-  // The values the engine would copy from input 1 are written like any other: a BatchNorm layer's statistics are
-  // read normalised, which input 1's stored bytes are not.
-  bool holds_template_values(std::size_t) const override { return false; }
-
-  void write(std::size_t index, std::uint64_t offset, std::uint64_t count, const void* src) override {
-    const std::size_t elem = dtype_size(m_spec.tensors[index].dtype);
-    pwrite_all(m_fd, src, count * elem, m_at[index] + offset * elem, m_display);
-  }
-
-  void finish() override {
-    const int fd = m_fd;
-    m_fd = -1;
-    if (::close(fd) != 0) fail(m_display, std::string("cannot close the output: ") + std::strerror(errno));
   }
 
  private:
@@ -235,11 +217,6 @@ class CaffeWriter final : public Writer {
     }
     return out;
   }
-
-  std::string m_display;
-  const OutputSpec& m_spec;
-  int m_fd = -1;
-  std::vector<std::uint64_t> m_at;  // per output tensor, where its values start in the file
 };
 
 }  // namespace

@@ -1,9 +1,8 @@
 #pragma once
 // One way to walk a binary layout in memory for every codec that does it by hand (MXNet's NDArray lists, a zip's
-// records, TensorFlow's tables and string tensors): a bounds-checked little-endian cursor, and one base-128 varint
-// decoder (protobuf's and LevelDB's). Every read is checked against the end before it is made; a read past the
-// end is an Error naming the file, worded by the codec (its `overrun`). Caffe's wire-format walk
-// (formats/caffe/caffe_net.cpp) should move onto these too.
+// records, TensorFlow's tables and string tensors, Caffe's protobuf wire format): a bounds-checked little-endian
+// cursor, and one base-128 varint decoder (protobuf's and LevelDB's). Every read is checked against the end before
+// it is made; a read past the end is an Error naming the file, worded by the codec (its `overrun`).
 
 #include <bit>
 #include <cstdint>

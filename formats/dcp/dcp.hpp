@@ -44,7 +44,7 @@
 #include <string>
 #include <vector>
 
-#include "listed_reader.hpp"
+#include "mapped_tensors.hpp"
 #include "pytorch/zip_layout.hpp"
 #include "wavg/format.hpp"
 #include "wavg/mapped_file.hpp"
@@ -81,16 +81,12 @@ void check_cover(const std::string& file, const TensorInfo& t, TensorChunks& c);
 // Returns the run holding element `pos` of `t`, at most `end - pos` long. `hint` is the chunk of the last run.
 Run run_at(const TensorInfo& t, const TensorChunks& c, std::uint64_t pos, std::uint64_t end, std::size_t& hint);
 
-class DcpReader final : public ListedReader {
+class DcpReader final : public MappedPiecesReader {
  public:
   // Opens the folder `path`. Throws Error (exit 1) naming the file at fault.
   explicit DcpReader(const std::string& path);
 
   std::vector<std::string> files() const override;
-  void read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) override;
-  const void* view(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
-  void release(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
-  void prefetch(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
   std::vector<std::string> kept_entries() const override { return m_kept; }
 
   const std::string& folder() const { return m_folder; }
@@ -100,8 +96,7 @@ class DcpReader final : public ListedReader {
   const MappedFile& data_file(std::size_t file) const { return *m_files[file]; }
 
  private:
-  template <typename F>
-  void for_runs(std::size_t index, std::uint64_t offset, std::uint64_t count, F f) const;
+  void pieces(std::size_t index, std::uint64_t offset, std::uint64_t count, const PieceFn& f) const override;
 
   std::string m_folder;
   std::vector<std::string> m_names;

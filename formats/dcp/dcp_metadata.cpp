@@ -3,7 +3,9 @@
 #include "dcp/dcp_metadata.hpp"
 
 #include <map>
+#include <optional>
 #include <set>
+#include <string_view>
 
 #include "pytorch/optim_state.hpp"
 #include "pytorch/pickle.hpp"
@@ -18,18 +20,8 @@ using pytorch::Value;
 
 constexpr const char* k_module = "torch.distributed.checkpoint.metadata.";
 
-struct TorchDType {
-  const char* name;
-  DType dtype;
-};
-
-constexpr TorchDType k_dtypes[] = {
-    {"torch.float32", DType::f32},   {"torch.float64", DType::f64}, {"torch.float16", DType::f16},
-    {"torch.bfloat16", DType::bf16}, {"torch.int64", DType::i64},   {"torch.int32", DType::i32},
-    {"torch.int16", DType::i16},     {"torch.int8", DType::i8},     {"torch.uint8", DType::u8},
-    {"torch.uint16", DType::u16},    {"torch.uint32", DType::u32},  {"torch.uint64", DType::u64},
-    {"torch.bool", DType::boolean},
-};
+// torch names its dtypes as wavg does, behind the module: torch.float32, torch.bfloat16, torch.bool, ...
+constexpr std::string_view k_torch = "torch.";
 
 // Globals the metadata pickles as plain values: any torch dtype (those wavg does not read are refused by name
 // later, not as unknown globals), the layout, the memory-format enum and the checkpoint's path.
@@ -39,7 +31,7 @@ std::vector<std::string> value_names() {
        {"float32",    "float64",       "float16",     "bfloat16",        "int64",           "int32",  "int16",
         "int8",       "uint8",         "uint16",      "uint32",          "uint64",          "bool",   "complex64",
         "complex128", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "strided"})
-    names.push_back(std::string("torch.") + t);
+    names.push_back(std::string(k_torch) + t);
   // DCP's own dataclasses, made by NEWOBJ(class, ()) and BUILD: the unpickler instantiates no torch class
   // outside torch.nn by itself, so these are named here; parse_metadata checks each object's class where it sits.
   for (const char* c : {"Metadata", "TensorStorageMetadata", "BytesStorageMetadata", "ChunkStorageMetadata",
@@ -111,8 +103,10 @@ class Parser {
     if (properties.kind != Kind::tuple || properties.items.size() < 5 || properties.items[0]->kind != Kind::global)
       bad(where + "'s properties are not (dtype, layout, requires_grad, memory_format, pin_memory)");
     const std::string& name = properties.items[0]->text;
-    for (const auto& d : k_dtypes)
-      if (name == d.name) return d.dtype;
+    if (name.starts_with(k_torch)) {
+      const std::string_view bare = std::string_view(name).substr(k_torch.size());
+      if (const std::optional<DType> t = dtype_from_name(bare); t && dtype_name(*t) == bare) return *t;
+    }
     bad(where + " has dtype " + name + ", which wavg does not read");
   }
 

@@ -71,7 +71,7 @@ bool looks_like_dcp(const SniffInput& input) {
   return input.folder() && fs::is_regular_file(fs::path(input.path()) / ".metadata", ec);
 }
 
-DcpReader::DcpReader(const std::string& path) : ListedReader(path, FormatId::dcp) {
+DcpReader::DcpReader(const std::string& path) : MappedPiecesReader(path, FormatId::dcp) {
   m_folder = path;
   while (m_folder.size() > 1 && m_folder.back() == '/') m_folder.pop_back();
   m_layout = "distributed checkpoint";
@@ -133,53 +133,18 @@ std::vector<std::string> DcpReader::files() const {
   return out;
 }
 
-template <typename F>
-void DcpReader::for_runs(std::size_t index, std::uint64_t offset, std::uint64_t count, F f) const {
+void DcpReader::pieces(std::size_t index, std::uint64_t offset, std::uint64_t count, const PieceFn& f) const {
   const TensorInfo& t = m_tensors[index];
   const TensorChunks& c = m_chunks[index];
   WAVG_ASSERT(offset + count <= t.count());
+  const std::size_t elem = dtype_size(t.dtype);
   std::size_t hint = 0;
   for (std::uint64_t pos = offset, end = offset + count; pos < end;) {
     const Run r = run_at(t, c, pos, end, hint);
-    f(r, pos - offset);
+    const Chunk& ch = c.chunks[r.chunk];
+    if (!f({m_files[ch.file].get(), ch.begin + r.at * elem, pos - offset, r.count})) return;
     pos += r.count;
   }
-}
-
-void DcpReader::read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) {
-  const std::size_t elem = dtype_size(m_tensors[index].dtype);
-  for_runs(index, offset, count, [&](const Run& r, std::uint64_t done) {
-    const Chunk& ch = m_chunks[index].chunks[r.chunk];
-    std::memcpy(static_cast<unsigned char*>(dst) + done * elem, m_files[ch.file]->data() + ch.begin + r.at * elem,
-                r.count * elem);
-  });
-}
-
-const void* DcpReader::view(std::size_t index, std::uint64_t offset, std::uint64_t count) {
-  if (count == 0) return nullptr;
-  const std::size_t elem = dtype_size(m_tensors[index].dtype);
-  std::size_t hint = 0;
-  const Run r = run_at(m_tensors[index], m_chunks[index], offset, offset + count, hint);
-  if (r.count != count) return nullptr;
-  const Chunk& ch = m_chunks[index].chunks[r.chunk];
-  const std::uint64_t at = ch.begin + r.at * elem;
-  return at % elem == 0 ? m_files[ch.file]->data() + at : nullptr;
-}
-
-void DcpReader::release(std::size_t index, std::uint64_t offset, std::uint64_t count) {
-  const std::size_t elem = dtype_size(m_tensors[index].dtype);
-  for_runs(index, offset, count, [&](const Run& r, std::uint64_t) {
-    const Chunk& ch = m_chunks[index].chunks[r.chunk];
-    m_files[ch.file]->release(ch.begin + r.at * elem, ch.begin + (r.at + r.count) * elem);
-  });
-}
-
-void DcpReader::prefetch(std::size_t index, std::uint64_t offset, std::uint64_t count) {
-  const std::size_t elem = dtype_size(m_tensors[index].dtype);
-  for_runs(index, offset, count, [&](const Run& r, std::uint64_t) {
-    const Chunk& ch = m_chunks[index].chunks[r.chunk];
-    m_files[ch.file]->prefetch(ch.begin + r.at * elem, ch.begin + (r.at + r.count) * elem);
-  });
 }
 
 }  // namespace wavg::dcp

@@ -34,7 +34,7 @@
 #include <vector>
 
 #include "flax/msgpack_tree.hpp"
-#include "listed_reader.hpp"
+#include "mapped_tensors.hpp"
 #include "wavg/format.hpp"
 #include "wavg/mapped_file.hpp"
 
@@ -47,14 +47,10 @@ struct FlaxPiece {
   std::uint64_t count = 0;  // elements in the piece
 };
 
-class FlaxReader final : public ListedReader {
+class FlaxReader final : public MappedPiecesReader {
  public:
   explicit FlaxReader(std::string path);
 
-  void read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) override;
-  const void* view(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
-  void release(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
-  void prefetch(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
   std::vector<std::string> kept_entries() const override { return m_kept; }
 
   const msgpack_tree::Tree& tree() const { return m_tree; }
@@ -67,8 +63,7 @@ class FlaxReader final : public ListedReader {
   void assign_train_state_roles();
   void add_array(std::uint32_t node, const std::string& name);
   void add_chunked(std::uint32_t node, const std::string& name);
-  template <typename F>
-  void each_piece(std::size_t index, std::uint64_t offset, std::uint64_t count, F&& f) const;
+  void pieces(std::size_t index, std::uint64_t offset, std::uint64_t count, const PieceFn& f) const override;
 
   MappedFile m_file;
   msgpack_tree::Tree m_tree;

@@ -167,7 +167,7 @@ void FlaxReader::assign_train_state_roles() {
   }
 }
 
-FlaxReader::FlaxReader(std::string path) : ListedReader(path, FormatId::flax), m_file(std::move(path)) {
+FlaxReader::FlaxReader(std::string path) : MappedPiecesReader(path, FormatId::flax), m_file(std::move(path)) {
   m_tree = msgpack_tree::parse(m_path, m_file.data(), 0, m_file.size(), "the file");
   if (m_tree.nodes[0].kind != Kind::map)
     fail(m_path, "the top level is " + std::string(msgpack_tree::kind_name(m_tree.nodes[0].kind)) +
@@ -263,43 +263,14 @@ void FlaxReader::add_chunked(std::uint32_t node, const std::string& name) {
   m_nodes.push_back(node);
 }
 
-template <typename F>
-void FlaxReader::each_piece(std::size_t index, std::uint64_t offset, std::uint64_t count, F&& f) const {
+void FlaxReader::pieces(std::size_t index, std::uint64_t offset, std::uint64_t count, const PieceFn& f) const {
   WAVG_ASSERT(index < m_tensors.size() && offset + count <= m_tensors[index].count());
   const std::size_t elem = dtype_size(m_tensors[index].dtype);
+  // msgpack puts data wherever the headers end: a piece's data may lie at any offset.
   for (const FlaxPiece& p : m_pieces[index]) {
     const std::uint64_t lo = std::max(offset, p.first), hi = std::min(offset + count, p.first + p.count);
-    if (lo < hi) f(p.at + (lo - p.first) * elem, lo - offset, hi - lo);
+    if (lo < hi && !f({&m_file, p.at + (lo - p.first) * elem, lo - offset, hi - lo})) return;
   }
-}
-
-void FlaxReader::read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) {
-  const std::size_t elem = dtype_size(m_tensors[index].dtype);
-  each_piece(index, offset, count, [&](std::uint64_t at, std::uint64_t into, std::uint64_t n) {
-    std::memcpy(static_cast<unsigned char*>(dst) + into * elem, m_file.data() + at, n * elem);
-  });
-}
-
-const void* FlaxReader::view(std::size_t index, std::uint64_t offset, std::uint64_t count) {
-  const void* found = nullptr;
-  const std::size_t elem = dtype_size(m_tensors[index].dtype);
-  each_piece(index, offset, count, [&](std::uint64_t at, std::uint64_t into, std::uint64_t n) {
-    // msgpack puts data wherever the headers end: only an aligned range within one piece is lent.
-    if (into == 0 && n == count && at % elem == 0) found = m_file.data() + at;
-  });
-  return found;
-}
-
-void FlaxReader::release(std::size_t index, std::uint64_t offset, std::uint64_t count) {
-  const std::size_t elem = dtype_size(m_tensors[index].dtype);
-  each_piece(index, offset, count,
-             [&](std::uint64_t at, std::uint64_t, std::uint64_t n) { m_file.release(at, at + n * elem); });
-}
-
-void FlaxReader::prefetch(std::size_t index, std::uint64_t offset, std::uint64_t count) {
-  const std::size_t elem = dtype_size(m_tensors[index].dtype);
-  each_piece(index, offset, count,
-             [&](std::uint64_t at, std::uint64_t, std::uint64_t n) { m_file.prefetch(at, at + n * elem); });
 }
 
 }  // namespace wavg

@@ -95,7 +95,7 @@ class MxnetWriter final : public FileWriter {
       std::string h = array_header(t, v3 ? k_v3_magic : k_v2_magic);
       headers.emplace_back(at, h);
       at += h.size();
-      m_begin.push_back(at);
+      m_data_at.push_back(at);
       at += t.bytes();
     }
     std::string names;
@@ -113,16 +113,6 @@ class MxnetWriter final : public FileWriter {
     for (const auto& [offset, h] : headers) pwrite_all(m_fd, h.data(), h.size(), offset, m_display);
     pwrite_all(m_fd, names.data(), names.size(), at, m_display);
   }
-
-  void write(std::size_t index, std::uint64_t offset, std::uint64_t count, const void* src) override {
-    const std::size_t elem = dtype_size(m_spec.tensors[index].dtype);
-    pwrite_all(m_fd, src, count * elem, m_begin[index] + offset * elem, m_display);
-  }
-
-  void finish() override { close_output(m_fd, m_display); }
-
- private:
-  std::vector<std::uint64_t> m_begin;  // per array, the file offset of its data
 };
 
 }  // namespace

@@ -80,21 +80,24 @@ class Literal {
   std::size_t m_at = 0;
 };
 
+// numpy's type strings of the dtypes wavg has ('<f4': kind f, 4 bytes, little-endian; '|' for one byte), read and
+// written alike. bfloat16 has none.
+struct NpyType {
+  char kind;
+  std::string_view size;
+  DType dtype;
+};
+constexpr NpyType k_npy_types[] = {{'f', "2", DType::f16}, {'f', "4", DType::f32}, {'f', "8", DType::f64},
+                                   {'i', "1", DType::i8},  {'i', "2", DType::i16}, {'i', "4", DType::i32},
+                                   {'i', "8", DType::i64}, {'u', "1", DType::u8},  {'u', "2", DType::u16},
+                                   {'u', "4", DType::u32}, {'u', "8", DType::u64}, {'b', "1", DType::boolean}};
+
 // The wavg dtype of a numpy type string, or a refusal naming what it is.
 DType dtype_of_descr(const std::string& file, const std::string& what, std::string_view d) {
   if (d.size() >= 2) {
     const char order = d[0], kind = d[1];
     const std::string_view size = d.substr(2);
-    struct Row {
-      char kind;
-      std::string_view size;
-      DType dtype;
-    };
-    constexpr Row k_rows[] = {{'f', "2", DType::f16}, {'f', "4", DType::f32}, {'f', "8", DType::f64},
-                              {'i', "1", DType::i8},  {'i', "2", DType::i16}, {'i', "4", DType::i32},
-                              {'i', "8", DType::i64}, {'u', "1", DType::u8},  {'u', "2", DType::u16},
-                              {'u', "4", DType::u32}, {'u', "8", DType::u64}, {'b', "1", DType::boolean}};
-    for (const Row& r : k_rows)
+    for (const NpyType& r : k_npy_types)
       if (r.kind == kind && r.size == size) {
         const bool one_byte = r.size == "1";
         if (order == '<' || (one_byte && order == '|')) return r.dtype;
@@ -192,22 +195,14 @@ NpyHeader parse_npy_header(const std::string& file, const std::string& what, con
 }
 
 std::string npy_header(const TensorInfo& info) {
-  const char* descr = nullptr;
-  switch (info.dtype) {
-    case DType::f16: descr = "<f2"; break;
-    case DType::f32: descr = "<f4"; break;
-    case DType::f64: descr = "<f8"; break;
-    case DType::i8: descr = "|i1"; break;
-    case DType::i16: descr = "<i2"; break;
-    case DType::i32: descr = "<i4"; break;
-    case DType::i64: descr = "<i8"; break;
-    case DType::u8: descr = "|u1"; break;
-    case DType::u16: descr = "<u2"; break;
-    case DType::u32: descr = "<u4"; break;
-    case DType::u64: descr = "<u8"; break;
-    case DType::boolean: descr = "|b1"; break;
-    case DType::bf16: WAVG_ASSERT(!"npy_header: bfloat16 has no numpy dtype");
-  }
+  std::string descr;
+  for (const NpyType& r : k_npy_types)
+    if (r.dtype == info.dtype) {
+      descr += r.size == "1" ? '|' : '<';
+      descr += r.kind;
+      descr += r.size;
+    }
+  WAVG_ASSERT(!descr.empty() && "npy_header: bfloat16 has no numpy dtype");
   std::string shape = "(";
   for (std::size_t d = 0; d < info.shape.size(); ++d) shape += (d ? ", " : "") + std::to_string(info.shape[d]);
   shape += info.shape.size() == 1 ? ",)" : ")";

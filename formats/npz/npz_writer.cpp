@@ -36,23 +36,23 @@ class NpzWriter final : public FileWriter {
     const std::vector<std::uint64_t> at = m_zip->lay_out();
     for (std::size_t i = 0; i < headers.size(); ++i) {
       m_zip->pwrite_all(headers[i].data(), headers[i].size(), at[i]);
-      m_data.push_back(at[i] + headers[i].size());
+      m_data_at.push_back(at[i] + headers[i].size());
     }
   }
 
+  // Through the zip writer, which notes what is written for the entries' CRC-32s.
   void write(std::size_t index, std::uint64_t offset, std::uint64_t count, const void* src) override {
     const std::size_t elem = dtype_size(m_spec.tensors[index].dtype);
-    m_zip->pwrite_all(src, count * elem, m_data[index] + offset * elem);
+    m_zip->pwrite_all(src, count * elem, m_data_at[index] + offset * elem);
   }
 
   void finish() override {
     m_zip->finish();
-    close_output(m_fd, m_display);
+    FileWriter::finish();
   }
 
  private:
   std::optional<pytorch::ZipWriter> m_zip;
-  std::vector<std::uint64_t> m_data;  // per tensor, the file offset of its data
 };
 
 }  // namespace

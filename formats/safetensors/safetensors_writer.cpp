@@ -45,11 +45,7 @@ class SafetensorsWriter final : public FileWriter {
 
     open_output(tmp_path, O_WRONLY);
     size_output(m_data_start + at);
-  }
-
-  void write(std::size_t index, std::uint64_t offset, std::uint64_t count, const void* src) override {
-    const std::size_t elem = dtype_size(m_spec.tensors[index].dtype);
-    pwrite_all(m_fd, src, count * elem, m_data_start + m_begin[index] + offset * elem, m_display);
+    for (std::uint64_t begin : m_begin) m_data_at.push_back(m_data_start + begin);
   }
 
   void finish() override {
@@ -59,7 +55,7 @@ class SafetensorsWriter final : public FileWriter {
     for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>(text.size() >> (8 * i));
     pwrite_all(m_fd, len, 8, 0, m_display);
     pwrite_all(m_fd, text.data(), text.size(), 8, m_display);
-    close_output(m_fd, m_display);
+    FileWriter::finish();
   }
 
  private:

@@ -45,7 +45,7 @@
 #include <string>
 #include <vector>
 
-#include "listed_reader.hpp"
+#include "mapped_tensors.hpp"
 #include "wavg/format.hpp"
 #include "wavg/mapped_file.hpp"
 
@@ -67,17 +67,13 @@ struct TfStringTensor {
   const unsigned char* bytes = nullptr;  // stored.size bytes inside the reader's mapping of its shard
 };
 
-class TensorflowReader final : public ListedReader {
+class TensorflowReader final : public MappedPiecesReader {
  public:
   // Opens the checkpoint with prefix `path`, or whose .index file `path` is.
   explicit TensorflowReader(std::string path);
   ~TensorflowReader() override;
 
   std::vector<std::string> files() const override;
-  void read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) override;
-  const void* view(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
-  void release(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
-  void prefetch(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
 
   // Returns the DT_STRING tensors, in key order.
   const std::vector<TfStringTensor>& string_tensors() const { return m_strings; }
@@ -89,7 +85,7 @@ class TensorflowReader final : public ListedReader {
   // Refuses two entries whose bytes overlap.
   void check_no_overlap() const;
   void check_crcs();
-  const unsigned char* bytes_of(std::size_t index, std::uint64_t offset) const;
+  void pieces(std::size_t index, std::uint64_t offset, std::uint64_t count, const PieceFn& f) const override;
 
   std::string m_prefix;
   std::uint32_t m_num_shards = 0;

@@ -84,7 +84,7 @@ bool looks_like_tensorflow(const SniffInput& input) {
   return has_table_magic(input.bytes());
 }
 
-TensorflowReader::TensorflowReader(std::string path) : ListedReader(std::move(path), FormatId::tensorflow) {
+TensorflowReader::TensorflowReader(std::string path) : MappedPiecesReader(std::move(path), FormatId::tensorflow) {
   m_prefix =
       ends_with(m_path, ".index") && !is_tensorflow_prefix(m_path) ? m_path.substr(0, m_path.size() - 6) : m_path;
   read_index();
@@ -243,34 +243,10 @@ void TensorflowReader::check_crcs() {
   m_strings = std::move(kept);
 }
 
-const unsigned char* TensorflowReader::bytes_of(std::size_t index, std::uint64_t offset) const {
-  WAVG_ASSERT(index < m_tensors.size());
+void TensorflowReader::pieces(std::size_t index, std::uint64_t offset, std::uint64_t count, const PieceFn& f) const {
+  WAVG_ASSERT(index < m_tensors.size() && offset + count <= m_tensors[index].count());
   const TfStored& s = m_stored[index];
-  return m_shards[s.shard]->data() + s.offset + offset * dtype_size(m_tensors[index].dtype);
-}
-
-void TensorflowReader::read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) {
-  WAVG_ASSERT(offset + count <= m_tensors[index].count());
-  if (count) std::memcpy(dst, bytes_of(index, offset), count * dtype_size(m_tensors[index].dtype));
-}
-
-const void* TensorflowReader::view(std::size_t index, std::uint64_t offset, std::uint64_t count) {
-  if (count == 0) return nullptr;
-  const unsigned char* p = bytes_of(index, offset);
-  // TensorFlow packs tensors with alignment 1: a pointer that is not aligned for its type goes through read().
-  return reinterpret_cast<std::uintptr_t>(p) % dtype_size(m_tensors[index].dtype) == 0 ? p : nullptr;
-}
-
-void TensorflowReader::release(std::size_t index, std::uint64_t offset, std::uint64_t count) {
-  const TfStored& s = m_stored[index];
-  const std::size_t elem = dtype_size(m_tensors[index].dtype);
-  m_shards[s.shard]->release(s.offset + offset * elem, s.offset + (offset + count) * elem);
-}
-
-void TensorflowReader::prefetch(std::size_t index, std::uint64_t offset, std::uint64_t count) {
-  const TfStored& s = m_stored[index];
-  const std::size_t elem = dtype_size(m_tensors[index].dtype);
-  m_shards[s.shard]->prefetch(s.offset + offset * elem, s.offset + (offset + count) * elem);
+  if (count > 0) f({m_shards[s.shard].get(), s.offset + offset * dtype_size(m_tensors[index].dtype), 0, count});
 }
 
 }  // namespace wavg

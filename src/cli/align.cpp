@@ -27,54 +27,70 @@ struct AlignOptions {
   Verbosity verbosity;
 };
 
-// Writes every tensor of `aligned` (permuted ones from memory; the rest only when the writer lacks them) through
-// the pipeline's Output, so the output may be any target (a file, a folder, `-o -`). Not through the engine: the
-// writer's template is B's own file, whose values differ from the aligned ones exactly where they were permuted.
-void write_aligned(Reader& aligned, Reader& original, const align::PermSpec& perm_spec, const pipeline::Target& target,
-                   const std::vector<std::string>& protect, const AlignOptions& o) {
-  pipeline::Output out(target,
-                       {original.tensors(),
-                        &original,
-                        {},
-                        make_provenance("align", "weight matching to " + fs::path(o.to).filename().string(),
-                                        {o.input, o.to}, "", o.hash)},
-                       protect);
-  Writer& writer = out.writer();
-  ProgressLine progress(o.verbosity, "align");
-  std::uint64_t total = 0, done = 0;
-  for (const TensorInfo& t : out.spec().tensors) total += t.bytes();
-  std::vector<unsigned char> bytes;
-  for (std::size_t i = 0; i < out.spec().tensors.size(); ++i) {
-    const TensorInfo& t = out.spec().tensors[i];
-    done += t.bytes();
-    if (!perm_spec.tensors[i].permuted() && writer.holds_template_values(i)) continue;
-    bytes.resize(t.bytes());
-    aligned.read(i, 0, t.count(), bytes.data());
-    writer.write(i, 0, t.count(), bytes.data());
-    progress.update(done, total);
+// The conductor's steps for align: B (the job's one input) is matched to A (--to) and the engine sees B with its
+// units permuted; the output keeps B's own file as its template (its structure and other entries), so it may be any
+// target (a file, a folder, `-o -`). The engine leaves out a tensor it does not average where the writer already
+// holds the template's values, and those are B's unpermuted ones: plan() makes sure no permuted tensor is such.
+class AlignSteps final : public pipeline::Steps {
+ public:
+  AlignSteps(const AlignOptions& o, const pipeline::Target& target)
+      : m_o(o), m_target(target), m_progress(o.verbosity, "align") {}
+
+  std::vector<Reader*> inputs(const std::vector<Reader*>& opened) override {
+    Reader& input = *opened.front();
+    // The output's format, settled now so that a wrong one costs no alignment (run() settles its own copy again).
+    pipeline::Target settled = m_target;
+    pipeline::settle(settled, opened);
+    m_reference = open_reader(m_o.to);
+    m_spec = align::make_spec(*m_reference, m_o.align.spec);
+    align::check_spec_fits(m_spec, *m_reference, input);
+    // The weights are views into the mappings and scratch copies, gone before the engine writes.
+    m_result = align::align_models(
+        m_spec, {align::load_weights(*m_reference, m_spec), align::load_weights(input, m_spec)}, m_o.align.match);
+    m_aligned = align::permuted_reader(input, m_spec, m_result.perms[1]);
+    return {m_aligned.get()};
   }
-  writer.finish();
-  out.commit();
-  progress.erase();
-}
+  // One input, every float tensor averaged (x / 1: its own value); what a plan copies is a scalar or an integer
+  // tensor, which no permutation moves.
+  void plan(Plan& plan, const std::vector<Reader*>&) override {
+    for (const PlanEntry& e : plan.entries)
+      WAVG_ASSERT(e.action == Action::average || e.same_as != k_no_entry || !m_spec.tensors[e.source[0]].permuted());
+  }
+  void engine(Engine& engine) override { m_progress.follow(engine); }
+  std::vector<std::string> protect() override { return m_reference->files(); }
+  void output(OutputSpec& spec) override {
+    spec.provenance = make_provenance("align", "weight matching to " + fs::path(m_o.to).filename().string(),
+                                      {m_o.input, m_o.to}, "", m_o.hash);
+  }
+  void committed() override { m_progress.erase(); }
+
+  const align::PermSpec& spec() const { return m_spec; }
+  const align::MergeManyResult& result() const { return m_result; }
+
+ private:
+  const AlignOptions& m_o;
+  const pipeline::Target& m_target;
+  ProgressLine m_progress;
+  std::unique_ptr<Reader> m_reference;
+  align::PermSpec m_spec;
+  align::MergeManyResult m_result;
+  std::unique_ptr<Reader> m_aligned;
+};
 
 int run_align(const AlignOptions& o) {
-  pipeline::Target target =
-      pipeline::check_target({o.output, o.format, o.force ? Overwrite::yes : Overwrite::no}, {o.input, o.to});
+  pipeline::Job job;
+  job.inputs = {o.input};
+  job.output = pipeline::check_target({o.output, o.format, o.force ? Overwrite::yes : Overwrite::no}, {o.input, o.to});
+  job.command = "align";
+  job.hash = o.hash;
   apply_threads(o.threads);
-
-  auto reference = open_reader(o.to);
-  auto input = open_reader(o.input);
-  pipeline::settle(target, {input.get()});
-  const align::PermSpec spec = align::make_spec(*reference, o.align.spec);
-  align::check_spec_fits(spec, *reference, *input);
-  const align::MergeManyResult all = align::align_models(
-      spec, {align::load_weights(*reference, spec), align::load_weights(*input, spec)}, o.align.match);
-  const std::vector<align::Perm>& perms = all.perms[1];
-  auto aligned = align::permuted_reader(*input, spec, perms);
-  write_aligned(*aligned, *input, spec, target, pipeline::files_of({input.get(), reference.get()}), o);
+  AlignSteps steps(o, job.output);
+  pipeline::run(job, steps);
 
   if (!o.verbosity.quiet) {
+    const align::PermSpec& spec = steps.spec();
+    const align::MergeManyResult& all = steps.result();
+    const std::vector<align::Perm>& perms = all.perms[1];
     std::FILE* out = report_stream(o.output);
     std::size_t units = 0, moved = 0;
     for (const align::Perm& p : perms) units += p.size(), moved += align::moved(p);

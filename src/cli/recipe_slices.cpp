@@ -1,20 +1,19 @@
 // Passthrough frankenmerges (recipe_slices.hpp): the slices are put together as one virtual model, a Reader whose
-// tensors are the source models' under their new names, and that model goes through the engine as the one input
-// of a plain mean, which copies every value exactly (x / 1 in double, rounded back to its own dtype).
+// tensors are the source models' under their new names, and that model goes through the conductor
+// (pipeline::run) as the one input of a plain mean, which copies every value exactly (x / 1 in double, rounded
+// back to its own dtype).
 
 #include "cli/recipe_slices.hpp"
 
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <regex>
 
 #include "pipeline/pipeline.hpp"
-#include "wavg/engine.hpp"
 #include "wavg/error.hpp"
-#include "wavg/method.hpp"
-#include "wavg/plan.hpp"
 
 namespace wavg::cli {
 
@@ -107,39 +106,51 @@ std::string sliced_config(const std::string& model, int layers) {
   return config.dump(2) + "\n";
 }
 
+// The conductor's steps for a frankenmerge: the opened models become one SlicedModel, the plan's one input, which
+// is also the output's template (its tensor list); the first slice's model gives the companion files.
+class PassthroughSteps final : public pipeline::Steps {
+ public:
+  explicit PassthroughSteps(const PassthroughJob& job) : m_job(job) {}
+
+  std::vector<Reader*> inputs(const std::vector<Reader*>& opened) override {
+    m_first = opened.front();
+    m_model = std::make_unique<SlicedModel>(m_job.slices, opened);
+    return {m_model.get()};
+  }
+  std::string describe(const Method&) override {
+    return "passthrough (" + std::to_string(m_model->layers()) + " layers)";
+  }
+  void output(OutputSpec& spec) override {
+    spec.template_input = m_model.get();
+    spec.dropped.clear();
+    spec.companions = m_first;
+    spec.provenance.add("wavg_recipe", m_job.recipe_text);
+    spec.extra_files.emplace_back("mergekit_config.yml", m_job.recipe_text);
+    if (const std::string config = sliced_config(m_job.slices.front().model, m_model->layers()); !config.empty())
+      spec.extra_files.emplace_back("config.json", config);
+  }
+  int layers() const { return m_model->layers(); }
+
+ private:
+  const PassthroughJob& m_job;
+  Reader* m_first = nullptr;
+  std::unique_ptr<SlicedModel> m_model;
+};
+
 }  // namespace
 
 int run_passthrough(const PassthroughJob& job) {
-  std::vector<std::string> paths;
-  for (const Slice& s : job.slices) paths.push_back(s.model);
-  pipeline::Target target = pipeline::check_target({job.output, job.format, job.overwrite}, paths);
-  const auto readers = pipeline::open_inputs(paths);
-  pipeline::settle(target, {readers.front().get()});
-  SlicedModel model(job.slices, pipeline::raw(readers));
-  const std::vector<Reader*> inputs{&model};
-  Plan plan = build_plan(inputs, PlanOptions{});
-  if (job.out_dtype) set_out_dtype(plan, *job.out_dtype);
-  auto backend = make_cpu_backend();
-  auto method = make_weighted_mean(*backend, {});
-  Engine engine(plan, inputs, *method, *backend);
-  engine.verify();
-  Provenance provenance =
-      make_provenance("merge", "passthrough (" + std::to_string(model.layers()) + " layers)",
-                      pipeline::input_files(pipeline::raw(readers)), out_dtype_name(job.out_dtype), job.hash);
-  provenance.add("wavg_recipe", job.recipe_text);
-  std::vector<std::pair<std::string, std::string>> extra{{"mergekit_config.yml", job.recipe_text}};
-  if (const std::string config = sliced_config(job.slices.front().model, model.layers()); !config.empty())
-    extra.emplace_back("config.json", config);
-  pipeline::Output out(
-      target,
-      {output_tensors(plan), &model, {}, std::move(provenance), false, 0, readers.front().get(), std::move(extra)},
-      pipeline::files_of(pipeline::raw(readers)));
-  pipeline::pace_hashing(engine, out.spec().provenance);
-  engine.run(out.writer());
-  out.commit();
+  pipeline::Job run_job;
+  for (const Slice& s : job.slices) run_job.inputs.push_back(s.model);
+  run_job.output = pipeline::check_target({job.output, job.format, job.overwrite}, run_job.inputs);
+  run_job.command = "merge";
+  run_job.out_dtype = job.out_dtype;
+  run_job.hash = job.hash;
+  PassthroughSteps steps(job);
+  const pipeline::Run run = pipeline::run(run_job, steps);
   if (!job.verbosity.quiet)
     std::fprintf(report_stream(job.output), "passthrough: %zu tensors of %zu slices (%d layers) into %s\n",
-                 plan.entries.size(), job.slices.size(), model.layers(), job.output.c_str());
+                 run.plan.entries.size(), job.slices.size(), steps.layers(), job.output.c_str());
   return 0;
 }
 

@@ -237,6 +237,12 @@ void write_averager_stats(const Averager& averager, const std::string& path, Ove
 // one block is one collective reduction and memory stays at a few blocks per rank for any model size.
 constexpr std::uint64_t k_block_bytes = 4u << 20;
 
+// Not through pipeline::run, which conducts one process's merge: here every step is collective. Each phase that can
+// fail (the output's checks on rank 0, opening this rank's file, the plan) is agreed() so that all ranks stop
+// together instead of leaving the others blocked in a reduction; the plan is built against rank 0's broadcast
+// tensor list, so every rank streams the same blocks in the same order, and then reads only its own file; the
+// engine's block is one MPI chunk per rank; and only rank 0 has an Output (the others write nowhere). It does use
+// the conductor's parts: check_target/settle for the target (every target merge takes), Output, pace_hashing.
 int allreduce_checkpoint(const AllreduceJob& job) {
   const std::string& output = job.output.path;
   const Overwrite overwrite = job.output.overwrite;

@@ -10,10 +10,10 @@ rename, so the floor and the peers get a `sync OUT` inside their timing.
 Beside each figure the table prints what bounds it: the megabytes the command reads (every pass of a method) and
 writes, and the CPU seconds it used (user + system over all its threads, from the same /usr/bin/time).
 
-Commands: the floor (cat every input to /dev/null, write one output of the same size, sync it); wavg merge on HDF5
-at each --threads count; wavg on safetensors when `wavg inspect` accepts them; an h5py + numpy script; numpy over
-memory-mapped safetensors; wavg on PyTorch .pt files and PyTorch's load/stack/mean/save when --torch-python (or the python running this)
-can import torch. A peer that cannot run here prints n/a.
+Commands: the floor (cat every input to /dev/null, write one output of the same size, sync it); wavg merge on HDF5 at
+each --threads count; wavg on safetensors when `wavg inspect` accepts them; an h5py + numpy script; numpy over
+memory-mapped safetensors; wavg on PyTorch .pt files and PyTorch's load/stack/mean/save when --torch-python (or the
+python running this) can import torch. A peer that cannot run here prints n/a.
 
 --methods adds rows for the other averaging methods on the HDF5 inputs (weighted, FedAvg by a metadata entry with
 a server optimizer, median, trimmed mean, krum, geometric median, clipping with noise, the task-vector methods,
@@ -279,7 +279,8 @@ def print_table(model, n, cmds, best, input_bytes):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="tiny model, 2 inputs, one run: a smoke test in seconds")
-    ap.add_argument("--dir", default="/tmp/wavg-bench", help="where the checkpoints are generated (default %(default)s)")
+    ap.add_argument("--dir", default="/tmp/wavg-bench",
+                    help="where the checkpoints are generated (default %(default)s)")
     ap.add_argument("--out-dir", help="where outputs go (default: --dir)")
     ap.add_argument("--models", default="124M", help=f"comma list of {','.join(bench_models.MODELS)}")
     ap.add_argument("--inputs", default="4", help="comma list of input counts N")

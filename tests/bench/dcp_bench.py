@@ -1,11 +1,11 @@
 """Benchmark (not a test): N DCP checkpoints of a model of P Mi float32 parameters written by R ranks
-(torch.distributed.checkpoint on gloo, every weight a DTensor sharded row-wise), averaged by wavg (DCP folder
-output, and safetensors) beside the cat floor (reading every input once) and beside consolidate-then-average in
-torch (dcp_to_torch_save per checkpoint, then load, float64 sum, save; in a process of its own). Each row runs
-REPEAT times with the page cache warm; it prints the best and the median seconds, the best's ratio to the cat
-floor's best, the least CPU time (user + system; on a loaded machine the honest measure), the peak RSS (getrusage of the process: the resident pages of mapped inputs count) and the peak
-anonymous RSS (RssAnon in /proc/PID/status, sampled every 10 ms: the memory the process itself allocated), and the
-load average around each row.
+(torch.distributed.checkpoint on gloo, every weight a DTensor sharded row-wise), averaged by wavg (DCP folder output,
+and safetensors) beside the cat floor (reading every input once) and beside consolidate-then-average in torch
+(dcp_to_torch_save per checkpoint, then load, float64 sum, save; in a process of its own). Each row runs REPEAT times
+with the page cache warm; it prints the best and the median seconds, the best's ratio to the cat floor's best, the least
+CPU time (user + system; on a loaded machine the honest measure), the peak RSS (getrusage of the process: the resident
+pages of mapped inputs count) and the peak anonymous RSS (RssAnon in /proc/PID/status, sampled every 10 ms: the memory
+the process itself allocated), and the load average around each row.
 
     /work/venvs/torch/bin/python tests/bench/dcp_bench.py WAVG WORKDIR [N R P [REPEAT]]
 """

@@ -63,7 +63,8 @@ def main():
     formats = {"safetensors": ("seed.safetensors", None, "seed.safetensors"),
                "hdf5": ("m.h5", [], "m.h5"), "json": ("m.json", [], "m.json"),
                "pytorch": ("m.pt", [], "m.pt"), "tfjs": ("tfjs/model.json", ["--format", "tfjs"], "tfjs/model.json"),
-               "hf": ("hf/", ["--shard-size", "200KB"], "hf"), "tensorflow": ("m.ckpt", ["--format", "tensorflow"], "m.ckpt"),
+               "hf": ("hf/", ["--shard-size", "200KB"], "hf"),
+               "tensorflow": ("m.ckpt", ["--format", "tensorflow"], "m.ckpt"),
                "mxnet": ("m.params", [], "m.params"), "caffe": ("m.caffemodel", [], "m.caffemodel")}
     os.makedirs("tfjs", exist_ok=True)
     print(f"{a.tensors} tensors of 2 float32 each; fastest of {a.repeat}; seconds")

@@ -1,8 +1,9 @@
-# align and soup take every output target the pipeline does: a Hugging Face folder (-o out/) and standard output
-# (-o -, its report then on stderr). B is A (a 4-6-3 MLP in safetensors, written here with numpy) with its six
-# hidden units permuted; aligning B to A must give A's tensors exactly, in the folder's model.safetensors and in the
-# stream alike. The soup of two one-number checkpoints 2 and 5 under the score -(w - 3)^2 starts from 2 (score -1)
-# and accepts 5 (mean 3.5 scores -0.25), its candidate evaluated as a folder, so its folder output holds 3.5. Each file is parsed here, independently of wavg.
+# align and soup take every output target the pipeline does: a Hugging Face folder (-o out/) and standard output (-o -,
+# its report then on stderr). B is A (a 4-6-3 MLP in safetensors, written here with numpy) with its six hidden units
+# permuted; aligning B to A must give A's tensors exactly, in the folder's model.safetensors and in the stream alike.
+# The soup of two one-number checkpoints 2 and 5 under the score -(w - 3)^2 starts from 2 (score -1) and accepts 5 (mean
+# 3.5 scores -0.25), its candidate evaluated as a folder, so its folder output holds 3.5. Each file is parsed here,
+# independently of wavg.
 P=/usr/bin/python3
 $P -c 'import numpy' 2>/dev/null || { echo "numpy missing"; exit 77; }
 cat > st.py <<'PY'

@@ -5,8 +5,10 @@
 /usr/bin/python3 - <<'PY'
 import json, random, struct
 rng = random.Random(0)
-a = {"0.weight": ([4, 3], [rng.uniform(-1, 1) for _ in range(12)]), "0.bias": ([4], [rng.uniform(-1, 1) for _ in range(4)]),
-     "2.weight": ([2, 4], [rng.uniform(-1, 1) for _ in range(8)]), "2.bias": ([2], [rng.uniform(-1, 1) for _ in range(2)])}
+a = {"0.weight": ([4, 3], [rng.uniform(-1, 1) for _ in range(12)]),
+     "0.bias": ([4], [rng.uniform(-1, 1) for _ in range(4)]),
+     "2.weight": ([2, 4], [rng.uniform(-1, 1) for _ in range(8)]),
+     "2.bias": ([2], [rng.uniform(-1, 1) for _ in range(2)])}
 p = [2, 0, 3, 1]  # B's hidden unit i is A's unit p[i]
 b = {"0.weight": ([4, 3], [a["0.weight"][1][3 * p[i] + j] for i in range(4) for j in range(3)]),
      "0.bias": ([4], [a["0.bias"][1][p[i]] for i in range(4)]),

@@ -1,9 +1,9 @@
-# Permutation specs inferred from PyTorch state_dicts (with --assume-sequential: all three are chains), checked by
-# torch itself: a CNN (nn.Sequential of Conv2d, BatchNorm2d, pooling, Flatten and Linear) and an MLP with named layers (fc1, fc2, fc3) saved with torch.save, and
-# an 11-child nn.Sequential MLP in a safetensors file written here (names sorted, as the safetensors library
-# writes them: layers.10 before layers.2). For each, wavg align of an independently initialised model B to A must
-# write a B_aligned that torch loads and whose outputs equal B's (alignment preserves the function) while its
-# units moved; and aligning A with its hidden units shuffled (by the test) must return A exactly.
+# Permutation specs inferred from PyTorch state_dicts (with --assume-sequential: all three are chains), checked by torch
+# itself: a CNN (nn.Sequential of Conv2d, BatchNorm2d, pooling, Flatten and Linear) and an MLP with named layers (fc1,
+# fc2, fc3) saved with torch.save, and an 11-child nn.Sequential MLP in a safetensors file written here (names sorted,
+# as the safetensors library writes them: layers.10 before layers.2). For each, wavg align of an independently
+# initialised model B to A must write a B_aligned that torch loads and whose outputs equal B's (alignment preserves the
+# function) while its units moved; and aligning A with its hidden units shuffled (by the test) must return A exactly.
 /usr/bin/python3 -c 'import torch, numpy' 2>/dev/null || { echo "torch or numpy missing"; exit 77; }
 /usr/bin/python3 - "$WAVG" <<'PY'
 import json, struct, subprocess, sys

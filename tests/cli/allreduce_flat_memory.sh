@@ -18,7 +18,8 @@ for size, prefix in ((10, "small"), (12 << 20, "big")):
             f["step"] = np.int64(5 + r)
 PY
 peak() {  # peak resident memory in KiB of the largest rank
-  mpirun --oversubscribe -np 2 sh -c "/usr/bin/time -f %M -o $1.rss.\$OMPI_COMM_WORLD_RANK \"$WAVG\" allreduce -q '$1{rank}.h5' -o $1-avg.h5"
+  mpirun --oversubscribe -np 2 \
+    sh -c "/usr/bin/time -f %M -o $1.rss.\$OMPI_COMM_WORLD_RANK \"$WAVG\" allreduce -q '$1{rank}.h5' -o $1-avg.h5"
   sort -n $1.rss.* | tail -1
 }
 small=$(peak small) big=$(peak big)

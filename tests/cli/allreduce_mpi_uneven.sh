@@ -39,6 +39,7 @@ for path, low, high in [("rs.json", 4 / 3, 1.05 * 4 / 3), ("ga.json", 2, 2), ("o
     for r in s["per_rank"]:
         assert low * model * 0.999 <= r["bytes_sent"] <= high * model, (path, r)
         assert low * model * 0.999 <= r["bytes_received"] <= high * model, (path, r)
-print([r["messages"] for r in json.load(open("rs.json"))["per_rank"]], [r["messages"] for r in json.load(open("ga.json"))["per_rank"]])
+print([r["messages"] for r in json.load(open("rs.json"))["per_rank"]],
+      [r["messages"] for r in json.load(open("ga.json"))["per_rank"]])
 print("3 ranks (both algorithms) and 1 rank: numpy's mean; bytes moved as expected")
 PY

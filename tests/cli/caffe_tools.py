@@ -12,6 +12,7 @@ _out = tempfile.mkdtemp(prefix="caffe_test_pb2-")
 subprocess.run(["protoc", f"-I{_here}", f"--python_out={_out}", os.path.join(_here, "caffe_test.proto")], check=True)
 sys.path.insert(0, _out)
 import caffe_test_pb2 as pb  # noqa: E402
+from tf_bundle import put_varint as varint  # noqa: E402,F401  protobuf's varint, as the TensorFlow tests write it
 
 CONVOLUTION, INNER_PRODUCT, DECONVOLUTION = 4, 14, 39
 
@@ -59,16 +60,6 @@ def without_blob_values(net):
             b.ClearField("data")
             b.ClearField("double_data")
     return c.SerializeToString(deterministic=True)
-
-
-def varint(n):
-    """Protobuf's varint encoding of n >= 0, for wire bytes assembled by hand."""
-    out = bytearray()
-    while True:
-        out.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
-        n >>= 7
-        if not n:
-            return bytes(out)
 
 
 def field(number, payload):

@@ -5,7 +5,9 @@ touch model_a.h5 model_b.h5
 bash -c '
 source ./wavg.bash
 complete -p wavg
-complete_words() { COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _wavg; printf "%s\n" "${COMPREPLY[@]}" | sort | paste -sd " "; }
+complete_words() {
+  COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _wavg; printf "%s\n" "${COMPREPLY[@]}" | sort | paste -sd " "
+}
 complete_words wavg me
 complete_words wavg merge --int-p
 complete_words wavg merge --int-policy ""

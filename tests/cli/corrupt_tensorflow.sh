@@ -6,7 +6,8 @@ R=$SHARED/real-checkpoints
 T=$R/tfserving-half-plus-two-gpu
 copy() { mkdir "$1" && cp "$T"/variables.* "$1"/ && chmod u+w "$1"/*; }
 poke() {  # poke FILE OFFSET: flips the bits of one byte (a negative offset counts from the end)
-  /usr/bin/python3 -c "import sys; p, o = sys.argv[1], int(sys.argv[2]); b = bytearray(open(p, 'rb').read()); b[o] ^= 0xff; open(p, 'wb').write(b)" "$1" "$2"
+  /usr/bin/python3 -c "import sys; p, o = sys.argv[1], int(sys.argv[2]); b = bytearray(open(p, 'rb').read())
+b[o] ^= 0xff; open(p, 'wb').write(b)" "$1" "$2"
 }
 index() {  # index DIR PYTHON: rewrites DIR/variables.index from e, the real entries [(key, value)], after PYTHON
   copy "$1"
@@ -17,7 +18,8 @@ h, a = e[0][1], tb.entry_fields(e[1][1])
 def entry(**kw):
     f = dict(a)
     f.update(kw)
-    return (b'a', tb.encode_entry(f['dtype'], f['shape'], f['shard'], f['offset'], f['size'], f['crc'], f.get('extra', b'')))
+    return (b'a', tb.encode_entry(f['dtype'], f['shape'], f['shard'], f['offset'], f['size'], f['crc'],
+                                  f.get('extra', b'')))
 kw = {}
 $2
 tb.write_table('$1/variables.index', e, **kw)"
@@ -58,7 +60,8 @@ done
 # A refused merge writes nothing; an output named like an input's files is refused and the input stays whole.
 "$WAVG" merge -q "$T/variables" datacrc/variables -o out.ckpt && echo "merge: exit 0" || echo "merge: exit $?"
 copy col && cp col/variables.index before.index
-"$WAVG" merge -q col/variables "$T/variables" -f --format tensorflow -o col/variables && echo "col: exit 0" || echo "col: exit $?"
+"$WAVG" merge -q col/variables "$T/variables" -f --format tensorflow -o col/variables && echo "col: exit 0" ||
+  echo "col: exit $?"
 ls out.ckpt* 2>/dev/null || echo "no out.ckpt files"
 ls -A col
 cmp col/variables.index before.index

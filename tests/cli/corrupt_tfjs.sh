@@ -3,7 +3,8 @@
 T=$SAMPLES/tfjs
 edit() {  # edit DIR SOURCE PYTHON: copy a sample to DIR, then run PYTHON with m = its model.json as a dict
   cp -r "$T/$2" "$1"
-  /usr/bin/python3 -c "import json, sys; m = json.load(open('$1/model.json')); $3; json.dump(m, open('$1/model.json', 'w'))"
+  /usr/bin/python3 -c "import json, sys; m = json.load(open('$1/model.json')); $3
+json.dump(m, open('$1/model.json', 'w'))"
 }
 W='m["weightsManifest"][0]["weights"]'
 P='m["weightsManifest"][0]["paths"]'

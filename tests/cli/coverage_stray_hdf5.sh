@@ -34,7 +34,8 @@ PY
 for kind in k2model k2weights; do "$WAVG" merge -q ${kind}_a.h5 ${kind}_b.h5 -o ${kind}_avg.h5; done
 "$WAVG" merge -q k3_a.weights.h5 k3_b.weights.h5 -o k3_avg.weights.h5
 "$WAVG" merge -q k3_a.keras k3_b.keras -o k3_avg.keras
-/usr/bin/python3 -c 'import zipfile; open("k3_keras_avg.weights.h5", "wb").write(zipfile.ZipFile("k3_avg.keras").read("model.weights.h5"))'
+/usr/bin/python3 -c 'import zipfile
+open("k3_keras_avg.weights.h5", "wb").write(zipfile.ZipFile("k3_avg.keras").read("model.weights.h5"))'
 /usr/bin/python3 - <<'PY'
 import h5py, numpy as np
 for out in ("k2model_avg.h5", "k2weights_avg.h5", "k3_avg.weights.h5", "k3_keras_avg.weights.h5"):

@@ -6,5 +6,6 @@ M=$SAMPLES/mlp K=$SAMPLES/keras3
 "$WAVG" merge "$M/node1.h5" "$M/node2.h5" --exclude '*bias*' -o out.h5 || echo "exit $?"
 ls
 "$WAVG" merge "$M/node1.h5" "$M/node2.h5" --exclude '*bias*' -o out.safetensors
-"$WAVG" merge -v --match order "$K/einsum_a.h5" "$K/einsum_b.keras" --exclude '*einsum*' -o order.safetensors 2>&1 | grep -v '^wavg: pair\|device:' | sed "s|$K|K|g"
+"$WAVG" merge -v --match order "$K/einsum_a.h5" "$K/einsum_b.keras" --exclude '*einsum*' -o order.safetensors 2>&1 |
+  grep -v '^wavg: pair\|device:' | sed "s|$K|K|g"
 "$WAVG" inspect order.safetensors | sed "s|$K|K|g" | grep -c dense_12

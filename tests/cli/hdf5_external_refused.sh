@@ -65,7 +65,8 @@ sums() { sha256sum victim.bin victim.h5; }
 before=$(sums)
 partner_for() {
   case $1 in
-    [dh]_*) echo partner_keras2.h5 ;; [ef]_*) echo partner.weights.h5 ;; g_*) echo partner.keras ;; *) echo partner.h5 ;;
+    [dh]_*) echo partner_keras2.h5 ;; [ef]_*) echo partner.weights.h5 ;;
+    g_*) echo partner.keras ;; *) echo partner.h5 ;;
   esac
 }
 for f in [a-h]_*; do

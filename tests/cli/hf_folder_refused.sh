@@ -1,10 +1,10 @@
-# A Hugging Face folder whose index and shards disagree is refused in one line naming the file, exit 1, nothing
-# written: an index naming a tensor its shard lacks, a shard file the index does not name, a tensor in two shards,
-# a key twice in weight_map, shard paths that leave the folder (.., absolute, a symbolic link, a linked folder),
-# shard names that disagree on their count, a FIFO for a shard, an index that is truncated, not UTF-8, larger than
-# 64 MiB, without a weight_map object or with a shard name that is not a string, and a folder with no weights. An existing output folder is refused
-# without --force (exit 2), and --force replaces only a model folder (not a folder of notes); a merge that fails
-# leaves neither the output folder nor its temporary directory.
+# A Hugging Face folder whose index and shards disagree is refused in one line naming the file, exit 1, nothing written:
+# an index naming a tensor its shard lacks, a shard file the index does not name, a tensor in two shards, a key twice in
+# weight_map, shard paths that leave the folder (.., absolute, a symbolic link, a linked folder), shard names that
+# disagree on their count, a FIFO for a shard, an index that is truncated, not UTF-8, larger than 64 MiB, without a
+# weight_map object or with a shard name that is not a string, and a folder with no weights. An existing output folder
+# is refused without --force (exit 2), and --force replaces only a model folder (not a folder of notes); a merge that
+# fails leaves neither the output folder nor its temporary directory.
 /usr/bin/python3 -c 'import numpy' 2>/dev/null || { echo "numpy missing"; exit 77; }
 cp "$ROOT/tests/cli/hf_tools.py" .
 /usr/bin/python3 - <<'PY'
@@ -19,7 +19,8 @@ def variant(name, edit):
     edit(name, idx["weight_map"])
     write_index(name, "model.safetensors.index.json", idx["weight_map"], 0)
 variant("absent", lambda d, m: m.update({"lm_head.weight": "model-00001-of-00002.safetensors"}))
-variant("unlisted", lambda d, m: shutil.copy(f"{d}/model-00002-of-00002.safetensors", f"{d}/model-00003-of-00003.safetensors"))
+variant("unlisted", lambda d, m: shutil.copy(f"{d}/model-00002-of-00002.safetensors",
+                                             f"{d}/model-00003-of-00003.safetensors"))
 def twice(d, m):
     t = model(1)
     write_safetensors(f"{d}/model-00002-of-00002.safetensors", {k: t[k] for k in groups[1] + ["embed.weight"]})
@@ -47,7 +48,8 @@ def count(d, m):
 variant("count", count)
 shutil.copytree("good", "dupkey")
 text = open("dupkey/model.safetensors.index.json").read()
-open("dupkey/model.safetensors.index.json", "w").write(text.replace('"weight_map": {', '"weight_map": {"position_ids": "model-00001-of-00002.safetensors", ', 1))
+open("dupkey/model.safetensors.index.json", "w").write(
+    text.replace('"weight_map": {', '"weight_map": {"position_ids": "model-00001-of-00002.safetensors", ', 1))
 def index_text(name, text):
     shutil.copytree("good", name)
     open(f"{name}/model.safetensors.index.json", "wb").write(text)

@@ -17,7 +17,8 @@ def write_safetensors(path, tensors, metadata=None):
         header["__metadata__"] = metadata
     for name, a in tensors.items():
         b = np.ascontiguousarray(a).tobytes()
-        header[name] = {"dtype": NAMES[a.dtype], "shape": list(a.shape), "data_offsets": [len(data), len(data) + len(b)]}
+        header[name] = {"dtype": NAMES[a.dtype], "shape": list(a.shape),
+                        "data_offsets": [len(data), len(data) + len(b)]}
         data += b
     text = json.dumps(header).encode()
     text += b" " * ((8 - len(text) % 8) % 8)

@@ -5,7 +5,8 @@
 # loads with from_pretrained (which checks the index, the shards and their "format" metadata), its state_dict
 # equal to torch's float64 mean of the two rounded once, and config.json copied.
 PY=${WAVG_TRANSFORMERS_PYTHON:-}
-[ -n "$PY" ] && "$PY" -c 'import transformers, torch' 2>/dev/null || { echo "no WAVG_TRANSFORMERS_PYTHON with transformers"; exit 77; }
+[ -n "$PY" ] && "$PY" -c 'import transformers, torch' 2>/dev/null ||
+  { echo "no WAVG_TRANSFORMERS_PYTHON with transformers"; exit 77; }
 "$PY" - <<'PYTHON'
 import torch, transformers
 cfg = transformers.GPT2Config(n_layer=1, n_embd=8, n_head=2, vocab_size=16, n_positions=8)

@@ -17,7 +17,8 @@ def write(name):
         paths.append(f"group1-shard{i // (4 << 20) + 1}of2.bin")
         open(f"{name}/{paths[-1]}", "wb").write(data[i:i + (4 << 20)])
     json.dump({"format": "layers-model", "modelTopology": {}, "weightsManifest": [
-        {"paths": paths, "weights": [{"name": "w", "shape": [N], "dtype": "float32"}]}]}, open(f"{name}/model.json", "w"))
+        {"paths": paths, "weights": [{"name": "w", "shape": [N], "dtype": "float32"}]}]},
+        open(f"{name}/model.json", "w"))
 def read(d):
     m = json.load(open(f"{d}/model.json"))
     paths = m["weightsManifest"][0]["paths"]
@@ -35,7 +36,8 @@ for d in sys.argv[2:]:
         state, mine = "none", set()
     else:
         paths, got = read(d)
-        state = "new" if np.array_equal(got, new) else "old" if old == "old" and np.array_equal(got, old_values) else None
+        state = ("new" if np.array_equal(got, new)
+                 else "old" if old == "old" and np.array_equal(got, old_values) else None)
         assert state, f"{d}: model.json reads as neither the old nor the new model"
         mine = set(paths) | {"model.json"}
     if sig == "INT":  # nothing of an interrupted run is left; a finished run may have retired the old shards

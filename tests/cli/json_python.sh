@@ -6,7 +6,8 @@
 import json, struct, numpy as np
 rng = np.random.default_rng(7)
 arrays = {
-  "f64": np.concatenate([rng.standard_normal(200), [0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, 1.7976931348623157e308]]),
+  "f64": np.concatenate([rng.standard_normal(200),
+                         [0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, 1.7976931348623157e308]]),
   "f32": np.concatenate([rng.standard_normal(200).astype(np.float32), np.float32([1e-45, -0.0, np.inf, 3.4028235e38])]),
   "f16": np.arange(65536, dtype=np.uint16).view(np.float16),
   "i8": np.int8([-128, 0, 127]), "i16": np.int16([-32768, 32767]), "i32": np.int32([-2**31, 2**31 - 1]),
@@ -37,7 +38,8 @@ def value(s, dt):
         if s in ("Infinity", "-Infinity"): return np.array(float(s), dt)
         assert s.startswith("NaN:0x"), s
         return np.array(int(s[6:], 16), "u%d" % np.dtype(dt).itemsize).view(dt)
-    return np.array(s, dt) if isinstance(s, (bool, int)) and dt.kind != "f" else np.array(float(s), np.float64).astype(dt)
+    if isinstance(s, (bool, int)) and dt.kind != "f": return np.array(s, dt)
+    return np.array(float(s), np.float64).astype(dt)
 for name, encoded in (("out.json", False), ("out64.json", True)):
     doc = json.load(open(name))
     assert doc["format"] == "wavg-json" and doc["version"] == 1
@@ -55,7 +57,8 @@ for name, encoded in (("out.json", False), ("out64.json", True)):
     if not encoded:
         # Shortest: no float32 decimal is longer than numpy's own shortest repr of the same value.
         for s, v in zip(got["f32"]["data"], arrays["f32"]):
-            if not isinstance(s, str): assert len(repr(s)) <= len(np.format_float_positional(v, unique=True)) + 6, (s, v)
+            if not isinstance(s, str):
+                assert len(repr(s)) <= len(np.format_float_positional(v, unique=True)) + 6, (s, v)
 # Python writes a document by hand: json.dump of a dict keeps the member order the spec asks for.
 doc = {"format": "wavg-json", "version": 1, "metadata": {"source": "python"}, "tensors": [
     {"name": "w", "dtype": "float32", "shape": [2, 2], "data": [0.1, -2.5, "NaN", 3]},

@@ -6,15 +6,14 @@
 for m in lstm_bigru transformer nested einsum; do
   "$WAVG" merge -q "$SAMPLES/keras3/${m}_a.keras" "$SAMPLES/keras3/${m}_b.keras" -o "$m.keras"
 done
-/usr/bin/python3 - "$SAMPLES/keras3" <<'PY'
+/usr/bin/python3 - "$SAMPLES/keras3" "$ROOT/tests/cli" <<'PY'
 import io, sys, zipfile
-import h5py, numpy as np
+import numpy as np
+sys.path.insert(0, sys.argv[2])
+import h5_tools
 def datasets(path):
     with zipfile.ZipFile(path) as z:
-        f = h5py.File(io.BytesIO(z.read("model.weights.h5")), "r")
-    out = {}
-    f.visititems(lambda n, x: out.__setitem__(n, x[()]) if isinstance(x, h5py.Dataset) else None)
-    return out
+        return h5_tools.datasets(io.BytesIO(z.read("model.weights.h5")))
 for m in ("lstm_bigru", "transformer", "nested", "einsum"):
     a, b = datasets(f"{sys.argv[1]}/{m}_a.keras"), datasets(f"{sys.argv[1]}/{m}_b.keras")
     got = datasets(f"{m}.keras")

@@ -10,7 +10,8 @@ import io, json, zipfile, h5py, numpy as np
 for i, scale in ((1, 1.0), (2, 3.0)):
     buf = io.BytesIO()
     with h5py.File(buf, "w") as f:
-        f.create_group("layers/dense/vars").create_dataset("0", data=np.arange(6, dtype=np.float32).reshape(2, 3) * scale)
+        f.create_group("layers/dense/vars").create_dataset(
+            "0", data=np.arange(6, dtype=np.float32).reshape(2, 3) * scale)
         f["layers/dense/vars"].create_dataset("1", data=np.float32([0.5, -1, 2]) * scale)
         f.create_group("optimizer/vars").create_dataset("0", data=np.int64(10 * i))
     with zipfile.ZipFile(f"in{i}.keras", "w") as z:

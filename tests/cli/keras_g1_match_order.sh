@@ -44,7 +44,8 @@ with h5py.File(out_path, "r") as o, h5py.File(inputs[0], "r") as first:
     first["optimizer_weights"].visititems(lambda n, x: names.append(n) if isinstance(x, h5py.Dataset) else None)
     assert len(names) == 13
     for n in names:
-        assert np.asarray(o["optimizer_weights"][n][()]).tobytes() == np.asarray(first["optimizer_weights"][n][()]).tobytes(), n
+        got, want = o["optimizer_weights"][n][()], first["optimizer_weights"][n][()]
+        assert np.asarray(got).tobytes() == np.asarray(want).tobytes(), n
     assert o.attrs["wavg_command"] == "merge"
 print("ok")
 PY

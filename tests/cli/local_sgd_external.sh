@@ -1,7 +1,8 @@
 # External trainers: 3 workers add 1, 2, 3 to the weights, so each round moves the mean by 2; after 2 rounds every
 # value of final.h5 is node1's plus 4 (checked with numpy, not with wavg).
 /usr/bin/python3 -c "import h5py" 2>/dev/null || { echo "no h5py"; exit 77; }
-"$WAVG" local-sgd --train-cmd "/usr/bin/python3 $SAMPLES/train/add_rank.py --init {init} --out {out} --rank {rank} --round {round}" \
+train="/usr/bin/python3 $SAMPLES/train/add_rank.py --init {init} --out {out} --rank {rank} --round {round}"
+"$WAVG" local-sgd --train-cmd "$train" \
   --init "$SAMPLES/mlp/node1.h5" --workers 3 --jobs 2 --rounds 2 --out-dir run
 /usr/bin/python3 - "$SAMPLES/mlp/node1.h5" run/final.h5 <<'PY'
 import sys, h5py, numpy as np

@@ -28,7 +28,8 @@ assert s["ranks"] == 4 and s["averaged_bytes"] == 3 * 3 * model, s
 assert sum(r["bytes_sent"] for r in s["per_rank"]) == 42 * model, s
 assert sum(r["bytes_received"] for r in s["per_rank"]) == 42 * model, s
 assert sum(r["in_groups"]["bytes_sent"] for r in s["per_rank"]) == 24 * model, s
-assert all(r["in_groups"]["messages"] == 3 * 2 * 4 * 2 for r in s["per_rank"]), s  # rounds x averages x tensors x 2(G-1)
+# rounds x averages x tensors x 2(G-1)
+assert all(r["in_groups"]["messages"] == 3 * 2 * 4 * 2 for r in s["per_rank"]), s
 print("bit-identical to one process; differs from flat H = 2 and H = 6; 42 models' worth sent, 24 within groups")
 PY
 cut -d, -f1,2 mpi/log.csv | tail -1

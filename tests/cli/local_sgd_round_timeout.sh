@@ -5,8 +5,10 @@
 # Round 3 is every worker again, plain mean: + 2. numpy computes the expected values. Then a run of one round whose
 # late worker never comes back: the run ends, and the worker (a grandchild of wavg, under sh) is stopped.
 P=/usr/bin/python3
-$P -c 'import json; json.dump({"format": "wavg-json", "version": 1, "tensors": [{"name": "w", "dtype": "float64", "shape": [1], "data": [0.0]}]}, open("init.json", "w"))'
-cmd="$P $ROOT/tests/cli/late_worker.py {init} {out} {rank} {round} && if [ {rank}{round} = 21 ]; then touch late-done; fi"
+$P -c 'import json; json.dump({"format": "wavg-json", "version": 1,
+  "tensors": [{"name": "w", "dtype": "float64", "shape": [1], "data": [0.0]}]}, open("init.json", "w"))'
+cmd="$P $ROOT/tests/cli/late_worker.py {init} {out} {rank} {round}"
+cmd="$cmd && if [ {rank}{round} = 21 ]; then touch late-done; fi"
 "$WAVG" local-sgd --train-cmd "$cmd" --init init.json --format json --workers 3 --rounds 3 --round-timeout 3 \
   --out-dir run -q
 $P - <<'PY'

@@ -18,7 +18,8 @@ set +e
   2>err
 echo "exit $?"
 set -e
-grep -o '^wavg: one thread: .*too little for 15 more threads. stacks of 8 MiB each' err | sed 's/leaves [0-9]* MiB/leaves N MiB/'
+grep -o '^wavg: one thread: .*too little for 15 more threads. stacks of 8 MiB each' err |
+  sed 's/leaves [0-9]* MiB/leaves N MiB/'
 /usr/bin/python3 - <<'PY'
 import json, struct
 import numpy as np

@@ -46,7 +46,8 @@ for k in want:
     assert back[k].shape == want[k].shape and back[k].tobytes() == want[k].tobytes(), ("back", k)
 print("13 dtypes through MXNet: bytes kept")
 lotto = mx.load_dict(f"{x2}/Lotto_Net-10000.params")
-for path, got in (("lotto.safetensors", st.load("lotto.safetensors")[1]), ("lotto.params", mx.load_dict("lotto.params"))):
+for path, got in (("lotto.safetensors", st.load("lotto.safetensors")[1]),
+                  ("lotto.params", mx.load_dict("lotto.params"))):
     assert sorted(got) == sorted(lotto), sorted(got)
     assert all(got[k].tobytes() == lotto[k].tobytes() and got[k].shape == lotto[k].shape for k in lotto), path
 print("lotto: arg: names and values kept through safetensors and back")

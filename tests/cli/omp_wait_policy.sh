@@ -6,5 +6,6 @@ env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT OMP_DISPLAY_ENV=verbose "$WAVG" merge -
   grep -o "GOMP_SPINCOUNT = '[0-9]*'" | tail -1
 env -u GOMP_SPINCOUNT OMP_WAIT_POLICY=active OMP_DISPLAY_ENV=verbose "$WAVG" merge --help 2>&1 >/dev/null |
   grep -o "GOMP_SPINCOUNT = '[0-9]*'" | tail -1
-env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT OMP_DISPLAY_ENV=verbose "$WAVG" inspect "$SAMPLES/mlp/node1.h5" 2>&1 >/dev/null |
+env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT OMP_DISPLAY_ENV=verbose \
+  "$WAVG" inspect "$SAMPLES/mlp/node1.h5" 2>&1 >/dev/null |
   grep -c "GOMP_SPINCOUNT = '300000'"

@@ -19,7 +19,8 @@ for seed in (1, 2):
 PY
 "$WAVG" merge -q run1.ckpt run2.ckpt -o avg.ckpt
 "$WAVG" convert -q "$SAMPLES/mlp/node1.h5" -o node1.safetensors
-for args in "node1.safetensors $SAMPLES/mlp/node2.h5 -o mixed" "$SAMPLES/mlp/node1.h5 $SAMPLES/mlp/node2.h5 -o h5.ckpt"; do
+for args in "node1.safetensors $SAMPLES/mlp/node2.h5 -o mixed" \
+            "$SAMPLES/mlp/node1.h5 $SAMPLES/mlp/node2.h5 -o h5.ckpt"; do
   code=0
   "$WAVG" merge -q $args || code=$?
   echo "exit $code"

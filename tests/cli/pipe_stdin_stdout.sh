@@ -20,7 +20,8 @@ ins = [weights(f"{m}/node{i}.h5") for i in (1, 2, 3)]
 avg = weights("avg.h5")
 floats = [n for n in avg if avg[n].dtype.kind == "f"]
 print(len(floats), "float datasets, each numpy's mean within 1 ulp:",
-      all(np.allclose(avg[n], np.mean([x[n].astype(np.float64) for x in ins], axis=0), rtol=2e-7, atol=0) for n in floats))
+      all(np.allclose(avg[n], np.mean([x[n].astype(np.float64) for x in ins], axis=0), rtol=2e-7, atol=0)
+          for n in floats))
 with h5py.File("avg.h5", "r") as f:
     v = f.attrs["wavg_inputs"]
     print([d["file"].replace(m, "M") for d in json.loads(v if isinstance(v, str) else v.decode())])

@@ -3,7 +3,8 @@
 # the soup so far, read back through the ticks and compared with the closed form and with --json.
 . "$ROOT/tests/support/one_number.sh"
 one_number 1 2 5 9
-"$WAVG" soup c1.h5 c2.h5 c5.h5 c9.h5 --eval "$P score.py {model} 2>/dev/null" -o soup.h5 --json --plot soup.svg >soup.json
+"$WAVG" soup c1.h5 c2.h5 c5.h5 c9.h5 --eval "$P score.py {model} 2>/dev/null" -o soup.h5 --json \
+  --plot soup.svg >soup.json
 $P - <<'PY'
 import json, os, sys
 sys.path.insert(0, os.environ["ROOT"] + "/tests/cli")

@@ -1,8 +1,8 @@
-# Every output format records each input's file name and its XXH3-128 (by default) or SHA-256 (--hash sha256),
-# hashed on background threads while the merge runs; safetensors lays out its header with placeholder digests and
-# rewrites it. Checked against Python's xxhash module and hashlib and the format's own reader (h5py, json, struct), independently of wavg. The safetensors inputs are
-# written with an odd header length, so their float64 data is not 8-byte aligned: wavg must copy those blocks
-# instead of reading them in place, and the mean must still be exact.
+# Every output format records each input's file name and its XXH3-128 (by default) or SHA-256 (--hash sha256), hashed on
+# background threads while the merge runs; safetensors lays out its header with placeholder digests and rewrites it.
+# Checked against Python's xxhash module and hashlib and the format's own reader (h5py, json, struct), independently of
+# wavg. The safetensors inputs are written with an odd header length, so their float64 data is not 8-byte aligned: wavg
+# must copy those blocks instead of reading them in place, and the mean must still be exact.
 /usr/bin/python3 -c 'import h5py, numpy, xxhash' 2>/dev/null || { echo "no h5py/numpy/xxhash"; exit 77; }
 cp "$SAMPLES/mlp/node1.h5" "$SAMPLES/mlp/node2.h5" "$SAMPLES/mlp/node3.h5" .
 /usr/bin/python3 - <<'PY'

@@ -6,4 +6,5 @@
 /usr/bin/python3 "$ROOT/tests/cli/pytorch_make.py" zip 3
 "$WAVG" merge c1.pt c2.pt c3.pt -o out.pt -v 2>err.txt
 grep -v '^wavg: device: ' err.txt >&2
-PYTHONPATH=$ROOT/tests/cli /usr/bin/python3 -c 'import pytorch_tools as t; t.check_merge("out.pt", ["c1.pt", "c2.pt", "c3.pt"]); print("torch loads it: ok")'
+PYTHONPATH=$ROOT/tests/cli /usr/bin/python3 -c 'import pytorch_tools as t
+t.check_merge("out.pt", ["c1.pt", "c2.pt", "c3.pt"]); print("torch loads it: ok")'

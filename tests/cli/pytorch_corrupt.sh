@@ -1,8 +1,8 @@
-# A matrix of damaged torch.save files, zip and legacy: truncations, lengths and offsets set huge in the zip's
-# records and in the pickle, every opcode replaced by an invalid one in turn, tensor views pointing past
-# their storage, a pickle that names 2^40 paths, a key with a newline. Each is read by `wavg merge` (with an intact input 2): a damaged length or a truncation must be
-# one line `wavg: error: FILE: ...` and exit 1 (a size argument set huge may also be read as intact: exit 0);
-# nothing else (no crash, no second line), and no output is left behind by a failure.
+# A matrix of damaged torch.save files, zip and legacy: truncations, lengths and offsets set huge in the zip's records
+# and in the pickle, every opcode replaced by an invalid one in turn, tensor views pointing past their storage, a pickle
+# that names 2^40 paths, a key with a newline. Each is read by `wavg merge` (with an intact input 2): a damaged length
+# or a truncation must be one line `wavg: error: FILE: ...` and exit 1 (a size argument set huge may also be read as
+# intact: exit 0); nothing else (no crash, no second line), and no output is left behind by a failure.
 /usr/bin/python3 -c 'import torch' 2>/dev/null || { echo "python3-torch missing"; exit 77; }
 /usr/bin/python3 - "$WAVG" <<'PY'
 import io, os, pickletools, struct, subprocess, sys, zipfile
@@ -14,7 +14,8 @@ torch.save(sd, "legacy.pt", _use_new_zipfile_serialization=False)
 zip_bytes, legacy_bytes = open("good.pt", "rb").read(), open("legacy.pt", "rb").read()
 z = zipfile.ZipFile("good.pt")
 pkl = z.getinfo("good/data.pkl")
-pkl_at = pkl.header_offset + 30 + len(pkl.filename) + struct.unpack("<H", zip_bytes[pkl.header_offset + 28:pkl.header_offset + 30])[0]
+extra_length = struct.unpack("<H", zip_bytes[pkl.header_offset + 28:pkl.header_offset + 30])[0]
+pkl_at = pkl.header_offset + 30 + len(pkl.filename) + extra_length
 cd_at = zip_bytes.rfind(b"PK\x01\x02", 0, zip_bytes.rfind(b"PK\x05\x06"))  # the last central directory entry
 eocd_at = zip_bytes.rfind(b"PK\x05\x06")
 
@@ -26,7 +27,8 @@ def run(name, data, must_fail):
         f.write(data)
     # A byte replaced inside a key still reads, as another name: merging that would be a mismatch (exit 3), so
     # such cases are read with inspect.
-    args = ["merge", name, "good.pt" if name.startswith("z") else "legacy.pt", "-o", "out.pt"] if must_fail else ["inspect", name]
+    partner = "good.pt" if name.startswith("z") else "legacy.pt"
+    args = ["merge", name, partner, "-o", "out.pt"] if must_fail else ["inspect", name]
     p = subprocess.run([wavg] + args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                        text=True, errors="replace")
     lines = p.stderr.splitlines()
@@ -71,7 +73,8 @@ for _ in range(5):
     for _, _, at in pickletools.genops(stream):
         pass
     for _, _, at in pickletools.genops(legacy_bytes[start:stream.tell()]):
-        run(f"l_op_{start + at}.pt", legacy_bytes[:start + at] + b"\xff" + legacy_bytes[start + at + 1:], True); cases += 1
+        run(f"l_op_{start + at}.pt", legacy_bytes[:start + at] + b"\xff" + legacy_bytes[start + at + 1:], True)
+        cases += 1
 # A pickle whose lists share their items 40 levels deep (a few hundred bytes that name 2^40 paths) and one whose
 # key holds a newline: refused promptly, on one line.
 nested = []

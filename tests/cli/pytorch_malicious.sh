@@ -1,6 +1,6 @@
 # Pickles that would run code when loaded: an object whose __reduce__ calls os.system (zip and legacy format), and
-# builtins.eval (which protocol 2 spells __builtin__.eval). wavg refuses each in one line naming the global, exit 1, before reading any tensor; the command
-# never runs (the file it would create does not appear) and no output is written.
+# builtins.eval (which protocol 2 spells __builtin__.eval). wavg refuses each in one line naming the global, exit 1,
+# before reading any tensor; the command never runs (the file it would create does not appear) and no output is written.
 /usr/bin/python3 -c 'import torch' 2>/dev/null || { echo "python3-torch missing"; exit 77; }
 /usr/bin/python3 - <<'PY'
 import builtins, os, torch

@@ -12,7 +12,8 @@ ins = [f"{sys.argv[1]}/mnist_cnn_{h}.pt" for h in ("349909f", "9926f74", "e12963
 t.check_merge("avg.pt", ins, weights_only=True)
 z = zipfile.ZipFile("avg.pt")
 meta = json.loads(z.read("mnist_cnn/wavg.json"))
-assert [os.path.basename(i["file"]) for i in json.loads(meta["wavg_inputs"])] == ["mnist_cnn_349909f.pt", "mnist_cnn_9926f74.pt", "mnist_cnn_e12963b.pt"]
+assert [os.path.basename(i["file"]) for i in json.loads(meta["wavg_inputs"])] == [
+    "mnist_cnn_349909f.pt", "mnist_cnn_9926f74.pt", "mnist_cnn_e12963b.pt"]
 data = open("avg.pt", "rb").read()
 for i in z.infolist():
     n, e = struct.unpack("<HH", data[i.header_offset + 26:i.header_offset + 30])

@@ -14,7 +14,7 @@ def flatten(obj, prefix=""):
     elif isinstance(obj, dict):
         for k, v in obj.items():
             out.update(flatten(v, join(k)))
-    elif isinstance(obj, (list, tuple)) and any(isinstance(x, torch.Tensor) or isinstance(x, (dict, list, tuple)) for x in obj):
+    elif isinstance(obj, (list, tuple)) and any(isinstance(x, (torch.Tensor, dict, list, tuple)) for x in obj):
         for i, v in enumerate(obj):
             out.update(flatten(v, join(i)))
     return out

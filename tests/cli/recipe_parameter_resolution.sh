@@ -7,11 +7,14 @@ cp "$ROOT/tests/cli/hf_tools.py" .
 import numpy as np
 from hf_tools import write_safetensors
 for name, v in (("base", 0.0), ("a", 1.0), ("b", 3.0)):
-    write_safetensors(f"{name}.safetensors", {"model.layers.0.attn.w": np.full(2, v), "model.layers.0.mlp.w": np.full(2, v)})
+    write_safetensors(f"{name}.safetensors",
+                      {"model.layers.0.attn.w": np.full(2, v), "model.layers.0.mlp.w": np.full(2, v)})
 PYTHON
 recipe() {  # recipe FILE WEIGHT_OF_A [GLOBAL_PARAMETERS]
-  printf 'merge_method: %s\nbase_model: base.safetensors\nparameters: %s\nmodels:\n' "${4:-task_arithmetic}" "${3:-{\}}" > "$1"
-  printf '  - model: a.safetensors\n    parameters: {weight: %s}\n  - model: b.safetensors\n    parameters: {weight: 0.5}\n' "$2" >> "$1"
+  printf 'merge_method: %s\nbase_model: base.safetensors\nparameters: %s\nmodels:\n' "${4:-task_arithmetic}" \
+    "${3:-{\}}" > "$1"
+  printf '  - model: a.safetensors\n    parameters: {weight: %s}\n' "$2" >> "$1"
+  printf '  - model: b.safetensors\n    parameters: {weight: 0.5}\n' >> "$1"
 }
 # a's weight 0.5 on mlp, the global weight 1 elsewhere: attn 1 + 1.5 = 2.5, mlp 0.5 + 1.5 = 2.
 recipe ok.yml '[{filter: mlp, value: 0.5}]' '{weight: 1}'
@@ -25,7 +28,8 @@ print("filtered weight with a global default: ok")'
 recipe missing.yml '[{filter: mlp, value: 0.5}]'
 "$WAVG" merge --recipe missing.yml -o missing.safetensors || echo "exit $?"
 # slerp with t given only for mlp.
-printf 'merge_method: slerp\nbase_model: a.safetensors\nparameters: {t: [{filter: mlp, value: 0.8}]}\nmodels:\n  - model: a.safetensors\n  - model: b.safetensors\n' > t.yml
+printf 'merge_method: slerp\nbase_model: a.safetensors\nparameters: {t: [{filter: mlp, value: 0.8}]}\n' > t.yml
+printf 'models:\n  - model: a.safetensors\n  - model: b.safetensors\n' >> t.yml
 "$WAVG" merge --recipe t.yml -o t.safetensors || echo "exit $?"
 # normalize only for mlp: wavg would normalise every tensor.
 recipe norm.yml 1 '{normalize: [{filter: mlp, value: true}, {value: false}]}'

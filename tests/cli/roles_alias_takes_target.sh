@@ -59,7 +59,8 @@ merge("t1.pt", "t2.pt", "--base", "t0.pt", "--method", "dare-linear", "--density
       "dare.safetensors")
 out = read_safetensors("dare.safetensors")
 assert np.array_equal(out["emb.weight"], out["head.weight"])
-merge("t1.pt", "t2.pt", "--base", "t0.pt", "--method", "dare-linear", "--density", "0.5", "--seed", "1", "-o", "dare.pt")
+merge("t1.pt", "t2.pt", "--base", "t0.pt", "--method", "dare-linear", "--density", "0.5", "--seed", "1",
+      "-o", "dare.pt")
 out = torch.load("dare.pt")
 assert out["emb.weight"].data_ptr() == out["head.weight"].data_ptr()
 assert np.array_equal(out["emb.weight"].numpy(), read_safetensors("dare.safetensors")["emb.weight"])

@@ -25,7 +25,8 @@ for case in ("keras", "tf2", "tf1"):
         assert np.array_equal(v, w.astype(v.dtype)), (case, name, v, w)
     print(case, len(expected[case]), "variables as expected")
 PY
-"$WAVG" inspect "$R/tf2_a/ckpt-1" | grep -E "trainable_variables/2|_variables/6|_iterations|_learning_rate|save_counter" |
+"$WAVG" inspect "$R/tf2_a/ckpt-1" |
+  grep -E "trainable_variables/2|_variables/6|_iterations|_learning_rate|save_counter" |
   awk '{print $1, $4}'
 if [ -n "${WAVG_KERAS_PYTHON:-}" ]; then
   "$WAVG" merge "$R/a.keras" "$R/b.keras" -o half.keras --out-dtype float16 -q

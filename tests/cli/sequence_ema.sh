@@ -12,7 +12,8 @@ with h5py.File("run/final.h5", "w") as f:
     f["w"] = np.array([-1], dtype=np.float32)
 open("run/log.csv", "w").write("round\n")
 PY
-"$WAVG" merge -v --last 3 run --schedule ema:0.9 -o ema.h5 2>&1 | grep -E "^wavg: (sequence|schedule)" | sed "s/weighs .*/weighs/"
+"$WAVG" merge -v --last 3 run --schedule ema:0.9 -o ema.h5 2>&1 | grep -E "^wavg: (sequence|schedule)" |
+  sed "s/weighs .*/weighs/"
 $P - <<'PY'
 import h5py, numpy as np
 with h5py.File("ema.h5", "r") as f:

@@ -12,5 +12,5 @@ except BrokenPipeError:
     pass
 open("sent", "w").write(str(sent))
 ' | TMPDIR=$PWD/tmp "$WAVG" inspect - || echo "exit $?"
-/usr/bin/python3 -c 'import sys; sent = int(open("sent").read()); print("pipe broken early" if sent < 16 << 20 else sent)'
+/usr/bin/python3 -c 'sent = int(open("sent").read()); print("pipe broken early" if sent < 16 << 20 else sent)'
 ls -A tmp

@@ -14,7 +14,8 @@ D=$SAMPLES/dtypes
 "$WAVG" merge -q "$D/a.h5" "$D/b.h5" -o model.ckpt-5 --tf-state
 "$WAVG" convert -q model.ckpt-5 -o back.h5
 "$WAVG" convert -q model.ckpt-5.index -o bf16.ckpt --out-dtype bfloat16
-"$WAVG" convert -q model.ckpt-5 -o st.safetensors && "$WAVG" convert -q st.safetensors -o from_st.ckpt --format tensorflow
+"$WAVG" convert -q model.ckpt-5 -o st.safetensors &&
+  "$WAVG" convert -q st.safetensors -o from_st.ckpt --format tensorflow
 "$WAVG" convert -q model.ckpt-5 -o w.json && "$WAVG" convert -q w.json -o from_json.ckpt --format tensorflow
 # A data shard in the way: refused before anything is placed, and no temporary file is left (ls -A).
 touch taken.ckpt.data-00000-of-00001

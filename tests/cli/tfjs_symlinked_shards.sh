@@ -1,12 +1,14 @@
-# TF.js shards may not lead out of the model's directory: a shard that is a symbolic link (to a file outside, or
-# even beside it) and a shard in a subdirectory that is a symbolic link to another directory are refused, one line
-# naming the model and the shard, exit 1 (the work directory shows as WORK). The same model with a real shard in a real subdirectory reads.
+# TF.js shards may not lead out of the model's directory: a shard that is a symbolic link (to a file outside, or even
+# beside it) and a shard in a subdirectory that is a symbolic link to another directory are refused, one line naming the
+# model and the shard, exit 1 (the work directory shows as WORK). The same model with a real shard in a real
+# subdirectory reads.
 /usr/bin/python3 -c 'import numpy' 2>/dev/null || { echo "numpy missing"; exit 77; }
 mkdir outside model
 /usr/bin/python3 -c 'import numpy as np; open("outside/secret.bin", "wb").write(np.float32([1, 2]).tobytes())'
 cp outside/secret.bin model/real.bin
 write_model() {
-  printf '{"format": "layers-model", "weightsManifest": [{"paths": ["%s"], "weights": [{"name": "w", "shape": [2], "dtype": "float32"}]}]}\n' "$2" >"$1"
+  printf '{"format": "layers-model", "weightsManifest": [{"paths": ["%s"], ' "$2" >"$1"
+  printf '"weights": [{"name": "w", "shape": [2], "dtype": "float32"}]}]}\n' >>"$1"
 }
 ln -s ../outside/secret.bin model/link_out.bin
 ln -s real.bin model/link_beside.bin

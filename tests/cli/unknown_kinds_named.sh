@@ -1,7 +1,7 @@
-# Files of kinds wavg does not read are named in the message, not mistaken for a broken Keras archive nor shown as
-# bytes (PyTorch's torch.save files, which it once named here, are read by formats/pytorch now): a plain pickle, a Keras architecture (model.to_json()) and a
-# sharded-checkpoint index of a kind wavg does not read (TensorFlow .h5 shards; safetensors and .bin indexes are
-# read: hf_folder_*).
+# Files of kinds wavg does not read are named in the message, not mistaken for a broken Keras archive nor shown as bytes
+# (PyTorch's torch.save files, which it once named here, are read by formats/pytorch now): a plain pickle, a Keras
+# architecture (model.to_json()) and a sharded-checkpoint index of a kind wavg does not read (TensorFlow .h5 shards;
+# safetensors and .bin indexes are read: hf_folder_*).
 /usr/bin/python3 -c 'import torch' 2>/dev/null || { echo "torch missing"; exit 77; }
 /usr/bin/python3 - <<'PY'
 import json, pickle, torch

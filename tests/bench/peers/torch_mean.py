@@ -1,4 +1,7 @@
-"""Peer: the usual PyTorch idiom. torch.load every state_dict, stack, mean, torch.save. Usage: torch_mean.py OUT IN..."""
+"""Peer: the usual PyTorch idiom. torch.load every state_dict, stack, mean, torch.save.
+
+Usage: torch_mean.py OUT IN...
+"""
 import sys
 
 import torch
