@@ -24,7 +24,9 @@
 // data file present (a missing rank's file is named), every storage's offset and length inside its file, and each
 // chunk's archive: stored (never compressed), its tensor of the chunk's sizes, dtype and contiguous, inside its
 // storage. Transformed chunks (transform_descriptors: compressed by an extension) are refused. Each data file is
-// mapped once; a block of a tensor is copied from the runs of its chunks that it spans.
+// mapped once; a block lying in one run of one chunk is lent straight from the mapping, one that spans several runs
+// is copied from them. A tensor whose chunks are each one run (row-wise shards) tells the engine where they meet
+// (boundaries()), so its blocks end there and are lent whole.
 //
 // What each tensor is (TensorInfo::role) comes from the state dict's structure, not from a name: under an
 // optimizer state dict (a dict holding "state" and "param_groups"), per-parameter tensors are optimizer state,
@@ -87,6 +89,7 @@ class DcpReader final : public MappedPiecesReader {
   explicit DcpReader(const std::string& path);
 
   std::vector<std::string> files() const override;
+  std::vector<std::uint64_t> boundaries(std::size_t index) const override;
   std::vector<std::string> kept_entries() const override { return m_kept; }
 
   const std::string& folder() const { return m_folder; }

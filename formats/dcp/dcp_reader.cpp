@@ -147,4 +147,27 @@ void DcpReader::pieces(std::size_t index, std::uint64_t offset, std::uint64_t co
   }
 }
 
+std::vector<std::uint64_t> DcpReader::boundaries(std::size_t index) const {
+  const TensorInfo& t = m_tensors[index];
+  const TensorChunks& c = m_chunks[index];
+  std::vector<std::uint64_t> out;
+  if (c.chunks.size() < 2) return out;
+  std::size_t hint = 0;
+  const std::uint64_t n = t.count();
+  std::uint64_t pos = 0;
+  Run last{c.chunks.size(), 0, 0};
+  while (pos < n) {
+    const Run r = run_at(t, c, pos, n, hint);
+    // A run that goes on where the last one stopped in the same chunk (a chunk's next row) is the same piece.
+    if (pos > 0 && (r.chunk != last.chunk || r.at != last.at + last.count)) {
+      // Pieces interleaved row by row (column-wise shards) are far more than two per chunk: not worth cutting at.
+      if (out.size() >= 2 * c.chunks.size()) return {};
+      out.push_back(pos);
+    }
+    last = r;
+    pos += r.count;
+  }
+  return out;
+}
+
 }  // namespace wavg::dcp

@@ -62,6 +62,10 @@ class DeepspeedReader final : public ListedReader {
 
   std::vector<std::string> files() const override { return m_paths; }
   void read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) override;
+  const void* view(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
+  void release(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
+  void prefetch(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
+  std::vector<std::uint64_t> boundaries(std::size_t index) const override;
   std::vector<std::string> kept_entries() const override { return m_kept; }
 
   // A stretch of a tensor's elements lying consecutively in one file.
@@ -87,6 +91,10 @@ class DeepspeedReader final : public ListedReader {
 
  private:
   struct Build;  // the constructor's steps (deepspeed_reader.cpp)
+  // Calls f(piece, its first element, elements, elements done before) for each stretch of a piece that
+  // [offset, offset + count) of tensor `index` covers, in order.
+  template <typename F>
+  void for_pieces(std::size_t index, std::uint64_t offset, std::uint64_t count, F f) const;
 
   std::string m_folder;
   std::vector<std::string> m_paths;

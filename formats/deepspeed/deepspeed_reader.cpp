@@ -433,21 +433,4 @@ DeepspeedReader::DeepspeedReader(const std::string& path) : ListedReader(path, F
   }
 }
 
-void DeepspeedReader::read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) {
-  const std::size_t elem = dtype_size(m_tensors[index].dtype);
-  auto* out = static_cast<unsigned char*>(dst);
-  for (const Piece& p : m_pieces[index]) {
-    if (count == 0) return;
-    if (offset >= p.count) {
-      offset -= p.count;
-      continue;
-    }
-    const std::uint64_t n = std::min(count, p.count - offset);
-    std::memcpy(out, m_files[p.file]->data() + p.at + offset * elem, n * elem);
-    out += n * elem;
-    count -= n;
-    offset = 0;
-  }
-}
-
 }  // namespace wavg::deepspeed

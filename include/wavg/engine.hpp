@@ -13,6 +13,14 @@
 
 namespace wavg {
 
+// Returns the ends of the blocks a tensor of `count` elements is streamed in, ascending, the last one `count`.
+// Blocks are `step` elements (the last one shorter), each cut further where the inputs' pieces meet
+// (`boundaries`, Reader::boundaries of every input, in any order), but only at the elements where a reduction chunk
+// (k_reduce_chunk elements from a step's start) begins: the reductions see the same chunks, summed in the same
+// order, as without boundaries. So a boundary that falls inside a chunk ends one block where that chunk begins and
+// the next where it ends: the chunk alone straddles the two pieces, and only it is copied.
+std::vector<std::uint64_t> block_ends(std::uint64_t count, std::uint64_t step, std::vector<std::uint64_t> boundaries);
+
 class Engine {
  public:
   Engine(const Plan& plan, std::vector<Reader*> inputs, Method& method, Backend& backend,
@@ -39,6 +47,8 @@ class Engine {
 
  private:
   std::uint64_t block_elements(const PlanEntry& entry) const;
+  // Returns block_ends() for `entry`, with the boundaries of every input whose pieces are long enough to matter.
+  std::vector<std::uint64_t> blocks(const PlanEntry& entry) const;
   void read_block(const PlanEntry& entry, std::uint64_t offset, std::uint64_t count, std::size_t inputs);
   // Adds one problem per input whose current block (read_block) differs from input 1's, naming that input.
   void name_differing_inputs(const PlanEntry& entry, std::uint64_t offset, std::uint64_t count,

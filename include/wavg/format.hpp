@@ -92,6 +92,12 @@ class Reader {
   virtual void release(std::size_t /*index*/, std::uint64_t /*offset*/, std::uint64_t /*count*/) {}
   // Hints that this range is read next, so the kernel can fetch it from disk while the current block is computed.
   virtual void prefetch(std::size_t /*index*/, std::uint64_t /*offset*/, std::uint64_t /*count*/) {}
+  // Lists where tensor `index` is cut in the file: the flat element offsets, ascending, inside (0, count), at which
+  // one stored piece of it ends and the next begins (a DCP tensor's row-wise shards, a DeepSpeed parameter's parts
+  // in two ranks' flat partitions). The engine ends its blocks there, so view() can lend each block whole instead
+  // of read() assembling it. Empty when the tensor is stored in one piece, or in too many to be worth it (a
+  // column-wise shard, one piece per row).
+  virtual std::vector<std::uint64_t> boundaries(std::size_t /*index*/) const { return {}; }
   // Returns the model's layers when the layout has them (Keras), else an empty list.
   virtual ModelLayers model_layers() const { return {}; }
   // Returns file-level metadata as text (HDF5 root attributes, safetensors __metadata__, ...).

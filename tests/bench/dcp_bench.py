@@ -1,15 +1,24 @@
 """Benchmark (not a test): N DCP checkpoints of a model of P Mi float32 parameters written by R ranks
-(torch.distributed.checkpoint on gloo, every weight a DTensor sharded row-wise), averaged by wavg (DCP folder output,
-and safetensors) beside the cat floor (reading every input once) and beside consolidate-then-average in torch
-(dcp_to_torch_save per checkpoint, then load, float64 sum, save; in a process of its own). Each row runs REPEAT times
-with the page cache warm; it prints the best and the median seconds, the best's ratio to the cat floor's best, the least
-CPU time (user + system; on a loaded machine the honest measure), the peak RSS (getrusage of the process: the resident
-pages of mapped inputs count) and the peak anonymous RSS (RssAnon in /proc/PID/status, sampled every 10 ms: the memory
-the process itself allocated), and the load average around each row.
+(torch.distributed.checkpoint on gloo, every weight a DTensor sharded row-wise), averaged by wavg (DCP folder
+output, and safetensors) beside the cat floor (reading every input once) and beside consolidate-then-average in
+torch (dcp_to_torch_save per checkpoint, then load, float64 sum, save; in a process of its own). Each row runs
+REPEAT times with the page cache warm; it prints the best and the median seconds, the best's ratio to the cat
+floor's best, the least CPU time (user + system; on a loaded machine the honest measure), the peak RSS (getrusage
+of the process: the resident pages of mapped inputs count) and the peak anonymous RSS (RssAnon in
+/proc/PID/status, sampled every 10 ms: the memory the process itself allocated), and the load average around each
+row.
 
-    /work/venvs/torch/bin/python tests/bench/dcp_bench.py WAVG WORKDIR [N R P [REPEAT]]
+    /work/venvs/torch/bin/python tests/bench/dcp_bench.py WAVG WORKDIR [N R P [REPEAT]] [--no-torch]
+
+The issue's row is N = 8, R = 4, P = 1024 (1 Gi parameters, 4 GiB a checkpoint): it needs 32 GiB of disk for the
+inputs and 4 GiB for each output (checked before anything is written), more than 36 GiB of free memory for the page
+cache to stay warm (else every row, the cat floor included, measures the disk), and for the torch row about 8 times
+a checkpoint's size in memory (1.96 GiB peak at P = 64: the float64 sums, the consolidated checkpoint, its loaded
+copy), 32 GiB at P = 1024: --no-torch leaves that row out. Each checkpoint is written by R processes holding P/R Mi
+parameters each (and one 32 MiB weight whole at a time).
 """
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -80,10 +89,19 @@ def main():
     if sys.argv[1] == "--consolidate":
         consolidate_then_average(sys.argv[2], sys.argv[3:])
         return
-    wavg, work = sys.argv[1], sys.argv[2]
-    n, ranks, millions, repeat = (int(x) for x in (sys.argv[3:] + ["8", "4", "64", "3"][len(sys.argv[3:]):]))
+    args = [a for a in sys.argv[1:] if a != "--no-torch"]
+    torch_row = len(args) == len(sys.argv) - 1
+    wavg, work = args[0], args[1]
+    n, ranks, millions, repeat = (int(x) for x in (args[2:] + ["8", "4", "64", "3"][len(args[2:]):]))
+    if millions * 2**20 % (ROWS * COLS):
+        raise SystemExit(f"P must be a multiple of {ROWS * COLS // 2**20} (Mi parameters per weight)")
     os.makedirs(work, exist_ok=True)
     folders = [os.path.join(work, f"step-{k}") for k in range(n)]
+    missing = sum(not os.path.exists(os.path.join(f, ".metadata")) for f in folders)
+    need = (missing * millions * 4 + 2 * millions * 4 * (2 if torch_row else 1)) * 2**20
+    if shutil.disk_usage(work).free < need:
+        free = shutil.disk_usage(work).free
+        raise SystemExit(f"{work}: {need / 2**30:.1f} GiB of free disk needed, {free / 2**30:.1f} GiB free")
     for k, f in enumerate(folders):
         if not os.path.exists(os.path.join(f, ".metadata")):
             mp.spawn(write, args=(f, k, ranks, millions), nprocs=ranks)
@@ -95,7 +113,8 @@ def main():
         target = os.path.join(work, out)
         rows.append((f"wavg merge -o {out}", ["sh", "-c", f'rm -rf "{target}" && exec "$@"', "wavg", wavg, "merge",
                                               "-q", "--no-hash", *folders, "-o", target]))
-    rows.append(("torch consolidate-then-average", [sys.executable, __file__, "--consolidate", work, *folders]))
+    if torch_row:
+        rows.append(("torch consolidate-then-average", [sys.executable, __file__, "--consolidate", work, *folders]))
     print(f"{n} checkpoints x {ranks} ranks, {millions} Mi float32 parameters each, {size:.0f} MiB in all; "
           f"{os.cpu_count()} CPUs; best and median of {repeat}")
     floor = None

@@ -6,15 +6,49 @@
 // the block after the current one is announced to the readers so a cold file is read from disk meanwhile. Parallelism
 // lives inside the backend's kernels and runs over elements, never over inputs, so each element is always summed in the
 // same order.
+//
+// Where an input stores a tensor in pieces (a DCP tensor's shards, one per rank), a block that spans two pieces
+// cannot be lent as one view: the reader assembles it into a copy. So blocks also end where the inputs' pieces meet
+// (Reader::boundaries), as far as the reductions allow: a method's norms and distances are summed over chunks of
+// k_reduce_chunk elements counted from each block's start, so a block may only begin where such a chunk begins in
+// the plain layout (blocks of block_elements() from 0). A boundary inside a chunk leaves that chunk as a block of
+// its own, copied (at most k_reduce_chunk elements per input), and the blocks on either side are views. Every
+// method's result stays the bits of the plain layout, for any thread count.
 
 #include "wavg/engine.hpp"
 
 #include <algorithm>
 #include <cstring>
 
+#include "wavg/element_math.hpp"
 #include "wavg/error.hpp"
 
 namespace wavg {
+
+namespace {
+
+// An input's boundaries are used only when its pieces average this many elements: shorter ones (a column-wise
+// shard's rows) would cut the tensor into chunk-sized blocks that are copied all the same.
+constexpr std::uint64_t k_min_piece = 8 * k_reduce_chunk;
+
+}  // namespace
+
+std::vector<std::uint64_t> block_ends(std::uint64_t count, std::uint64_t step, std::vector<std::uint64_t> boundaries) {
+  WAVG_ASSERT(step > 0);
+  std::vector<std::uint64_t> ends;
+  for (std::uint64_t end = step; end < count; end += step) ends.push_back(end);
+  if (count > 0) ends.push_back(count);
+  for (const std::uint64_t b : boundaries) {
+    if (b == 0 || b >= count) continue;
+    const std::uint64_t start = b / step * step;  // the plain block b falls in
+    const std::uint64_t chunk = start + (b - start) / k_reduce_chunk * k_reduce_chunk;
+    if (chunk > start) ends.push_back(chunk);
+    if (chunk != b) ends.push_back(std::min({chunk + k_reduce_chunk, start + step, count}));
+  }
+  std::sort(ends.begin(), ends.end());
+  ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
+  return ends;
+}
 
 Engine::Engine(const Plan& plan, std::vector<Reader*> inputs, Method& method, Backend& backend,
                std::uint64_t block_bytes)
@@ -33,6 +67,17 @@ std::uint64_t Engine::block_elements(const PlanEntry& entry) const {
   const std::uint64_t per_input = m_block_bytes / m_inputs.size();
   const std::uint64_t unit = std::max<std::uint64_t>(1, m_method.block_unit(entry));
   return std::max<std::uint64_t>(1, per_input / dtype_size(entry.info.dtype) / unit) * unit;
+}
+
+std::vector<std::uint64_t> Engine::blocks(const PlanEntry& entry) const {
+  const std::uint64_t n = entry.info.count();
+  std::vector<std::uint64_t> cuts;
+  for (std::size_t k = 0; k < m_inputs.size(); ++k) {
+    const std::vector<std::uint64_t> b = m_inputs[k]->boundaries(entry.source[k]);
+    if (b.empty() || n / (b.size() + 1) < k_min_piece) continue;
+    cuts.insert(cuts.end(), b.begin(), b.end());
+  }
+  return block_ends(n, block_elements(entry), std::move(cuts));
 }
 
 void Engine::read_block(const PlanEntry& entry, std::uint64_t offset, std::uint64_t count, std::size_t inputs) {
@@ -114,14 +159,15 @@ void Engine::verify() {
   std::vector<Problem> differ;
   for (const PlanEntry& entry : m_plan.entries) {
     if (entry.action != Action::check_equal || entry.same_as != k_no_entry) continue;  // an alias: its target's
-    const std::uint64_t n = entry.info.count(), step = block_elements(entry);
-    for (std::uint64_t off = 0; off < n; off += step) {
-      const std::uint64_t count = std::min(step, n - off);
+    std::uint64_t off = 0;
+    for (const std::uint64_t end : blocks(entry)) {
+      const std::uint64_t count = end - off;
       read_block(entry, off, count, m_inputs.size());
       if (!m_backend.all_equal(block_view(entry, count, m_inputs.size()))) {
         name_differing_inputs(entry, off, count, differ);
         break;
       }
+      off = end;
     }
   }
   release_block();
@@ -130,13 +176,14 @@ void Engine::verify() {
   for (int pass = 0; m_method.wants_pass(pass); ++pass) {
     for (const PlanEntry& entry : m_plan.entries) {
       if (entry.action != Action::average || entry.same_as != k_no_entry || !m_method.observes(pass, entry)) continue;
-      const std::uint64_t n = entry.info.count(), step = block_elements(entry);
-      for (std::uint64_t off = 0; off < n; off += step) {
-        const std::uint64_t count = std::min(step, n - off);
+      std::uint64_t off = 0;
+      for (const std::uint64_t end : blocks(entry)) {
+        const std::uint64_t count = end - off;
         read_block(entry, off, count, m_inputs.size());
         BlockInputs in = block_view(entry, count, m_inputs.size());
         in.base = read_base(entry, off, count);
         m_method.observe(pass, entry, off, in);
+        off = end;
       }
     }
     m_method.end_pass(pass);
@@ -152,11 +199,11 @@ void Engine::run(Writer& writer) {
     const PlanEntry& entry = m_plan.entries[from == k_no_entry ? index : from];
     const bool average = entry.action == Action::average;
     if (!average && entry.copy_from == 0 && writer.holds_template_values(index)) continue;
-    const std::uint64_t n = entry.info.count(), step = block_elements(entry);
     const std::size_t elem = dtype_size(entry.out_dtype);
     WAVG_ASSERT(average || entry.out_dtype == entry.info.dtype);
-    for (std::uint64_t off = 0; off < n; off += step) {
-      const std::uint64_t count = std::min(step, n - off);
+    std::uint64_t off = 0;
+    for (const std::uint64_t end : blocks(entry)) {
+      const std::uint64_t count = end - off;
       read_block(entry, off, count, average ? m_inputs.size() : entry.copy_from + 1);
       const void* result = m_pointers[average ? 0 : entry.copy_from];
       if (average) {
@@ -167,6 +214,7 @@ void Engine::run(Writer& writer) {
         result = m_out.data();
       }
       writer.write(index, off, count, result);
+      off = end;
     }
   }
   release_block();
