@@ -340,7 +340,14 @@ std::string output_file(FormatId format, const std::string& path) {
 
 std::unique_ptr<Writer> create_writer(FormatId format, const std::string& tmp_path, const std::string& display_path,
                                       const OutputSpec& spec) {
-  return codec(format).create(tmp_path, display_path, spec);
+  const Codec& c = codec(format);
+  try {
+    return c.create(tmp_path, display_path, spec);
+  } catch (const std::exception& e) {  // laying out an output of very many tensors, named by the output
+    if (!dynamic_cast<const std::bad_alloc*>(&e) && !dynamic_cast<const std::length_error*>(&e)) throw;
+    fail(display_path, "out of memory while laying out the output (" + std::string(c.display) + ", " +
+                           std::to_string(spec.tensors.size()) + " tensors)");
+  }
 }
 
 }  // namespace wavg

@@ -39,8 +39,8 @@ void locate(const MappedFile& file, std::uint64_t at, std::uint64_t length, cons
   const pytorch::Pickle pickle = pytorch::unpickle(file.path(), base + pkl->data_offset, pkl->size);
   const pytorch::Value& v = *pickle.root;
   if (v.kind != pytorch::Kind::tensor) fail(file.path(), where + " holds a " + pytorch::describe(v) + ", not a tensor");
-  const pytorch::TensorRef& t = v.tensor;
-  const pytorch::StorageRef& s = t.storage->storage;
+  const pytorch::TensorRef& t = *v.tensor;
+  const pytorch::StorageRef& s = *t.storage->storage;
   if (s.dtype != dtype)
     fail(file.path(),
          where + " is " + std::string(dtype_name(s.dtype)) + ", the metadata says " + std::string(dtype_name(dtype)));

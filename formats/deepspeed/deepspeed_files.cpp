@@ -57,13 +57,13 @@ std::int64_t integer(const TorchFile& f, const Value* v, const char* what) {
   return v->integer;
 }
 
-bool is_tensor(const Value* v) { return v && v->kind == Kind::tensor && v->tensor.storage; }
+bool is_tensor(const Value* v) { return v && v->kind == Kind::tensor && v->tensor->storage; }
 
 DeepspeedReader::Piece piece(const TorchFile& f, std::size_t file, const Value* v, DType dtype, const std::string& what,
                              pytorch::ZipEntry* entry) {
   if (!is_tensor(v)) fail(f.path, what + " is not a tensor");
-  const pytorch::TensorRef& t = v->tensor;
-  const pytorch::StorageRef& s = t.storage->storage;
+  const pytorch::TensorRef& t = *v->tensor;
+  const pytorch::StorageRef& s = *t.storage->storage;
   if (s.dtype != dtype)
     fail(f.path, what + " is " + std::string(dtype_name(s.dtype)) + ", not " + std::string(dtype_name(dtype)));
   std::uint64_t expect = 1;

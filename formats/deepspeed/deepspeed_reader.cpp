@@ -149,9 +149,9 @@ struct DeepspeedReader::Build {
     for (std::size_t m = 0; m < models.size(); ++m) {
       const Value* v = get(get(models[m].pickle.root, "module"), name.c_str());
       if (m == skip || !is_tensor(v)) continue;
-      const DType dtype = v->tensor.storage->storage.dtype;
+      const DType dtype = v->tensor->storage->storage->dtype;
       std::uint64_t n = 1;
-      for (const auto d : v->tensor.shape) n *= d;
+      for (const auto d : v->tensor->shape) n *= d;
       if (n != count || n == 0) continue;
       const Piece p = place(models[m], model_file[m], v, dtype, "module." + name);
       out.push_back({p.file, p.at, dtype});
@@ -179,8 +179,8 @@ void DeepspeedReader::Build::buffers() {
     const Value* v = module->items[i + 1];
     if (!is_tensor(v)) fail(model.path, "buffer " + key->text + " is not a tensor");
     claim(key->text, "buffer");
-    const DType dtype = v->tensor.storage->storage.dtype;
-    TensorInfo t{key->text, dtype, v->tensor.shape};
+    const DType dtype = v->tensor->storage->storage->dtype;
+    TensorInfo t{key->text, dtype, v->tensor->shape};
     const Piece p = place(model, model_file[0], v, dtype, "buffer " + key->text);
     std::vector<Mirror> copies;
     for (const Mirror& m : module_copies(key->text, p.count, 0))
@@ -326,8 +326,8 @@ void DeepspeedReader::Build::optimizer() {
       r.m_kept.push_back("optimizer state " + key + " (input 1's)");
       continue;
     }
-    const bool scalar = v0->tensor.shape.empty();
-    const DType dtype = scalar ? v0->tensor.storage->storage.dtype : DType::f32;
+    const bool scalar = v0->tensor->shape.empty();
+    const DType dtype = scalar ? v0->tensor->storage->storage->dtype : DType::f32;
     std::vector<std::vector<std::vector<Piece>>> parts(world);  // [rank][group], as fp32's
     std::vector<Mirror> copies;
     const Piece first = place(ranks[0], 0, v0, dtype, key);
@@ -338,7 +338,7 @@ void DeepspeedReader::Build::optimizer() {
         const Value* v = get(states[k][g], key.c_str());
         const Piece p = place(ranks[k], k, v, dtype, what);
         if (scalar) {
-          if (!v->tensor.shape.empty()) fail(ranks[k].path, what + " is not a scalar");
+          if (!v->tensor->shape.empty()) fail(ranks[k].path, what + " is not a scalar");
           if (k + g == 0) continue;
           if (std::memcmp(r.m_files[k]->data() + p.at, r.m_files[0]->data() + first.at, dtype_size(dtype)) != 0)
             fail(ranks[k].path, what + " differs from rank 0's group 0: the ranks disagree on the counter");

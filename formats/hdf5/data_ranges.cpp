@@ -30,42 +30,31 @@ void Hdf5Reader::check_allocated(hid_t dataset, const std::string& name, std::ui
 }
 
 void Hdf5Reader::check_data_ranges() {
-  // Object headers and the superblock, where a dataset's data must never be: writing the mean there (by pwrite()
-  // or H5Dwrite alike) would make the output unreadable. Other metadata (heaps, B-trees) is not enumerable through
-  // the API; the writer reads its output back instead (hdf5_writer.cpp).
-  struct Meta {
-    std::vector<std::pair<ByteSpan, std::string>> spans;
-    std::uint64_t base = 0;
-  } meta;
-  h5::Handle fcpl = h5::check(H5Fget_create_plist(m_file.get()), H5Pclose, m_path, "cannot read the file's layout");
-  hsize_t userblock = 0;
-  H5Pget_userblock(fcpl.get(), &userblock);
-  meta.base = userblock;
-  H5F_info2_t finfo{};
-  if (H5Fget_info2(m_file.get(), &finfo) >= 0)
-    meta.spans.push_back({{userblock, userblock + std::max<hsize_t>(finfo.super.super_size, 8)}, "the superblock"});
-  auto visit = [](hid_t, const char* name, const H5O_info_t* info, void* data) -> herr_t {
-    auto& m = *static_cast<Meta*>(data);
-    // A header in one chunk occupies exactly its total size; of a header in several only the first bytes are
-    // known to be at its address (the continuation chunks lie elsewhere).
-    const std::uint64_t size = info->hdr.nchunks == 1 ? info->hdr.space.total : 16;
-    m.spans.push_back({{m.base + info->addr, m.base + info->addr + size},
-                       std::string("the object header of ") + (std::strcmp(name, ".") == 0 ? "/" : name)});
-    return 0;
-  };
-  h5::check(H5Ovisit2(m_file.get(), H5_INDEX_NAME, H5_ITER_INC, visit, &meta, H5O_INFO_BASIC | H5O_INFO_HDR), m_path,
-            "cannot walk the HDF5 tree");
-  H5Eclear2(H5E_DEFAULT);
+  // Object headers and the superblock (m_headers, noted by the coverage walk), where a dataset's data must never
+  // be: writing the mean there (by pwrite() or H5Dwrite alike) would make the output unreadable. Other metadata
+  // (heaps, B-trees) is not enumerable through the API; the writer reads its output back instead (hdf5_writer.cpp).
+  // Both lists sorted by where they begin, each data range is checked against its neighbour and against the
+  // header that reaches furthest among those beginning before its end: n log n, not data ranges x headers.
   std::sort(m_data_ranges.begin(), m_data_ranges.end());
+  std::sort(m_headers.begin(), m_headers.end());
+  std::vector<std::size_t> furthest(m_headers.size());  // the index of the header of greatest end up to i
+  for (std::size_t i = 0; i < m_headers.size(); ++i)
+    furthest[i] = i > 0 && m_headers[furthest[i - 1]].first.second >= m_headers[i].first.second ? furthest[i - 1] : i;
   for (std::size_t i = 0; i < m_data_ranges.size(); ++i) {
     const auto& [span, index] = m_data_ranges[i];
-    const auto where = "its data at bytes [" + std::to_string(span.first) + ", " + std::to_string(span.second) + ")";
+    const auto where = [&] {
+      return m_tensors[index].name + ": its data at bytes [" + std::to_string(span.first) + ", " +
+             std::to_string(span.second) + ")";
+    };
     if (i + 1 < m_data_ranges.size() && m_data_ranges[i + 1].first.first < span.second)
-      fail(m_path, m_tensors[index].name + ": " + where + " overlaps the data of " +
-                       m_tensors[m_data_ranges[i + 1].second].name + " (corrupt HDF5 file)");
-    for (const auto& [m, what] : meta.spans)
-      if (m.first < span.second && span.first < m.second)
-        fail(m_path, m_tensors[index].name + ": " + where + " overlaps " + what + " (corrupt HDF5 file)");
+      fail(m_path,
+           where() + " overlaps the data of " + m_tensors[m_data_ranges[i + 1].second].name + " (corrupt HDF5 file)");
+    // The headers that begin before the data ends; of them, the one that ends furthest overlaps it if any does.
+    const auto before_end = std::lower_bound(m_headers.begin(), m_headers.end(), span.second,
+                                             [](const auto& h, std::uint64_t at) { return h.first.first < at; });
+    if (before_end == m_headers.begin()) continue;
+    const auto& [m, what] = m_headers[furthest[static_cast<std::size_t>(before_end - m_headers.begin()) - 1]];
+    if (span.first < m.second) fail(m_path, where() + " overlaps " + what + " (corrupt HDF5 file)");
   }
 }
 

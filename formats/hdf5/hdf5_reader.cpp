@@ -177,38 +177,13 @@ void Hdf5Reader::set_keras_roles() {
   }
 }
 
-// The coverage rule: every numeric dataset the layout did not list is a tensor too, named by its path, so a merge
-// averages it instead of keeping input 1's values unnoticed (a sub-object a layout rule missed, a stray dataset).
-void Hdf5Reader::add_uncovered() {
-  struct Visit {
-    std::vector<std::string> names;
-    std::optional<std::string> unreadable;  // a link whose object's header HDF5 cannot read
-  } visit;
-  auto cb = [](hid_t g, const char* name, const H5L_info_t* info, void* data) -> herr_t {
-    auto& v = *static_cast<Visit*>(data);
-    if (info->type != H5L_TYPE_HARD) return 0;
-    const auto type = h5::object_type(g, name);
-    if (!type) {
-      v.unreadable = name;
-      return 1;  // stops the walk; reported below (no exception may cross HDF5's C frames)
-    }
-    if (*type == H5O_TYPE_DATASET) v.names.emplace_back(name);
-    return 0;
-  };
-  h5::check(H5Lvisit(m_file.get(), H5_INDEX_NAME, H5_ITER_INC, cb, &visit), m_path, "cannot walk the HDF5 tree");
-  if (visit.unreadable) fail(m_path, *visit.unreadable + ": cannot read its object header (corrupt HDF5 file)");
-  std::set<std::string_view> listed;
-  for (const TensorInfo& t : m_tensors) listed.insert(t.name);
-  std::vector<std::string> uncovered;
-  for (const auto& name : visit.names)
-    if (!listed.contains(name)) uncovered.push_back(name);
-  for (const auto& name : uncovered) add_dataset(name, Listed::no);
+bool Hdf5Reader::add_dataset(const std::string& name, Listed listed) {
+  h5::check_links(m_file.get(), name, m_path);
+  return add_opened(h5::open_dataset(m_file.get(), name, m_path, "cannot open dataset " + name), name, listed);
 }
 
-bool Hdf5Reader::add_dataset(const std::string& name, Listed listed) {
+bool Hdf5Reader::add_opened(h5::Handle ds, const std::string& name, Listed listed) {
   const std::string what = "cannot open dataset " + name;
-  h5::check_links(m_file.get(), name, m_path);
-  h5::Handle ds = h5::open_dataset(m_file.get(), name, m_path, what);
   h5::Handle type = h5::check(H5Dget_type(ds.get()), H5Tclose, m_path, what);
   const auto dtype = h5::dtype_of(type.get());
   if (!dtype) {

@@ -88,6 +88,11 @@ class Hdf5Reader final : public ListedReader {
   void set_keras_roles();
   // Adds a numeric dataset as a tensor; returns false for what is not one (strings, empty datasets).
   bool add_dataset(const std::string& name, Listed listed);
+  // Adds the open dataset `ds` named `name` as add_dataset does.
+  bool add_opened(h5::Handle ds, const std::string& name, Listed listed);
+  struct Walk;  // tree_walk.cpp
+  bool note_header(Walk& walk, const H5O_info_t& info, const std::string& name);
+  void walk_group(Walk& walk, hid_t group, const std::string& prefix, int depth);
   // Refuses a dataset of more than k_max_unwritten bytes whose storage was never (or only partly) written.
   void check_allocated(hid_t dataset, const std::string& name, std::uint64_t bytes) const;
   // Refuses contiguous data that overlaps another dataset's data, an object header or the superblock.
@@ -104,6 +109,7 @@ class Hdf5Reader final : public ListedReader {
   std::vector<Entry> m_entries;
   using ByteSpan = std::pair<std::uint64_t, std::uint64_t>;     // [begin, end) in the file
   std::vector<std::pair<ByteSpan, std::size_t>> m_data_ranges;  // contiguous data -> tensor index
+  std::vector<std::pair<ByteSpan, std::string>> m_headers;      // the superblock and object headers, named
   ModelLayers m_layers;
 };
 

@@ -166,7 +166,8 @@ class Machine {
     ++m_epoch;
     std::vector<const Value*> todo(m_stack.begin(), m_stack.end());
     todo.insert(todo.end(), std::begin(m_shared), std::end(m_shared));
-    for (const auto& [index, v] : m_memo) todo.push_back(v);
+    todo.insert(todo.end(), m_memo.begin(), m_memo.end());
+    for (const auto& [index, v] : m_sparse_memo) todo.push_back(v);
     while (!todo.empty()) {
       const Value* v = todo.back();
       todo.pop_back();
@@ -174,7 +175,7 @@ class Machine {
       v->mark = m_epoch;
       todo.insert(todo.end(), v->items.begin(), v->items.end());
       todo.push_back(v->state);
-      todo.push_back(v->tensor.storage);
+      if (v->tensor) todo.push_back(v->tensor->storage);
     }
     m_result.arena.sweep(m_epoch);
     m_next_collect = std::max<std::size_t>(2 * m_result.arena.size(), k_first_collect);
@@ -239,11 +240,33 @@ class Machine {
     v->text.assign(reinterpret_cast<const char*>(b), n);
     push(v);
   }
-  void memo_put(std::uint64_t index) { m_memo[index] = top(); }
+  // The memo: Python numbers its entries 0, 1, 2, ... (MEMOIZE: the count so far), which index a vector; an index
+  // far beyond the entries stored (a hand-made pickle's) goes to a map, so that the vector stays within about twice
+  // the entries. Each index lives in one of the two.
+  void memo_put(std::uint64_t index) {
+    Value* v = top();
+    if (index >= m_memo.size() && index <= 2 * m_memo_count + 1024) {
+      m_memo.resize(std::max<std::uint64_t>(index + 1, 2 * m_memo.size()));
+      for (auto it = m_sparse_memo.begin(); it != m_sparse_memo.end();)
+        if (it->first < m_memo.size()) {
+          m_memo[it->first] = it->second;
+          it = m_sparse_memo.erase(it);
+        } else {
+          ++it;
+        }
+    }
+    Value*& slot = index < m_memo.size() ? m_memo[index] : m_sparse_memo[index];
+    if (!slot) ++m_memo_count;
+    slot = v;
+  }
   void memo_get(std::uint64_t index) {
-    const auto it = m_memo.find(index);
-    if (it == m_memo.end()) bad("reads memo entry " + std::to_string(index) + ", which was never stored");
-    push(it->second);
+    Value* v = index < m_memo.size() ? m_memo[index] : nullptr;
+    if (!v) {
+      const auto it = m_sparse_memo.find(index);
+      if (it == m_sparse_memo.end()) bad("reads memo entry " + std::to_string(index) + ", which was never stored");
+      v = it->second;
+    }
+    push(v);
   }
   Value* container(Value* v, Kind k, const char* op) {
     if (v->kind != k) bad(std::string(op) + " on a " + describe(*v));
@@ -304,11 +327,13 @@ class Machine {
   const std::vector<std::string>* m_value_names;
   std::vector<Value*> m_stack;
   std::vector<std::size_t> m_marks;
-  std::unordered_map<std::uint64_t, Value*> m_memo;
-  std::size_t m_next_collect = k_first_collect;  // the arena's size that calls collect()
-  std::uint32_t m_epoch = 0;                     // collect()'s mark for the values it reached
-  std::map<std::string, bool> m_classes;         // names outside the table, and whether NEWOBJ instantiated them
-  Value* m_shared[k_shared_ints + 3] = {};       // see shared()
+  std::vector<Value*> m_memo;                               // see memo_put
+  std::unordered_map<std::uint64_t, Value*> m_sparse_memo;  // the indices beyond the vector's reach
+  std::uint64_t m_memo_count = 0;                           // the indices stored
+  std::size_t m_next_collect = k_first_collect;             // the arena's size that calls collect()
+  std::uint32_t m_epoch = 0;                                // collect()'s mark for the values it reached
+  std::map<std::string, bool> m_classes;    // names outside the table, and whether NEWOBJ instantiated them
+  Value* m_shared[k_shared_ints + 3] = {};  // see shared()
   Pickle m_result;
 };
 
@@ -411,11 +436,11 @@ void Machine::step(unsigned char op) {
       dict->items.insert(dict->items.end(), items.begin(), items.end());
       break;
     }
-    case 'q': memo_put(le(1)); break;           // BINPUT
-    case 'r': memo_put(le(4)); break;           // LONG_BINPUT
-    case 0x94: memo_put(m_memo.size()); break;  // MEMOIZE
-    case 'h': memo_get(le(1)); break;           // BINGET
-    case 'j': memo_get(le(4)); break;           // LONG_BINGET
+    case 'q': memo_put(le(1)); break;          // BINPUT
+    case 'r': memo_put(le(4)); break;          // LONG_BINPUT
+    case 0x94: memo_put(m_memo_count); break;  // MEMOIZE
+    case 'h': memo_get(le(1)); break;          // BINGET
+    case 'j': memo_get(le(4)); break;          // LONG_BINGET
     case 'p':
     case 'g': {  // PUT, GET: protocol 0 text
       const std::string s = line();
@@ -569,7 +594,7 @@ Value* Machine::rebuild_tensor(const Value& args) {
       a[3]->kind != Kind::tuple || a[2]->items.size() != a[3]->items.size())
     bad("a tensor's arguments are not (storage, offset, size, stride)");
   Value* t = make(Kind::tensor);
-  TensorRef& r = t->tensor;
+  TensorRef& r = *t->tensor;
   r.storage = a[0];
   if (a[1]->integer < 0) bad("a tensor has a negative storage offset");
   r.offset = static_cast<std::uint64_t>(a[1]->integer);
@@ -589,11 +614,11 @@ Value* Machine::rebuild_tensor(const Value& args) {
       bad("a tensor's size and stride overflow");
   }
   std::uint64_t count = 0;
-  if (!checked_count(r.shape, dtype_size(a[0]->storage.dtype), count)) bad("a tensor's size overflows");
-  if (!empty && last >= a[0]->storage.numel)
+  if (!checked_count(r.shape, dtype_size(a[0]->storage->dtype), count)) bad("a tensor's size overflows");
+  if (!empty && last >= a[0]->storage->numel)
     bad("a tensor of size " + shape_string(r.shape) + " at offset " + std::to_string(r.offset) + " reaches element " +
-        std::to_string(last) + " of storage " + a[0]->storage.key + ", which has " +
-        std::to_string(a[0]->storage.numel));
+        std::to_string(last) + " of storage " + a[0]->storage->key + ", which has " +
+        std::to_string(a[0]->storage->numel));
   return t;
 }
 
@@ -614,18 +639,18 @@ Value* Machine::persistent(const Value& pid) {
   for (const auto& c : k_storages)
     if (a[1]->text == c.name) cls = &c;
   if (!cls) bad("a persistent id names " + a[1]->text + ", not a storage type");
-  s->storage.dtype = cls->dtype;
-  s->storage.key = a[2]->text;
-  s->storage.numel = static_cast<std::uint64_t>(a[4]->integer);
+  s->storage->dtype = cls->dtype;
+  s->storage->key = a[2]->text;
+  s->storage->numel = static_cast<std::uint64_t>(a[4]->integer);
   if (a.size() == 6 && a[5]->kind != Kind::none) {
     const auto& v = a[5]->items;
     if (a[5]->kind != Kind::tuple || v.size() != 3 || v[0]->kind != Kind::string || v[1]->kind != Kind::integer ||
         v[2]->kind != Kind::integer || v[1]->integer < 0 || v[2]->integer < 0 ||
-        static_cast<std::uint64_t>(v[1]->integer) > s->storage.numel ||
-        static_cast<std::uint64_t>(v[2]->integer) > s->storage.numel - static_cast<std::uint64_t>(v[1]->integer))
+        static_cast<std::uint64_t>(v[1]->integer) > s->storage->numel ||
+        static_cast<std::uint64_t>(v[2]->integer) > s->storage->numel - static_cast<std::uint64_t>(v[1]->integer))
       bad("a storage view is not (key, offset, size) inside its storage");
-    s->storage.view_offset = static_cast<std::uint64_t>(v[1]->integer);
-    s->storage.numel = static_cast<std::uint64_t>(v[2]->integer);
+    s->storage->view_offset = static_cast<std::uint64_t>(v[1]->integer);
+    s->storage->numel = static_cast<std::uint64_t>(v[2]->integer);
   }
   return s;
 }
@@ -633,33 +658,22 @@ Value* Machine::persistent(const Value& pid) {
 }  // namespace
 
 Value* Arena::make(Kind k) {
-  Value* v = nullptr;
-  if (!m_free.empty()) {
-    v = m_free.back();
-    m_free.pop_back();
-    v->mark = 0;
-  } else {
-    if (m_filled == k_block) {
-      m_blocks.push_back(std::make_unique<Value[]>(k_block));
-      m_filled = 0;
-    }
-    v = &m_blocks.back()[m_filled++];
-  }
-  ++m_used;
+  Value* v = m_values.make();
+  v->mark = 0;
   v->kind = k;
+  if (k == Kind::storage) v->storage = m_storages.make();
+  if (k == Kind::tensor) v->tensor = m_tensors.make();
   return v;
 }
 
 void Arena::sweep(std::uint32_t epoch) {
-  for (std::size_t b = 0; b < m_blocks.size(); ++b)
-    for (std::size_t i = 0; i < (b + 1 == m_blocks.size() ? m_filled : k_block); ++i) {
-      Value& v = m_blocks[b][i];
-      if (v.mark == epoch || v.mark == k_free) continue;
-      v = Value{};  // frees its text and items now: memory follows the values in use
-      v.mark = k_free;
-      m_free.push_back(&v);
-      --m_used;
-    }
+  m_values.for_each([&](Value& v) {
+    if (v.mark == epoch || v.mark == k_free) return;
+    if (v.storage) m_storages.give_back(v.storage);
+    if (v.tensor) m_tensors.give_back(v.tensor);
+    m_values.give_back(&v);
+    v.mark = k_free;
+  });
 }
 
 Pickle unpickle(const std::string& file, const unsigned char* data, std::size_t size) {

@@ -94,48 +94,95 @@ struct TensorRef {
   std::vector<std::uint64_t> stride;
 };
 
+// One value of the pickle. A storage's and a tensor's facts live beside the values (Arena), so that the values that
+// are neither (eight of a state_dict's ten per tensor) are half as large (about 100 bytes, not 200).
 struct Value {
   Kind kind = Kind::none;
   bool boolean = false;
+  mutable bool seen = false;       // a reader's mark while it walks the values (the PyTorch reader: named)
   mutable std::uint32_t mark = 0;  // the unpickler's last collection that reached it (Arena::k_free: unused)
   std::int64_t integer = 0;
   double floating = 0;
-  std::string text;              // string, bytes, a global's or an object's class dotted name, a big integer's
-                                 // bytes, a device
-  std::vector<Value*> items;     // tuple and list; a dict's keys and values alternately
-  const Value* state = nullptr;  // what BUILD gave a dict (an OrderedDict's attributes, such as _metadata) or
-                                 // an object (its attributes)
-  StorageRef storage;
-  TensorRef tensor;
+  std::string text;               // string, bytes, a global's or an object's class dotted name, a big integer's
+                                  // bytes, a device
+  std::vector<Value*> items;      // tuple and list; a dict's keys and values alternately
+  const Value* state = nullptr;   // what BUILD gave a dict (an OrderedDict's attributes, such as _metadata) or
+                                  // an object (its attributes)
+  StorageRef* storage = nullptr;  // Kind::storage: what its persistent id names
+  TensorRef* tensor = nullptr;    // Kind::tensor: its view
 };
 
-// The values one pickle made, in blocks of k_block that never move (values point at each other): one allocation
-// per block rather than per value (a state_dict's pickle makes about 15 values per tensor). A value the unpickler
-// finds unreachable is reset and made again from the free list, so the blocks hold at most the most values in use.
+// The values one pickle made, and their storages' and tensors' facts, in blocks that never move (values point at
+// each other): one allocation per block rather than per value (a state_dict's pickle makes about ten values per
+// tensor). A value the unpickler finds unreachable is reset and made again from the free list, so the blocks hold at
+// most the most values in use.
 class Arena {
  public:
   static constexpr std::uint32_t k_free = UINT32_MAX;  // the mark of a value on the free list
 
-  // Returns a value of kind `k`, every other member at its default.
+  // Returns a value of kind `k`, every other member at its default (a storage's or a tensor's facts made too).
   Value* make(Kind k);
   // Resets every value in use whose mark is not `epoch` and puts it on the free list.
   void sweep(std::uint32_t epoch);
   // Returns how many values are in use.
-  std::size_t size() const { return m_used; }
+  std::size_t size() const { return m_values.used(); }
   // Calls f(const Value&) for each value in use, in the order they were first made.
   template <class F>
   void for_each(F f) const {
-    for (std::size_t b = 0; b < m_blocks.size(); ++b)
-      for (std::size_t i = 0; i < (b + 1 == m_blocks.size() ? m_filled : k_block); ++i)
-        if (m_blocks[b][i].mark != k_free) f(m_blocks[b][i]);
+    m_values.for_each([&](const Value& v) {
+      if (v.mark != k_free) f(v);
+    });
   }
 
  private:
-  static constexpr std::size_t k_block = 1024;
-  std::vector<std::unique_ptr<Value[]>> m_blocks;
-  std::size_t m_filled = k_block;  // values handed out from the last block
-  std::size_t m_used = 0;
-  std::vector<Value*> m_free;
+  // Blocks of k_block objects that never move (values point at each other and at their facts): one allocation per
+  // block rather than per object, and a free list of the objects given back.
+  template <class T>
+  class Pool {
+   public:
+    T* make() {
+      T* t = nullptr;
+      if (!m_free.empty()) {
+        t = m_free.back();
+        m_free.pop_back();
+      } else {
+        if (m_filled == k_block) {
+          m_blocks.push_back(std::make_unique<T[]>(k_block));
+          m_filled = 0;
+        }
+        t = &m_blocks.back()[m_filled++];
+      }
+      ++m_used;
+      return t;
+    }
+    // Resets `t` (freeing what it holds now: memory follows the objects in use) and puts it on the free list.
+    void give_back(T* t) {
+      *t = T{};
+      m_free.push_back(t);
+      --m_used;
+    }
+    std::size_t used() const { return m_used; }
+    template <class F>
+    void for_each(F f) const {
+      for (std::size_t b = 0; b < m_blocks.size(); ++b)
+        for (std::size_t i = 0; i < (b + 1 == m_blocks.size() ? m_filled : k_block); ++i) f(m_blocks[b][i]);
+    }
+    template <class F>
+    void for_each(F f) {
+      for (std::size_t b = 0; b < m_blocks.size(); ++b)
+        for (std::size_t i = 0; i < (b + 1 == m_blocks.size() ? m_filled : k_block); ++i) f(m_blocks[b][i]);
+    }
+
+   private:
+    static constexpr std::size_t k_block = 1024;
+    std::vector<std::unique_ptr<T[]>> m_blocks;
+    std::size_t m_filled = k_block;  // objects handed out from the last block
+    std::size_t m_used = 0;
+    std::vector<T*> m_free;
+  };
+  Pool<Value> m_values;
+  Pool<StorageRef> m_storages;
+  Pool<TensorRef> m_tensors;
 };
 
 struct Pickle {

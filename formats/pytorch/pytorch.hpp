@@ -46,6 +46,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "common/index_table.hpp"
 #include "listed_reader.hpp"
 #include "pytorch/pickle.hpp"
 #include "pytorch/zip_layout.hpp"
@@ -83,10 +84,19 @@ class PytorchReader final : public ListedReader {
 
  private:
   struct StorageData {
+    std::string key;
     std::size_t entry = 0;
     std::uint64_t offset = 0, bytes = 0;  // in the file
     bool viewed = false;                  // a tensor named so far views it
   };
+  // What makes two tensors one view (an alias): the same storage, element offset, dtype, shape and stride.
+  struct ViewKey {
+    std::uint32_t storage;  // in m_storages
+    std::uint64_t offset;   // in elements
+  };
+  // Adds a storage under `key`; returns false when the key is taken.
+  bool add_storage(StorageData data);
+  StorageData* find_storage(const std::string& key);
   void open_zip();
   void open_legacy();
   void name_tensors(const Value& root);
@@ -102,21 +112,22 @@ class PytorchReader final : public ListedReader {
   std::string m_top;
   std::vector<ZipEntry> m_entries;
   std::vector<Pickle> m_pickles;  // kept alive: the tensors' values point into them
-  std::unordered_map<std::string, StorageData> m_storages;
+  std::vector<StorageData> m_storages;
+  IndexTable m_storage_keys;  // m_storages by key
   std::vector<Placement> m_placements;
   std::vector<std::string> m_kept;
   std::string m_shape;  // "state_dict" or "checkpoint", for layout()
   std::uint64_t m_visits = 0;
-  std::uint64_t m_tensor_bytes = 0;          // the tensors named so far, in bytes
-  std::uint64_t m_storage_bytes = 0;         // the storages they view, each once
-  bool m_whole_model = false;                // the pickle holds objects (torch.save(model))
-  std::unordered_set<const Value*> m_named;  // tensors already named
-  std::unordered_set<std::string> m_names;   // the names given, so that each new one is checked in constant time
+  std::uint64_t m_tensor_bytes = 0;   // the tensors named so far, in bytes
+  std::uint64_t m_storage_bytes = 0;  // the storages they view, each once
+  bool m_whole_model = false;         // the pickle holds objects (torch.save(model))
+  IndexTable m_names;                 // m_tensors by name, so that each new one is checked in constant time
   std::unordered_map<const Value*, std::string> m_reached;  // containers walked, with the name of the first path
   std::unordered_map<const Value*, bool> m_holds;           // holds_tensor's answers, per value
   int m_attributes = 0;                                     // > 0 while walking an object's plain attributes
-  Role m_role = Role::unknown;  // what the structure being walked says its tensors are (see walk)
-  std::unordered_map<std::string, std::size_t> m_views;  // a tensor's storage and view -> the first tensor: aliases
+  Role m_role = Role::unknown;       // what the structure being walked says its tensors are (see walk)
+  IndexTable m_views;                // m_tensors by view (ViewKey and TensorInfo): the first tensor of each view
+  std::vector<ViewKey> m_view_keys;  // per tensor, while naming
 };
 
 // Tells whether a file is a torch.save zip archive (its first entry TOP/data.pkl) or starts with the legacy magic.

@@ -6,7 +6,6 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string_view>
-#include <unordered_set>
 
 #include "pytorch/optim_state.hpp"
 #include "pytorch/pytorch.hpp"
@@ -84,16 +83,21 @@ void PytorchReader::open_zip() {
     }
   }
   if (!pkl) refuse(path(), "a zip archive without TOP/data.pkl is not a torch.save file");
-  std::unordered_set<std::string_view> names(m_entries.size());  // views of m_entries' names, which stay put
+  IndexTable names;  // m_entries by name
+  names.reserve(m_entries.size());
+  m_storages.reserve(m_entries.size());
+  m_storage_keys.reserve(m_entries.size());
   const std::string folder = m_top + "/";
   for (std::size_t i = 0; i < m_entries.size(); ++i) {
     const ZipEntry& e = m_entries[i];
     if (e.name.rfind(folder, 0) != 0) refuse(path(), e.name + ": entry outside the archive's folder " + m_top);
-    if (!names.insert(e.name).second) refuse(path(), e.name + ": the entry appears twice");
-    const std::string rest = e.name.substr(m_top.size() + 1);
+    const auto same_name = [&](std::uint32_t j) { return m_entries[j].name == e.name; };
+    if (names.find_or_insert(hash_bytes(e.name), static_cast<std::uint32_t>(i), same_name) != IndexTable::k_none)
+      refuse(path(), e.name + ": the entry appears twice");
+    const std::string_view rest = std::string_view(e.name).substr(m_top.size() + 1);
     const auto text = [&] { return std::string(reinterpret_cast<const char*>(m_file.data() + e.data_offset), e.size); };
     if (rest.rfind("data/", 0) == 0)
-      m_storages[rest.substr(5)] = {i, e.data_offset, e.size};
+      add_storage({std::string(rest.substr(5)), i, e.data_offset, e.size});
     else if (rest == "byteorder" && text() != "little")
       refuse(path(), "big-endian checkpoints are not supported");
     else if (rest == "version" && e.size <= 16)
@@ -131,7 +135,7 @@ void PytorchReader::open_legacy() {
   // The storages' element types come from the persistent ids that name them.
   std::map<std::string, DType> types;
   m_pickles[3].arena.for_each([&](const Value& v) {
-    if (v.kind == Kind::storage) types.emplace(v.storage.key, v.storage.dtype);
+    if (v.kind == Kind::storage) types.emplace(v.storage->key, v.storage->dtype);
   });
   const Value& keys = *m_pickles[4].root;
   if (keys.kind != Kind::list) refuse(path(), "the legacy storage list is not a list");
@@ -147,12 +151,26 @@ void PytorchReader::open_legacy() {
     if (numel > (m_file.size() - at) / elem)
       refuse(path(),
              "storage " + key->text + " of " + std::to_string(numel) + " elements runs past the end of the file");
-    if (!m_storages.emplace(key->text, StorageData{0, at, numel * elem}).second)
-      refuse(path(), "storage " + key->text + " is listed twice");
+    if (!add_storage({key->text, 0, at, numel * elem})) refuse(path(), "storage " + key->text + " is listed twice");
     at += numel * elem;
   }
   m_metadata["pytorch_version"] = "legacy 1001";
   name_tensors(*m_pickles[3].root);
+}
+
+bool PytorchReader::add_storage(StorageData data) {
+  const std::uint64_t hash = hash_bytes(data.key);
+  const auto same = [&](std::uint32_t i) { return m_storages[i].key == data.key; };
+  if (m_storage_keys.find(hash, same) != IndexTable::k_none) return false;
+  m_storage_keys.insert(hash, static_cast<std::uint32_t>(m_storages.size()));
+  m_storages.push_back(std::move(data));
+  return true;
+}
+
+PytorchReader::StorageData* PytorchReader::find_storage(const std::string& key) {
+  const std::uint32_t i =
+      m_storage_keys.find(hash_bytes(key), [&](std::uint32_t j) { return m_storages[j].key == key; });
+  return i == IndexTable::k_none ? nullptr : &m_storages[i];
 }
 
 std::string PytorchReader::layout() const {
@@ -283,13 +301,16 @@ Role PytorchReader::role_here(const std::string& name) const {
 }
 
 void PytorchReader::add_tensor(const Value& v, const std::string& name) {
-  if (!m_named.insert(&v).second && m_attributes > 0) return;
-  if (!m_names.insert(name).second) refuse(path(), name + ": two tensors have this name");
-  const TensorRef& t = v.tensor;
-  const StorageRef& s = t.storage->storage;
-  const auto it = m_storages.find(s.key);
-  if (it == m_storages.end()) refuse(path(), name + ": its storage " + s.key + " is not in the file");
-  const std::uint64_t elem = dtype_size(s.dtype), available = it->second.bytes / elem;
+  if (v.seen && m_attributes > 0) return;
+  v.seen = true;
+  const std::uint64_t name_hash = hash_bytes(name);
+  if (m_names.find(name_hash, [&](std::uint32_t i) { return m_tensors[i].name == name; }) != IndexTable::k_none)
+    refuse(path(), name + ": two tensors have this name");
+  const TensorRef& t = *v.tensor;
+  const StorageRef& s = *t.storage->storage;
+  StorageData* storage = find_storage(s.key);
+  if (!storage) refuse(path(), name + ": its storage " + s.key + " is not in the file");
+  const std::uint64_t elem = dtype_size(s.dtype), available = storage->bytes / elem;
   // The unpickler checked the view against numel; numel (after a legacy view's offset) against the bytes here.
   if (s.numel > available || s.view_offset > available - s.numel)
     refuse(path(), name + ": storage " + s.key + " holds " + std::to_string(available) +
@@ -300,16 +321,16 @@ void PytorchReader::add_tensor(const Value& v, const std::string& name) {
   TensorInfo info{name, s.dtype, t.shape};
   const std::uint64_t bytes = info.bytes();  // checked against overflow by unpickle
   m_tensor_bytes = bytes > UINT64_MAX - m_tensor_bytes ? UINT64_MAX : m_tensor_bytes + bytes;
-  if (!it->second.viewed) m_storage_bytes += it->second.bytes;
-  it->second.viewed = true;
+  if (!storage->viewed) m_storage_bytes += storage->bytes;
+  storage->viewed = true;
   if (m_tensor_bytes > m_storage_bytes + m_file.size() + k_max_expanded)
     refuse(path(), name + ": the tensors so far come to " + std::to_string(m_tensor_bytes) + " bytes over " +
                        std::to_string(m_storage_bytes) + " bytes of storage (views that repeat elements, such as an " +
                        "expanded tensor); wavg reads at most the file's size plus " +
                        std::to_string(k_max_expanded >> 20) + " MiB beyond the storages");
   Placement p;
-  p.entry = it->second.entry;
-  p.begin = it->second.offset + (s.view_offset + t.offset) * elem;
+  p.entry = storage->entry;
+  p.begin = storage->offset + (s.view_offset + t.offset) * elem;
   p.stride = t.stride;
   std::uint64_t expected = 1;
   for (std::size_t d = t.shape.size(); d-- > 0;) {
@@ -317,21 +338,22 @@ void PytorchReader::add_tensor(const Value& v, const std::string& name) {
     expected *= t.shape[d];
   }
   info.role = role_here(name);
-  // The view's key: the storage key's length and bytes, then the offset, dtype, shape and stride as raw bytes.
-  std::string view;
-  const auto put = [&](std::uint64_t n) { view.append(reinterpret_cast<const char*>(&n), sizeof n); };
-  put(s.key.size());
-  view += s.key;
-  put(s.view_offset + t.offset);
-  put(static_cast<std::uint64_t>(s.dtype));
-  for (std::size_t d = 0; d < t.shape.size(); ++d) {
-    put(t.shape[d]);
-    put(t.stride[d]);
-  }
-  if (const auto [seen, first] = m_views.emplace(std::move(view), m_tensors.size()); !first) {
+  // A view is its storage, element offset, dtype, shape and stride.
+  const ViewKey key{static_cast<std::uint32_t>(storage - m_storages.data()), s.view_offset + t.offset};
+  std::uint64_t view_hash =
+      hash_mix(hash_mix(hash_mix(0, key.storage), key.offset), static_cast<std::uint64_t>(s.dtype));
+  for (std::size_t d = 0; d < t.shape.size(); ++d) view_hash = hash_mix(hash_mix(view_hash, t.shape[d]), t.stride[d]);
+  const auto same_view = [&](std::uint32_t i) {
+    return m_view_keys[i].storage == key.storage && m_view_keys[i].offset == key.offset &&
+           m_tensors[i].dtype == s.dtype && m_tensors[i].shape == t.shape && m_placements[i].stride == t.stride;
+  };
+  const auto index = static_cast<std::uint32_t>(m_tensors.size());
+  if (const std::uint32_t first = m_views.find_or_insert(view_hash, index, same_view); first != IndexTable::k_none) {
     info.role = Role::alias;
-    info.alias_of = m_tensors[seen->second].name;
+    info.alias_of = m_tensors[first].name;
   }
+  m_names.insert(name_hash, index);
+  m_view_keys.push_back(key);
   m_tensors.push_back(std::move(info));
   m_placements.push_back(std::move(p));
 }

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 #include "pytorch/pickle.hpp"
 #include "wavg/error.hpp"
@@ -67,12 +68,12 @@ TEST_CASE("unpickler reads a dict of plain values with memo references") {
 TEST_CASE("unpickler builds a tensor view from _rebuild_tensor_v2 and a storage persistent id") {
   const Pickle r = parse("\x80\x02" + tensor_of(6, 4) + ".");
   REQUIRE(r.root->kind == Kind::tensor);
-  const TensorRef& t = r.root->tensor;
+  const TensorRef& t = *r.root->tensor;
   CHECK(t.shape == Shape{4});
   CHECK(t.stride == std::vector<std::uint64_t>{1});
-  CHECK(t.storage->storage.key == "0");
-  CHECK(t.storage->storage.numel == 6);
-  CHECK(t.storage->storage.dtype == DType::f32);
+  CHECK(t.storage->storage->key == "0");
+  CHECK(t.storage->storage->numel == 6);
+  CHECK(t.storage->storage->dtype == DType::f32);
 }
 
 TEST_CASE("unpickler refuses a view that reaches past its storage") {
@@ -137,6 +138,26 @@ TEST_CASE("unpickler keeps a list that contains itself without looping or leakin
       "a."s);
   REQUIRE(r.root->kind == Kind::list);
   CHECK(r.root->items.at(0) == r.root);
+}
+
+TEST_CASE("unpickler's memo: MEMOIZE numbers by the entries stored, far and re-stored indices read back") {
+  // Python's pure unpickler (pickle._loads) reads this as (2, 4, 5, 7, 6, 8, 9): MEMOIZE stores at len(memo), a
+  // BINPUT over an index does not grow it; indices 1100 and 0xf0000000 lie far beyond the entries stored then.
+  const Pickle r = parse(
+      "\x80\x04K\x01\x94"
+      "0K\x02q\x00"
+      "0K\x03rL\x04\0\0"
+      "0K\x04r\xe8\x03\0\0"
+      "0K\x05r\xe9\x03\0\0"
+      "0K\x06\x94"
+      "0K\x07rL\x04\0\0"
+      "0K\x08\x94"
+      "0K\tr\0\0\0\xf0"
+      "0(h\x00j\xe8\x03\0\0j\xe9\x03\0\0jL\x04\0\0h\x04h\x05j\0\0\0\xf0t."s);
+  REQUIRE(r.root->kind == Kind::tuple);
+  std::vector<std::int64_t> got;
+  for (const Value* v : r.root->items) got.push_back(v->integer);
+  CHECK(got == std::vector<std::int64_t>{2, 4, 5, 7, 6, 8, 9});
 }
 
 TEST_CASE("unpickler refuses lengths past the end, missing memo entries, unknown opcodes and a missing STOP") {

@@ -124,11 +124,16 @@ MappedFile::MappedFile(MappedFile&& other) noexcept
     : m_path(std::move(other.m_path)),
       m_region(std::move(other.m_region)),
       m_data(std::exchange(other.m_data, nullptr)),
-      m_size(std::exchange(other.m_size, 0)) {}
+      m_size(std::exchange(other.m_size, 0)),
+      m_released_window(other.m_released_window.load()) {}
 
 MappedFile::~MappedFile() = default;  // the region unmaps when its last holder lets go
 
-void MappedFile::release(std::uint64_t begin, std::uint64_t end) const { release_mapped(m_data, m_size, begin, end); }
+void MappedFile::release(std::uint64_t begin, std::uint64_t end) const {
+  constexpr std::uint64_t window = 2u << 20;  // release_mapped's margin
+  if (end - begin < window && m_released_window.exchange(begin / window) == begin / window) return;
+  release_mapped(m_data, m_size, begin, end);
+}
 
 void MappedFile::prefetch(std::uint64_t begin, std::uint64_t end) const { prefetch_mapped(m_data, m_size, begin, end); }
 

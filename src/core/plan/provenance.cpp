@@ -22,6 +22,7 @@
 #include <filesystem>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <system_error>
 #include <thread>
 
 #include "wavg/error.hpp"
@@ -267,10 +268,12 @@ struct Provenance::State {
       }
     }
   }
+  // Waits for the hashing threads; hashes here what none of them took (none could start: see the constructor).
   void join() {
     pace.end();
     std::call_once(joined, [this] {
       for (auto& t : workers) t.join();
+      if (!stop) work();
     });
   }
   // A run that fails before finish() must not wait for hashes nobody will read.
@@ -323,7 +326,13 @@ Provenance::Provenance(const std::string& command, const std::string& method, co
   // for the engine); a very long input list shares 64 threads, and its later files are hashed after the merge.
   s.pace.mapped_lead = mapped_lead_for(s.files.size());
   const std::size_t threads = hash != HashAlgo::none ? std::min<std::size_t>(s.files.size(), 64) : 0;
-  for (std::size_t t = 0; t < threads; ++t) s.workers.emplace_back([&s] { s.work(); });
+  // A thread that cannot start (EAGAIN: no address space left for its stack, the process limit reached) leaves its
+  // share to the others, or, when none started, to entries(), which hashes on the caller's thread after the merge:
+  // the same digests, later.
+  try {
+    for (std::size_t t = 0; t < threads; ++t) s.workers.emplace_back([&s] { s.work(); });
+  } catch (const std::system_error&) {
+  }
 }
 
 void Provenance::add(const std::string& key, const std::string& value) {
