@@ -3,7 +3,7 @@
 # perturbed copies of the sample (each rank's fp32 partitions and the module's copies given deterministic noise,
 # CRC-32s fixed) are merged with dare-linear over the sample; torch 1.13 reads the output: every parameter's module
 # copy equals its fp32 master cut from the ranks' partitions as zero_to_fp32 cuts them (paddings skipped), and the
-# module's lm_head.weight equals emb.weight's master.
+# module's lm_head.weight equals emb.weight's master. With WAVG_TORCH2_PYTHON, zero_to_fp32 agrees with the module.
 S="$SAMPLES"/deepspeed/aligned/global_step1
 /usr/bin/python3 - "$S" <<'PYTHON'
 import glob, os, shutil, struct, sys, zipfile, zlib
@@ -49,3 +49,17 @@ for g, shapes in enumerate(model["param_shapes"]):
         offset += shape.numel() + pad
 print("ok")
 PYTHON
+# Optional (WAVG_TORCH2_PYTHON with deepspeed): DeepSpeed's own zero_to_fp32 gives every module copy's values.
+PY=${WAVG_TORCH2_PYTHON:-}
+if [ -n "$PY" ] && "$PY" -c 'import deepspeed.utils.zero_to_fp32' >/dev/null 2>&1; then
+  "$PY" - <<'PYTHON' 2>/dev/null
+import contextlib, io, torch
+with contextlib.redirect_stdout(io.StringIO()):  # DeepSpeed reports on stdout
+    from deepspeed.utils.zero_to_fp32 import get_fp32_state_dict_from_zero_checkpoint as consolidate
+    got = consolidate(".", tag="out")
+module = torch.load("out/mp_rank_00_model_states.pt", map_location="cpu", weights_only=False)["module"]
+assert sorted(got) == sorted(module)
+for name, t in got.items():
+    assert torch.equal(t, module[name].float()), name
+PYTHON
+fi
