@@ -40,11 +40,12 @@
 // value) s, the moving-average factor they are scaled by; Caffe uses mean = blob0 * (s == 0 ? 0 : 1 / s), and so
 // for the variance. Two snapshots whose s differ (s grows each iteration towards 1 / (1 - moving_average_fraction))
 // hold statistics on different scales, and the mean of their raw blobs is no snapshot's statistics. So the reader
-// serves a BatchNorm layer's statistics normalised: blobs 0 and 1 times that factor (in double, given in the blob's
-// dtype) and blob 2 as 1, which is what Caffe computes from them; any merge then combines the effective statistics
-// and its output, whose blob 2 is 1, means the same to Caffe. A layer whose s is already 1 is served as stored.
-// These three blobs are buffers, every other blob a weight (a .caffemodel holds no solver state). A BatchNorm layer
-// with fewer than three blobs, or a blob 2 of other than one value, is refused: its statistics' scale is unknown.
+// serves a BatchNorm layer's statistics normalised: blobs 0 and 1 times that factor (factor and product in the blobs'
+// dtype, as Caffe's BatchNormLayer<float> computes them for float32 blobs) and blob 2 as 1, which is what Caffe
+// computes from them; any merge then combines the effective statistics and its output, whose blob 2 is 1, means the
+// same to Caffe. A layer whose s is already 1 is served as stored. These three blobs are buffers, every other blob a
+// weight (a .caffemodel holds no solver state). A BatchNorm layer with fewer than three blobs, or a blob 2 of other
+// than one value, is refused: its statistics' scale is unknown.
 
 #include <memory>
 #include <string>

@@ -1,7 +1,7 @@
 // The Caffe reader (layout in caffe.hpp): the file is mapped and walked once to index its blobs (caffe_net.cpp);
 // values are served from the mapping, a packed run as it lies (view) when aligned, otherwise gathered. A BatchNorm
 // layer's statistics are served normalised, as caffe.hpp says why: its mean and variance blobs times Caffe's factor
-// (blob 2 == 0 ? 0 : 1 / blob 2), computed in double, and blob 2 as 1.
+// (blob 2 == 0 ? 0 : 1 / blob 2), computed in the blobs' dtype as Caffe computes it, and blob 2 as 1.
 
 #include <algorithm>
 #include <cstring>
@@ -20,13 +20,15 @@ enum class Serve { stored, scaled, one };
 
 struct Served {
   Serve how = Serve::stored;
-  double factor = 1.0;
+  double factor = 1.0;  // a float32 layer's: a float, held exactly
 };
 
+// Caffe's caffe_cpu_scale: each value times the factor, in T (a float32 product rounded once, as Caffe's float net).
 template <typename T>
 void scale_in_place(void* values, std::uint64_t count, double factor) {
   T* v = static_cast<T*>(values);
-  for (std::uint64_t i = 0; i < count; ++i) v[i] = static_cast<T>(static_cast<double>(v[i]) * factor);
+  const T f = static_cast<T>(factor);
+  for (std::uint64_t i = 0; i < count; ++i) v[i] = v[i] * f;
 }
 
 // Returns the run of `runs` holding value `offset` (runs are in order and cover every value).
@@ -74,7 +76,9 @@ void CaffeReader::normalise_batch_norm(const std::string& layer, std::size_t fir
     gather(first + 2, 0, 1, &f);
     s = f;
   }
-  const double factor = s == 0 ? 0.0 : 1.0 / s;  // as Caffe's BatchNormLayer::Forward_cpu
+  // As Caffe's BatchNormLayer<Dtype>::Forward_cpu: scale_factor = 1 / s in Dtype (float for float32 blobs).
+  double factor = s == 0 ? 0.0 : 1.0 / s;
+  if (m_tensors[first].dtype == DType::f32) factor = s == 0 ? 0.0f : 1.0f / static_cast<float>(s);
   for (std::size_t i = first; i < first + 3; ++i) m_tensors[i].role = Role::buffer;
   if (s == 1.0) return;  // already normalised: served as stored
   m_net->served[first] = m_net->served[first + 1] = Served{Serve::scaled, factor};

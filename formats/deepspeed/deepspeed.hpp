@@ -25,25 +25,27 @@
 // as it is (plus the padding), and scalar counters (Adam's step).
 //
 // The tensors, as zero_to_fp32 gives them: the buffers (role buffer), the parameters' fp32 master values in
-// param_shapes' order (weight), the shared parameters' aliases; then what the optimizer holds: per parameter and
-// moment `optimizer/NAME/KEY` (optimizer state, cut from the partitions as the master values are) and per scalar
-// key `optimizer/KEY` (a counter: every rank's and group's, which must agree). The torch.save files are read by
-// pytorch's zip parser and restricted unpickler (DeepSpeed's ZeroStageEnum, LossScaler and fragment_address as
-// values). Distrusted: the number of optim files against partition_count, each partition's dtype (float32) and
-// extent inside its storage and file, each moment's length against its partition's, the paddings' counts (one per
-// group, one per parameter, the same on every rank, none negative or past the partitions), and the parameters' total
-// against the partitions' (zero_to_fp32's sanity check). Every name once: a buffer, parameter or shared_params alias
-// repeating one is refused (zero_to_fp32 would overwrite the first one's values; DeepSpeed never writes that). Refused:
-// model-parallel checkpoints (mp_rank_01...) and frozen parameters (not read yet).
+// param_shapes' order (weight), the shared parameters' aliases (role alias of their target, whose action and values
+// they take); then what the optimizer holds: per parameter and moment `optimizer/NAME/KEY` (optimizer state, cut from
+// the partitions as the master values are) and per scalar key `optimizer/KEY` (a counter: every rank's and group's,
+// which must agree). The torch.save files are read by pytorch's zip parser and restricted unpickler (DeepSpeed's
+// ZeroStageEnum, LossScaler and fragment_address as values). Distrusted: the number of optim files against
+// partition_count, each partition's dtype (float32) and extent inside its storage and file, each moment's length
+// against its partition's, the paddings' counts (one per group, one per parameter, the same on every rank, none
+// negative or past the partitions), and the parameters' total against the partitions' (zero_to_fp32's sanity check).
+// Every name once: a buffer, parameter or shared_params alias repeating one is refused (zero_to_fp32 would overwrite
+// the first one's values; DeepSpeed never writes that). Refused: model-parallel checkpoints (mp_rank_01...) and frozen
+// parameters (not read yet).
 //
-// The writer makes a checkpoint folder in input 1's layout (the same files, ranks and partitioning): input 1's
-// files copied, every tensor written where the reader found it, and into its mirrors: the module's copy of each
-// parameter in the model states file (in the module's dtype: bf16, fp16 or fp32, rounded to nearest even), a
-// ZeRO 3 buffer in every rank's model states file, a counter in every rank's and group's state. Each touched
-// storage's CRC-32 is recomputed. What is no tensor (global_steps, the param_groups' lr, the loss scaler) stays
-// input 1's. DeepSpeed's loaders take the folder above and a tag: engine.load_checkpoint(DIR, tag=NAME) and
-// zero_to_fp32's get_fp32_state_dict_from_zero_checkpoint(DIR, tag=NAME) for an output DIR/NAME/. wavg.json beside
-// the files (which DeepSpeed ignores) holds the provenance.
+// The writer makes a checkpoint folder in input 1's layout (the same files, ranks and partitioning): input 1's files
+// copied, every tensor written where the reader found it, and into its mirrors: the module's copy of each parameter in
+// the model states file (in the module's dtype: bf16, fp16 or fp32, rounded to nearest even), a ZeRO 3 buffer in every
+// rank's model states file, a counter in every rank's and group's state. An alias writes only the module copies that
+// are its own (its target writes the master); where the inputs disagree on the tie, the one master cannot hold two
+// means: refused (exit 3). Each touched storage's CRC-32 is recomputed. What is no tensor (global_steps, the
+// param_groups' lr, the loss scaler) stays input 1's. DeepSpeed's loaders take the folder above and a tag:
+// engine.load_checkpoint(DIR, tag=NAME) and zero_to_fp32's get_fp32_state_dict_from_zero_checkpoint(DIR, tag=NAME) for
+// an output DIR/NAME/. wavg.json beside the files (which DeepSpeed ignores) holds the provenance.
 
 #include <memory>
 #include <string>

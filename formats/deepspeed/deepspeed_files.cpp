@@ -43,6 +43,14 @@ const Value* get(const Value* dict, const char* key) {
   return nullptr;
 }
 
+Index index_of(const Value* dict) {
+  Index out;
+  if (!dict || dict->kind != Kind::dict) return out;
+  for (std::size_t i = 0; i + 1 < dict->items.size(); i += 2)
+    if (dict->items[i]->kind == Kind::string) out.emplace(dict->items[i]->text, dict->items[i + 1]);
+  return out;
+}
+
 const Value* get(const Value* dict, std::int64_t key) {
   if (!dict || dict->kind != Kind::dict) return nullptr;
   for (std::size_t i = 0; i + 1 < dict->items.size(); i += 2)

@@ -4,6 +4,8 @@
 
 #include <map>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "deepspeed/deepspeed.hpp"
@@ -23,6 +25,10 @@ struct TorchFile {
 TorchFile parse(const MappedFile& file);
 // Returns dict[key] (a string key) or null.
 const pytorch::Value* get(const pytorch::Value* dict, const char* key);
+// A dict's string keys to their values (the first of a repeated key, as get finds it): built once, so looking up
+// every key of a large dict stays linear in its size.
+using Index = std::unordered_map<std::string_view, const pytorch::Value*>;
+Index index_of(const pytorch::Value* dict);
 // Returns dict[key] for an integer key, or null.
 const pytorch::Value* get(const pytorch::Value* dict, std::int64_t key);
 // Returns a ZeroStageEnum (an object holding its value) or a plain int. Throws Error naming `what`.

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <unordered_set>
 
 #include "deepspeed/deepspeed.hpp"
 #include "deepspeed/deepspeed_files.hpp"
@@ -111,9 +112,11 @@ struct DeepspeedReader::Build {
   std::vector<TorchFile> models;  // the model states files, rank 0's first
   std::vector<std::size_t> model_file;
   std::int64_t stage = 0;
-  std::vector<std::vector<std::vector<Piece>>> fp32;  // [rank][group]: the fp32 master partition
-  std::vector<std::vector<Span>> spans;               // per parameter
-  std::vector<std::size_t> params;                    // per parameter, its index in m_tensors
+  std::vector<std::vector<std::vector<Piece>>> fp32;      // [rank][group]: the fp32 master partition
+  std::vector<std::vector<Span>> spans;                   // per parameter
+  std::vector<std::size_t> params;                        // per parameter, its index in m_tensors
+  std::vector<Index> modules;                             // per model states file, its module dict's keys
+  std::vector<std::unordered_set<std::uint64_t>> placed;  // per file, the data offsets of the storages in m_storages
   // Every name once: zero_to_fp32 would let a later buffer, parameter or alias of the same name overwrite the
   // earlier one's values, which a checkpoint DeepSpeed wrote never asks for.
   std::map<std::string, std::size_t> names;  // to the index in m_tensors that the name takes
@@ -132,9 +135,8 @@ struct DeepspeedReader::Build {
   Piece place(const TorchFile& f, std::size_t file, const Value* v, DType dtype, const std::string& what) {
     pytorch::ZipEntry e;
     const Piece p = piece(f, file, v, dtype, what, &e);
-    auto& list = r.m_storages[file];
-    if (std::none_of(list.begin(), list.end(), [&](const auto& s) { return s.data_offset == e.data_offset; }))
-      list.push_back(e);
+    if (placed.size() <= file) placed.resize(file + 1);
+    if (placed[file].insert(e.data_offset).second) r.m_storages[file].push_back(e);
     return p;
   }
   void add(TensorInfo t, Role role, std::vector<Piece> pieces, std::vector<Mirror> mirrors = {}) {
@@ -146,8 +148,11 @@ struct DeepspeedReader::Build {
   // The copies of module tensor `name` in the model states files (all but `skip`) of `count` elements.
   std::vector<Mirror> module_copies(const std::string& name, std::uint64_t count, std::size_t skip) {
     std::vector<Mirror> out;
+    if (modules.empty())
+      for (const TorchFile& f : models) modules.push_back(index_of(get(f.pickle.root, "module")));
     for (std::size_t m = 0; m < models.size(); ++m) {
-      const Value* v = get(get(models[m].pickle.root, "module"), name.c_str());
+      const auto found = modules[m].find(name);
+      const Value* v = found == modules[m].end() ? nullptr : found->second;
       if (m == skip || !is_tensor(v)) continue;
       const DType dtype = v->tensor->storage->storage->dtype;
       std::uint64_t n = 1;
@@ -156,6 +161,24 @@ struct DeepspeedReader::Build {
       const Piece p = place(models[m], model_file[m], v, dtype, "module." + name);
       out.push_back({p.file, p.at, dtype});
     }
+    return out;
+  }
+
+  // The module's copies of alias `name` of tensor t that are not t's own (torch.save keeps a tied pair one storage,
+  // a module saved apart holds two), each written with t's values.
+  std::vector<Mirror> alias_copies(const std::string& name, std::size_t t) {
+    const DType dtype = r.m_tensors[t].dtype;
+    const auto ours = [&](const Mirror& m) {
+      const auto& own = r.m_mirrors[t];
+      const auto& pieces = r.m_pieces[t];  // a buffer's: its place in rank 0's module
+      return std::any_of(own.begin(), own.end(), [&](const Mirror& o) { return o.file == m.file && o.at == m.at; }) ||
+             std::any_of(pieces.begin(), pieces.end(),
+                         [&](const Piece& p) { return p.file == m.file && p.at == m.at; });
+    };
+    std::vector<Mirror> out;
+    for (const Mirror& m : module_copies(name, r.m_tensors[t].count(), models.size()))
+      if ((m.dtype == dtype || (dtype == DType::f32 && (m.dtype == DType::bf16 || m.dtype == DType::f16))) && !ours(m))
+        out.push_back(m);
     return out;
   }
 
@@ -170,12 +193,12 @@ void DeepspeedReader::Build::buffers() {
   const Value* module = get(model.pickle.root, "module");
   const Value* listed = get(model.pickle.root, "buffer_names");
   if (!listed || listed->kind != Kind::list) fail(model.path, "buffer_names is not a list");
+  std::unordered_set<std::string_view> buffer_names;
+  for (const Value* b : listed->items)
+    if (b->kind == Kind::string) buffer_names.insert(b->text);
   for (std::size_t i = 0; module && i + 1 < module->items.size(); i += 2) {
     const Value* key = module->items[i];
-    if (key->kind != Kind::string || std::none_of(listed->items.begin(), listed->items.end(), [&](const Value* b) {
-          return b->kind == Kind::string && b->text == key->text;
-        }))
-      continue;
+    if (key->kind != Kind::string || !buffer_names.contains(key->text)) continue;
     const Value* v = module->items[i + 1];
     if (!is_tensor(v)) fail(model.path, "buffer " + key->text + " is not a tensor");
     claim(key->text, "buffer");
@@ -293,9 +316,13 @@ void DeepspeedReader::Build::parameters() {
     if (alias->kind != Kind::string || of->kind != Kind::string) continue;
     const auto target = names.find(of->text);
     if (target == names.end()) continue;  // zero_to_fp32 skips an alias of a name it does not hold
-    const std::size_t t = target->second;
+    const TensorInfo& of_t = r.m_tensors[target->second];
+    // The tensor that holds the values, also for an alias of an alias; the alias takes its action and result.
+    const std::size_t t = of_t.alias_of.empty() ? target->second : names.at(of_t.alias_of);
     claim(alias->text, "shared_params: the alias");
-    add({alias->text, r.m_tensors[t].dtype, r.m_tensors[t].shape}, r.m_tensors[t].role, r.m_pieces[t]);
+    TensorInfo info{alias->text, r.m_tensors[t].dtype, r.m_tensors[t].shape};
+    info.alias_of = r.m_tensors[t].name;
+    add(std::move(info), Role::alias, r.m_pieces[t], alias_copies(alias->text, t));
   }
 }
 
@@ -303,6 +330,7 @@ void DeepspeedReader::Build::optimizer() {
   // Per rank and group, the optimizer's state of that group's flat partition.
   const std::size_t world = ranks.size(), groups = fp32[0].size();
   std::vector<std::vector<const Value*>> states(world, std::vector<const Value*>(groups, nullptr));
+  std::vector<std::vector<Index>> keyed(world, std::vector<Index>(groups));  // states' keys, each looked up once
   std::size_t found = 0;
   for (std::size_t k = 0; k < world; ++k) {
     const Value* osd = get(ranks[k].pickle.root, "optimizer_state_dict");
@@ -311,7 +339,7 @@ void DeepspeedReader::Build::optimizer() {
       // Rigid: the torch optimizer's state_dict, one flat parameter per group (state key g); elastic: a list.
       const Value* s = base && base->kind == Kind::list ? (g < base->items.size() ? base->items[g] : nullptr)
                                                         : get(get(base, "state"), static_cast<std::int64_t>(g));
-      if (s && s->kind == Kind::dict) states[k][g] = s, ++found;
+      if (s && s->kind == Kind::dict) states[k][g] = s, keyed[k][g] = index_of(s), ++found;
     }
   }
   if (found == 0) return;  // saved before the first step
@@ -335,7 +363,8 @@ void DeepspeedReader::Build::optimizer() {
       const Value* paddings = get(get(ranks[k].pickle.root, "optimizer_state_dict"), "group_paddings");
       for (std::size_t g = 0; g < groups; ++g) {
         const std::string what = "the optimizer's " + key + " of group " + std::to_string(g);
-        const Value* v = get(states[k][g], key.c_str());
+        const auto at = keyed[k][g].find(key);
+        const Value* v = at == keyed[k][g].end() ? nullptr : at->second;
         const Piece p = place(ranks[k], k, v, dtype, what);
         if (scalar) {
           if (!v->tensor->shape.empty()) fail(ranks[k].path, what + " is not a scalar");

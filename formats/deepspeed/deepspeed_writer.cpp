@@ -24,6 +24,15 @@ class DeepspeedWriter final : public Writer {
                  ": a DeepSpeed folder output keeps input 1's layout, so input 1 must be a DeepSpeed "
                  "checkpoint");
     m_source = pytorch::source_indices(*m_input, spec.tensors, display, "a DeepSpeed folder output");
+    for (std::size_t i = 0; i < m_source.size(); ++i) {
+      // A shared_params alias reads its target's fp32 master values: two means cannot both live there.
+      const TensorInfo& in = m_input->tensors()[m_source[i]];
+      if (!in.alias_of.empty() && spec.tensors[i].alias_of != in.alias_of)
+        throw Error(ExitCode::incompatible, display,
+                    in.name + " and " + in.alias_of + " are one parameter (shared_params) in " + m_input->path() +
+                        " but not in every input, so each needs its own mean; a DeepSpeed folder output keeps "
+                        "input 1's parameters: write .safetensors, which holds them apart");
+    }
     std::vector<std::string> models;
     for (std::size_t f = 0; f < m_input->files().size(); ++f) {
       const std::string name = fs::path(m_input->files()[f]).filename().string();
@@ -48,7 +57,10 @@ class DeepspeedWriter final : public Writer {
     const DType dtype = m_input->tensors()[in].dtype;
     const std::size_t elem = dtype_size(dtype);
     const auto* bytes = static_cast<const unsigned char*>(src);
-    std::uint64_t skip = offset, left = count;
+    // A kept alias gets its target's result, which its target writes to their shared places; the alias writes only
+    // its own module copies (none where the module ties the pair in one storage).
+    const bool alias = !m_input->tensors()[in].alias_of.empty();
+    std::uint64_t skip = offset, left = alias ? 0 : count;
     for (const DeepspeedReader::Piece& p : m_input->pieces(in)) {
       if (left == 0) break;
       if (skip >= p.count) {
