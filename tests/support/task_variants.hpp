@@ -44,40 +44,39 @@ class TaskVariants {
     TaskCombineParams plain;
     plain.weights = m_weights.data();
     plain.lambda = 0.75;
-    std::vector<TaskVariant> v;
-    v.push_back({"task arithmetic", plain});
-    TaskCombineParams p = plain;
-    p.normalize = Normalize::yes;
-    v.push_back({"task arithmetic, normalized", p});
-    p = plain;
-    p.sparsify = Sparsify::magnitude;
-    p.threshold = m_threshold.data();
-    p.tie_last = m_tie_last.data();
-    p.consensus = Consensus::sign;
-    p.normalize = Normalize::yes;
-    v.push_back({"ties", p});
-    p.drop_threshold = m_drop.data();
-    p.drop_tie_last = m_drop_last.data();
-    v.push_back({"breadcrumbs-ties", p});
-    p.consensus = Consensus::none;
-    p.normalize = Normalize::no;
-    v.push_back({"breadcrumbs", p});
-    p = plain;
-    p.sparsify = Sparsify::random;
-    p.density = 0.6;
-    p.seed = 0x1234'5678'9abcull;
-    p.stream = 7;
-    v.push_back({"dare-linear, 1/density", p});
-    p.densities = m_densities.data();
-    p.scale = m_scale.data();
-    v.push_back({"dare-linear, norm ratio", p});
-    p.consensus = Consensus::sign;
-    p.normalize = Normalize::yes;
-    v.push_back({"dare-ties, norm ratio", p});
-    return v;
+    TaskCombineParams cut = plain;  // TIES's magnitude cut
+    cut.sparsify = Sparsify::magnitude;
+    cut.threshold = m_threshold.data();
+    cut.tie_last = m_tie_last.data();
+    TaskCombineParams band = cut;  // breadcrumbs' second cut too
+    band.drop_threshold = m_drop.data();
+    band.drop_tie_last = m_drop_last.data();
+    TaskCombineParams drop = plain;  // DARE's mask, rescaled by 1 / density
+    drop.sparsify = Sparsify::random;
+    drop.density = 0.6;
+    drop.seed = 0x1234'5678'9abcull;
+    drop.stream = 7;
+    TaskCombineParams ratio = drop;  // per-input densities, the norm-ratio rescale
+    ratio.densities = m_densities.data();
+    ratio.scale = m_scale.data();
+    return {{"task arithmetic", plain},
+            {"task arithmetic, normalized", elected(plain, Consensus::none)},
+            {"ties", elected(cut, Consensus::sign)},
+            {"breadcrumbs-ties", elected(band, Consensus::sign)},
+            {"breadcrumbs", band},
+            {"dare-linear, 1/density", drop},
+            {"dare-linear, norm ratio", ratio},
+            {"dare-ties, norm ratio", elected(ratio, Consensus::sign)}};
   }
 
  private:
+  // `p` normalized, with the sign election `c`.
+  static TaskCombineParams elected(TaskCombineParams p, Consensus c) {
+    p.consensus = c;
+    p.normalize = Normalize::yes;
+    return p;
+  }
+
   std::vector<double> m_weights, m_threshold;
   std::vector<std::uint64_t> m_tie_last;
   std::vector<double> m_drop;

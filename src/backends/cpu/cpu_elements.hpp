@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "wavg/dispatch_float.hpp"
 #include "wavg/dtype.hpp"
 #include "wavg/element_math.hpp"
 #include "wavg/error.hpp"
@@ -38,16 +39,6 @@ struct Updates {
   double update(std::uint32_t k, std::uint64_t i) const { return update_at<T>(data[k], base, i); }
 };
 
-// Calls f.template operator()<T>() for the floating-point dtype t.
-template <class F>
-void dispatch_float(DType t, F&& f) {
-  switch (t) {
-    case DType::f16: return f.template operator()<DType::f16>();
-    case DType::bf16: return f.template operator()<DType::bf16>();
-    case DType::f32: return f.template operator()<DType::f32>();
-    case DType::f64: return f.template operator()<DType::f64>();
-    default: WAVG_ASSERT(!"kernel: dtype is not floating point");
-  }
-}
+using wavg::dispatch_float;
 
 }  // namespace wavg::cpu

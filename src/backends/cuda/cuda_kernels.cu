@@ -3,6 +3,7 @@
 // inside each chunk so the partial sums are the same bits). Compiled with -fmad=false (CMakeLists.txt).
 
 #include "backends/cuda/cuda_kernels.hpp"
+#include "wavg/dispatch_float.hpp"
 #include "wavg/philox.hpp"
 
 namespace wavg::cuda {
@@ -20,17 +21,6 @@ __device__ inline std::uint64_t first_index() {
   return static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
 }
 __device__ inline std::uint64_t grid_step() { return static_cast<std::uint64_t>(gridDim.x) * blockDim.x; }
-
-template <class F>
-void dispatch(DType t, F&& f) {
-  switch (t) {
-    case DType::f16: return f.template operator()<DType::f16>();
-    case DType::bf16: return f.template operator()<DType::bf16>();
-    case DType::f32: return f.template operator()<DType::f32>();
-    case DType::f64: return f.template operator()<DType::f64>();
-    default: return;  // the backend only passes floating-point dtypes
-  }
-}
 
 template <DType In, DType Out>
 __global__ void weighted_sum_kernel(Inputs in, std::uint64_t count, const double* weights, double divisor, void* out) {
@@ -137,15 +127,15 @@ __global__ void magnitude_histogram_kernel(Inputs in, std::uint64_t count, unsig
 
 void launch_weighted_sum(cudaStream_t stream, const Chunk& c, const double* weights, double divisor, DType out_dtype,
                          void* out) {
-  dispatch(c.dtype, [&]<DType In>() {
-    dispatch(out_dtype, [&]<DType Out>() {
+  dispatch_float(c.dtype, [&]<DType In>() {
+    dispatch_float(out_dtype, [&]<DType Out>() {
       weighted_sum_kernel<In, Out><<<blocks_for(c.count), k_threads, 0, stream>>>(c.in, c.count, weights, divisor, out);
     });
   });
 }
 
 void launch_sum_squares(cudaStream_t stream, const Chunk& c, double* partial) {
-  dispatch(c.dtype, [&]<DType T>() {
+  dispatch_float(c.dtype, [&]<DType T>() {
     sum_squares_kernel<T>
         <<<blocks_for(reduce_chunks(c.count) * c.in.n), k_threads, 0, stream>>>(c.in, c.count, partial);
   });
@@ -153,20 +143,20 @@ void launch_sum_squares(cudaStream_t stream, const Chunk& c, double* partial) {
 
 void launch_sq_distances(cudaStream_t stream, const Chunk& c, const double* scales, double* partial) {
   const std::uint64_t work = reduce_chunks(c.count) * c.in.n * c.in.n;
-  dispatch(c.dtype, [&]<DType T>() {
+  dispatch_float(c.dtype, [&]<DType T>() {
     sq_distances_kernel<T><<<blocks_for(work), k_threads, 0, stream>>>(c.in, c.count, scales, partial);
   });
 }
 
 void launch_combine(cudaStream_t stream, const Chunk& c, const double* coeffs, double divisor, double* out) {
-  dispatch(c.dtype, [&]<DType T>() {
+  dispatch_float(c.dtype, [&]<DType T>() {
     combine_kernel<T><<<blocks_for(c.count), k_threads, 0, stream>>>(c.in, c.count, coeffs, divisor, out);
   });
 }
 
 void launch_order_statistic(cudaStream_t stream, const Chunk& c, const double* scales, const double* weights,
                             OrderStat stat, std::uint32_t trim, double* out) {
-  dispatch(c.dtype, [&]<DType T>() {
+  dispatch_float(c.dtype, [&]<DType T>() {
     order_statistic_kernel<T>
         <<<blocks_for(c.count), k_threads, 0, stream>>>(c.in, c.count, scales, weights, stat, trim, out);
   });
@@ -179,8 +169,8 @@ void launch_gaussian_noise(cudaStream_t stream, double* values, std::uint64_t co
 
 void launch_server_step(cudaStream_t stream, const ServerStepParams& p, std::uint64_t count, const double* delta,
                         const void* base, DType dtype, double* m, double* v, DType out_dtype, void* out) {
-  dispatch(dtype, [&]<DType T>() {
-    dispatch(out_dtype, [&]<DType O>() {
+  dispatch_float(dtype, [&]<DType T>() {
+    dispatch_float(out_dtype, [&]<DType O>() {
       server_step_kernel<T, O><<<blocks_for(count), k_threads, 0, stream>>>(p, count, delta, base, m, v, out);
     });
   });
@@ -188,8 +178,8 @@ void launch_server_step(cudaStream_t stream, const ServerStepParams& p, std::uin
 
 void launch_task_combine(cudaStream_t stream, const Chunk& c, const TaskCombineParams& p, std::uint64_t offset,
                          DType out_dtype, void* out) {
-  dispatch(c.dtype, [&]<DType T>() {
-    dispatch(out_dtype, [&]<DType O>() {
+  dispatch_float(c.dtype, [&]<DType T>() {
+    dispatch_float(out_dtype, [&]<DType O>() {
       task_combine_kernel<T, O><<<blocks_for(c.count), k_threads, 0, stream>>>(c.in, c.count, p, offset, out);
     });
   });
@@ -197,7 +187,7 @@ void launch_task_combine(cudaStream_t stream, const Chunk& c, const TaskCombineP
 
 void launch_random_mask_l1(cudaStream_t stream, const Chunk& c, const TaskCombineParams& p, std::uint64_t offset,
                            double* partial) {
-  dispatch(c.dtype, [&]<DType T>() {
+  dispatch_float(c.dtype, [&]<DType T>() {
     random_mask_l1_kernel<T>
         <<<blocks_for(reduce_chunks(c.count) * c.in.n), k_threads, 0, stream>>>(c.in, c.count, p, offset, partial);
   });
@@ -205,12 +195,12 @@ void launch_random_mask_l1(cudaStream_t stream, const Chunk& c, const TaskCombin
 
 void launch_gram(cudaStream_t stream, const Chunk& c, double* partial) {
   const std::uint64_t work = reduce_chunks(c.count) * c.in.n * c.in.n;
-  dispatch(c.dtype,
-           [&]<DType T>() { gram_kernel<T><<<blocks_for(work), k_threads, 0, stream>>>(c.in, c.count, partial); });
+  dispatch_float(
+      c.dtype, [&]<DType T>() { gram_kernel<T><<<blocks_for(work), k_threads, 0, stream>>>(c.in, c.count, partial); });
 }
 
 void launch_magnitude_histogram(cudaStream_t stream, const Chunk& c, unsigned long long* hist) {
-  dispatch(c.dtype, [&]<DType T>() {
+  dispatch_float(c.dtype, [&]<DType T>() {
     magnitude_histogram_kernel<T><<<blocks_for(c.count), k_threads, 0, stream>>>(c.in, c.count, hist);
   });
 }

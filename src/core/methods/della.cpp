@@ -27,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "wavg/dispatch_float.hpp"
 #include "wavg/element_math.hpp"
 #include "wavg/error.hpp"
 #include "wavg/philox.hpp"
@@ -225,7 +226,7 @@ class Della final : public Method {
         const std::uint64_t n = std::min(per_chunk, units - u0);
         m_scratch.resize(n * unit);
         m_slices.resize(n * 2);
-        dispatch(in.dtype, [&]<DType T>() {
+        dispatch_float(in.dtype, [&]<DType T>() {
           sparsify<T>(in, k, rows, s, offset, u0 * unit, n, m_scratch.data(), m_slices.data());
         });
         for (std::uint64_t j = 0; j < n; ++j) {  // in slice order: the same sums for any block size
@@ -255,7 +256,7 @@ class Della final : public Method {
       for (std::size_t k = 0; k < m_n; ++k) {
         double* t = m_scratch.data() + k * count;
         tau[k] = t;
-        dispatch(in.dtype, [&]<DType T>() {
+        dispatch_float(in.dtype, [&]<DType T>() {
           if (settings[k].density >= 1) {  // mergekit returns the task vector whole
             for (std::uint64_t i = 0; i < count; ++i)
               t[i] = load<T>(in.data[k], first + i) - load<T>(in.base, first + i);
@@ -269,8 +270,8 @@ class Della final : public Method {
       double* mixed = m_scratch.data() + m_n * count;
       const BlockInputs vectors{DType::f64, count, std::span<const void* const>(tau.data(), m_n), nullptr};
       m_backend.task_combine(vectors, p, offset + first, DType::f64, mixed);
-      dispatch(in.dtype, [&]<DType T>() {
-        dispatch(entry.out_dtype, [&]<DType O>() {
+      dispatch_float(in.dtype, [&]<DType T>() {
+        dispatch_float(entry.out_dtype, [&]<DType O>() {
           for (std::uint64_t i = 0; i < count; ++i) store<O>(out, first + i, load<T>(in.base, first + i) + mixed[i]);
         });
       });
@@ -296,18 +297,6 @@ class Della final : public Method {
       if (!(before < k_l1_eps || after < k_l1_eps)) s.scale = before / after;
     }
     return s;
-  }
-
-  // Calls f.template operator()<T>() for the float dtype `d`.
-  template <class F>
-  static void dispatch(DType d, F&& f) {
-    switch (d) {
-      case DType::f16: return f.template operator()<DType::f16>();
-      case DType::bf16: return f.template operator()<DType::bf16>();
-      case DType::f32: return f.template operator()<DType::f32>();
-      case DType::f64: return f.template operator()<DType::f64>();
-      default: WAVG_ASSERT(!"della: not a float dtype");
-    }
   }
 
   Backend& m_backend;
