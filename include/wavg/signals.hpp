@@ -48,8 +48,9 @@ class FaultScope {
   FaultScope& operator=(const FaultScope&) = delete;
 };
 
-// Holds SIGINT, SIGTERM and SIGHUP back for its lifetime (they are delivered when it ends), so that a step that
-// must not be cut in two (create a file and record it for the cleanups; put an output's files in place) runs whole.
+// Holds SIGINT, SIGTERM and SIGHUP back for its lifetime, in every thread (one that arrives is noted, and raised
+// when the last DeferInterrupts of the process ends), so that a step that must not be cut in two (create a file and
+// record it for the cleanups; put an output's files in place) runs whole.
 class DeferInterrupts {
  public:
   DeferInterrupts();

@@ -8,12 +8,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "hdf5/h5.hpp"
 #include "support/run.hpp"
 #include "support/temp_dir.hpp"
 #include "wavg/atomic_file.hpp"
 #include "wavg/mapped_file.hpp"
+#include "wavg/signals.hpp"
 #include "wavg/temp_file.hpp"
 
 using namespace wavg;
@@ -36,6 +38,32 @@ TEST_CASE("SIGINT removes the temporary output, what a library made beside it, a
     CHECK(test::count_entries(out_dir.path()) == 0);
     CHECK(test::count_entries(scratch_dir.path()) == 0);
   }
+}
+
+TEST_CASE("an interrupt that another thread receives waits for the deferring thread's step, then cleans up") {
+  test::TempDir out_dir;
+  const auto r = test::run_in_child([&] {
+    AtomicFile out(out_dir / "model.safetensors", Overwrite::no);
+    {
+      const signals::DeferInterrupts deferred;
+      // A thread that does not block the signal receives it (as a hash thread or an OpenMP worker would); its
+      // handler must leave the cleanups to the end of this step.
+      std::thread([] {
+        sigset_t term;  // a new thread starts with its creator's mask: open it, as a worker made earlier would be
+        sigemptyset(&term);
+        sigaddset(&term, SIGTERM);
+        ::pthread_sigmask(SIG_UNBLOCK, &term, nullptr);
+        ::kill(::getpid(), SIGTERM);
+      }).join();
+      ::usleep(100'000);
+      std::ofstream(out_dir / "made while deferred") << "the step ran whole";
+      if (test::count_entries(out_dir.path()) != 2) ::_exit(11);  // the temporary output and this file
+    }
+    ::_exit(10);  // not reached: the deferred signal ends the process here
+  });
+  CHECK(r.exit_code == 128 + SIGTERM);
+  CHECK(test::count_entries(out_dir.path()) == 1);  // the temporary output removed, the step's file kept
+  CHECK(std::filesystem::exists(out_dir / "made while deferred"));
 }
 
 TEST_CASE("a file next to the output that only shares a prefix with its temporary file is left alone") {

@@ -47,7 +47,19 @@ void cleanup_at_exit() {
   std::abort();
 }
 
+// DeferInterrupts, process-wide: a signal sent to the process reaches any thread that does not block it (a hash
+// thread, an OpenMP worker), whose cleanups would otherwise run while the deferring thread is halfway through a step
+// (a file created in a temporary folder the cleanup is emptying, which then stays). While any thread defers, the
+// handler only notes the signal; the last DeferInterrupts to end raises it again. Both sides store, then read the
+// other's variable (sequentially consistent), so exactly one of them acts on a noted signal.
+std::atomic<int> g_deferring{0};
+std::atomic<int> g_noted{0};
+
 extern "C" void on_interrupt(int sig) {
+  g_noted.store(sig);
+  if (g_deferring.load() > 0) return;
+  sig = g_noted.exchange(0);
+  if (sig == 0) return;  // the last DeferInterrupts took it and raises it
   run_cleanups();
   ::signal(sig, SIG_DFL);
   ::raise(sig);  // blocked while this handler runs: delivered, under the default action, when it returns
@@ -136,9 +148,15 @@ DeferInterrupts::DeferInterrupts() {
   sigemptyset(&block);
   for (int sig : k_interrupts) sigaddset(&block, sig);
   ::pthread_sigmask(SIG_BLOCK, &block, &m_old);
+  g_deferring.fetch_add(1);
 }
 
-DeferInterrupts::~DeferInterrupts() { ::pthread_sigmask(SIG_SETMASK, &m_old, nullptr); }
+DeferInterrupts::~DeferInterrupts() {
+  const bool last = g_deferring.fetch_sub(1) == 1;
+  ::pthread_sigmask(SIG_SETMASK, &m_old, nullptr);  // a signal sent to this thread meanwhile arrives here
+  if (!last) return;
+  if (const int sig = g_noted.exchange(0)) ::raise(sig);
+}
 
 namespace {
 
