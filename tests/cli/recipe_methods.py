@@ -55,9 +55,13 @@ def run(name, yaml_text):
 
 
 def close(name, got, want):
+    # Relative error, except for entries below a thousandth of the tensor's largest: base + sum of weighted task
+    # vectors cancels there, and the reference sums its norms in another order (DARE's and DELLA's L1 ratio over a
+    # random mask), so those are held to 1e-15 of the largest instead (a wrong mask entry is off by O(1)).
     assert sorted(got) == sorted(want), name
     for k in want:
-        err = np.max(np.abs(got[k] - want[k]) / np.maximum(np.abs(want[k]), 1e-300))
+        floor = max(1e-3 * np.max(np.abs(want[k])), 1e-300)
+        err = np.max(np.abs(got[k] - want[k]) / np.maximum(np.abs(want[k]), floor))
         assert err <= 1e-12, (name, k, err)
     print(name, "ok")
 
