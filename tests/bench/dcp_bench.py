@@ -46,33 +46,38 @@ def write(rank, folder, k, ranks, millions):
 
 
 def measure(cmd):
-    """Runs cmd; returns seconds, peak anonymous RSS (MiB) and CPU seconds (user + system, its children's too)."""
+    """Runs cmd; returns seconds, peak anonymous RSS (MiB), CPU seconds (user + system, its children's too) and peak
+    RSS (MiB, from GNU time where the machine has it; None where not: getrusage's maxrss of a child forked from
+    this interpreter would count the interpreter's own pages, which the child holds until its exec)."""
+    report = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"dcp_bench_time.{os.getpid()}")
+    gnu_time = os.path.exists("/usr/bin/time")
     t = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+    p = subprocess.Popen((["/usr/bin/time", "-f", "%M", "-o", report] if gnu_time else []) + cmd,
+                         stdout=subprocess.DEVNULL)
     anon = 0
     while True:
         pid, status, usage = os.wait4(p.pid, os.WNOHANG)
         if pid:
             break
-        try:
-            with open(f"/proc/{p.pid}/status") as f:
-                for line in f:
-                    if line.startswith("RssAnon:"):
-                        anon = max(anon, int(line.split()[1]))
-        except OSError:
+        try:  # the command itself, or the child GNU time started
+            for child in [p.pid] + [int(c) for c in open(f"/proc/{p.pid}/task/{p.pid}/children").read().split()]:
+                with open(f"/proc/{child}/status") as f:
+                    for line in f:
+                        if line.startswith("RssAnon:"):
+                            anon = max(anon, int(line.split()[1]))
+        except (OSError, ValueError):
             pass
         time.sleep(0.01)
     seconds = time.perf_counter() - t
     p.returncode = os.waitstatus_to_exitcode(status)
     if p.returncode != 0:
         raise SystemExit(f"{cmd} failed: {p.returncode}")
-    return seconds, anon / 1024, usage.ru_utime + usage.ru_stime
-
-
-def peak_rss(cmd):
-    out = subprocess.run(["/usr/bin/time", "-f", "%M"] + cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                         text=True, check=True)
-    return int(out.stderr.strip().splitlines()[-1]) / 1024
+    rss = None
+    if gnu_time:
+        with open(report) as f:
+            rss = int(f.read().split()[-1]) / 1024
+        os.unlink(report)
+    return seconds, anon / 1024, usage.ru_utime + usage.ru_stime, rss
 
 
 def consolidate_then_average(work, folders):
@@ -104,7 +109,9 @@ def main():
         raise SystemExit(f"{work}: {need / 2**30:.1f} GiB of free disk needed, {free / 2**30:.1f} GiB free")
     for k, f in enumerate(folders):
         if not os.path.exists(os.path.join(f, ".metadata")):
+            t = time.perf_counter()
             mp.spawn(write, args=(f, k, ranks, millions), nprocs=ranks)
+            print(f"wrote {f} in {time.perf_counter() - t:.1f} s", flush=True)
     files = [os.path.join(f, x) for f in folders for x in sorted(os.listdir(f))]
     size = sum(os.path.getsize(x) for x in files) / 2**20
     subprocess.run(["cat"] + files, stdout=subprocess.DEVNULL, check=True)  # warm the page cache
@@ -121,13 +128,13 @@ def main():
     for name, cmd in rows:
         load = os.getloadavg()[0]
         runs = [measure(cmd) for _ in range(1 if name.startswith("torch") else repeat)]
-        best = min(s for s, _, _ in runs)
+        best = min(r[0] for r in runs)
         floor = floor or best
-        rss = peak_rss(cmd)
-        cpu = min(c for _, _, c in runs)
-        print(f"{name:32s} {best:7.2f} s (median {statistics.median(s for s, _, _ in runs):7.2f}) "
+        rss = max(r[3] for r in runs) if runs[0][3] is not None else float("nan")
+        cpu = min(r[2] for r in runs)
+        print(f"{name:32s} {best:7.2f} s (median {statistics.median(r[0] for r in runs):7.2f}) "
               f"{best / floor:5.2f}x floor  CPU {cpu:6.2f} s  peak RSS {rss:6.0f} MiB  "
-              f"anon {max(a for _, a, _ in runs):6.0f} MiB  "
+              f"anon {max(r[1] for r in runs):6.0f} MiB  "
               f"load {load:.1f}-{os.getloadavg()[0]:.1f}", flush=True)
 
 
