@@ -25,6 +25,9 @@ class DcpWriter final : public Writer {
   DcpWriter(const std::string& tmp_dir, const std::string& display, const OutputSpec& spec)
       : m_display(display), m_spec(spec), m_out(tmp_dir, display) {
     m_input = dynamic_cast<const DcpReader*>(spec.template_input);
+    if (!m_input && spec.template_input && spec.template_input->format() == FormatId::none)
+      fail_usage(display + ": a DCP folder output keeps a DCP input 1's ranks and chunking, which the output's " +
+                 spec.template_input->layout() + " do not have; write another format (.safetensors, --format hf)");
     if (!m_input) fail_usage(display + ": a DCP folder output keeps input 1's layout, so input 1 must be a DCP folder");
     m_source = pytorch::source_indices(*m_input, spec.tensors, display, "a DCP folder output");
     if (m_source.size() == m_input->tensors().size())
