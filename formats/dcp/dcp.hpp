@@ -44,8 +44,8 @@
 // and the bytes values (each archive as torch wrote it: a torch.save archive's offsets are relative to its start),
 // and a fresh .metadata describes exactly those: input 1's items without the left-out tensors, their storages at
 // the new offsets (a rank file left empty is not written). wavg.json beside them (a file DCP ignores) holds the
-// provenance. Over an existing DCP folder (--force) .metadata is placed last and the old folder's .distcp files
-// that the new one lacks are removed; other files stay.
+// provenance. Over an existing DCP folder (--force) .metadata is placed last and the old folder's data files
+// (__R_I.distcp) that the new one lacks are removed; other files stay.
 
 #include <cstdint>
 #include <memory>

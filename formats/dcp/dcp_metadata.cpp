@@ -258,7 +258,10 @@ Metadata parse_metadata(const std::string& file, const unsigned char* data, std:
       }
     }
     item.path = split_name(name);
-    if (const auto it = planned.find(name); it != planned.end()) item.planner = Parser::planner_path(it->second);
+    if (const auto it = planned.find(name); it != planned.end()) {
+      item.planned = true;
+      item.planner = Parser::planner_path(it->second);
+    }
     items.push_back(std::move(item));
   }
   assign_roles(items);

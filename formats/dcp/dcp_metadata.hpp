@@ -48,9 +48,10 @@ struct Item {
   Storage where;                  // bytes values
   std::vector<std::string> path;  // the name split at '.'
   Role role = Role::unknown;      // from the state dict's structure (see dcp.hpp); unknown outside an optimizer
-  // planner_data's entry: the path of keys the name flattens (DefaultSavePlanner's); empty when it has none that
-  // is a tuple of strings and integers.
+  // planner_data's entry: the path of keys the name flattens (DefaultSavePlanner's); empty when it is not a tuple
+  // of strings and integers, or absent (planned false).
   std::vector<PathPart> planner;
+  bool planned = false;
 };
 
 struct Metadata {
@@ -66,7 +67,8 @@ Metadata parse_metadata(const std::string& file, const unsigned char* data, std:
 // Returns a .metadata pickle describing `meta` (its items with their storages as given), which
 // torch.distributed.checkpoint's FileSystemReader and parse_metadata read: state_dict_metadata, planner_data,
 // storage_data (MetadataIndex -> _StorageInfo) and version; no storage_meta (torch makes an empty one on load).
-// Throws Error naming `display` for an item without a planner_data path when `meta` has planner_data.
+// Throws Error naming `display` for an item whose planner_data entry is not a path of keys; an item input 1 gave
+// no entry gets none.
 std::string metadata_pickle(const Metadata& meta, const std::string& display);
 
 }  // namespace wavg::dcp

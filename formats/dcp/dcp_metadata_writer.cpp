@@ -151,10 +151,12 @@ std::string metadata_pickle(const Metadata& meta, const std::string& display) {
     p.s += "}(";
     for (const Item& it : meta.items) {
       // torch's loaders without a state dict (dcp_to_torch_save) rebuild the nesting from these paths.
+      if (!it.planned) continue;
       if (it.planner.empty())
-        fail(display, it.name +
-                          ": input 1's .metadata gives no planner_data path of keys for it, which a fresh "
-                          ".metadata must repeat");
+        fail(display,
+             it.name +
+                 ": input 1's .metadata gives a planner_data entry for it that is not a path of keys, which a fresh "
+                 ".metadata must repeat");
       pickle_string(p.s, it.name);
       p.s += '(';
       for (const PathPart& part : it.planner)

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <regex>
 #include <unordered_map>
 
 #include "dcp/dcp.hpp"
@@ -35,12 +36,14 @@ class DcpWriter final : public Writer {
     else
       copy_kept();
     // An existing DCP folder (--force): DCP's loader reads .metadata first, so it is placed last, and the old
-    // checkpoint's data files that the new one lacks go; other files stay.
+    // checkpoint's data files (torch's names, __R_I.distcp, plain files) that the new one lacks go; others stay.
     set_switch_files(tmp_dir, {".metadata"});
+    static const std::regex k_data_file(R"(__[0-9]+_[0-9]+\.distcp)");
     std::error_code ec;
     if (fs::is_regular_file(fs::path(display) / ".metadata", ec))
       for (const auto& e : fs::directory_iterator(display, ec))
-        if (e.path().extension() == ".distcp") retire_in_folder(tmp_dir, e.path().filename().string());
+        if (std::regex_match(e.path().filename().string(), k_data_file) && fs::is_regular_file(e.symlink_status(ec)))
+          retire_in_folder(tmp_dir, e.path().filename().string());
   }
 
   // The copies hold the template's values, which is input 1 only when input 1 is a DCP folder that fits; the

@@ -2,7 +2,7 @@
 // torch 2.15's own .metadata of the two-rank sample, parsed, written again and parsed again, holds the same items,
 // chunks, storages, properties and planner_data paths, whose values are checked against what torch wrote (read with
 // Python's pickle: samples/dcp/README.md); a hand-made one covers the older five-element properties, a negative list
-// index, no version and no planner_data; an item without a planner_data path is refused.
+// index, no version and no planner_data, an item without a planner_data entry; an entry that is no path is refused.
 #include <doctest/doctest.h>
 
 #include "dcp/dcp_metadata.hpp"
@@ -32,6 +32,7 @@ void check_same(const Metadata& a, const Metadata& b) {
     CHECK(x.name == y.name);
     CHECK(x.tensor == y.tensor);
     CHECK(x.role == y.role);
+    CHECK(x.planned == y.planned);
     CHECK(x.planner.size() == y.planner.size());
     for (std::size_t p = 0; p < std::min(x.planner.size(), y.planner.size()); ++p) {
       CHECK(x.planner[p].index == y.planner[p].index);
@@ -124,8 +125,11 @@ TEST_CASE("a hand-made .metadata: five-element properties, no planner_data, no v
 
   m.planner_data = true;
   m.items[0].planner = {{false, 0, "w"}, {true, -1, {}}};
-  CHECK_THROWS_AS(metadata_pickle(m, "out"), Error);  // "v" has no path
-  m.items[1].planner = {{false, 0, "v"}};
+  m.items[0].planned = true;
   m.version = "1.0.0";
+  check_same(m, parse(metadata_pickle(m, "out")));  // "v" had no entry and gets none
+  m.items[1].planned = true;
+  CHECK_THROWS_AS(metadata_pickle(m, "out"), Error);  // "v"'s entry was no path of keys
+  m.items[1].planner = {{false, 0, "v"}};
   check_same(m, parse(metadata_pickle(m, "out")));
 }
