@@ -38,14 +38,21 @@
 //
 // The writer makes a DCP folder in input 1's layout: input 1's files copied, each chunk of every output tensor
 // overwritten in place and its archive's CRC-32s recomputed; .metadata is input 1's byte for byte, so
-// torch.distributed.checkpoint.load into the same model and optimizer resumes from the merge. wavg.json beside them
-// (a file DCP ignores) holds the provenance.
+// torch.distributed.checkpoint.load into the same model and optimizer resumes from the merge. An output that leaves
+// tensors of input 1 out (--exclude, --include, --optimizer-state drop, --tensors intersection) gets new rank files
+// of the same names: each holds, one after the other in input 1's order, the archives of the kept tensors' chunks
+// and the bytes values (each archive as torch wrote it: a torch.save archive's offsets are relative to its start),
+// and a fresh .metadata describes exactly those: input 1's items without the left-out tensors, their storages at
+// the new offsets (a rank file left empty is not written). wavg.json beside them (a file DCP ignores) holds the
+// provenance. Over an existing DCP folder (--force) .metadata is placed last and the old folder's data files
+// (__R_I.distcp) that the new one lacks are removed; other files stay.
 
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "dcp/dcp_metadata.hpp"
 #include "mapped_tensors.hpp"
 #include "pytorch/zip_layout.hpp"
 #include "wavg/format.hpp"
@@ -59,6 +66,7 @@ struct Chunk {
   std::size_t file = 0;       // index into DcpReader::data_files()
   std::uint64_t begin = 0;    // file offset of the chunk's element 0
   std::uint64_t archive = 0;  // file offset of the chunk's torch.save archive
+  std::uint64_t length = 0;   // the archive's bytes (its _StorageInfo's length)
   pytorch::ZipEntry storage;  // its storage entry, offsets relative to `archive`
 };
 
@@ -97,6 +105,8 @@ class DcpReader final : public MappedPiecesReader {
   const std::vector<std::string>& data_files() const { return m_names; }
   const TensorChunks& chunks(std::size_t index) const { return m_chunks[index]; }
   const MappedFile& data_file(std::size_t file) const { return *m_files[file]; }
+  // The .metadata as read: every item in its order (tensors in the order of tensors()), with its storages.
+  const Metadata& dcp_metadata() const { return m_meta; }
 
  private:
   void pieces(std::size_t index, std::uint64_t offset, std::uint64_t count, const PieceFn& f) const override;
@@ -106,6 +116,7 @@ class DcpReader final : public MappedPiecesReader {
   std::vector<std::unique_ptr<MappedFile>> m_files;
   std::vector<TensorChunks> m_chunks;
   std::vector<std::string> m_kept;
+  Metadata m_meta;
 };
 
 // Tells whether `path` is a folder holding a .metadata file.

@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 #include <string_view>
+#include <unordered_map>
 
 #include "pytorch/optim_state.hpp"
 #include "pytorch/pickle.hpp"
@@ -110,12 +111,52 @@ class Parser {
     bad(where + " has dtype " + name + ", which wavg does not read");
   }
 
+  // TensorProperties' elements after the dtype (checked to be a tuple of five or more by dtype()). What is not of
+  // the expected kind keeps its default: only a DCP output's fresh .metadata repeats these.
+  static Properties rest_of(const Value& properties) {
+    Properties out;
+    const auto& v = properties.items;
+    if (v[1]->kind == Kind::global) out.layout = v[1]->text;
+    if (v[2]->kind == Kind::boolean) out.requires_grad = v[2]->boolean;
+    if (v[3]->kind == Kind::object && v[3]->state && v[3]->state->kind == Kind::tuple &&
+        v[3]->state->items.size() == 1 && v[3]->state->items[0]->kind == Kind::integer &&
+        v[3]->state->items[0]->integer >= 0)
+      out.memory_format = static_cast<std::uint64_t>(v[3]->state->items[0]->integer);
+    if (v[4]->kind == Kind::boolean) out.pin_memory = v[4]->boolean;
+    if (v.size() > 5) {
+      out.has_strides = true;
+      if (v[5]->kind == Kind::tuple) {
+        Shape strides;
+        for (const Value* d : v[5]->items)
+          if (d->kind == Kind::integer && d->integer >= 0) strides.push_back(static_cast<std::uint64_t>(d->integer));
+        if (strides.size() == v[5]->items.size()) out.strides = std::move(strides);
+      }
+    }
+    return out;
+  }
+
+  // planner_data's value for one name: a tuple of keys and list indices, else an empty path.
+  static std::vector<PathPart> planner_path(const Value* v) {
+    std::vector<PathPart> path;
+    if (!v || (v->kind != Kind::tuple && v->kind != Kind::list)) return path;
+    for (const Value* part : v->items) {
+      if (part->kind == Kind::string)
+        path.push_back({false, 0, part->text});
+      else if (part->kind == Kind::integer)
+        path.push_back({true, part->integer, {}});
+      else
+        return {};
+    }
+    return path;
+  }
+
   Item tensor(const std::string& name, const Value& meta) const {
     Item item;
     item.name = name;
     item.tensor = true;
-    item.dtype =
-        dtype(object(field(meta, "properties"), std::string(k_module) + "TensorProperties", name), "tensor " + name);
+    const Value& properties = object(field(meta, "properties"), std::string(k_module) + "TensorProperties", name);
+    item.dtype = dtype(properties, "tensor " + name);
+    item.properties = rest_of(properties);
     item.shape = shape(field(meta, "size"), "tensor " + name + "'s size");
     const Value* chunks = field(meta, "chunks");
     if (!chunks || chunks->kind != Kind::list) bad("tensor " + name + "'s chunks are not a list");
@@ -168,7 +209,7 @@ std::vector<std::string> split_name(const std::string& name) {
 
 }  // namespace
 
-std::vector<Item> parse_metadata(const std::string& file, const unsigned char* data, std::size_t size) {
+Metadata parse_metadata(const std::string& file, const unsigned char* data, std::size_t size) {
   const pytorch::Pickle pickle = pytorch::unpickle(file, data, size, value_names());
   Parser p(file);
   const Value& root = p.object(pickle.root, std::string(k_module) + "Metadata", "the pickle");
@@ -186,7 +227,16 @@ std::vector<Item> parse_metadata(const std::string& file, const unsigned char* d
     if (!where.emplace(std::make_pair(fqn, at), p.storage(storages.items[i + 1], "the storage of " + fqn)).second)
       p.bad(fqn + " has two storages at offset " + shape_string(at));
   }
-  std::vector<Item> items;
+  Metadata out;
+  std::vector<Item>& items = out.items;
+  const Value* planner = p.field(root, "planner_data");
+  out.planner_data = planner && planner->kind == Kind::dict;
+  std::unordered_map<std::string_view, const Value*> planned;  // by name: one lookup per item, not a walk
+  if (out.planner_data)
+    for (std::size_t i = 0; i + 1 < planner->items.size(); i += 2)
+      if (planner->items[i]->kind == Kind::string) planned.emplace(planner->items[i]->text, planner->items[i + 1]);
+  if (const Value* version = p.field(root, "version"); version && version->kind == Kind::string)
+    out.version = version->text;
   std::set<std::string> seen;
   for (std::size_t i = 0; i + 1 < entries.items.size(); i += 2) {
     const std::string name = p.text(entries.items[i], "a state_dict_metadata key");
@@ -208,10 +258,14 @@ std::vector<Item> parse_metadata(const std::string& file, const unsigned char* d
       }
     }
     item.path = split_name(name);
+    if (const auto it = planned.find(name); it != planned.end()) {
+      item.planned = true;
+      item.planner = Parser::planner_path(it->second);
+    }
     items.push_back(std::move(item));
   }
   assign_roles(items);
-  return items;
+  return out;
 }
 
 }  // namespace wavg::dcp

@@ -6,7 +6,6 @@
 #include <map>
 
 #include "dcp/dcp.hpp"
-#include "dcp/dcp_metadata.hpp"
 #include "pytorch/pickle.hpp"
 #include "wavg/error.hpp"
 
@@ -60,6 +59,7 @@ void locate(const MappedFile& file, std::uint64_t at, std::uint64_t length, cons
   if (s.view_offset != 0 || data->size / elem < s.numel || t.offset + expect > s.numel)
     fail(file.path(), where + ": the tensor lies outside its storage");
   chunk.archive = at;
+  chunk.length = length;
   chunk.storage = *data;
   chunk.begin = at + data->data_offset + t.offset * elem;
 }
@@ -76,11 +76,11 @@ DcpReader::DcpReader(const std::string& path) : MappedPiecesReader(path, FormatI
   while (m_folder.size() > 1 && m_folder.back() == '/') m_folder.pop_back();
   m_layout = "distributed checkpoint";
   const std::string meta_path = m_folder + "/.metadata";
-  std::vector<Item> items;
   {
     const MappedFile meta(meta_path);
-    items = parse_metadata(meta_path, meta.data(), meta.size());
+    m_meta = parse_metadata(meta_path, meta.data(), meta.size());
   }
+  std::vector<Item>& items = m_meta.items;
   std::map<std::string, std::size_t> file_index;
   auto file_of = [&](const Storage& s, const std::string& what) -> std::size_t {
     const auto [it, fresh] = file_index.emplace(s.file, m_files.size());
@@ -125,6 +125,7 @@ DcpReader::DcpReader(const std::string& path) : MappedPiecesReader(path, FormatI
     m_tensors.push_back(std::move(info));
     m_chunks.push_back(std::move(tc));
   }
+  for (Item& item : items) item.path = {};  // only the roles needed it
 }
 
 std::vector<std::string> DcpReader::files() const {

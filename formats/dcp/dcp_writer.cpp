@@ -1,25 +1,49 @@
-// Writing a DCP folder in input 1's layout: its files copied, the output's tensors written into their chunks'
-// storages in place, each touched archive's CRC-32s recomputed (layout in dcp.hpp).
+// Writing a DCP folder in input 1's layout: its files copied (or, when tensors are left out, rank files of only the
+// kept chunks and a fresh .metadata), the output's tensors written into their chunks' storages in place, each
+// touched archive's CRC-32s recomputed (layout in dcp.hpp).
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <regex>
+#include <unordered_map>
 
 #include "dcp/dcp.hpp"
 #include "pytorch/copied_files.hpp"
+#include "wavg/atomic_directory.hpp"
 #include "wavg/error.hpp"
 
 namespace wavg::dcp {
 
 namespace {
 
+namespace fs = std::filesystem;
+
+constexpr std::size_t k_none = SIZE_MAX;
+
 class DcpWriter final : public Writer {
  public:
   DcpWriter(const std::string& tmp_dir, const std::string& display, const OutputSpec& spec)
       : m_display(display), m_spec(spec), m_out(tmp_dir, display) {
     m_input = dynamic_cast<const DcpReader*>(spec.template_input);
+    if (!m_input && spec.template_input && spec.template_input->format() == FormatId::none)
+      fail_usage(display + ": a DCP folder output keeps a DCP input 1's ranks and chunking, which the output's " +
+                 spec.template_input->layout() + " do not have; write another format (.safetensors, --format hf)");
     if (!m_input) fail_usage(display + ": a DCP folder output keeps input 1's layout, so input 1 must be a DCP folder");
     m_source = pytorch::source_indices(*m_input, spec.tensors, display, "a DCP folder output");
-    // The data files first: copy f is data file f.
-    for (std::size_t f = 0; f < m_input->data_files().size(); ++f)
-      m_out.copy(m_input->data_files()[f], m_input->data_file(f));
-    m_out.copy(".metadata", MappedFile(m_input->folder() + "/.metadata"));
+    if (m_source.size() == m_input->tensors().size())
+      copy_whole();
+    else
+      copy_kept();
+    // An existing DCP folder (--force): DCP's loader reads .metadata first, so it is placed last, and the old
+    // checkpoint's data files (torch's names, __R_I.distcp, plain files) that the new one lacks go; others stay.
+    set_switch_files(tmp_dir, {".metadata"});
+    static const std::regex k_data_file(R"(__[0-9]+_[0-9]+\.distcp)");
+    std::error_code ec;
+    if (fs::is_regular_file(fs::path(display) / ".metadata", ec))
+      for (const auto& e : fs::directory_iterator(display, ec))
+        if (std::regex_match(e.path().filename().string(), k_data_file) && fs::is_regular_file(e.symlink_status(ec)))
+          retire_in_folder(tmp_dir, e.path().filename().string());
   }
 
   // The copies hold the template's values, which is input 1 only when input 1 is a DCP folder that fits; the
@@ -27,32 +51,91 @@ class DcpWriter final : public Writer {
   bool holds_template_values(std::size_t) const override { return false; }
 
   void write(std::size_t index, std::uint64_t offset, std::uint64_t count, const void* src) override {
-    const TensorInfo& t = m_input->tensors()[m_source[index]];
-    const TensorChunks& c = m_input->chunks(m_source[index]);
+    const std::size_t s = m_source[index];
+    const TensorInfo& t = m_input->tensors()[s];
+    const TensorChunks& c = m_input->chunks(s);
     const std::size_t elem = dtype_size(t.dtype);
     std::size_t hint = 0;
     for (std::uint64_t pos = offset, end = offset + count; pos < end;) {
       const Run r = run_at(t, c, pos, end, hint);
       const Chunk& ch = c.chunks[r.chunk];
-      m_out.write(ch.file, static_cast<const unsigned char*>(src) + (pos - offset) * elem, r.count * elem,
-                  ch.begin + r.at * elem);
+      m_out.write(m_copy[ch.file], static_cast<const unsigned char*>(src) + (pos - offset) * elem, r.count * elem,
+                  m_archive[s][r.chunk] + (ch.begin - ch.archive) + r.at * elem);
       pos += r.count;
     }
   }
 
   void finish() override {
     for (const std::size_t s : m_source)
-      for (const Chunk& ch : m_input->chunks(s).chunks)
-        m_out.patch_crc(ch.file, m_input->data_file(ch.file), ch.archive, ch.storage);
+      for (std::size_t k = 0; k < m_input->chunks(s).chunks.size(); ++k) {
+        const Chunk& ch = m_input->chunks(s).chunks[k];
+        m_out.patch_crc(m_copy[ch.file], m_archive[s][k], m_input->data_file(ch.file), ch.archive, ch.storage);
+      }
     m_out.finish(m_spec.provenance);
   }
 
  private:
+  // Every tensor is kept: input 1's files as they are, .metadata byte for byte.
+  void copy_whole() {
+    for (std::size_t f = 0; f < m_input->data_files().size(); ++f)
+      m_copy.push_back(m_out.copy(m_input->data_files()[f], m_input->data_file(f)));
+    m_out.copy(".metadata", MappedFile(m_input->folder() + "/.metadata"));
+    m_archive.resize(m_input->tensors().size());
+    for (const std::size_t s : m_source)
+      for (const Chunk& ch : m_input->chunks(s).chunks) m_archive[s].push_back(ch.archive);
+  }
+
+  // Some tensors are left out: each rank file keeps only the storages the kept items name, in input 1's order, and
+  // a fresh .metadata names them where they now lie.
+  void copy_kept() {
+    const Metadata& in = m_input->dcp_metadata();
+    std::vector<bool> kept(m_input->tensors().size(), false);
+    for (const std::size_t s : m_source) kept[s] = true;
+    Metadata out{{}, in.planner_data, in.version};
+    std::size_t tensor = 0;
+    for (const Item& item : in.items)
+      if (!item.tensor || kept[tensor++]) out.items.push_back(item);
+
+    std::unordered_map<std::string, std::size_t> file_of;
+    for (std::size_t f = 0; f < m_input->data_files().size(); ++f) file_of.emplace(m_input->data_files()[f], f);
+    // Per data file, each kept storage (offset, length) and, once laid out, its new offset.
+    std::vector<std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t>> moved(file_of.size());
+    auto keep = [&](const Storage& s) { moved[file_of.at(s.file)].emplace(std::make_pair(s.offset, s.length), 0); };
+    for (const Item& item : out.items) {
+      if (!item.tensor) keep(item.where);
+      for (const ChunkMeta& c : item.chunks) keep(c.where);
+    }
+    m_copy.assign(file_of.size(), k_none);
+    for (std::size_t f = 0; f < moved.size(); ++f) {
+      if (moved[f].empty()) continue;  // a rank whose every chunk is left out
+      std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
+      std::uint64_t at = 0;
+      for (auto& [range, to] : moved[f]) {
+        ranges.push_back(range);
+        to = at;
+        at += range.second;
+      }
+      m_copy[f] = m_out.copy_ranges(m_input->data_files()[f], m_input->data_file(f), ranges);
+    }
+    auto place = [&](Storage& s) { s.offset = moved[file_of.at(s.file)].at({s.offset, s.length}); };
+    for (Item& item : out.items) {
+      if (!item.tensor) place(item.where);
+      for (ChunkMeta& c : item.chunks) place(c.where);
+    }
+    m_out.add(".metadata", metadata_pickle(out, m_display));
+    m_archive.resize(m_input->tensors().size());
+    for (const std::size_t s : m_source)
+      for (const Chunk& ch : m_input->chunks(s).chunks)
+        m_archive[s].push_back(moved[ch.file].at({ch.archive, ch.length}));
+  }
+
   std::string m_display;
   const OutputSpec& m_spec;
   pytorch::CopiedFiles m_out;
   const DcpReader* m_input = nullptr;
-  std::vector<std::size_t> m_source;  // per output tensor, its index in input 1
+  std::vector<std::size_t> m_source;                  // per output tensor, its index in input 1
+  std::vector<std::size_t> m_copy;                    // per data file of input 1, its copy in m_out
+  std::vector<std::vector<std::uint64_t>> m_archive;  // per tensor of input 1 and chunk, its archive's new offset
 };
 
 }  // namespace

@@ -24,6 +24,7 @@ class DeepspeedWriter final : public Writer {
                  ": a DeepSpeed folder output keeps input 1's layout, so input 1 must be a DeepSpeed "
                  "checkpoint");
     m_source = pytorch::source_indices(*m_input, spec.tensors, display, "a DeepSpeed folder output");
+    refuse_left_out();
     for (std::size_t i = 0; i < m_source.size(); ++i) {
       // A shared_params alias reads its target's fp32 master values: two means cannot both live there.
       const TensorInfo& in = m_input->tensors()[m_source[i]];
@@ -82,11 +83,27 @@ class DeepspeedWriter final : public Writer {
 
   void finish() override {
     for (std::size_t f = 0; f < m_input->files().size(); ++f)
-      for (const pytorch::ZipEntry& e : m_input->storages(f)) m_out.patch_crc(f, m_input->file(f), 0, e);
+      for (const pytorch::ZipEntry& e : m_input->storages(f)) m_out.patch_crc(f, 0, m_input->file(f), 0, e);
     m_out.finish(m_spec.provenance);
   }
 
  private:
+  // A tensor of input 1 the output leaves out (--exclude, --include, --optimizer-state drop, --tensors
+  // intersection) cannot leave these files: ZeRO keeps a group's parameters and their moments as flat partitions
+  // cut across the ranks, which engine.load_checkpoint takes only whole for the same model, and the files' pickles
+  // hold DeepSpeed's objects (its config, ZeroStageEnum, the loss scaler) that wavg reads as data, never re-pickles.
+  void refuse_left_out() const {
+    std::vector<bool> written(m_input->tensors().size(), false);
+    for (const std::size_t s : m_source) written[s] = true;
+    for (std::size_t i = 0; i < written.size(); ++i)
+      if (!written[i])
+        throw Error(ExitCode::usage, m_display,
+                    m_input->tensors()[i].name +
+                        " is left out of the output, but a DeepSpeed folder output holds every tensor of input 1 "
+                        "(ZeRO's flat partitions hold every parameter; --optimizer-state first keeps input 1's "
+                        "moments; to leave tensors out write .safetensors)");
+  }
+
   // The module's bf16 or fp16 copy of fp32 values, rounded to nearest even.
   const void* narrowed(const float* src, std::uint64_t count, DType to) {
     WAVG_ASSERT(m_input && (to == DType::bf16 || to == DType::f16));

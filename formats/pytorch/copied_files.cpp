@@ -29,21 +29,13 @@ std::vector<std::size_t> source_indices(const Reader& input, const std::vector<T
   std::unordered_map<std::string, std::size_t> by_name;
   for (std::size_t i = 0; i < in.size(); ++i) by_name.emplace(in[i].name, i);
   std::vector<std::size_t> source;
-  std::vector<bool> written(in.size(), false);
   for (const TensorInfo& t : tensors) {
     const auto it = by_name.find(t.name);
     if (it == by_name.end() || in[it->second].shape != t.shape || in[it->second].dtype != t.dtype)
       fail(display, "tensor " + t.name + " (" + std::string(dtype_name(t.dtype)) + " " + shape_string(t.shape) +
                         ") is not in input 1 with that dtype and shape; " + what + " keeps input 1's layout");
     source.push_back(it->second);
-    written[it->second] = true;
   }
-  for (std::size_t i = 0; i < in.size(); ++i)
-    if (!written[i])
-      throw Error(ExitCode::usage, display,
-                  in[i].name + " is left out of the output, but " + what +
-                      " holds every tensor of input 1 (--optimizer-state first keeps input 1's moments; for "
-                      "--exclude or --tensors intersection write another format)");
   return source;
 }
 
@@ -68,12 +60,34 @@ std::size_t CopiedFiles::copy(const std::string& name, const MappedFile& from) {
   return m_fds.size() - 1;
 }
 
+std::size_t CopiedFiles::copy_ranges(const std::string& name, const MappedFile& from,
+                                     const std::vector<std::pair<std::uint64_t, std::uint64_t>>& ranges) {
+  m_fds.push_back(create(name));
+  std::uint64_t to = 0;
+  for (const auto& [begin, length] : ranges) {
+    WAVG_ASSERT(from.contains(begin, length));  // the reader checked every storage against its file
+    for (std::uint64_t at = 0; at < length; at += k_block) {
+      const std::uint64_t n = std::min(k_block, length - at);
+      pwrite_all(m_fds.back(), from.data() + begin + at, n, to + at, m_display);
+      from.release(begin + at, begin + at + n);
+    }
+    to += length;
+  }
+  return m_fds.size() - 1;
+}
+
+std::size_t CopiedFiles::add(const std::string& name, const std::string& bytes) {
+  m_fds.push_back(create(name));
+  write(m_fds.size() - 1, bytes.data(), bytes.size(), 0);
+  return m_fds.size() - 1;
+}
+
 void CopiedFiles::write(std::size_t file, const void* data, std::uint64_t bytes, std::uint64_t at) const {
   pwrite_all(m_fds[file], data, bytes, at, m_display);
 }
 
-void CopiedFiles::patch_crc(std::size_t file, const MappedFile& original, std::uint64_t archive,
-                            const ZipEntry& entry) const {
+void CopiedFiles::patch_crc(std::size_t file, std::uint64_t archive, const MappedFile& original,
+                            std::uint64_t original_archive, const ZipEntry& entry) const {
   const int fd = m_fds[file];
   const std::uint64_t data = archive + entry.data_offset;
   std::vector<unsigned char> buf(std::min<std::uint64_t>(entry.size, k_block));
@@ -93,9 +107,10 @@ void CopiedFiles::patch_crc(std::size_t file, const MappedFile& original, std::u
     write(file, le, 4, archive + entry.local_header + 14);
     return;
   }
-  const std::uint64_t after = data + entry.size;
-  const bool signature = original.contains(after, 4) && std::memcmp(original.data() + after, "PK\x07\x08", 4) == 0;
-  write(file, le, 4, after + (signature ? 4 : 0));
+  // The descriptor's optional signature, looked for in the original (the copy's bytes there are the same).
+  const std::uint64_t was = original_archive + entry.data_offset + entry.size;
+  const bool signature = original.contains(was, 4) && std::memcmp(original.data() + was, "PK\x07\x08", 4) == 0;
+  write(file, le, 4, data + entry.size + (signature ? 4 : 0));
 }
 
 void CopiedFiles::finish(const Provenance& provenance) {

@@ -10,37 +10,13 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "pytorch/pickle_writer.hpp"
 #include "pytorch/pytorch.hpp"
 #include "wavg/error.hpp"
 
 namespace wavg::pytorch {
 
 namespace {
-
-// Pickle opcodes, protocol 2: what torch.load(weights_only=True) accepts.
-void pickle_string(std::string& out, const std::string& s) {
-  out += 'X';
-  for (int i = 0; i < 4; ++i) out += static_cast<char>((s.size() >> (8 * i)) & 0xff);
-  out += s;
-}
-void pickle_global(std::string& out, const std::string& module, const std::string& name) {
-  out += 'c' + module + '\n' + name + '\n';
-}
-void pickle_uint(std::string& out, std::uint64_t v) {
-  if (v < 0x80000000u) {
-    out += 'J';
-    for (int i = 0; i < 4; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
-    return;
-  }
-  out += "\x8a\x09";  // LONG1 of 9 bytes: 8 of value, one zero so it stays positive
-  for (int i = 0; i < 8; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
-  out += '\0';
-}
-void pickle_tuple(std::string& out, const std::vector<std::uint64_t>& values) {
-  out += '(';
-  for (const auto v : values) pickle_uint(out, v);
-  out += 't';
-}
 
 // OrderedDict([(name, _rebuild_tensor_v2(storage i, 0, shape, row-major stride, False, OrderedDict())), ...]).
 std::string state_dict_pickle(const std::vector<TensorInfo>& tensors, const std::string& display) {
@@ -66,7 +42,7 @@ std::string state_dict_pickle(const std::vector<TensorInfo>& tensors, const std:
     for (std::size_t d = t.shape.size(); d-- > 0;) stride[d] = s, s *= t.shape[d];
     pickle_tuple(p, t.shape);
     pickle_tuple(p, stride);
-    p += '\x89';
+    pickle_bool(p, false);
     pickle_global(p, "collections", "OrderedDict");
     p += ")RtR";
   }
