@@ -25,6 +25,9 @@ class DcpWriter final : public Writer {
  public:
   DcpWriter(const std::string& tmp_dir, const std::string& display, const OutputSpec& spec)
       : m_display(display), m_spec(spec), m_out(tmp_dir, display) {
+    check_model_folder(
+        display, [&] { return fs::is_regular_file(fs::symlink_status(fs::path(display) / ".metadata")); },
+        "distributed checkpoint (.metadata)");
     m_input = dynamic_cast<const DcpReader*>(spec.template_input);
     if (!m_input && spec.template_input && spec.template_input->format() == FormatId::none)
       fail_usage(display + ": a DCP folder output keeps a DCP input 1's ranks and chunking, which the output's " +

@@ -14,10 +14,22 @@ namespace wavg::deepspeed {
 namespace {
 
 namespace fs = std::filesystem;
+
+// Whether `folder` holds a DeepSpeed checkpoint's model states (a regular file; the one a loader opens first).
+bool holds_model_states(const std::string& folder) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(folder, ec))
+    if (e.path().filename().string().ends_with("_model_states.pt") && fs::is_regular_file(e.symlink_status(ec)))
+      return true;
+  return false;
+}
+
 class DeepspeedWriter final : public Writer {
  public:
   DeepspeedWriter(const std::string& tmp_dir, const std::string& display, const OutputSpec& spec)
       : m_dir(tmp_dir), m_display(display), m_spec(spec), m_out(tmp_dir, display) {
+    check_model_folder(
+        display, [&] { return holds_model_states(display); }, "DeepSpeed checkpoint (*_model_states.pt)");
     m_input = dynamic_cast<const DeepspeedReader*>(spec.template_input);
     if (!m_input)
       fail_usage(display +

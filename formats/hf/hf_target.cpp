@@ -10,6 +10,7 @@
 #include <regex>
 
 #include "hf/hf.hpp"
+#include "wavg/atomic_directory.hpp"
 #include "wavg/error.hpp"
 
 namespace wavg::hf {
@@ -55,10 +56,8 @@ bool is_shard_name(const std::string& name) {
 }
 
 void check_target_folder(const std::string& folder) {
-  std::error_code ec;
-  if (fs::is_directory(fs::symlink_status(folder, ec)) && !fs::is_empty(folder, ec) && !looks_like_hf(folder))
-    throw Error(ExitCode::usage, folder,
-                "is a folder that holds no Hugging Face model; wavg replaces only a model folder");
+  check_model_folder(
+      folder, [&] { return looks_like_hf(folder); }, "Hugging Face model");
 }
 
 void check_replaceable(const std::string& folder, const std::string& name) {

@@ -13,7 +13,9 @@
 // exception, or SIGINT/SIGTERM/SIGHUP before the commit removes the temporary directory and everything in it;
 // placing runs with those signals held back, and a failure while placing takes the placed new-named files back.
 
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "wavg/atomic_file.hpp"
@@ -39,6 +41,10 @@ class AtomicDirectory : public AtomicOutput {
 // Names the files of the temporary directory `tmp_dir` that switch a reader from the old model to the new one:
 // placed after every other file, in this order.
 void set_switch_files(const std::string& tmp_dir, std::vector<std::string> names);
+// Refuses (usage error, exit 2) an existing, non-empty folder `folder` in which `holds_model` finds no model of the
+// writer's kind (`kind`: "Hugging Face model", "distributed checkpoint"): --force replaces a model folder's model,
+// never a folder of other things (a home directory, a folder of notes), even one a writer could add its files to.
+void check_model_folder(const std::string& folder, const std::function<bool()>& holds_model, std::string_view kind);
 // Records `name`, a file of the target being replaced, for removal after the switch (in the order recorded) unless
 // the new output has a file of that name.
 void retire_in_folder(const std::string& tmp_dir, const std::string& name);

@@ -217,6 +217,13 @@ void set_switch_files(const std::string& tmp_dir, std::vector<std::string> names
   folder_plans().at(tmp_dir).switch_files = std::move(names);
 }
 
+void check_model_folder(const std::string& folder, const std::function<bool()>& holds_model, std::string_view kind) {
+  std::error_code ec;
+  if (fs::is_directory(fs::symlink_status(folder, ec)) && !fs::is_empty(folder, ec) && !holds_model())
+    throw Error(ExitCode::usage, folder,
+                "is a folder that holds no " + std::string(kind) + "; wavg replaces only a model folder");
+}
+
 void retire_in_folder(const std::string& tmp_dir, const std::string& name) {
   folder_plans().at(tmp_dir).retired.push_back(name);
 }
