@@ -30,8 +30,8 @@ namespace {
 
 // The probe's budget is CPU time (RLIMIT_CPU in the child), so a valid file's structure is never refused because
 // a loaded machine gave the child little of it; the wall-clock limit is only a backstop for a child that sleeps.
-// The budget grows with the file: the HDF5 library spends about 0.1 ms of CPU per dataset it opens (its metadata
-// cache), so a valid file of 100k small datasets (142 MB) needs about 10 s; a small hostile file still gets 10 s.
+// The budget grows with the file: the HDF5 library spends about 40 us of CPU per dataset it opens (its metadata
+// cache), so a valid file of 100k small datasets (142 MB) needs about 4 s of its 27; a small hostile file gets 10 s.
 constexpr int k_probe_seconds = 10;
 constexpr std::uint64_t k_probe_bytes_per_second = 8ull << 20;
 constexpr int k_probe_wall_seconds = 300;
