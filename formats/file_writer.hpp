@@ -1,7 +1,8 @@
 #pragma once
 // What the writers of one pre-sized output file share (safetensors, MXNet, NumPy .npz): the name messages give the
 // output, the spec, the descriptor of the temporary file, opened, sized and closed with errors that name it, and
-// write() of each tensor's values where the codec laid them out (m_data_at).
+// write() of each tensor's values where the codec laid them out (m_data_at), small ones gathered into few system
+// calls (gathered_writes.hpp).
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common/gathered_writes.hpp"
 #include "wavg/error.hpp"
 #include "wavg/file_io.hpp"
 #include "wavg/format.hpp"
@@ -25,10 +27,13 @@ class FileWriter : public Writer {
   bool holds_template_values(std::size_t) const override { return false; }
   void write(std::size_t index, std::uint64_t offset, std::uint64_t count, const void* src) override {
     const std::size_t elem = dtype_size(m_spec.tensors[index].dtype);
-    pwrite_all(m_fd, src, count * elem, m_data_at[index] + offset * elem, m_display);
+    m_gathered.write(src, count * elem, m_data_at[index] + offset * elem);
   }
   // Closes the output; a codec with more to write at the end (a header, a zip's directory) does that first.
-  void finish() override { close_output(m_fd, m_display); }
+  void finish() override {
+    m_gathered.flush();
+    close_output(m_fd, m_display);
+  }
 
  protected:
   FileWriter(const std::string& display_path, const OutputSpec& spec) : m_display(display_path), m_spec(spec) {}
@@ -48,6 +53,9 @@ class FileWriter : public Writer {
   const OutputSpec& m_spec;
   int m_fd = -1;
   std::vector<std::uint64_t> m_data_at;  // per tensor, the file offset of its element 0
+
+ private:
+  GatheredWrites m_gathered{m_fd, m_display};
 };
 
 }  // namespace wavg

@@ -50,10 +50,22 @@ bool has_keras_model_weights(hid_t root) {
 
 Hdf5Reader::Hdf5Reader(std::string path, Probe probe) : ListedReader(std::move(path), FormatId::hdf5) {
   h5::init();
-  if (probe == Probe::yes) probe_structure(m_path);
+  const std::optional<std::string> found = probe == Probe::yes ? probe_structure(m_path) : std::nullopt;
+  open(found ? std::optional<std::string_view>(*found) : std::nullopt);
+}
+
+Hdf5Reader::Hdf5Reader(std::string path, std::string_view structure) : ListedReader(std::move(path), FormatId::hdf5) {
+  h5::init();
+  open(structure);
+}
+
+void Hdf5Reader::open(std::optional<std::string_view> structure) {
   const h5::CrashGuard guard(m_path);
   try {
-    open_tree();
+    if (structure)
+      adopt_structure(*structure);
+    else
+      open_tree();
   } catch (...) {
     close_handles();  // while the guard still stands: closing a corrupt file's objects can fault too
     if (m_fd >= 0) ::close(m_fd);
@@ -66,7 +78,7 @@ void Hdf5Reader::close_handles() {
   m_file.reset();
 }
 
-void Hdf5Reader::open_tree() {
+void Hdf5Reader::open_file() {
   m_fd = open_regular_file(m_path);
   struct stat st {};
   if (::fstat(m_fd, &st) != 0) fail(m_path, std::strerror(errno));
@@ -79,6 +91,10 @@ void Hdf5Reader::open_tree() {
 #endif
   m_file = h5::check(H5Fopen(m_path.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose, m_path,
                      "not a valid HDF5 file, or truncated");
+}
+
+void Hdf5Reader::open_tree() {
+  open_file();
   const hid_t root = m_file.get();
 
   if (keras::read_names(root, "layer_names", m_path)) {
@@ -204,13 +220,14 @@ bool Hdf5Reader::add_opened(h5::Handle ds, const std::string& name, Listed liste
   if (!checked_count(info.shape, dtype_size(*dtype), count))
     fail(m_path, name + ": shape " + shape_string(info.shape) + " overflows");
   const std::uint64_t bytes = count * dtype_size(*dtype);
-  check_allocated(ds.get(), name, bytes);
+  // A contiguous dataset's storage is allocated exactly when it has an address (H5Dget_space_status asks the same).
+  const haddr_t addr = H5Dget_offset(ds.get());
+  if (addr == HADDR_UNDEF) check_allocated(ds.get(), name, bytes);
 
   Entry entry;
   entry.listed = listed == Listed::yes;
   entry.mem_type = h5::memory_type(*dtype, type.get());
   if (H5Pget_layout(dcpl.get()) == H5D_CONTIGUOUS) {
-    const haddr_t addr = H5Dget_offset(ds.get());
     const hsize_t stored = H5Dget_storage_size(ds.get());
     if (addr != HADDR_UNDEF && stored > 0 && addr <= m_file_size && stored <= m_file_size - addr)
       m_data_ranges.push_back({{addr, addr + stored}, m_tensors.size()});

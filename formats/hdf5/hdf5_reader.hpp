@@ -32,6 +32,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hdf5/h5.hpp"
@@ -47,6 +48,9 @@ class Hdf5Reader final : public ListedReader {
   // Whether to open the file's structure in a child process first (structure_probe.hpp).
   enum class Probe { no, yes };
   explicit Hdf5Reader(std::string path, Probe probe = Probe::yes);
+  // Opens `path` taking `structure` (what structure() returned in the probe's child) for what the file holds,
+  // instead of walking it; throws Error naming `path` when the answer is damaged.
+  Hdf5Reader(std::string path, std::string_view structure);
   ~Hdf5Reader() override;
 
   void read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) override;
@@ -68,6 +72,9 @@ class Hdf5Reader final : public ListedReader {
   // Tells whether the file's Keras layout names tensor `index` (a layer's weight_names, a vars/N, the optimizer's
   // list): a copy of the file without it would not read back, nor load in Keras.
   bool listed_by_layout(std::size_t index) const { return m_entries[index].listed; }
+  // Returns what the constructor found (layout, metadata, layers, tensors, where each one's data lies) as the bytes
+  // the structure probe hands its parent (structure_handoff.cpp).
+  std::string structure() const;
 
  private:
   struct Entry {
@@ -77,7 +84,15 @@ class Hdf5Reader final : public ListedReader {
     bool listed = false;  // named by the Keras layout (weight_names, vars/N), not found by the coverage walk
   };
 
+  // Opens the file, adopting `structure` when there is one, else walking it.
+  void open(std::optional<std::string_view> structure);
+  // Opens m_fd and m_file.
+  void open_file();
   void open_tree();
+  // Takes the structure a probe's child found (structure()) instead of walking the file again.
+  void adopt_structure(std::string_view answer);
+  // Opens tensor `index`, which goes through H5Dread, by its path and checks it is what the probe's child found.
+  void open_again(std::size_t index);
   void read_metadata();
   void close_handles();
   void add_found(keras::FoundModel model);

@@ -40,6 +40,7 @@ class SafetensorsWriter final : public FileWriter {
       m_begin[i] = at;
       at += spec.tensors[i].bytes();
     }
+    m_tensor_members = tensor_members();
     // Laid out now with placeholder digests of the final length; finish() writes the header with the real ones.
     m_data_start = 8 + header(spec.provenance.layout_entries()).size();
 
@@ -65,34 +66,63 @@ class SafetensorsWriter final : public FileWriter {
     if (m_spec.template_input && m_spec.template_input->format() == FormatId::safetensors)
       for (auto& [k, v] : m_spec.template_input->metadata()) metadata[k] = std::move(v);
     for (const auto& [k, v] : provenance) metadata[k] = v;
-    // The object is written member by member: an ordered_json's operator[] searches its members one by one, which
-    // made a header of n tensors cost n^2 (100k tensors: minutes). The plan has made every name unique.
     std::string text = "{";
-    const auto member = [&text](const std::string& key, const nlohmann::ordered_json& value) {
-      constexpr auto strict = nlohmann::json::error_handler_t::strict;
-      if (text.size() > 1) text += ',';
-      text += nlohmann::ordered_json(key).dump(-1, ' ', false, strict) + ':' + value.dump(-1, ' ', false, strict);
-    };
-    try {
-      if (!metadata.empty()) member("__metadata__", metadata);
-      for (std::size_t i : m_order) {
-        const TensorInfo& t = m_spec.tensors[i];
-        if (t.name == "__metadata__") fail(m_display, "a tensor named __metadata__ cannot be held by safetensors");
-        member(t.name, {{"dtype", safetensors_dtype_name(t.dtype)},
-                        {"shape", t.shape},
-                        {"data_offsets", {m_begin[i], m_begin[i] + t.bytes()}}});
+    if (!metadata.empty()) {
+      append_string(text, "__metadata__");
+      text += ':';
+      try {
+        text += nlohmann::ordered_json(metadata).dump(-1, ' ', false, nlohmann::json::error_handler_t::strict);
+      } catch (const nlohmann::json::exception&) {
+        fail(m_display, "a tensor name or metadata entry is not valid UTF-8; safetensors cannot hold it");
       }
-    } catch (const nlohmann::json::exception&) {
-      fail(m_display, "a tensor name or metadata entry is not valid UTF-8; safetensors cannot hold it");
+      if (!m_tensor_members.empty()) text += ',';
     }
+    text += m_tensor_members;
     text += '}';
     text.append((8 - text.size() % 8) % 8, ' ');
     return text;
   }
 
+  // The header's tensor members, in file order, as nlohmann::json's dump() writes them (no spaces); the same in
+  // the constructor's header and in finish()'s, so made once. The object is written member by member: an
+  // ordered_json's operator[] searches its members one by one, which made a header of n tensors cost n^2 (100k
+  // tensors: minutes), and a json value per tensor cost a fifth of a convert of 100k tiny tensors.
+  std::string tensor_members() const {
+    std::string text;
+    for (std::size_t i : m_order) {
+      const TensorInfo& t = m_spec.tensors[i];
+      if (t.name == "__metadata__") fail(m_display, "a tensor named __metadata__ cannot be held by safetensors");
+      if (!text.empty()) text += ',';
+      append_string(text, t.name);
+      text += ":{\"dtype\":\"";
+      text += safetensors_dtype_name(t.dtype);
+      text += "\",\"shape\":[";
+      for (std::size_t d = 0; d < t.shape.size(); ++d) (d ? text += ',' : text) += std::to_string(t.shape[d]);
+      text += "],\"data_offsets\":[" + std::to_string(m_begin[i]) + ',' + std::to_string(m_begin[i] + t.bytes()) + "]}";
+    }
+    return text;
+  }
+
+  // Appends `s` as a JSON string, escaped as nlohmann::json's dump() escapes it (printable ASCII other than '"' and
+  // '\\' stands for itself; anything else goes through dump(), which also refuses what is not UTF-8).
+  void append_string(std::string& text, const std::string& s) const {
+    if (std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\'; })) {
+      text += '"';
+      text += s;
+      text += '"';
+      return;
+    }
+    try {
+      text += nlohmann::ordered_json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::strict);
+    } catch (const nlohmann::json::exception&) {
+      fail(m_display, "a tensor name or metadata entry is not valid UTF-8; safetensors cannot hold it");
+    }
+  }
+
   std::vector<std::size_t> m_order;  // tensors in file order
   std::vector<std::uint64_t> m_begin;
   std::uint64_t m_data_start = 0;
+  std::string m_tensor_members;  // tensor_members()
 };
 
 }  // namespace

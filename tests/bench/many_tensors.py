@@ -67,8 +67,10 @@ def main():
                "tensorflow": ("m.ckpt", ["--format", "tensorflow"], "m.ckpt"),
                "mxnet": ("m.params", [], "m.params"), "caffe": ("m.caffemodel", [], "m.caffemodel")}
     os.makedirs("tfjs", exist_ok=True)
-    print(f"{a.tensors} tensors of 2 float32 each; fastest of {a.repeat}; seconds")
-    print(f"{'format':12} {'file MB':>8} {'inspect wall/cpu':>17} {'convert wall/cpu':>17}")
+    load = lambda: " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"{a.tensors} tensors of 2 float32 each; fastest of {a.repeat}; seconds, wall and CPU (user + system, "
+          f"children included: HDF5's structure probe); load average {load()} (1, 5, 15 min) at the start")
+    print(f"{'format':12} {'file MB':>8} {'inspect wall/cpu':>17} {'convert wall/cpu':>17}  CPU under 1 s")
     for name, (out, extra, read) in formats.items():
         if extra is not None:
             p = subprocess.run([wavg, "convert", "-q", "seed.safetensors", "-o", out, *extra], stderr=subprocess.PIPE)
@@ -85,7 +87,10 @@ def main():
         t_convert = "-" if a.no_convert else fastest([wavg, "convert", "-q", "-f", read, "-o", "back.safetensors"],
                                                      a.repeat)
         cell = lambda t: f"{t[0]:8.2f} {t[1]:8.2f}" if isinstance(t, tuple) else f"{t:>17}"
-        print(f"{name:12} {size / 1e6:8.1f} {cell(t_inspect)} {cell(t_convert)}")
+        cpus = [t[1] for t in (t_inspect, t_convert) if isinstance(t, tuple)]
+        print(f"{name:12} {size / 1e6:8.1f} {cell(t_inspect)} {cell(t_convert)}  "
+              f"{'yes' if cpus and max(cpus) < 1 else 'no'}")
+    print(f"load average {load()} at the end")
     if not a.dir:
         shutil.rmtree(work)
 
