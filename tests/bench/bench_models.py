@@ -80,24 +80,48 @@ def write_safetensors(path, model, seed):
             f.write(array.tobytes())
 
 
-def write_torch(path, model, seed):
+def write_npz(path, model, seed):
+    """numpy.savez's archive; ':' in names becomes '_' (wavg reads an entry name with a colon as hostile)."""
+    with open(path, "wb") as f:  # a file object: savez appends .npz to a path without it
+        np.savez(f, **{name.replace(":", "_"): a for name, a in tensors(model, seed)})
+
+
+def write_torch(path, model, seed, legacy=False):
+    """torch.save's zip format, or with `legacy` the pre-1.6 one (magic number, pickles, raw storages)."""
     import torch
-    torch.save({name: torch.from_numpy(a) for name, a in tensors(model, seed)}, path)
+    torch.save({name: torch.from_numpy(a) for name, a in tensors(model, seed)}, path,
+               _use_new_zipfile_serialization=not legacy)
 
 
-def generate(directory, model, n, kinds, torch_python=None):
-    """Writes inputs 1..n of `model` in every kind asked for, skipping files already there; returns their paths.
-    PyTorch files are written by `torch_python`, which may be another interpreter (a venv with torch)."""
+def write_legacy_torch(path, model, seed):
+    write_torch(path, model, seed, legacy=True)
+
+
+def write_dcp(path, model, seed):
+    """A torch.distributed.checkpoint folder written by one process (no process group), the state dict {"model":
+    ...} as a training loop saves it. Needs torch >= 2.2."""
+    import torch
+    import torch.distributed.checkpoint as dcp
+    dcp.save({"model": {name: torch.from_numpy(a) for name, a in tensors(model, seed)}}, checkpoint_id=path)
+
+
+def generate(directory, model, n, kinds, torch_python=None, dcp_python=None):
+    """Writes inputs 1..n of `model` in every kind asked for (h5, safetensors, npz, pt, legacy.pt, dcp), skipping files
+    already there; returns their paths. PyTorch files are written by `torch_python`, DCP folders by `dcp_python`,
+    which may be other interpreters (a venv with torch)."""
     import subprocess
     import sys
     os.makedirs(directory, exist_ok=True)
 
-    def via_torch_python(path, model, seed):
-        code = (f"import sys; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r}); import bench_models;"
-                f" bench_models.write_torch({path!r}, {model!r}, {seed})")
-        subprocess.run([torch_python or sys.executable, "-c", code], check=True)
+    def via(python, writer):
+        def write(path, model, seed):
+            code = (f"import sys; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r}); "
+                    f"import bench_models; bench_models.{writer}({path!r}, {model!r}, {seed})")
+            subprocess.run([python or sys.executable, "-c", code], check=True)
+        return write
 
-    writers = {"h5": write_hdf5, "safetensors": write_safetensors, "pt": via_torch_python}
+    writers = {"h5": write_hdf5, "safetensors": write_safetensors, "npz": write_npz,
+               "pt": via(torch_python, "write_torch"), "legacy.pt": via(torch_python, "write_legacy_torch"), "dcp": via(dcp_python, "write_dcp")}
     paths = {}
     for kind in kinds:
         paths[kind] = []
