@@ -121,7 +121,8 @@ def generate(directory, model, n, kinds, torch_python=None, dcp_python=None):
         return write
 
     writers = {"h5": write_hdf5, "safetensors": write_safetensors, "npz": write_npz,
-               "pt": via(torch_python, "write_torch"), "legacy.pt": via(torch_python, "write_legacy_torch"), "dcp": via(dcp_python, "write_dcp")}
+               "pt": via(torch_python, "write_torch"), "legacy.pt": via(torch_python, "write_legacy_torch"),
+               "dcp": via(dcp_python, "write_dcp")}
     paths = {}
     for kind in kinds:
         paths[kind] = []
