@@ -9,6 +9,7 @@ A model of width d, L blocks and vocabulary V has 2 + 8 L tensors: the token and
 import json
 import os
 import struct
+import sys
 
 import numpy as np
 
@@ -105,12 +106,26 @@ def write_dcp(path, model, seed):
     dcp.save({"model": {name: torch.from_numpy(a) for name, a in tensors(model, seed)}}, checkpoint_id=path)
 
 
+def write_deepspeed(path, model, seed):
+    """A DeepSpeed ZeRO stage 2 checkpoint folder of two ranks (path/global_step1 and path/latest), laid out by
+    samples/deepspeed/make_deepspeed.py with DeepSpeed's own key constants. Needs the deepspeed package."""
+    from collections import OrderedDict
+    import torch
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "samples", "deepspeed"))
+    import make_deepspeed as md
+    params = OrderedDict((name, torch.from_numpy(a)) for name, a in tensors(model, seed))
+    md.SHAPES = OrderedDict((name, tuple(t.shape)) for name, t in params.items())  # what model_states records
+    os.makedirs(os.path.join(path, "global_step1"))
+    md.save_stage2(os.path.join(path, "global_step1"), params, torch.zeros(5), seed)
+    with open(os.path.join(path, "latest"), "w") as f:
+        f.write("global_step1")
+
+
 def generate(directory, model, n, kinds, torch_python=None, dcp_python=None):
-    """Writes inputs 1..n of `model` in every kind asked for (h5, safetensors, npz, pt, legacy.pt, dcp), skipping files
-    already there; returns their paths. PyTorch files are written by `torch_python`, DCP folders by `dcp_python`,
-    which may be other interpreters (a venv with torch)."""
+    """Writes inputs 1..n of `model` in every kind asked for (h5, safetensors, npz, pt, legacy.pt, dcp,
+    deepspeed), skipping files already there; returns their paths. PyTorch files are written by `torch_python`, DCP
+    and DeepSpeed folders by `dcp_python`, which may be other interpreters (a venv with torch)."""
     import subprocess
-    import sys
     os.makedirs(directory, exist_ok=True)
 
     def via(python, writer):
@@ -122,7 +137,7 @@ def generate(directory, model, n, kinds, torch_python=None, dcp_python=None):
 
     writers = {"h5": write_hdf5, "safetensors": write_safetensors, "npz": write_npz,
                "pt": via(torch_python, "write_torch"), "legacy.pt": via(torch_python, "write_legacy_torch"),
-               "dcp": via(dcp_python, "write_dcp")}
+               "dcp": via(dcp_python, "write_dcp"), "deepspeed": via(dcp_python, "write_deepspeed")}
     paths = {}
     for kind in kinds:
         paths[kind] = []

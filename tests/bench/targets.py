@@ -18,8 +18,8 @@ The load average is printed before and after each section: wall times on a share
 Sections (--sections, default all):
   codecs    every codec's `wavg merge` with default options, N inputs (HDF5, safetensors, .pt zip and legacy .pt
             written by torch, npz by numpy, TensorFlow, MXNet, TF.js, Flax msgpack, HF folder converted by wavg
-            from the safetensors, Caffe written by caffe_floor.py, DCP by torch when --dcp-python): <= 1.25x,
-            <= 256 MiB
+            from the safetensors, Caffe written by caffe_floor.py, DCP by torch and DeepSpeed ZeRO 2 as
+            samples/deepspeed/make_deepspeed.py lays it out when --dcp-python): <= 1.25x, <= 256 MiB
   hash      the default fingerprint (XXH3) beside --hash none, safetensors: <= 1.25x
   robust    median, trimmed mean (<= 2x), Krum, geometric median (<= 2x) at N = 4
   robust16  median, trimmed mean at N = 16 (<= 3x), model --n16-model
@@ -39,6 +39,7 @@ import glob
 import math
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -53,9 +54,10 @@ import bench_models  # noqa: E402
 import caffe_floor  # noqa: E402
 
 SECTIONS = ["codecs", "hash", "robust", "robust16", "task", "threads", "align"]
-# Seconds each section took at 124M, N = 4, --repeat 3 (align: widths 512-4096 with the reference), measured on
-# the 2-core VM (AMD EPYC) with inputs generated: the basis of the printed estimate, scaled by model size.
-ESTIMATE = {"codecs": 300, "hash": 25, "robust": 75, "robust16": 260, "task": 60, "threads": 30, "align": 300}
+# Seconds each section took at 124M, N = 4, --repeat 3 (align: widths 512-4096 with the reference), inputs generated
+# included, measured on the 2-core VM (AMD EPYC) while others built (load 5.6-8.8): the basis of the printed
+# estimate, scaled by model size and rounds; a quiet machine takes less.
+ESTIMATE = {"codecs": 480, "hash": 26, "robust": 55, "robust16": 132, "task": 107, "threads": 27, "align": 348}
 # Codec rows: label, how input k is made ("gen:KIND" by bench_models, "convert:PATH[:OPTION]" by wavg convert from
 # the safetensors input, "caffe" by caffe_floor.py), and the merge's output (relative to the output folder).
 CODECS = [("HDF5 (Keras 2)", "gen:h5", "out.h5"),
@@ -69,7 +71,8 @@ CODECS = [("HDF5 (Keras 2)", "gen:h5", "out.h5"),
           ("NumPy .npz (numpy.savez)", "gen:npz", "out.npz"),
           ("Flax msgpack", "convert:{}.msgpack", "out.msgpack"),
           ("HF folder", "convert:{}-hf/", "out-hf/"),
-          ("DCP folder (torch.distributed.checkpoint)", "gen:dcp", "out-dcp/")]
+          ("DCP folder (torch.distributed.checkpoint)", "gen:dcp", "out-dcp/"),
+          ("DeepSpeed ZeRO 2 folder, 2 ranks", "gen:deepspeed", "out-ds/")]
 
 
 def files_of(arg):
@@ -194,8 +197,11 @@ def make_codec_inputs(ctx, how, n):
 def section_codecs(ctx):
     rows = []
     for what, how, out in CODECS:
-        if how == "gen:dcp" and not ctx.dcp_python or "pt" in how and not bench.can_import(sys.executable, "torch"):
-            print(f"targets: {what}: skipped (no torch for it)", file=sys.stderr)
+        needs = {"gen:pt": (sys.executable, "torch"), "gen:legacy.pt": (sys.executable, "torch"),
+                 "gen:dcp": (ctx.dcp_python, "torch.distributed.checkpoint"),
+                 "gen:deepspeed": (ctx.dcp_python, "deepspeed")}.get(how)
+        if needs and not bench.can_import(*needs):
+            print(f"targets: {what}: skipped ({needs[0]} cannot import {needs[1]})", file=sys.stderr)
             continue
         ins = make_codec_inputs(ctx, how, ctx.n)
         out = os.path.join(ctx.out, out)
@@ -339,8 +345,11 @@ def fmt_row(row):
 
 
 def profile(ctx, rows):
-    """perf record of the row that misses its ratio target by the most; prints its top symbols."""
-    missed = [r for r in rows if getattr(r, "ratio", None) and r.limit and r.ratio > r.limit and hasattr(r, "argv")]
+    """perf record of the row that misses its ratio target by the most, of those whose inputs are still on disk
+    (--keep keeps every section's); prints its top symbols."""
+    on_disk = lambda r: all(os.path.exists(x) for x in r.argv[:-1] if x.startswith(ctx.dir))  # noqa: E731
+    missed = [r for r in rows if getattr(r, "ratio", None) and r.limit and r.ratio > r.limit and hasattr(r, "argv")
+              and on_disk(r)]
     if not missed or not shutil.which("perf"):
         return
     worst = max(missed, key=lambda r: r.ratio / r.limit)
@@ -353,7 +362,9 @@ def profile(ctx, rows):
     rep = subprocess.run(["perf", "report", "-i", data, "--stdio", "--no-children", "--sort", "symbol",
                           "--percent-limit", "2"], capture_output=True, text=True).stdout
     print(f"\nProfile of the largest gap, {worst.what} ({worst.ratio:.2f}x, target {worst.limit:g}x):\n")
-    print("\n".join("    " + line for line in rep.splitlines() if line.strip() and not line.startswith("#")))
+    for line in rep.splitlines():
+        if line.strip() and not line.startswith("#"):
+            print("    " + re.sub(r"\s+-\s+-\s*$", "", line).strip()[:116])
 
 
 def main():
@@ -367,7 +378,8 @@ def main():
     ap.add_argument("--inputs", type=int, default=4, help="N of every row but robust16 (default %(default)s)")
     ap.add_argument("--repeat", type=int, default=3, help="interleaved rounds; the fastest counts")
     ap.add_argument("--align-widths", default="512,1024,2048,4096")
-    ap.add_argument("--dcp-python", help="a python with torch >= 2.2 (DCP row), e.g. /work/venvs/torch/bin/python")
+    ap.add_argument("--dcp-python", help="a python with torch >= 2.2 (DCP row) and deepspeed (its row), e.g. "
+                    "/work/venvs/torch/bin/python")
     ap.add_argument("--scipy-python", help="a python with numpy and scipy (align's reference)")
     ap.add_argument("--profile", action="store_true", help="perf record the row that misses by the most")
     ap.add_argument("--keep", action="store_true", help="keep the generated inputs")
@@ -388,7 +400,7 @@ def main():
     scale = bench_models.parameters(a.model) / bench_models.parameters("124M") * a.repeat / 3
     aligned = sum(w ** 2.7 for w in ctx.align_widths) / sum(w ** 2.7 for w in (512, 1024, 2048, 4096))
     guess = sum(ESTIMATE[s] * (aligned if s == "align" else scale) for s in sections)
-    print(f"targets: sections {','.join(sections)}; estimated {guess / 60:.0f} min on a quiet 2-core VM",
+    print(f"targets: sections {','.join(sections)}; at most about {guess / 60:.0f} min on a 2-core VM",
           file=sys.stderr, flush=True)
     lines, every, t0 = [], [], time.time()
     for s in sections:
