@@ -2,7 +2,7 @@
 """Every target of issue 30 measured side by side in one run, printed as one Markdown table.
 
     /usr/bin/python3 tests/bench/targets.py [--quick] [--sections codecs,hash,...] [--wavg build/wavg]
-        [--dir /tmp/wavg-targets] [--model 124M] [--n16-model 124M] [--repeat 3]
+        [--dir /tmp/wavg-targets] [--model 124M] [--n16-model 124M] [--repeat 3] [--codecs caffe,...]
         [--dcp-python /work/venvs/torch/bin/python] [--scipy-python /work/venvs/torch/bin/python] [--profile]
 
 Each row is one command against its own floor, measured in the same interleaved rounds (--repeat, the fastest run
@@ -57,7 +57,7 @@ SECTIONS = ["codecs", "hash", "robust", "robust16", "task", "threads", "align"]
 # Seconds each section took at 124M, N = 4, --repeat 3 (align: widths 512-4096 with the reference), inputs generated
 # included, measured on the 2-core VM (AMD EPYC) while others built (load 5.6-8.8): the basis of the printed
 # estimate, scaled by model size and rounds; a quiet machine takes less.
-ESTIMATE = {"codecs": 480, "hash": 26, "robust": 55, "robust16": 132, "task": 107, "threads": 27, "align": 348}
+ESTIMATE = {"codecs": 510, "hash": 26, "robust": 55, "robust16": 132, "task": 107, "threads": 27, "align": 348}
 # Codec rows: label, how input k is made ("gen:KIND" by bench_models, "convert:PATH[:OPTION]" by wavg convert from
 # the safetensors input, "caffe" by caffe_floor.py), and the merge's output (relative to the output folder).
 CODECS = [("HDF5 (Keras 2)", "gen:h5", "out.h5"),
@@ -197,6 +197,8 @@ def make_codec_inputs(ctx, how, n):
 def section_codecs(ctx):
     rows = []
     for what, how, out in CODECS:
+        if ctx.codecs and not any(c.lower() in what.lower() for c in ctx.codecs):
+            continue
         needs = {"gen:pt": (sys.executable, "torch"), "gen:legacy.pt": (sys.executable, "torch"),
                  "gen:dcp": (ctx.dcp_python, "torch.distributed.checkpoint"),
                  "gen:deepspeed": (ctx.dcp_python, "deepspeed")}.get(how)
@@ -373,19 +375,23 @@ def main():
     ap.add_argument("--sections", default=",".join(SECTIONS), help="comma list of %(default)s")
     ap.add_argument("--wavg", default=os.path.join(HERE, "..", "..", "build", "wavg"))
     ap.add_argument("--dir", default="/tmp/wavg-targets", help="inputs and outputs (default %(default)s)")
-    ap.add_argument("--model", default="124M", choices=sorted(bench_models.MODELS))
-    ap.add_argument("--n16-model", default="124M", choices=sorted(bench_models.MODELS), help="the N = 16 rows' model")
+    ap.add_argument("--model", choices=sorted(bench_models.MODELS), help="default 124M (--quick: tiny)")
+    ap.add_argument("--n16-model", choices=sorted(bench_models.MODELS),
+                    help="the N = 16 rows' model (default: --model)")
+    ap.add_argument("--codecs", help="comma list: only the codec rows whose name contains one (caffe,deepspeed)")
     ap.add_argument("--inputs", type=int, default=4, help="N of every row but robust16 (default %(default)s)")
-    ap.add_argument("--repeat", type=int, default=3, help="interleaved rounds; the fastest counts")
-    ap.add_argument("--align-widths", default="512,1024,2048,4096")
+    ap.add_argument("--repeat", type=int, help="interleaved rounds; the fastest counts (default 3, --quick: 1)")
+    ap.add_argument("--align-widths", help="default 512,1024,2048,4096 (--quick: 64,128)")
     ap.add_argument("--dcp-python", help="a python with torch >= 2.2 (DCP row) and deepspeed (its row), e.g. "
                     "/work/venvs/torch/bin/python")
     ap.add_argument("--scipy-python", help="a python with numpy and scipy (align's reference)")
     ap.add_argument("--profile", action="store_true", help="perf record the row that misses by the most")
     ap.add_argument("--keep", action="store_true", help="keep the generated inputs")
     a = ap.parse_args()
-    if a.quick:
-        a.model, a.n16_model, a.repeat, a.align_widths = "tiny", "tiny", 1, "64,128"
+    a.model = a.model or ("tiny" if a.quick else "124M")
+    a.n16_model = a.n16_model or a.model
+    a.repeat = a.repeat or (1 if a.quick else 3)
+    a.align_widths = a.align_widths or ("64,128" if a.quick else "512,1024,2048,4096")
     sections = a.sections.split(",")
     unknown = set(sections) - set(SECTIONS)
     if unknown:
@@ -394,8 +400,9 @@ def main():
     for v in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "OMP_NUM_THREADS"):
         os.environ.pop(v, None)
     ctx = SimpleNamespace(wavg=os.path.abspath(a.wavg), dir=a.dir, out=os.path.join(a.dir, "out"), model=a.model,
-                          n16_model=a.n16_model, n=a.inputs, repeat=a.repeat, keep=a.keep, dcp_python=a.dcp_python,
-                          scipy_python=a.scipy_python, align_widths=[int(w) for w in a.align_widths.split(",")])
+                          n16_model=a.n16_model, n=a.inputs, codecs=a.codecs and a.codecs.split(","), repeat=a.repeat,
+                          keep=a.keep, dcp_python=a.dcp_python, scipy_python=a.scipy_python,
+                          align_widths=[int(w) for w in a.align_widths.split(",")])
     os.makedirs(ctx.out, exist_ok=True)
     scale = bench_models.parameters(a.model) / bench_models.parameters("124M") * a.repeat / 3
     aligned = sum(w ** 2.7 for w in ctx.align_widths) / sum(w ** 2.7 for w in (512, 1024, 2048, 4096))
