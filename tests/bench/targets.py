@@ -145,7 +145,9 @@ def verdict(row):
         return "failed (see stderr)"
     wall, cpu, anon = row.result["wall"], row.result["cpu"], row.result["anon"]
     misses = []
-    if row.limit and row.ratio > row.limit:
+    if row.limit and not hasattr(row, "ratio"):
+        misses.append("no ratio: the floor failed")
+    elif row.limit and row.ratio > row.limit:
         misses.append(f"{row.ratio:.2f}x > {row.limit:g}x (+{(row.ratio / row.limit - 1) * 100:.0f} %)")
     if row.rss_limit and anon > row.rss_limit:
         misses.append(f"anonymous RSS {anon:.0f} > {row.rss_limit:.0f} MiB")
