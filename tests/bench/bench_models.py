@@ -132,7 +132,7 @@ def generate(directory, model, n, kinds, torch_python=None, dcp_python=None):
         def write(path, model, seed):
             code = (f"import sys; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r}); "
                     f"import bench_models; bench_models.{writer}({path!r}, {model!r}, {seed})")
-            subprocess.run([python or sys.executable, "-c", code], check=True)
+            subprocess.run([python or sys.executable, "-c", code], check=True, stdout=sys.stderr)  # not the table
         return write
 
     writers = {"h5": write_hdf5, "safetensors": write_safetensors, "npz": write_npz,

@@ -409,7 +409,7 @@ def main():
     scale = bench_models.parameters(a.model) / bench_models.parameters("124M") * a.repeat / 3
     aligned = sum(w ** 2.7 for w in ctx.align_widths) / sum(w ** 2.7 for w in (512, 1024, 2048, 4096))
     guess = sum(ESTIMATE[s] * (aligned if s == "align" else scale) for s in sections)
-    print(f"targets: sections {','.join(sections)}; at most about {guess / 60:.0f} min on a 2-core VM",
+    print(f"targets: sections {','.join(sections)}; at most about {guess / 60:.1f} min on a 2-core VM",
           file=sys.stderr, flush=True)
     lines, every, t0 = [], [], time.time()
     for s in sections:
