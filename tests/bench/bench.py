@@ -141,13 +141,14 @@ def hash_variants(wavg):
     return [["--no-hash"]] if "--no-hash" in helptext else []
 
 
-def method_rows(args, n, out_dir, h5):
+def method_rows(args, n, out_dir, h5, base=None):
     """Returns [(label, extra merge arguments, files it reads)] for --methods: each method at its usual settings for
-    N inputs. The files list every read: an input read by three passes appears three times (the method's floor)."""
+    N inputs (`h5`: any one format) and a `base` checkpoint (default: bench-base.h5 in --dir). The files list every
+    read: an input read by three passes appears three times (the method's floor)."""
     if not args.methods:
         return []
     state = os.path.join(out_dir, "bench-adam-state.safetensors")
-    base = os.path.join(args.dir, "bench-base.h5")
+    base = base or os.path.join(args.dir, "bench-base.h5")
     with_base = lambda passes, files=h5: (files + [base]) * passes  # noqa: E731
     rows = {
         "weighted": ("merge --weights", ["--weights", ",".join(str(k) for k in range(1, n + 1))], h5),

@@ -9,6 +9,7 @@ A model of width d, L blocks and vocabulary V has 2 + 8 L tensors: the token and
 import json
 import os
 import struct
+import sys
 
 import numpy as np
 
@@ -80,24 +81,63 @@ def write_safetensors(path, model, seed):
             f.write(array.tobytes())
 
 
-def write_torch(path, model, seed):
+def write_npz(path, model, seed):
+    """numpy.savez's archive; ':' in names becomes '_' (wavg reads an entry name with a colon as hostile)."""
+    with open(path, "wb") as f:  # a file object: savez appends .npz to a path without it
+        np.savez(f, **{name.replace(":", "_"): a for name, a in tensors(model, seed)})
+
+
+def write_torch(path, model, seed, legacy=False):
+    """torch.save's zip format, or with `legacy` the pre-1.6 one (magic number, pickles, raw storages)."""
     import torch
-    torch.save({name: torch.from_numpy(a) for name, a in tensors(model, seed)}, path)
+    torch.save({name: torch.from_numpy(a) for name, a in tensors(model, seed)}, path,
+               _use_new_zipfile_serialization=not legacy)
 
 
-def generate(directory, model, n, kinds, torch_python=None):
-    """Writes inputs 1..n of `model` in every kind asked for, skipping files already there; returns their paths.
-    PyTorch files are written by `torch_python`, which may be another interpreter (a venv with torch)."""
+def write_legacy_torch(path, model, seed):
+    write_torch(path, model, seed, legacy=True)
+
+
+def write_dcp(path, model, seed):
+    """A torch.distributed.checkpoint folder written by one process (no process group), the state dict {"model":
+    ...} as a training loop saves it. Needs torch >= 2.2."""
+    import torch
+    import torch.distributed.checkpoint as dcp
+    dcp.save({"model": {name: torch.from_numpy(a) for name, a in tensors(model, seed)}}, checkpoint_id=path)
+
+
+def write_deepspeed(path, model, seed):
+    """A DeepSpeed ZeRO stage 2 checkpoint folder of two ranks (path/global_step1 and path/latest), laid out by
+    samples/deepspeed/make_deepspeed.py with DeepSpeed's own key constants. Needs the deepspeed package."""
+    from collections import OrderedDict
+    import torch
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "samples", "deepspeed"))
+    import make_deepspeed as md
+    params = OrderedDict((name, torch.from_numpy(a)) for name, a in tensors(model, seed))
+    md.SHAPES = OrderedDict((name, tuple(t.shape)) for name, t in params.items())  # what model_states records
+    os.makedirs(os.path.join(path, "global_step1"))
+    md.save_stage2(os.path.join(path, "global_step1"), params, torch.zeros(5), seed)
+    with open(os.path.join(path, "latest"), "w") as f:
+        f.write("global_step1")
+
+
+def generate(directory, model, n, kinds, torch_python=None, dcp_python=None):
+    """Writes inputs 1..n of `model` in every kind asked for (h5, safetensors, npz, pt, legacy.pt, dcp,
+    deepspeed), skipping files already there; returns their paths. PyTorch files are written by `torch_python`, DCP
+    and DeepSpeed folders by `dcp_python`, which may be other interpreters (a venv with torch)."""
     import subprocess
-    import sys
     os.makedirs(directory, exist_ok=True)
 
-    def via_torch_python(path, model, seed):
-        code = (f"import sys; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r}); import bench_models;"
-                f" bench_models.write_torch({path!r}, {model!r}, {seed})")
-        subprocess.run([torch_python or sys.executable, "-c", code], check=True)
+    def via(python, writer):
+        def write(path, model, seed):
+            code = (f"import sys; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r}); "
+                    f"import bench_models; bench_models.{writer}({path!r}, {model!r}, {seed})")
+            subprocess.run([python or sys.executable, "-c", code], check=True, stdout=sys.stderr)  # not the table
+        return write
 
-    writers = {"h5": write_hdf5, "safetensors": write_safetensors, "pt": via_torch_python}
+    writers = {"h5": write_hdf5, "safetensors": write_safetensors, "npz": write_npz,
+               "pt": via(torch_python, "write_torch"), "legacy.pt": via(torch_python, "write_legacy_torch"),
+               "dcp": via(dcp_python, "write_dcp"), "deepspeed": via(dcp_python, "write_deepspeed")}
     paths = {}
     for kind in kinds:
         paths[kind] = []

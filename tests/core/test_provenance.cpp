@@ -123,3 +123,10 @@ TEST_CASE("a file that cannot be hashed is an error naming it, raised when the e
   { const Provenance q = make_provenance("merge", "mean", {"/nonexistent/wavg-prov"}, ""); }
   CHECK(Provenance().entries().empty());
 }
+
+TEST_CASE("--hash none reads no input: one that cannot be read is still only named") {
+  // The fallback that hashes on the caller's thread when no hash thread started once ran for --hash none too.
+  const Provenance p("merge", "mean", InputFiles{{"/nonexistent/wavg-prov"}}, "", HashAlgo::none);
+  const auto list = nlohmann::json::parse(p.entries().at("wavg_inputs"));
+  CHECK(list == nlohmann::json::parse(R"([{"file": "/nonexistent/wavg-prov"}])"));
+}

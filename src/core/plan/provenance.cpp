@@ -276,11 +276,12 @@ struct Provenance::State {
     }
   }
   // Waits for the hashing threads; hashes here what none of them took (none could start: see the constructor).
+  // With --hash none there is nothing to take: no digest is written.
   void join() {
     pace.end();
     std::call_once(joined, [this] {
       for (auto& t : workers) t.join();
-      if (!stop) work();
+      if (!stop && algo != HashAlgo::none) work();
     });
   }
   // A run that fails before finish() must not wait for hashes nobody will read.
