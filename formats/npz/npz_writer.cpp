@@ -26,6 +26,11 @@ class NpzWriter final : public FileWriter {
     for (const TensorInfo& t : spec.tensors) {
       if (t.dtype == DType::bf16)
         fail(display_path, t.name + ": bfloat16 has no numpy dtype; write it with --out-dtype float32");
+      if (!pytorch::is_plain_entry_name(t.name + ".npy"))
+        fail(display_path, printable(t.name) +
+                               ": an .npz member of this name would not be a plain relative path ('..', a leading "
+                               "slash, a backslash, a drive letter or a control character); leave it out (--exclude) "
+                               "or write another format");
       headers.push_back(npy_header(t));
     }
     // Read and write: the zip writer reads the data back for their CRC-32s.

@@ -106,25 +106,30 @@ void cross_check(const std::string& file, const std::vector<ZipEntry>& entries, 
   }
 }
 
-// Refuses an entry name that is not a plain relative path (TOP/data/0): the writer copies input 1's names into
-// the output and adds TOP/wavg.json beside them, and an extractor would follow "..", "/" or "C:\\" out of its
-// folder.
 void check_entry_name(const std::string& file, const std::string& name) {
-  bool plain = !name.empty() && name.find('\\') == std::string::npos;
-  for (std::size_t start = 0; plain && start <= name.size();) {
-    const std::size_t slash = std::min(name.find('/', start), name.size());
-    const std::string part = name.substr(start, slash - start);
-    plain = !part.empty() && part != "." && part != ".." && part.find(':') == std::string::npos;
-    for (const char ch : part) plain = plain && static_cast<unsigned char>(ch) >= 0x20 && ch != 0x7f;
-    start = slash + 1;
-  }
-  if (!plain)
+  if (!is_plain_entry_name(name))
     refuse(file, "the zip entry name '" + name +
                      "' is not a plain relative path (an empty part, '.', '..', a "
-                     "leading slash, a backslash, a colon or a control character), which torch.save never writes");
+                     "leading slash, a backslash, a drive letter or a control character)");
 }
 
 }  // namespace
+
+// A plain relative path (TOP/data/0): the .pt writer copies input 1's names into the output and adds TOP/wavg.json
+// beside them, and an extractor would follow "..", "/" or "C:\\" out of its folder. A colon elsewhere is a plain
+// character (numpy.savez writes Keras's "dense/kernel:0" as dense/kernel:0.npy); as a name's second character it
+// would make a Windows drive ("C:x"), so it is refused there.
+bool is_plain_entry_name(std::string_view name) {
+  bool plain = !name.empty() && name.find('\\') == std::string_view::npos && !(name.size() > 1 && name[1] == ':');
+  for (std::size_t start = 0; plain && start <= name.size();) {
+    const std::size_t slash = std::min(name.find('/', start), name.size());
+    const std::string_view part = name.substr(start, slash - start);
+    plain = !part.empty() && part != "." && part != "..";
+    for (const char ch : part) plain = plain && static_cast<unsigned char>(ch) >= 0x20 && ch != 0x7f;
+    start = slash + 1;
+  }
+  return plain;
+}
 
 std::vector<ZipEntry> read_zip_directory(const std::string& file, const unsigned char* data, std::uint64_t size,
                                          ZipSource source, ZipMethods methods) {

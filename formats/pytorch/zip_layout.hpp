@@ -30,6 +30,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace wavg::pytorch {
@@ -52,6 +53,10 @@ enum class ZipSource { file, embedded };
 
 // Which compression methods an archive's entries may use (torch.save stores; numpy.savez_compressed deflates).
 enum class ZipMethods { stored, stored_or_deflated };
+
+// Tells whether `name` is a plain relative path an archive may hold: no empty part, '.', '..', leading slash,
+// backslash, drive letter ("C:") or control character. read_zip_directory refuses other names.
+bool is_plain_entry_name(std::string_view name);
 
 // Lists a zip archive's entries from its mapping. Refuses (Error naming `file`) compressed entries unless `methods`
 // allows deflate, encrypted entries, entries whose data lies outside the archive, and any inconsistency with
