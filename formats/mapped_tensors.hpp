@@ -27,8 +27,9 @@ struct MappedPiece {
 class MappedPiecesReader : public ListedReader {
  public:
   void read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) override;
-  // Lends the mapping when one piece holds the whole range at an address aligned for the element type (kernels
-  // load whole elements); anything else (a range over two pieces, data at an odd offset) goes through read().
+  // Lends the mapping when one piece holds the whole range, at whatever byte address (the kernels load elements
+  // from any address; a DCP chunk's data follow a torch.save archive of odd length); a range over two pieces goes
+  // through read().
   const void* view(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
   void release(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
   void prefetch(std::size_t index, std::uint64_t offset, std::uint64_t count) override;

@@ -107,9 +107,8 @@ const void* CaffeReader::view(std::size_t index, std::uint64_t offset, std::uint
   const std::size_t elem = dtype_size(m_tensors[index].dtype);
   const CaffeRun& r = run_of(m_net->index.blobs[index].runs, offset);
   const std::uint64_t at = r.at + (offset - r.first) * elem;
-  // Kernels load whole elements: a packed field lies at any byte offset, and one that is not a multiple of the
-  // element size is copied into an aligned buffer by read(), as an unpacked one is gathered.
-  if (r.stride != elem || offset + count > r.first + r.count || at % elem != 0) return nullptr;
+  // A packed field lies at any byte offset, which the kernels take; an unpacked one is gathered by read().
+  if (r.stride != elem || offset + count > r.first + r.count) return nullptr;
   return m_net->file.data() + at;
 }
 

@@ -1,6 +1,7 @@
 // Writing a DeepSpeed checkpoint folder in input 1's layout: its files copied, every tensor written where the
 // reader found it and into its mirrors, each touched storage's CRC-32 recomputed (layout in deepspeed.hpp).
 
+#include <cstring>
 #include <filesystem>
 
 #include "deepspeed/deepspeed.hpp"
@@ -88,7 +89,7 @@ class DeepspeedWriter final : public Writer {
     }
     for (const DeepspeedReader::Mirror& m : m_input->mirrors(in)) {
       const void* data = src;
-      if (m.dtype != dtype) data = narrowed(static_cast<const float*>(src), count, m.dtype);
+      if (m.dtype != dtype) data = narrowed(src, count, m.dtype);
       m_out.write(m.file, data, count * dtype_size(m.dtype), m.at + offset * dtype_size(m.dtype));
     }
   }
@@ -116,12 +117,16 @@ class DeepspeedWriter final : public Writer {
                         "moments; to leave tensors out write .safetensors)");
   }
 
-  // The module's bf16 or fp16 copy of fp32 values, rounded to nearest even.
-  const void* narrowed(const float* src, std::uint64_t count, DType to) {
+  // The module's bf16 or fp16 copy of fp32 values, rounded to nearest even. `src` may be an input's view at any
+  // byte address (a tensor copied from an input), so each float is loaded with memcpy.
+  const void* narrowed(const void* src, std::uint64_t count, DType to) {
     WAVG_ASSERT(m_input && (to == DType::bf16 || to == DType::f16));
     m_narrow.resize(count);
-    for (std::uint64_t i = 0; i < count; ++i)
-      m_narrow[i] = to == DType::bf16 ? double_to_bf16(src[i]) : double_to_half(src[i]);
+    for (std::uint64_t i = 0; i < count; ++i) {
+      float v;
+      std::memcpy(&v, static_cast<const unsigned char*>(src) + i * sizeof v, sizeof v);
+      m_narrow[i] = to == DType::bf16 ? double_to_bf16(v) : double_to_half(v);
+    }
     return m_narrow.data();
   }
   std::string m_dir, m_display;

@@ -168,7 +168,7 @@ const void* NpzReader::view(std::size_t index, std::uint64_t offset, std::uint64
   WAVG_ASSERT(offset + count <= m_tensors[index].count());
   const std::size_t elem = dtype_size(m_tensors[index].dtype);
   const std::uint64_t at = m.at + offset * elem;
-  return m.deflated || at % elem != 0 ? nullptr : m_file.data() + at;
+  return m.deflated ? nullptr : m_file.data() + at;
 }
 
 void NpzReader::release(std::size_t index, std::uint64_t offset, std::uint64_t count) {

@@ -383,7 +383,7 @@ const void* PytorchReader::view(std::size_t index, std::uint64_t offset, std::ui
   const std::size_t elem = dtype_size(m_tensors[index].dtype);
   WAVG_ASSERT(offset + count <= m_tensors[index].count());
   const std::uint64_t at = p.begin + offset * elem;
-  return p.contiguous && at % elem == 0 ? m_file.data() + at : nullptr;
+  return p.contiguous ? m_file.data() + at : nullptr;
 }
 
 void PytorchReader::release(std::size_t index, std::uint64_t offset, std::uint64_t count) {

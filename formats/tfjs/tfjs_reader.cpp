@@ -116,10 +116,7 @@ const void* TfjsReader::view(std::size_t index, std::uint64_t offset, std::uint6
   const std::size_t elem = dtype_size(m_tensors[index].dtype);
   const std::uint64_t at = w.start + offset * elem, n = count * elem;
   for (const Shard& s : m_groups[w.group].shards)
-    if (at >= s.start && at + n <= s.start + s.file.size()) {
-      const unsigned char* p = s.file.data() + (at - s.start);
-      return reinterpret_cast<std::uintptr_t>(p) % elem == 0 ? p : nullptr;
-    }
+    if (at >= s.start && at + n <= s.start + s.file.size()) return s.file.data() + (at - s.start);
   return nullptr;
 }
 

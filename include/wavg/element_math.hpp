@@ -127,10 +127,19 @@ struct Storage<DType::f64> {
   using type = double;
 };
 
-// Element i of a float array of dtype T, as double (exact: every such value is a double).
+// Element i of a float array of dtype T, as double (exact: every such value is a double). On the host the array
+// may start at any byte address: readers lend elements where the file holds them (a DCP chunk after an odd-length
+// torch.save archive, a packed Caffe field), so the load is a memcpy, which GCC compiles to one unaligned load and
+// vectorises as any other. The CUDA kernels read their own device buffers, which are aligned.
 template <DType T>
 WAVG_HD inline double load(const void* p, std::uint64_t i) {
-  const auto v = static_cast<const typename Storage<T>::type*>(p)[i];
+  using S = typename Storage<T>::type;
+#if defined(__CUDA_ARCH__)
+  const S v = static_cast<const S*>(p)[i];
+#else
+  S v;
+  std::memcpy(&v, static_cast<const unsigned char*>(p) + i * sizeof(S), sizeof v);
+#endif
   if constexpr (T == DType::f16)
     return small_float_to_double(v, 5, 10);
   else if constexpr (T == DType::bf16)

@@ -42,6 +42,13 @@ class Engine {
   // Streams every tensor through the method into the writer.
   void run(Writer& writer);
 
+  // How the inputs' blocks were had so far, one count per input per block: lent by the reader (Reader::view) or
+  // copied into the engine's buffers (read()). For tests and benchmarks of the readers' lending.
+  struct BlockReads {
+    std::uint64_t lent = 0, copied = 0;
+  };
+  BlockReads block_reads() const { return m_reads; }
+
   // Input buffer budget for one block across all inputs.
   static constexpr std::uint64_t k_default_block_bytes = 64ull << 20;
 
@@ -71,6 +78,7 @@ class Engine {
   std::vector<std::uint64_t> m_bytes_before;  // per plan entry, the bytes of the entries before it
   std::uint64_t m_total_bytes = 0;
   std::vector<ProgressFn> m_progress;
+  BlockReads m_reads;
   struct Held {  // the block whose views the readers have lent, given back before the next one
     const PlanEntry* entry = nullptr;
     std::uint64_t offset = 0, count = 0;

@@ -85,8 +85,10 @@ class Reader {
   // tensor's dtype and native byte order.
   virtual void read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) = 0;
   // Returns a pointer to the same elements read() would copy, straight from a memory mapping of the file, or
-  // nullptr when they are not stored plainly (compressed, converted, misaligned): the caller then uses read().
-  // Saves one copy of every byte. The pointer stays valid until the reader is destroyed.
+  // nullptr when they are not stored plainly (compressed, converted, in pieces): the caller then uses read().
+  // Saves one copy of every byte. The pointer may be at any byte address, aligned for the dtype or not (a DCP
+  // chunk after an odd-length archive, a packed Caffe field): load elements through memcpy or an aligned(1) type.
+  // It stays valid until the reader is destroyed.
   virtual const void* view(std::size_t /*index*/, std::uint64_t /*offset*/, std::uint64_t /*count*/) { return nullptr; }
   // Says a range given by view() is no longer needed, so its pages can leave the process's resident memory.
   virtual void release(std::size_t /*index*/, std::uint64_t /*offset*/, std::uint64_t /*count*/) {}

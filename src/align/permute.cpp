@@ -3,6 +3,7 @@
 #include "align/permute.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "wavg/element_math.hpp"
@@ -116,8 +117,14 @@ Weights load_weights(Reader& reader, const PermSpec& spec) {
     if (!spec.tensors[i].permuted() || spec.tensors[i].role != Role::parameter) continue;
     const std::uint64_t n = t.count();
     if (t.dtype == DType::f32 && n > 0) {
-      w.mapped[i] = static_cast<const float*>(reader.view(i, 0, n));
-      if (w.mapped[i]) continue;
+      // Weight matching reads the floats in place (Eigen, plain float loads): a view at an address that is not a
+      // multiple of 4 (Reader::view lends any) is copied below instead.
+      const void* view = reader.view(i, 0, n);
+      if (view && reinterpret_cast<std::uintptr_t>(view) % alignof(float) == 0) {
+        w.mapped[i] = static_cast<const float*>(view);
+        continue;
+      }
+      if (view) reader.release(i, 0, n);
     }
     raw.resize(t.bytes());
     reader.read(i, 0, n, raw.data());

@@ -2,6 +2,7 @@
 // formats/caffe/caffe.hpp), read back; the V1 legacy shapes' normalisation; the sniff; wire-format errors.
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <cstring>
 
 #include "caffe/caffe.hpp"
@@ -142,6 +143,21 @@ TEST_CASE("Caffe wire-format errors name the field and the byte") {
   CHECK(open_error(field(100, field(7, blob({1}, {1})))) == "a layer with 1 blobs has no name");
   CHECK(open_error(field(2, field(1, field(50, blob({1}, {1}))) + field(4, "old"))) ==
         "layer old is in the V0 layout (before 2014), which is not supported");
+}
+
+TEST_CASE("Caffe reader lends a packed field at any byte offset, as it lies in the file") {
+  // The net's name shifts the packed values by 0 to 3 bytes: byte 24 + 0 .. 3 (see the test below).
+  for (std::size_t extra = 0; extra < 4; ++extra) {
+    TempDir dir;
+    const std::string bytes =
+        field(1, "net123" + std::string(extra, 'x')) +
+        field(100, field(1, "ip") + field(7, field(7, field(1, varint(2))) + field(5, floats({4, 5}))));
+    CaffeReader r(dir.write("m.caffemodel", bytes));
+    const void* v = r.view(0, 0, 2);
+    REQUIRE(v != nullptr);
+    CHECK(reinterpret_cast<std::uintptr_t>(v) % 4 == extra);  // the mapping starts on a page
+    CHECK(std::memcmp(v, floats({4, 5}).data(), 8) == 0);
+  }
 }
 
 TEST_CASE("Caffe reader serves values from the mapped file, packed, split or unpacked") {

@@ -143,6 +143,22 @@ int main() {
           expect(want == got, what.c_str());
         }
       }
+      {
+        // Readers lend views at any byte address; the backend stages them with memcpy, so inputs 3 bytes off
+        // alignment give the aligned inputs' bytes.
+        std::vector<std::vector<unsigned char>> shifted;
+        std::vector<const void*> pointers;
+        for (const auto& x : b.inputs) {
+          shifted.emplace_back(x.size() + 3);
+          std::memcpy(shifted.back().data() + 3, x.data(), x.size());
+          pointers.push_back(shifted.back().data() + 3);
+        }
+        const std::vector<double> w(4, 1);
+        std::vector<unsigned char> want(count * dtype_size(in)), got(want.size());
+        cpu->weighted_sum(b.view(in, count, false), w, 4, in, want.data());
+        gpu->weighted_sum({in, count, pointers, nullptr}, w, 4, in, got.data());
+        expect(want == got, "mean of inputs 3 bytes off alignment bit-identical");
+      }
       const BlockInputs view = b.view(in, count, true);
       const std::vector<double> scales{1, 0.5, 0.25, 1}, weights{1, 2, 1, 0}, coeffs{0.1, 0.2, 0.3, 0.4};
       std::vector<double> s1(4, 0.0), s2(4, 0.0), d1(16, 0.0), d2(16, 0.0), e1(count), e2(count);

@@ -26,10 +26,10 @@ using cpu::store;
 
 // The inner loops, one per (type, instruction set; WAVG_CLONES, cpu_elements.hpp).
 
-WAVG_CLONES void add_scaled(double* acc, const float* x, double w, std::size_t len) {
+WAVG_CLONES void add_scaled(double* acc, const cpu::LooseF32* x, double w, std::size_t len) {
   for (std::size_t i = 0; i < len; ++i) acc[i] += w * static_cast<double>(x[i]);
 }
-WAVG_CLONES void add_scaled(double* acc, const double* x, double w, std::size_t len) {
+WAVG_CLONES void add_scaled(double* acc, const cpu::LooseF64* x, double w, std::size_t len) {
   for (std::size_t i = 0; i < len; ++i) acc[i] += w * x[i];
 }
 WAVG_CLONES void divide_into(float* out, const double* acc, double divisor, std::size_t len) {
@@ -39,13 +39,15 @@ WAVG_CLONES void divide_into(double* out, const double* acc, double divisor, std
   for (std::size_t i = 0; i < len; ++i) out[i] = acc[i] / divisor;
 }
 
+// Input x may start at any byte address (cpu_elements.hpp).
 template <DType In>
 void accumulate(double* acc, const void* x, std::uint64_t first, double w, std::size_t len) {
-  const auto* p = static_cast<const typename Storage<In>::type*>(x) + first;
-  if constexpr (In == DType::f32 || In == DType::f64)
-    add_scaled(acc, p, w, len);
+  if constexpr (In == DType::f32)
+    add_scaled(acc, static_cast<const cpu::LooseF32*>(x) + first, w, len);
+  else if constexpr (In == DType::f64)
+    add_scaled(acc, static_cast<const cpu::LooseF64*>(x) + first, w, len);
   else
-    for (std::size_t i = 0; i < len; ++i) acc[i] += w * load<In>(p, i);
+    for (std::size_t i = 0; i < len; ++i) acc[i] += w * load<In>(x, first + i);
 }
 
 template <DType Out>

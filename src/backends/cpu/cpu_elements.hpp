@@ -23,6 +23,14 @@ constexpr std::uint64_t k_parallel_threshold = 1 << 15;
 #define WAVG_CLONES
 #endif
 
+// float and double at any byte address, for the loops over float32 and float64 inputs: readers lend elements where
+// the file holds them (load in element_math.hpp says why), and an aligned(1) type makes each load an unaligned one,
+// with no undefined behaviour; GCC emits the same vector code for it (vcvtps2pd and vmovupd take any address).
+// Index them only in functions that are not templates: GCC loses the attribute when the type is reached through a
+// template parameter or deduced (`auto`) inside a template, and the load is then an aligned float's again.
+typedef float LooseF32 __attribute__((aligned(1)));
+typedef double LooseF64 __attribute__((aligned(1)));
+
 // Shared with the CUDA kernels (element_math.hpp).
 using wavg::load;
 using wavg::Storage;

@@ -27,25 +27,29 @@ namespace {
 
 constexpr std::size_t k_tile = 512;
 // u[i] = x[first + i] - base[first + i] (x itself without a base), as double: update_at over a tile.
-WAVG_CLONES void updates(double* __restrict u, const float* __restrict x, const float* __restrict base,
+WAVG_CLONES void updates(double* __restrict u, const LooseF32* __restrict x, const LooseF32* __restrict base,
                          std::size_t len) {
   if (base)
     for (std::size_t i = 0; i < len; ++i) u[i] = static_cast<double>(x[i]) - static_cast<double>(base[i]);
   else
     for (std::size_t i = 0; i < len; ++i) u[i] = static_cast<double>(x[i]);
 }
-WAVG_CLONES void updates(double* __restrict u, const double* __restrict x, const double* __restrict base,
+WAVG_CLONES void updates(double* __restrict u, const LooseF64* __restrict x, const LooseF64* __restrict base,
                          std::size_t len) {
   if (base)
     for (std::size_t i = 0; i < len; ++i) u[i] = x[i] - base[i];
   else
     for (std::size_t i = 0; i < len; ++i) u[i] = x[i];
 }
+// x and base may start at any byte address (cpu_elements.hpp).
 template <DType T>
 void load_updates(double* u, const void* x, const void* base, std::uint64_t first, std::size_t len) {
-  using S = typename Storage<T>::type;
-  if constexpr (T == DType::f32 || T == DType::f64)
-    updates(u, static_cast<const S*>(x) + first, base ? static_cast<const S*>(base) + first : nullptr, len);
+  if constexpr (T == DType::f32)
+    updates(u, static_cast<const LooseF32*>(x) + first, base ? static_cast<const LooseF32*>(base) + first : nullptr,
+            len);
+  else if constexpr (T == DType::f64)
+    updates(u, static_cast<const LooseF64*>(x) + first, base ? static_cast<const LooseF64*>(base) + first : nullptr,
+            len);
   else
     for (std::size_t i = 0; i < len; ++i) u[i] = update_at<T>(x, base, first + i);
 }
@@ -156,25 +160,29 @@ WAVG_CLONES void divide_by(double* __restrict sum, const double* __restrict divi
 }
 
 // out[i] = base[i] + lambda * sum[i] (0 + ... without a base), rounded once to the output's dtype.
-WAVG_CLONES void finish_task(float* __restrict out, const float* __restrict base, const double* __restrict sum,
+WAVG_CLONES void finish_task(float* __restrict out, const LooseF32* __restrict base, const double* __restrict sum,
                              double lambda, std::size_t len) {
   if (base)
     for (std::size_t i = 0; i < len; ++i) out[i] = static_cast<float>(static_cast<double>(base[i]) + lambda * sum[i]);
   else
     for (std::size_t i = 0; i < len; ++i) out[i] = static_cast<float>(0.0 + lambda * sum[i]);
 }
-WAVG_CLONES void finish_task(double* __restrict out, const double* __restrict base, const double* __restrict sum,
+WAVG_CLONES void finish_task(double* __restrict out, const LooseF64* __restrict base, const double* __restrict sum,
                              double lambda, std::size_t len) {
   if (base)
     for (std::size_t i = 0; i < len; ++i) out[i] = base[i] + lambda * sum[i];
   else
     for (std::size_t i = 0; i < len; ++i) out[i] = 0.0 + lambda * sum[i];
 }
+// out is the engine's aligned buffer; base may start at any byte address (cpu_elements.hpp).
 template <DType T, DType O>
 void store_task(void* out, const void* base, const double* sum, double lambda, std::uint64_t first, std::size_t len) {
-  using S = typename Storage<T>::type;
-  if constexpr (T == O && (T == DType::f32 || T == DType::f64))
-    finish_task(static_cast<S*>(out) + first, base ? static_cast<const S*>(base) + first : nullptr, sum, lambda, len);
+  if constexpr (T == O && T == DType::f32)
+    finish_task(static_cast<float*>(out) + first, base ? static_cast<const LooseF32*>(base) + first : nullptr, sum,
+                lambda, len);
+  else if constexpr (T == O && T == DType::f64)
+    finish_task(static_cast<double*>(out) + first, base ? static_cast<const LooseF64*>(base) + first : nullptr, sum,
+                lambda, len);
   else
     for (std::size_t i = 0; i < len; ++i) {
       const double b = base ? load<T>(base, first + i) : 0.0;

@@ -92,8 +92,10 @@ void Engine::read_block(const PlanEntry& entry, std::uint64_t offset, std::uint6
   for (std::size_t k = 0; k < inputs; ++k) {
     if (const void* view = m_inputs[k]->view(entry.source[k], offset, count)) {
       m_pointers[k] = view;
+      ++m_reads.lent;
       continue;
     }
+    ++m_reads.copied;
     if (m_buffers[k].size() < words) m_buffers[k].resize(words);
     m_inputs[k]->read(entry.source[k], offset, count, m_buffers[k].data());
     m_pointers[k] = m_buffers[k].data();
