@@ -98,6 +98,11 @@ def clear(out, remake=True):
 
 
 def warm(paths):
+    """Puts the inputs on disk and in the page cache, as a checkpoint written some time before its merge is: inputs
+    written moments before (each codec's, converted just before its rows) would otherwise be flushed by the kernel's
+    writeback while the commands run, and the first merges over freshly written pages took three to four times the
+    system time of later ones (124M x 4 safetensors: 0.77-0.82 s against 0.21 s)."""
+    os.sync()
     for f in (f for p in paths for f in files_of(p)):
         with open(f, "rb") as h:
             while h.read(1 << 26):
