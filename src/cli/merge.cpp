@@ -1,6 +1,9 @@
 // wavg merge: open inputs, build the plan, run the engine, commit the output.
 
+#include <omp.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 
 #include "cli/align_options.hpp"
@@ -247,12 +250,33 @@ class MergeSteps final : public pipeline::Steps {
   std::optional<pipeline::Output> m_state_out;
 };
 
+// Without -j or OMP_NUM_THREADS, the plain and weighted means (no --base, robust or task method, alignment or GPU)
+// run on half the cores while the fingerprint's threads (one per input) run beside them: a mean is a few
+// instructions per byte, bound by memory rather than by the cores, and on a small machine a second worker only
+// competes with the hash threads and the main thread's reads and writes, and a loop over statically divided
+// elements waits for its slower worker. Measured (README "Performance", 124M x 4 from the page cache): 2 cores, one
+// worker 0.73 s, two 0.90 s (quiet); a 16-core host, 8 workers 0.61 s, 16 workers 0.62 s, 4 workers 0.66 s. Every
+// other method computes enough per byte to use every core, and without hashing two workers beat one on 2 cores.
+// The output is the same bytes for any count; -vv says what was chosen.
+void choose_default_threads(MergeOptions& o) {
+  if (o.threads > 0 || std::getenv("OMP_NUM_THREADS") || o.hash == HashAlgo::none || o.device == Device::cuda ||
+      o.fed.options.robust.method != Aggregator::mean || !o.fed.base.empty() || o.align.method != "none")
+    return;
+  const int cores = omp_get_num_procs();
+  if (cores < 2) return;
+  o.threads = cores / 2;
+  note(o.verbosity, 2,
+       std::to_string(o.threads) + " worker thread(s) of " + std::to_string(cores) +
+           " cores: the mean is bound by memory, and the fingerprint's threads use the others (-j sets the count)");
+}
+
 int run_merge(MergeOptions& o) {
   apply_recipe(o);
   if (o.recipe && !o.recipe->slices.empty())
     return run_passthrough({o.recipe->slices, o.output, o.format, o.recipe->text, o.out_dtype,
                             o.force ? Overwrite::yes : Overwrite::no, o.hash, o.verbosity});
   pipeline::Job job = validate(o);
+  choose_default_threads(o);
   apply_threads(o.threads);
   MergeSteps steps(o, job.weights);
   const pipeline::Run run = pipeline::run(job, steps);
