@@ -1,7 +1,7 @@
-// Folder outputs copied from input 1 and rewritten in place (pytorch/copied_files.hpp): a copy takes only the bytes
-// the caller does not write, a storage whose data the caller writes only in part keeps the rest, and each tracked
-// entry's CRC-32 (computed from the bytes copied and written, nothing read back) is zlib's CRC-32 of its final
-// bytes, computed here from the bytes the test put there. The expected file is built independently: input 1's
+// Folder outputs copied from input 1 and rewritten in place (pytorch/copied_files.hpp): a copy takes only the bytes the
+// caller does not write, a storage whose data the caller writes only in part keeps the rest, and each tracked entry's
+// CRC-32 (computed from the bytes copied and written; read back only for an entry written over) is zlib's CRC-32 of its
+// final bytes, computed here from the bytes the test put there. The expected file is built independently: input 1's
 // bytes with the written ranges replaced and the CRC-32 fields patched.
 #include <doctest/doctest.h>
 #include <fcntl.h>
@@ -57,19 +57,19 @@ TEST_CASE("copied files: only unwritten bytes are copied; CRC-32s come from the 
   const auto entries =
       pytorch::read_zip_directory(original, reinterpret_cast<const unsigned char*>(in.data()), in.size());
   REQUIRE(entries.size() == 3);
-  const pytorch::ZipEntry &a = entries[0], &b = entries[1];
+  const pytorch::ZipEntry &a = entries[0], &b = entries[1], &c = entries[2];
 
   // Two copies: the archive as it is, and the archive twice over, the second one's entries rewritten (an archive
   // that moved, as a DCP rank file of the kept chunks has them).
   test::TempDir out_dir;
   const MappedFile from(original);
-  const std::string new_a(500, 'A'), new_b(200, 'B');
+  const std::string new_a(500, 'A'), new_b(200, 'B'), new_c(50, 'C');
   std::string want_whole = in, want_twice = in + in;
   {
     pytorch::CopiedFiles out(out_dir.path(), "out");
     pytorch::CopySpec whole;
-    whole.written = {{a.data_offset + 100, 500}, {b.data_offset, 200}};  // a in part, b whole
-    whole.entries = {{0, 0, b}, {0, 0, a}};
+    whole.written = {{a.data_offset + 100, 500}, {b.data_offset, 200}, {c.data_offset, 50}};  // a in part
+    whole.entries = {{0, 0, b}, {0, 0, a}, {0, 0, c}};
     const std::size_t f = out.copy("whole.zip", from, whole);
     pytorch::CopySpec twice;
     twice.ranges = {{0, in.size()}, {0, in.size()}};
@@ -79,12 +79,15 @@ TEST_CASE("copied files: only unwritten bytes are copied; CRC-32s come from the 
     out.write(f, new_a.data() + 250, 250, a.data_offset + 350);  // out of order
     out.write(f, new_b.data(), 200, b.data_offset);
     out.write(f, new_a.data(), 250, a.data_offset + 100);
+    out.write(f, new_b.data(), 50, c.data_offset);  // c written over: its CRC-32 read back
+    out.write(f, new_c.data(), 50, c.data_offset);
     out.write(g, new_a.data(), 500, in.size() + a.data_offset + 100);
     out.finish(Provenance(std::map<std::string, std::string>{{"k", "v"}}));
   }
   want_whole.replace(a.data_offset + 100, 500, new_a);
   want_whole.replace(b.data_offset, 200, new_b);
-  for (const pytorch::ZipEntry* e : {&a, &b}) {
+  want_whole.replace(c.data_offset, 50, new_c);
+  for (const pytorch::ZipEntry* e : {&a, &b, &c}) {
     const std::string data = want_whole.substr(e->data_offset, e->size);
     put_crc(want_whole, e->central + 16, data);
     put_crc(want_whole, e->local_header + 14, data);
