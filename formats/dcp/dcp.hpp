@@ -36,8 +36,9 @@
 // --int-policy); the rest are unknown to the reader (DCP does not tell weights from buffers) and left to the plan.
 // The bytes values (a Python float lr, betas, a torchtitan train_state) are kept from input 1: kept_entries().
 //
-// The writer makes a DCP folder in input 1's layout: input 1's files copied, each chunk of every output tensor
-// overwritten in place and its archive's CRC-32s recomputed; .metadata is input 1's byte for byte, so
+// The writer makes a DCP folder in input 1's layout: input 1's files copied less every output tensor's chunks,
+// which are written in place, their archives' CRC-32s computed from the bytes written (pytorch/copied_files.hpp,
+// each output byte written once); .metadata is input 1's byte for byte, so
 // torch.distributed.checkpoint.load into the same model and optimizer resumes from the merge. An output that leaves
 // tensors of input 1 out (--exclude, --include, --optimizer-state drop, --tensors intersection) gets new rank files
 // of the same names: each holds, one after the other in input 1's order, the archives of the kept tensors' chunks

@@ -1,6 +1,6 @@
 // Writing a DCP folder in input 1's layout: its files copied (or, when tensors are left out, rank files of only the
-// kept chunks and a fresh .metadata), the output's tensors written into their chunks' storages in place, each
-// touched archive's CRC-32s recomputed (layout in dcp.hpp).
+// kept chunks and a fresh .metadata) less the chunks' elements, which the engine writes into their storages in place,
+// each touched archive's CRC-32s computed from the bytes written (layout in dcp.hpp).
 
 #include <algorithm>
 #include <filesystem>
@@ -68,24 +68,36 @@ class DcpWriter final : public Writer {
     }
   }
 
-  void finish() override {
-    for (const std::size_t s : m_source)
-      for (std::size_t k = 0; k < m_input->chunks(s).chunks.size(); ++k) {
-        const Chunk& ch = m_input->chunks(s).chunks[k];
-        m_out.patch_crc(m_copy[ch.file], m_archive[s][k], m_input->data_file(ch.file), ch.archive, ch.storage);
-      }
-    m_out.finish(m_spec.provenance);
-  }
+  void finish() override { m_out.finish(m_spec.provenance); }
 
  private:
+  // Fills in, per data file, the chunks' elements the engine writes (every element of every output tensor, each
+  // once: holds_template_values() is false and the chunks cover each tensor exactly) and their storage entries,
+  // whose CRC-32s change; m_archive gives where each chunk's archive now lies.
+  void describe(std::vector<pytorch::CopySpec>& specs) const {
+    for (const std::size_t s : m_source) {
+      const std::size_t elem = dtype_size(m_input->tensors()[s].dtype);
+      for (std::size_t k = 0; k < m_input->chunks(s).chunks.size(); ++k) {
+        const Chunk& ch = m_input->chunks(s).chunks[k];
+        std::uint64_t n = 1;
+        for (const std::uint64_t d : ch.sizes) n *= d;
+        const std::uint64_t archive = m_archive[s][k];
+        specs[ch.file].written.emplace_back(archive + (ch.begin - ch.archive), n * elem);
+        specs[ch.file].entries.push_back({archive, ch.archive, ch.storage});
+      }
+    }
+  }
+
   // Every tensor is kept: input 1's files as they are, .metadata byte for byte.
   void copy_whole() {
-    for (std::size_t f = 0; f < m_input->data_files().size(); ++f)
-      m_copy.push_back(m_out.copy(m_input->data_files()[f], m_input->data_file(f)));
-    m_out.copy(".metadata", MappedFile(m_input->folder() + "/.metadata"));
     m_archive.resize(m_input->tensors().size());
     for (const std::size_t s : m_source)
       for (const Chunk& ch : m_input->chunks(s).chunks) m_archive[s].push_back(ch.archive);
+    std::vector<pytorch::CopySpec> specs(m_input->data_files().size());
+    describe(specs);
+    for (std::size_t f = 0; f < m_input->data_files().size(); ++f)
+      m_copy.push_back(m_out.copy(m_input->data_files()[f], m_input->data_file(f), specs[f]));
+    m_out.copy(".metadata", MappedFile(m_input->folder() + "/.metadata"));
   }
 
   // Some tensors are left out: each rank file keeps only the storages the kept items name, in input 1's order, and
@@ -108,28 +120,30 @@ class DcpWriter final : public Writer {
       if (!item.tensor) keep(item.where);
       for (const ChunkMeta& c : item.chunks) keep(c.where);
     }
-    m_copy.assign(file_of.size(), k_none);
+    std::vector<pytorch::CopySpec> specs(file_of.size());
     for (std::size_t f = 0; f < moved.size(); ++f) {
-      if (moved[f].empty()) continue;  // a rank whose every chunk is left out
-      std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
       std::uint64_t at = 0;
       for (auto& [range, to] : moved[f]) {
-        ranges.push_back(range);
+        specs[f].ranges.push_back(range);
         to = at;
         at += range.second;
       }
-      m_copy[f] = m_out.copy_ranges(m_input->data_files()[f], m_input->data_file(f), ranges);
     }
+    m_archive.resize(m_input->tensors().size());
+    for (const std::size_t s : m_source)
+      for (const Chunk& ch : m_input->chunks(s).chunks)
+        m_archive[s].push_back(moved[ch.file].at({ch.archive, ch.length}));
+    describe(specs);
+    m_copy.assign(file_of.size(), k_none);
+    for (std::size_t f = 0; f < moved.size(); ++f)
+      if (!moved[f].empty())  // else a rank whose every chunk is left out
+        m_copy[f] = m_out.copy(m_input->data_files()[f], m_input->data_file(f), specs[f]);
     auto place = [&](Storage& s) { s.offset = moved[file_of.at(s.file)].at({s.offset, s.length}); };
     for (Item& item : out.items) {
       if (!item.tensor) place(item.where);
       for (ChunkMeta& c : item.chunks) place(c.where);
     }
     m_out.add(".metadata", metadata_pickle(out, m_display));
-    m_archive.resize(m_input->tensors().size());
-    for (const std::size_t s : m_source)
-      for (const Chunk& ch : m_input->chunks(s).chunks)
-        m_archive[s].push_back(moved[ch.file].at({ch.archive, ch.length}));
   }
 
   std::string m_display;

@@ -38,14 +38,15 @@
 // parameters (not read yet).
 //
 // The writer makes a checkpoint folder in input 1's layout (the same files, ranks and partitioning): input 1's files
-// copied, every tensor written where the reader found it, and into its mirrors: the module's copy of each parameter in
-// the model states file (in the module's dtype: bf16, fp16 or fp32, rounded to nearest even), a ZeRO 3 buffer in every
-// rank's model states file, a counter in every rank's and group's state. An alias writes only the module copies that
-// are its own (its target writes the master); where the inputs disagree on the tie, the one master cannot hold two
-// means: refused (exit 3). Each touched storage's CRC-32 is recomputed. What is no tensor (global_steps, the
-// param_groups' lr, the loss scaler) stays input 1's. DeepSpeed's loaders take the folder above and a tag:
-// engine.load_checkpoint(DIR, tag=NAME) and zero_to_fp32's get_fp32_state_dict_from_zero_checkpoint(DIR, tag=NAME) for
-// an output DIR/NAME/. wavg.json beside the files (which DeepSpeed ignores) holds the provenance.
+// copied less the tensors' bytes (pytorch/copied_files.hpp), every tensor written where the reader found it, and into
+// its mirrors: the module's copy of each parameter in the model states file (in the module's dtype: bf16, fp16 or fp32,
+// rounded to nearest even), a ZeRO 3 buffer in every rank's model states file, a counter in every rank's and group's
+// state. An alias writes only the module copies that are its own (its target writes the master); where the inputs
+// disagree on the tie, the one master cannot hold two means: refused (exit 3). Each touched storage's CRC-32 is
+// computed from the bytes written. What is no tensor (global_steps, the param_groups' lr, the loss scaler) stays input
+// 1's. DeepSpeed's loaders take the folder above and a tag: engine.load_checkpoint(DIR, tag=NAME) and zero_to_fp32's
+// get_fp32_state_dict_from_zero_checkpoint(DIR, tag=NAME) for an output DIR/NAME/. wavg.json beside the files (which
+// DeepSpeed ignores) holds the provenance.
 
 #include <memory>
 #include <string>

@@ -1,6 +1,8 @@
-// Writing a DeepSpeed checkpoint folder in input 1's layout: its files copied, every tensor written where the
-// reader found it and into its mirrors, each touched storage's CRC-32 recomputed (layout in deepspeed.hpp).
+// Writing a DeepSpeed checkpoint folder in input 1's layout: its files copied less the tensors' values, every tensor
+// written where the reader found it and into its mirrors, each touched storage's CRC-32 computed from the bytes
+// written (layout in deepspeed.hpp).
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 
@@ -48,9 +50,10 @@ class DeepspeedWriter final : public Writer {
                         "input 1's parameters: write .safetensors, which holds them apart");
     }
     std::vector<std::string> models;
+    const std::vector<pytorch::CopySpec> specs = describe();
     for (std::size_t f = 0; f < m_input->files().size(); ++f) {
       const std::string name = fs::path(m_input->files()[f]).filename().string();
-      m_out.copy(name, m_input->file(f));  // copy f is file f
+      m_out.copy(name, m_input->file(f), specs[f]);  // copy f is file f
       if (ends_with(name, "_model_states.pt")) models.push_back(name);
     }
     // An existing folder (--force): the model states files, which a loader opens first, are placed last, and the
@@ -94,13 +97,29 @@ class DeepspeedWriter final : public Writer {
     }
   }
 
-  void finish() override {
-    for (std::size_t f = 0; f < m_input->files().size(); ++f)
-      for (const pytorch::ZipEntry& e : m_input->storages(f)) m_out.patch_crc(f, 0, m_input->file(f), 0, e);
-    m_out.finish(m_spec.provenance);
-  }
+  void finish() override { m_out.finish(m_spec.provenance); }
 
  private:
+  // Returns, per file, the bytes write() puts there (every element of every tensor, each once: every tensor of input
+  // 1 is written, holds_template_values() is false) and the storages holding them, whose CRC-32s change.
+  std::vector<pytorch::CopySpec> describe() const {
+    std::vector<pytorch::CopySpec> specs(m_input->files().size());
+    for (std::size_t f = 0; f < specs.size(); ++f)
+      for (const pytorch::ZipEntry& e : m_input->storages(f)) specs[f].entries.push_back({0, 0, e});
+    for (const std::size_t in : m_source) {
+      const TensorInfo& t = m_input->tensors()[in];
+      std::uint64_t left = t.alias_of.empty() ? t.count() : 0;  // as write() does
+      for (const DeepspeedReader::Piece& p : m_input->pieces(in)) {
+        const std::uint64_t n = std::min(left, p.count);
+        specs[p.file].written.emplace_back(p.at, n * dtype_size(t.dtype));
+        left -= n;
+      }
+      for (const DeepspeedReader::Mirror& m : m_input->mirrors(in))
+        specs[m.file].written.emplace_back(m.at, t.count() * dtype_size(m.dtype));
+    }
+    return specs;
+  }
+
   // A tensor of input 1 the output leaves out (--exclude, --include, --optimizer-state drop, --tensors
   // intersection) cannot leave these files: ZeRO keeps a group's parameters and their moments as flat partitions
   // cut across the ranks, which engine.load_checkpoint takes only whole for the same model, and the files' pickles

@@ -5,7 +5,6 @@
 
 #include <unistd.h>
 #include <zip.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -217,6 +216,7 @@ std::vector<std::uint64_t> ZipWriter::lay_out() {
     e.pad = base % 64 == 0 ? 0 : static_cast<std::uint16_t>(4 + (64 - (base + 4) % 64) % 64);
     e.data = base + e.pad;
     offsets.push_back(e.data);
+    m_crcs.add(e.data, e.size);
     at = e.data + e.size;
   }
   m_end = at;
@@ -251,135 +251,9 @@ std::string ZipWriter::local_header(const Entry& e, std::uint32_t crc) const {
   return h;
 }
 
-namespace {
-
-// zlib's CRC-32 of `n` bytes; a large buffer in 4 MiB pieces on every thread, joined with crc32_combine (zlib's CRC
-// runs at about 1 GB/s a core, the slowest step of writing a large output).
-std::uint32_t crc32_of(const unsigned char* data, std::uint64_t n) {
-  constexpr std::uint64_t k_piece = std::uint64_t{4} << 20;
-  if (n < 2 * k_piece) return static_cast<std::uint32_t>(crc32_z(0, data, static_cast<z_size_t>(n)));
-  const std::uint64_t pieces = (n + k_piece - 1) / k_piece;
-  std::vector<uLong> crc(pieces);
-#pragma omp parallel for schedule(static)
-  for (std::uint64_t i = 0; i < pieces; ++i)
-    crc[i] = crc32_z(0, data + i * k_piece, static_cast<z_size_t>(std::min(k_piece, n - i * k_piece)));
-  uLong all = crc[0];
-  for (std::uint64_t i = 1; i < pieces; ++i)
-    all = crc32_combine64(all, crc[i], static_cast<z_off64_t>(std::min(k_piece, n - i * k_piece)));
-  return static_cast<std::uint32_t>(all);
-}
-
-// Past this many disjoint spans (scattered element-wise writes of a strided view) an entry is read back instead.
-constexpr std::size_t k_max_spans = 4096;
-
-}  // namespace
-
-void ZipWriter::note_written(const unsigned char* data, std::uint64_t bytes, std::uint64_t at) {
-  if (bytes == 0 || m_end == 0) return;  // not laid out yet (or nothing to note)
-  const std::uint64_t end = at + bytes;
-  // The first entry whose data ends after `at`; entries lie in file order.
-  auto it = std::upper_bound(m_entries.begin(), m_entries.end(), at,
-                             [](std::uint64_t a, const Entry& e) { return a < e.data + e.size; });
-  for (; it != m_entries.end() && it->data < end; ++it) {
-    if (it->size == 0) continue;
-    if (at >= it->data && end <= it->data + it->size) {
-      note_span(*it, data, at - it->data, end - it->data);
-    } else {  // a write across an entry's edge: not how any caller writes data, but never a wrong CRC
-      std::lock_guard<std::mutex> lock(m_mutex);
-      it->reread = true;
-    }
-  }
-}
-
-void ZipWriter::note_span(Entry& e, const unsigned char* data, std::uint64_t begin, std::uint64_t end) {
-  {
-    std::lock_guard<std::mutex> lock(m_mutex);
-    if (e.reread) return;
-  }
-  const std::uint32_t crc = crc32_of(data, end - begin);
-  std::lock_guard<std::mutex> lock(m_mutex);
-  auto& spans = e.written;
-  auto next = spans.upper_bound(begin);
-  auto prev = next == spans.begin() ? spans.end() : std::prev(next);
-  if ((next != spans.end() && next->first < end) || (prev != spans.end() && prev->second.end > begin) ||
-      spans.size() >= k_max_spans) {
-    e.reread = true;
-    spans.clear();
-    return;
-  }
-  auto cur = prev;
-  if (prev != spans.end() && prev->second.end == begin) {
-    prev->second = {
-        end, static_cast<std::uint32_t>(crc32_combine64(prev->second.crc, crc, static_cast<z_off64_t>(end - begin)))};
-  } else {
-    cur = spans.emplace(begin, Entry::Span{end, crc}).first;
-  }
-  if (next != spans.end() && next->first == end) {
-    const auto len = static_cast<z_off64_t>(next->second.end - next->first);
-    const uLong joined = crc32_combine64(cur->second.crc, next->second.crc, len);
-    cur->second = {next->second.end, static_cast<std::uint32_t>(joined)};
-    spans.erase(next);
-  }
-}
-
-// The CRC-32s of all entries: from the spans written when they cover the entry, else read back from the file in
-// 16 MiB chunks on every thread, joined per entry with crc32_combine.
-std::vector<std::uint32_t> ZipWriter::crcs() {
-  constexpr std::uint64_t k_chunk = std::uint64_t{16} << 20;
-  struct Chunk {
-    std::size_t entry;
-    std::uint64_t begin, size;
-    uLong crc = 0;
-  };
-  std::vector<std::uint32_t> out(m_entries.size(), 0);
-  std::vector<Chunk> chunks;
-  for (std::size_t i = 0; i < m_entries.size(); ++i) {
-    const Entry& e = m_entries[i];
-    if (e.size == 0) continue;
-    const auto& w = e.written;
-    if (!e.reread && w.size() == 1 && w.begin()->first == 0 && w.begin()->second.end == e.size) {
-      out[i] = w.begin()->second.crc;
-      continue;
-    }
-    for (std::uint64_t at = 0; at < e.size; at += k_chunk)
-      chunks.push_back({i, e.data + at, std::min(k_chunk, e.size - at)});
-  }
-  std::string error;
-#pragma omp parallel if (!chunks.empty())
-  {
-    std::vector<unsigned char> buf(chunks.empty() ? 0 : k_chunk);
-#pragma omp for schedule(dynamic)
-    for (std::size_t c = 0; c < chunks.size(); ++c) {
-      Chunk& ch = chunks[c];
-      ch.crc = crc32_z(0, nullptr, 0);
-      for (std::uint64_t done = 0; done < ch.size;) {
-        const ssize_t n = ::pread(m_fd, buf.data(), ch.size - done, static_cast<off_t>(ch.begin + done));
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-#pragma omp critical
-          error = std::string("cannot read the output back: ") + std::strerror(n < 0 ? errno : EIO);
-          break;
-        }
-        ch.crc = crc32_z(ch.crc, buf.data(), static_cast<std::size_t>(n));
-        done += static_cast<std::uint64_t>(n);
-      }
-    }
-  }
-  if (!error.empty()) fail(m_display, error);
-  std::vector<bool> started(m_entries.size(), false);
-  for (const Chunk& ch : chunks) {
-    out[ch.entry] =
-        started[ch.entry]
-            ? static_cast<std::uint32_t>(crc32_combine64(out[ch.entry], ch.crc, static_cast<z_off64_t>(ch.size)))
-            : static_cast<std::uint32_t>(ch.crc);
-    started[ch.entry] = true;
-  }
-  return out;
-}
-
 void ZipWriter::finish() {
   std::string dir;
-  const std::vector<std::uint32_t> crc_of = crcs();
+  const std::vector<std::uint32_t> crc_of = m_crcs.crcs(m_fd, m_display);
   for (std::size_t i = 0; i < m_entries.size(); ++i) {
     const Entry& e = m_entries[i];
     const std::uint32_t crc = crc_of[i];
@@ -416,7 +290,7 @@ void ZipWriter::finish() {
 
 void ZipWriter::pwrite_all(const void* data, std::uint64_t bytes, std::uint64_t at) {
   wavg::pwrite_all(m_fd, data, bytes, at, m_display);
-  note_written(static_cast<const unsigned char*>(data), bytes, at);
+  m_crcs.note(static_cast<const unsigned char*>(data), bytes, at);
 }
 
 }  // namespace wavg::pytorch

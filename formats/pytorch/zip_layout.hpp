@@ -23,15 +23,14 @@
 // The writer is hand-written for the same reason in reverse: the data of every entry must start on a 64-byte
 // boundary (torch's own layout, and what lets a reader map it), and the storages are filled in place block by
 // block as the engine produces them; libzip writes sequentially from sources and cannot align. Each entry's CRC-32
-// is computed from the bytes as they are written (spans joined with crc32_combine, so any order works); only an
-// entry written over twice, or in too many scattered pieces, is read back from the file at the end.
+// is computed from the bytes as they are written (entry_crcs.hpp).
 
 #include <cstdint>
-#include <map>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "pytorch/entry_crcs.hpp"
 
 namespace wavg::pytorch {
 
@@ -83,26 +82,14 @@ class ZipWriter {
     std::uint64_t header = 0;  // offset of the local header
     std::uint64_t data = 0;
     std::uint16_t pad = 0;  // bytes of the alignment extra field
-    // What has been written of its data, as disjoint spans begin -> (end, CRC-32 of the span), adjacent ones
-    // joined; `reread` once a write overlapped an earlier one (or the spans grew too many): then the CRC-32 comes
-    // from reading the file back.
-    struct Span {
-      std::uint64_t end;
-      std::uint32_t crc;
-    };
-    std::map<std::uint64_t, Span> written{};
-    bool reread = false;
   };
   std::string local_header(const Entry& e, std::uint32_t crc) const;
-  void note_written(const unsigned char* data, std::uint64_t bytes, std::uint64_t at);
-  void note_span(Entry& e, const unsigned char* data, std::uint64_t begin, std::uint64_t end);
-  std::vector<std::uint32_t> crcs();
 
   int m_fd;
   std::string m_display;
   std::vector<Entry> m_entries;
   std::uint64_t m_end = 0;  // where the central directory starts
-  std::mutex m_mutex;       // guards the entries' spans
+  EntryCrcs m_crcs;         // the entries' CRC-32s, from what pwrite_all() wrote
 };
 
 }  // namespace wavg::pytorch

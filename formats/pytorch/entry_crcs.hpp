@@ -1,0 +1,49 @@
+#pragma once
+// The CRC-32s of a file's stored zip entries, computed from the bytes as they are written, so that nothing is read
+// back: each write is noted against the entries it falls in, as disjoint spans begin -> (end, CRC-32 of the span),
+// adjacent spans joined with zlib's crc32_combine64, so the writes may come in any order and from any thread. An
+// entry whose spans end as one span over all of it has its CRC-32; one written over twice (or in too many scattered
+// pieces, as a strided view's element-wise writes) is read back from the file instead.
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace wavg::pytorch {
+
+class EntryCrcs {
+ public:
+  // Tracks an entry whose data is [data, data + size) of the file. Entries are added in file order (by `data`) and
+  // before the writes are noted; one that overlaps the entry before is read back, as is that one.
+  void add(std::uint64_t data, std::uint64_t size);
+  // Notes that [at, at + bytes) of the file now holds `data`.
+  void note(const unsigned char* data, std::uint64_t bytes, std::uint64_t at);
+  // Returns the CRC-32 of entry `i` (in the order added) from the spans noted, or nothing where they do not cover
+  // it exactly once.
+  std::optional<std::uint32_t> noted(std::size_t i) const;
+  // Tells whether entry `i` was written over twice (or in too many pieces), so its spans say nothing.
+  bool reread(std::size_t i) const { return m_entries[i].reread; }
+  // Returns every entry's CRC-32: noted(), else read back from `fd` (errors name `display`).
+  std::vector<std::uint32_t> crcs(int fd, const std::string& display) const;
+  std::size_t size() const { return m_entries.size(); }
+
+ private:
+  struct Span {
+    std::uint64_t end;
+    std::uint32_t crc;
+  };
+  struct Entry {
+    std::uint64_t data, size;
+    std::map<std::uint64_t, Span> written{};  // offsets relative to `data`
+    bool reread = false;
+  };
+  void note_span(Entry& e, const unsigned char* data, std::uint64_t begin, std::uint64_t end);
+
+  std::vector<Entry> m_entries;
+  mutable std::mutex m_mutex;  // guards the entries' spans
+};
+
+}  // namespace wavg::pytorch
