@@ -198,15 +198,15 @@ void AtomicDirectory::commit() {
     if (!fs::is_directory(st))
       throw Error(ExitCode::usage, m_target, "is not a directory (--force replaces a folder output only by a folder)");
     placed = place_entries(m_tmp, m_target, plan.switch_files);
+    // Still with interrupts held back: a signal that came during the placing is raised when this block ends, and
+    // the emptied temporary folder (no longer registered for removal) and the old model's leftovers must be gone by
+    // then. Outside the block a held-back SIGINT left .NAME.wavg-XXXXXX beside the model (seen in a CI run).
+    ::rmdir(m_tmp.c_str());
     unregister_dir(m_tmp);
     folder_plans().erase(m_tmp);
     m_committed = true;
-  }
-  // The new model is in place: what is left of the old one goes, with interrupts held back too, so that no old
-  // shard is left for a reader to find beside an index that does not name it.
-  ::rmdir(m_tmp.c_str());
-  {
-    const signals::DeferInterrupts deferred;
+    // The new model is in place: what is left of the old one goes, so that no old shard is left for a reader to
+    // find beside an index that does not name it.
     for (const std::string& name : plan.retired)
       if (!placed.count(name)) ::unlink((fs::path(m_target) / name).c_str());
   }
