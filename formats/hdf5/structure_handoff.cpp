@@ -23,6 +23,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "common/byte_cursor.hpp"
 #include "hdf5/hdf5_reader.hpp"
 #include "wavg/error.hpp"
 
@@ -50,16 +51,16 @@ class Encoder {
   std::string m_out{k_magic};
 };
 
+[[noreturn]] void unreadable(const ByteCursor& c, std::uint64_t, const std::string&) {
+  fail(c.file(), "corrupt HDF5 file (the structure probe's answer is unreadable)");
+}
+
+// The answer read back through the codecs' bounds-checked cursor; every overrun is the one "unreadable" error.
 class Decoder {
  public:
-  Decoder(std::string_view bytes, const std::string& file) : m_left(bytes), m_file(file) {}
-  std::uint64_t u64() {
-    need(8);
-    std::uint64_t v = 0;
-    for (int i = 0; i < 8; ++i) v |= std::uint64_t{static_cast<unsigned char>(m_left[i])} << (8 * i);
-    m_left.remove_prefix(8);
-    return v;
-  }
+  Decoder(std::string_view bytes, const std::string& file)
+      : m_c(file, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), 0, {}, unreadable) {}
+  std::uint64_t u64() { return m_c.take<std::uint64_t>(); }
   // A value below `end`.
   std::uint64_t below(std::uint64_t end) {
     const std::uint64_t v = u64();
@@ -69,31 +70,20 @@ class Decoder {
   // A count of items of at least `item_bytes` bytes each, which the rest of the answer must be able to hold.
   std::size_t count(std::size_t item_bytes) {
     const std::uint64_t n = u64();
-    if (n > m_left.size() / item_bytes) bad();
+    if (n > m_c.left() / item_bytes) bad();
     return static_cast<std::size_t>(n);
   }
-  std::string str() {
-    const std::size_t n = count(1);
-    std::string s(m_left.substr(0, n));
-    m_left.remove_prefix(n);
-    return s;
-  }
+  std::string str() { return m_c.text(count(1)); }
   void magic() {
-    need(k_magic.size());
-    if (m_left.substr(0, k_magic.size()) != k_magic) bad();
-    m_left.remove_prefix(k_magic.size());
+    if (m_c.text(k_magic.size()) != k_magic) bad();
   }
   void end() const {
-    if (!m_left.empty()) bad();
+    if (m_c.left() != 0) bad();
   }
-  [[noreturn]] void bad() const { fail(m_file, "corrupt HDF5 file (the structure probe's answer is unreadable)"); }
+  [[noreturn]] void bad() const { unreadable(m_c, 0, {}); }
 
  private:
-  void need(std::size_t n) const {
-    if (m_left.size() < n) bad();
-  }
-  std::string_view m_left;
-  const std::string& m_file;
+  ByteCursor m_c;
 };
 
 }  // namespace
