@@ -48,7 +48,8 @@ bool has_keras_model_weights(hid_t root) {
 
 }  // namespace
 
-Hdf5Reader::Hdf5Reader(std::string path, Probe probe) : ListedReader(std::move(path), FormatId::hdf5) {
+Hdf5Reader::Hdf5Reader(std::string path, Probe probe, Walk walk)
+    : ListedReader(std::move(path), FormatId::hdf5), m_walk(walk) {
   h5::init();
   const std::optional<std::string> found = probe == Probe::yes ? probe_structure(m_path) : std::nullopt;
   open(found ? std::optional<std::string_view>(*found) : std::nullopt);

@@ -47,7 +47,11 @@ class Hdf5Reader final : public ListedReader {
  public:
   // Whether to open the file's structure in a child process first (structure_probe.hpp).
   enum class Probe { no, yes };
-  explicit Hdf5Reader(std::string path, Probe probe = Probe::yes);
+  // How to find the file's groups and datasets: `native` reads them with wavg's own parser (native_index.hpp) where
+  // the file keeps to what it knows, and through the HDF5 library otherwise; `library` always through the library
+  // (the tests compare the two).
+  enum class Walk { native, library };
+  explicit Hdf5Reader(std::string path, Probe probe = Probe::yes, Walk walk = Walk::native);
   // Opens `path` taking `structure` (what structure() returned in the probe's child) for what the file holds,
   // instead of walking it; throws Error naming `path` when the answer is damaged.
   Hdf5Reader(std::string path, std::string_view structure);
@@ -75,6 +79,8 @@ class Hdf5Reader final : public ListedReader {
   // Returns what the constructor found (layout, metadata, layers, tensors, where each one's data lies) as the bytes
   // the structure probe hands its parent (structure_handoff.cpp).
   std::string structure() const;
+  // Tells whether the groups and datasets were found by wavg's own parser (Walk::native on a file it knows).
+  bool walked_natively() const { return m_walked_natively; }
 
  private:
   struct Entry {
@@ -126,6 +132,8 @@ class Hdf5Reader final : public ListedReader {
   std::vector<std::pair<ByteSpan, std::size_t>> m_data_ranges;  // contiguous data -> tensor index
   std::vector<std::pair<ByteSpan, std::string>> m_headers;      // the superblock and object headers, named
   ModelLayers m_layers;
+  Walk m_walk = Walk::native;
+  bool m_walked_natively = false;
 };
 
 // Tells whether the first bytes of a file carry the HDF5 signature (at 0 or after a user block).
