@@ -36,10 +36,10 @@ void Hdf5Reader::check_data_ranges() {
   // Both lists sorted by where they begin, each data range is checked against its neighbour and against the
   // header that reaches furthest among those beginning before its end: n log n, not data ranges x headers.
   std::sort(m_data_ranges.begin(), m_data_ranges.end());
-  std::sort(m_headers.begin(), m_headers.end());
+  std::sort(m_headers.begin(), m_headers.end(), [](const Metadata& a, const Metadata& b) { return a.span < b.span; });
   std::vector<std::size_t> furthest(m_headers.size());  // the index of the header of greatest end up to i
   for (std::size_t i = 0; i < m_headers.size(); ++i)
-    furthest[i] = i > 0 && m_headers[furthest[i - 1]].first.second >= m_headers[i].first.second ? furthest[i - 1] : i;
+    furthest[i] = i > 0 && m_headers[furthest[i - 1]].span.second >= m_headers[i].span.second ? furthest[i - 1] : i;
   for (std::size_t i = 0; i < m_data_ranges.size(); ++i) {
     const auto& [span, index] = m_data_ranges[i];
     const auto where = [&] {
@@ -51,10 +51,11 @@ void Hdf5Reader::check_data_ranges() {
            where() + " overlaps the data of " + m_tensors[m_data_ranges[i + 1].second].name + " (corrupt HDF5 file)");
     // The headers that begin before the data ends; of them, the one that ends furthest overlaps it if any does.
     const auto before_end = std::lower_bound(m_headers.begin(), m_headers.end(), span.second,
-                                             [](const auto& h, std::uint64_t at) { return h.first.first < at; });
+                                             [](const Metadata& h, std::uint64_t at) { return h.span.first < at; });
     if (before_end == m_headers.begin()) continue;
-    const auto& [m, what] = m_headers[furthest[static_cast<std::size_t>(before_end - m_headers.begin()) - 1]];
-    if (span.first < m.second) fail(m_path, where() + " overlaps " + what + " (corrupt HDF5 file)");
+    const Metadata& m = m_headers[furthest[static_cast<std::size_t>(before_end - m_headers.begin()) - 1]];
+    if (span.first < m.span.second)
+      fail(m_path, where() + " overlaps " + m.what + std::string(m.name) + " (corrupt HDF5 file)");
   }
 }
 

@@ -96,6 +96,7 @@ void Hdf5Reader::open_file() {
 
 void Hdf5Reader::open_tree() {
   open_file();
+  if (m_walk == Walk::native) read_native();
   const hid_t root = m_file.get();
 
   if (keras::read_names(root, "layer_names", m_path)) {
@@ -127,7 +128,20 @@ void Hdf5Reader::open_tree() {
   read_metadata();
   H5Eclear2(H5E_DEFAULT);
   check_data_ranges();
+  m_headers.clear();  // it views the native index's paths
+  m_header_names.clear();
+  m_native.reset();
   map_file();
+}
+
+void Hdf5Reader::read_native() {
+  try {
+    m_map.emplace(m_path, m_fd);
+  } catch (const Error&) {
+    return;  // no address space for a mapping: the library walks the file
+  }
+  m_native = h5native::Index::read(m_map->data(), m_map->size());
+  m_walked_natively = m_native.has_value();
 }
 
 Hdf5Reader::~Hdf5Reader() {
@@ -195,6 +209,9 @@ void Hdf5Reader::set_keras_roles() {
 }
 
 bool Hdf5Reader::add_dataset(const std::string& name, Listed listed) {
+  if (m_native)
+    if (const h5native::Object* o = m_native->find(name); o && o->dataset.known)
+      return add_native(o->dataset, name, listed);
   h5::check_links(m_file.get(), name, m_path);
   return add_opened(h5::open_dataset(m_file.get(), name, m_path, "cannot open dataset " + name), name, listed);
 }
@@ -247,10 +264,25 @@ bool Hdf5Reader::add_opened(h5::Handle ds, const std::string& name, Listed liste
   return true;
 }
 
+bool Hdf5Reader::add_native(const h5native::Dataset& d, const std::string& name, Listed listed) {
+  if (d.null) return false;  // no values at all
+  Entry entry;
+  entry.listed = listed == Listed::yes;
+  entry.direct_offset = static_cast<std::int64_t>(d.offset);
+  if (d.stored > 0) m_data_ranges.push_back({{d.offset, d.offset + d.stored}, m_tensors.size()});
+  m_tensors.push_back(TensorInfo{name, d.dtype, d.dims});
+  m_entries.push_back(std::move(entry));
+  return true;
+}
+
 void Hdf5Reader::map_file() {
   bool any_direct = false;
   for (const Entry& e : m_entries) any_direct = any_direct || e.direct_offset >= 0;
-  if (!any_direct || m_file_size == 0) return;
+  if (!any_direct || m_file_size == 0) {
+    m_map.reset();  // the native walk's mapping, no longer needed
+    return;
+  }
+  if (m_map) return;
   try {
     m_map.emplace(m_path, m_fd);
   } catch (const Error&) {

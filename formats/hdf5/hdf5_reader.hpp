@@ -29,6 +29,7 @@
 // pages enter the process's resident memory when a block touches them and leave again on release(), so resident
 // memory stays at one block per input for any file size.
 
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -37,6 +38,7 @@
 
 #include "hdf5/h5.hpp"
 #include "hdf5/keras_layout.hpp"
+#include "hdf5/native_index.hpp"
 #include "listed_reader.hpp"
 #include "wavg/format.hpp"
 #include "wavg/mapped_file.hpp"
@@ -95,6 +97,8 @@ class Hdf5Reader final : public ListedReader {
   // Opens m_fd and m_file.
   void open_file();
   void open_tree();
+  // Reads the file's groups and datasets with wavg's own parser into m_native, where the file allows.
+  void read_native();
   // Takes the structure a probe's child found (structure()) instead of walking the file again.
   void adopt_structure(std::string_view answer);
   // Opens tensor `index`, which goes through H5Dread, by its path and checks it is what the probe's child found.
@@ -103,6 +107,7 @@ class Hdf5Reader final : public ListedReader {
   void close_handles();
   void add_found(keras::FoundModel model);
   void add_uncovered();
+  void add_uncovered_natively();
   // Whether the layout names a dataset (so it must be numeric) or a walk of the whole file found it.
   enum class Listed { no, yes };
   // Gives a Keras file's optimizer variables their roles (counter, hyper-parameter, optimizer state).
@@ -111,9 +116,11 @@ class Hdf5Reader final : public ListedReader {
   bool add_dataset(const std::string& name, Listed listed);
   // Adds the open dataset `ds` named `name` as add_dataset does.
   bool add_opened(h5::Handle ds, const std::string& name, Listed listed);
-  struct Walk;  // tree_walk.cpp
-  bool note_header(Walk& walk, const H5O_info_t& info, const std::string& name);
-  void walk_group(Walk& walk, hid_t group, const std::string& prefix, int depth);
+  // Adds a dataset the native index read whole (known) as add_opened would, without the library.
+  bool add_native(const h5native::Dataset& d, const std::string& name, Listed listed);
+  struct TreeWalk;  // tree_walk.cpp
+  bool note_header(TreeWalk& walk, const H5O_info_t& info, const std::string& name);
+  void walk_group(TreeWalk& walk, hid_t group, const std::string& prefix, int depth);
   // Refuses a dataset of more than k_max_unwritten bytes whose storage was never (or only partly) written.
   void check_allocated(hid_t dataset, const std::string& name, std::uint64_t bytes) const;
   // Refuses contiguous data that overlaps another dataset's data, an object header or the superblock.
@@ -130,9 +137,18 @@ class Hdf5Reader final : public ListedReader {
   std::vector<Entry> m_entries;
   using ByteSpan = std::pair<std::uint64_t, std::uint64_t>;     // [begin, end) in the file
   std::vector<std::pair<ByteSpan, std::size_t>> m_data_ranges;  // contiguous data -> tensor index
-  std::vector<std::pair<ByteSpan, std::string>> m_headers;      // the superblock and object headers, named
+  // A byte range of the file's metadata, called `what` followed by `name` (a path in m_header_names or, while
+  // open_tree() runs, in the native index): built only when a message needs it.
+  struct Metadata {
+    ByteSpan span;
+    const char* what;
+    std::string_view name;
+  };
+  std::vector<Metadata> m_headers;  // the superblock and object headers (and, read natively, B-trees and heaps)
+  std::deque<std::string> m_header_names;
   ModelLayers m_layers;
   Walk m_walk = Walk::native;
+  std::optional<h5native::Index> m_native;  // while open_tree() runs, when the native parser read the file
   bool m_walked_natively = false;
 };
 

@@ -35,15 +35,16 @@ herr_t hard_links(hid_t group, std::vector<std::string>& out) {
 
 }  // namespace
 
-struct Hdf5Reader::Walk {
-  std::unordered_set<std::string> listed;                 // the datasets the layout named
-  std::unordered_set<haddr_t> seen;                       // objects whose header was noted (groups: walked)
-  std::vector<std::pair<ByteSpan, std::string>> headers;  // object headers, with what to call them
-  std::uint64_t base = 0;                                 // the userblock: addresses count from its end
+struct Hdf5Reader::TreeWalk {
+  std::unordered_set<std::string> listed;  // the datasets the layout named
+  std::unordered_set<haddr_t> seen;        // objects whose header was noted (groups: walked)
+  std::vector<Metadata> headers;           // object headers, with what to call them
+  std::uint64_t base = 0;                  // the userblock: addresses count from its end
 };
 
 void Hdf5Reader::add_uncovered() {
-  Walk walk;
+  if (m_native) return add_uncovered_natively();
+  TreeWalk walk;
   for (const TensorInfo& t : m_tensors) walk.listed.insert(t.name);
   h5::Handle fcpl = h5::check(H5Fget_create_plist(m_file.get()), H5Pclose, m_path, "cannot read the file's layout");
   hsize_t userblock = 0;
@@ -51,7 +52,8 @@ void Hdf5Reader::add_uncovered() {
   walk.base = userblock;
   H5F_info2_t finfo{};
   if (H5Fget_info2(m_file.get(), &finfo) >= 0)
-    walk.headers.push_back({{userblock, userblock + std::max<hsize_t>(finfo.super.super_size, 8)}, "the superblock"});
+    walk.headers.push_back(
+        {{userblock, userblock + std::max<hsize_t>(finfo.super.super_size, 8)}, "the superblock", {}});
   h5::Handle root = h5::check(H5Gopen2(m_file.get(), "/", H5P_DEFAULT), H5Gclose, m_path, "cannot open the root group");
   H5O_info_t info{};
   h5::check(H5Oget_info2(root.get(), &info, H5O_INFO_BASIC | H5O_INFO_HDR), m_path, "cannot read the root group");
@@ -61,18 +63,42 @@ void Hdf5Reader::add_uncovered() {
   m_headers = std::move(walk.headers);
 }
 
+// The same walk over what the native parser read: its links are in the library walk's order, and every dataset it
+// did not read whole (chunked, filtered, converted, ...) is opened through the library by its path.
+void Hdf5Reader::add_uncovered_natively() {
+  std::unordered_set<std::string> listed;
+  for (const TensorInfo& t : m_tensors) listed.insert(t.name);
+  for (const h5native::Link& link : m_native->links()) {
+    const h5native::Object& o = m_native->object(link.object);
+    if (o.kind != h5native::Object::Kind::dataset || listed.contains(link.path)) continue;
+    if (o.dataset.known)
+      add_native(o.dataset, link.path, Listed::no);
+    else
+      add_opened(h5::open_dataset(m_file.get(), link.path, m_path, "cannot open dataset " + link.path), link.path,
+                 Listed::no);
+  }
+  for (const h5native::Index::Span& s : m_native->metadata())
+    m_headers.push_back({{s.begin, s.end},
+                         h5native::Index::what(s.kind),
+                         s.kind == h5native::Index::Kind::superblock ? std::string_view()
+                         : s.link == h5native::Index::k_root         ? std::string_view("/")
+                                                                     : m_native->links()[s.link].path});
+}
+
 // Notes the header of the object `info` describes (named `name` in messages) the first time the walk meets it;
 // returns false when it was met before.
-bool Hdf5Reader::note_header(Walk& walk, const H5O_info_t& info, const std::string& name) {
+bool Hdf5Reader::note_header(TreeWalk& walk, const H5O_info_t& info, const std::string& name) {
   if (!walk.seen.insert(info.addr).second) return false;
   // A header in one chunk occupies exactly its total size; of a header in several only the first bytes are known
   // to be at its address (the continuation chunks lie elsewhere).
   const std::uint64_t size = info.hdr.nchunks == 1 ? info.hdr.space.total : 16;
-  walk.headers.push_back({{walk.base + info.addr, walk.base + info.addr + size}, "the object header of " + name});
+  walk.headers.push_back({{walk.base + info.addr, walk.base + info.addr + size},
+                          "the object header of ",
+                          m_header_names.emplace_back(name)});
   return true;
 }
 
-void Hdf5Reader::walk_group(Walk& walk, hid_t group, const std::string& prefix, int depth) {
+void Hdf5Reader::walk_group(TreeWalk& walk, hid_t group, const std::string& prefix, int depth) {
   if (depth > k_max_depth)
     fail(m_path, prefix + ": groups nest deeper than " + std::to_string(k_max_depth) + " levels");
   std::vector<std::string> links;
