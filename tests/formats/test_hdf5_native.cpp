@@ -282,3 +282,59 @@ TEST_CASE("native walk: user blocks, superblock v1, object headers with and with
     check_walks_agree(w.path(), Expect::native, &w.close());
   }
 }
+
+TEST_CASE("native walk: files edited after they were written (links deleted, renamed, data appended)") {
+  TempDir dir;
+  {  // removals shrink symbol nodes and the B-tree (to nothing, in one group) and free names in the local heap
+    H5Writer w(dir / "edited.h5");
+    const std::vector<std::string> names = shuffled_names(120);
+    small_datasets(w, "g/", names);
+    small_datasets(w, "gone/", {"p", "q"});
+    for (std::size_t i = 0; i < names.size(); ++i)
+      if (i % 3 != 0 || i > 90) h5_ok(H5Ldelete(w.file(), ("g/" + names[i]).c_str(), H5P_DEFAULT), "delete");
+    h5_ok(H5Ldelete(w.file(), "gone/p", H5P_DEFAULT), "delete");
+    h5_ok(H5Ldelete(w.file(), "gone/q", H5P_DEFAULT), "delete");
+    h5_ok(
+        H5Lmove(w.file(), ("g/" + names[0]).c_str(), w.file(), "g/renamed_to_a_longer_name", H5P_DEFAULT, H5P_DEFAULT),
+        "rename");
+    Written kept;
+    for (const auto& [name, bytes] : w.close())
+      if (name.rfind("gone/", 0) != 0) kept[name == "g/" + names[0] ? "g/renamed_to_a_longer_name" : name] = bytes;
+    for (std::size_t i = 0; i < names.size(); ++i)
+      if (i % 3 != 0 || i > 90) kept.erase("g/" + names[i]);
+    check_walks_agree(dir / "edited.h5", Expect::native, &kept);
+  }
+  {  // reopened: the second session's metadata lies after the first's data, headers grow continuation chunks
+    std::string path;
+    Written written;
+    {
+      H5Writer w(dir / "appended.h5");
+      small_datasets(w, "a/", {"x", "y"});
+      path = w.path();
+      written = w.close();
+    }
+    H5Id f = h5_ok(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose, "reopen");
+    {
+      H5Id x = h5_ok(H5Dopen2(f, "a/x", H5P_DEFAULT), H5Dclose, "open a/x");
+      for (int i = 0; i < 30; ++i) double_attr(x, "late" + std::to_string(i), {4}, std::vector<double>(4, i));
+      H5Id lcpl = plist(H5P_LINK_CREATE);
+      h5_ok(H5Pset_create_intermediate_group(lcpl, 1), "intermediate groups");
+      H5Id ds = h5_ok(H5Dcreate2(f, "b/c/z", H5T_IEEE_F64LE, space_of({3}), lcpl, H5P_DEFAULT, H5P_DEFAULT), H5Dclose,
+                      "create b/c/z");
+      const std::vector<double> v{1, 2, 3};
+      h5_ok(H5Dwrite(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()), "write b/c/z");
+      written["b/c/z"] =
+          Bytes(reinterpret_cast<const unsigned char*>(v.data()), reinterpret_cast<const unsigned char*>(v.data() + 3));
+    }
+    h5_ok(H5Fclose(f), "close");
+    check_walks_agree(path, Expect::native, &written);
+  }
+  {  // every allocation aligned to 4 KiB: sparse metadata far apart
+    H5Id fapl = plist(H5P_FILE_ACCESS);
+    h5_ok(H5Pset_alignment(fapl, 1, 4096), "alignment");
+    H5Writer w(dir / "aligned.h5", H5P_DEFAULT, fapl);
+    small_datasets(w, "a/", {"x", "y"});
+    w.numbers<float>("z", H5T_IEEE_F32LE, {64}, floats(64, 7));
+    check_walks_agree(w.path(), Expect::native, &w.close());
+  }
+}

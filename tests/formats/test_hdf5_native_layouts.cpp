@@ -264,3 +264,66 @@ TEST_CASE("native walk: files both walks refuse, with the same first problem") {
     check_walks_agree(w.path(), Expect::refused, nullptr, "dense/dense/kernel:0: is an external link");
   }
 }
+
+namespace {
+
+// Overwrites the 8 bytes at `at` of file `path` with `value`, little-endian.
+void poke(const std::string& path, std::uint64_t at, std::uint64_t value) {
+  std::string bytes = read_all(path);
+  REQUIRE(at + 8 <= bytes.size());
+  for (std::size_t i = 0; i < 8; ++i) bytes[at + i] = static_cast<char>(value >> (8 * i));
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+std::uint64_t peek(const std::string& path, std::uint64_t at) {
+  const std::string bytes = read_all(path);
+  std::uint64_t v = 0;
+  for (std::size_t i = 8; i-- > 0;) v = v << 8 | static_cast<unsigned char>(bytes[at + i]);
+  return v;
+}
+
+// A Keras 2 model's skeleton: model_weights/ with one dense layer, optimizer_weights/ with the counter.
+void keras2_model(H5Writer& w) {
+  w.numbers<float>("model_weights/dense/dense/kernel:0", H5T_IEEE_F32LE, {2, 2}, floats(4, 1));
+  w.numbers<std::int64_t>("optimizer_weights/Adam/iter:0", H5T_STD_I64LE, {}, {3});
+  H5Id mw = h5_ok(H5Gopen2(w.file(), "model_weights", H5P_DEFAULT), H5Gclose, "open model_weights");
+  string_attr(mw, "layer_names", {"dense"}, Strings::fixed);
+  H5Id dense = h5_ok(H5Gopen2(mw, "dense", H5P_DEFAULT), H5Gclose, "open dense");
+  string_attr(dense, "weight_names", {"dense/kernel:0"}, Strings::fixed);
+  H5Id ow = h5_ok(H5Gopen2(w.file(), "optimizer_weights", H5P_DEFAULT), H5Gclose, "open optimizer_weights");
+  string_attr(ow, "weight_names", {"Adam/iter:0"}, Strings::fixed);
+}
+
+}  // namespace
+
+// Superblock v0 with 8-byte addresses: the root's symbol table entry caches its group's B-tree address at byte 80
+// and its local heap's at 88. A B-tree node: 24 bytes, then key 0, child 0, key 1, ...; a local heap: "HEAP",
+// version, 3 reserved, data size, free-list offset, data address.
+TEST_CASE("native walk: metadata only the library checks (B-tree keys, a heap's free list) is refused alike") {
+  TempDir dir;
+  {  // the key after the root's first child names nothing: the library finds no name (H5Lexists is false)
+    H5Writer w(dir / "btree_key.h5");
+    keras2_model(w);
+    w.close();
+    const std::uint64_t btree = peek(w.path(), 80);
+    poke(w.path(), btree + 40, 0);  // key 1: the heap's empty string at offset 0
+    check_walks_agree(w.path(), Expect::refused, nullptr, "cannot read its object header");
+  }
+  {
+    H5Writer w(dir / "heap_free_list.h5");
+    keras2_model(w);
+    w.close();
+    const std::uint64_t heap = peek(w.path(), 88);
+    poke(w.path(), heap + 16, peek(w.path(), heap + 8) + 64);  // the first free block lies past the data
+    check_walks_agree(w.path(), Expect::refused, nullptr, "bad heap free list");
+  }
+}
+
+TEST_CASE("native walk: paged file space, which needs a newer superblock, is left to the library") {
+  TempDir dir;
+  H5Id fcpl = plist(H5P_FILE_CREATE);
+  h5_ok(H5Pset_file_space_strategy(fcpl, H5F_FSPACE_STRATEGY_PAGE, 1, 1), "paged file space");
+  H5Writer w(dir / "paged.h5", fcpl);
+  little_tree(w);
+  check_walks_agree(w.path(), Expect::library, &w.close());
+}

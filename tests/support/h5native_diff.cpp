@@ -155,7 +155,13 @@ WalkReport check_walks_agree(const std::string& path, std::optional<Expect> expe
   if (!library) {
     report.refused = true;
     report.error = library_error;
-    CHECK_MESSAGE(!native, "the library walk refused (" << library_error << ") but the native walk took the file");
+    if (native) {
+      const auto lines = structure_lines(native->structure());
+      FAIL_CHECK("the library walk refused ("
+                 << library_error << ") but the native walk took the file"
+                 << std::string(native->walked_natively() ? " natively" : " through the library") << " as "
+                 << (lines ? lines->front() : "?") << ", " << native->tensors().size() << " tensors");
+    }
     if (!native) CHECK(native_error == library_error);
     if (expect) CHECK_MESSAGE(*expect == Expect::refused, "refused: " << library_error);
     if (!refusal.empty()) CHECK_MESSAGE(library_error.find(refusal) != std::string::npos, library_error);
