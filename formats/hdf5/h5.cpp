@@ -5,6 +5,7 @@
 #include <cstring>
 #include <memory>
 
+#include "hdf5/native_index.hpp"
 #include "wavg/error.hpp"
 
 namespace wavg::h5 {
@@ -187,16 +188,7 @@ std::optional<DType> dtype_of(hid_t t) {
       if (is(8, 11, 52)) return DType::f64;
       return std::nullopt;
     }
-    case H5T_INTEGER: {
-      const bool is_signed = H5Tget_sign(t) == H5T_SGN_2;
-      switch (size) {
-        case 1: return is_signed ? DType::i8 : DType::u8;
-        case 2: return is_signed ? DType::i16 : DType::u16;
-        case 4: return is_signed ? DType::i32 : DType::u32;
-        case 8: return is_signed ? DType::i64 : DType::u64;
-        default: return std::nullopt;
-      }
-    }
+    case H5T_INTEGER: return h5native::integer_dtype(size, H5Tget_sign(t) == H5T_SGN_2);
     case H5T_ENUM:  // h5py stores numpy bool as an int8 enum {FALSE, TRUE}
       if (size == 1 && H5Tget_nmembers(t) == 2) return DType::boolean;
       return std::nullopt;

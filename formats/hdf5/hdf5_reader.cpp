@@ -55,6 +55,12 @@ Hdf5Reader::Hdf5Reader(std::string path, Probe probe, Walk walk)
   open(found ? std::optional<std::string_view>(*found) : std::nullopt);
 }
 
+Hdf5Reader::Hdf5Reader(std::string path, MappedFile mapping) : ListedReader(std::move(path), FormatId::hdf5) {
+  h5::init();
+  m_map.emplace(std::move(mapping));
+  open(std::nullopt);
+}
+
 Hdf5Reader::Hdf5Reader(std::string path, std::string_view structure) : ListedReader(std::move(path), FormatId::hdf5) {
   h5::init();
   open(structure);
@@ -136,10 +142,11 @@ void Hdf5Reader::open_tree() {
 
 void Hdf5Reader::read_native() {
   try {
-    m_map.emplace(m_path, m_fd);
+    if (!m_map) m_map.emplace(m_path, m_fd);
   } catch (const Error&) {
     return;  // no address space for a mapping: the library walks the file
   }
+  if (m_map->size() != m_file_size) return;  // not the file HDF5 opened (replaced meanwhile): the library walks it
   m_native = h5native::Index::read(m_map->data(), m_map->size());
   m_walked_natively = m_native.has_value();
 }
@@ -282,9 +289,8 @@ void Hdf5Reader::map_file() {
     m_map.reset();  // the native walk's mapping, no longer needed
     return;
   }
-  if (m_map) return;
   try {
-    m_map.emplace(m_path, m_fd);
+    if (!m_map) m_map.emplace(m_path, m_fd);
   } catch (const Error&) {
     return;  // e.g. no address space left: pread() serves every read
   }

@@ -54,6 +54,9 @@ class Hdf5Reader final : public ListedReader {
   // (the tests compare the two).
   enum class Walk { native, library };
   explicit Hdf5Reader(std::string path, Probe probe = Probe::yes, Walk walk = Walk::native);
+  // Opens `path` as Probe::no and Walk::native do, the native parser reading `mapping` (of `path`): the structure
+  // probe's child maps the file before it limits its own memory, a mapping being address space, not memory.
+  Hdf5Reader(std::string path, MappedFile mapping);
   // Opens `path` taking `structure` (what structure() returned in the probe's child) for what the file holds,
   // instead of walking it; throws Error naming `path` when the answer is damaged.
   Hdf5Reader(std::string path, std::string_view structure);

@@ -66,14 +66,7 @@ std::optional<DType> simple_type(const Bytes& message) {
   if (type_class == 0) {  // integer: little-endian, no padding, every bit of its size
     const auto offset = c.take<std::uint16_t>(), precision = c.take<std::uint16_t>();
     if ((bits0 & 0x07) != 0 || offset != 0 || precision != size * 8) return std::nullopt;
-    const bool is_signed = bits0 & 0x08;
-    switch (size) {
-      case 1: return is_signed ? DType::i8 : DType::u8;
-      case 2: return is_signed ? DType::i16 : DType::u16;
-      case 4: return is_signed ? DType::i32 : DType::u32;
-      case 8: return is_signed ? DType::i64 : DType::u64;
-      default: return std::nullopt;
-    }
+    return integer_dtype(size, bits0 & 0x08);
   }
   if (type_class == 1) {  // floating point: little-endian, no padding, implied mantissa bit, IEEE fields
     const auto offset = c.take<std::uint16_t>(), precision = c.take<std::uint16_t>();
@@ -114,6 +107,16 @@ bool read_dataspace(const Bytes& message, Dataset& d) {
 }
 
 }  // namespace
+
+std::optional<DType> integer_dtype(std::size_t bytes, bool is_signed) {
+  switch (bytes) {
+    case 1: return is_signed ? DType::i8 : DType::u8;
+    case 2: return is_signed ? DType::i16 : DType::u16;
+    case 4: return is_signed ? DType::i32 : DType::u32;
+    case 8: return is_signed ? DType::i64 : DType::u64;
+    default: return std::nullopt;
+  }
+}
 
 struct Index::Reader {
   Reader(const unsigned char* d, std::uint64_t n, Index& o) : data(d), size(n), out(o), budget(4 * n + (16u << 20)) {

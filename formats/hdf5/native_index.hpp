@@ -53,6 +53,9 @@
 
 namespace wavg::h5native {
 
+// The dtype of an HDF5 integer of `bytes` bytes (1, 2, 4 or 8), for the library's types and this parser's alike.
+std::optional<DType> integer_dtype(std::size_t bytes, bool is_signed);
+
 // What the reader needs of a dataset to read it straight from the file.
 struct Dataset {
   bool known = false;  // within the subset; otherwise only the library may open it
