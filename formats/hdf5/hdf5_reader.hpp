@@ -19,6 +19,12 @@
 // them, and may be split into layer_names0, layer_names1, ... when long. The datasets are the tensors; their
 // names are full paths without the leading slash.
 //
+// Groups and datasets are found by wavg's own parser of the file's structure (native_index.hpp) where the file keeps
+// to what the HDF5 library writes by default (superblock v0/v1, old-style groups, contiguous datasets of plain
+// little-endian numbers): the library costs about 40 us of CPU per dataset it opens. The library walks every other
+// file, opens every dataset the parser does not read whole (chunked, filtered, converted), and reads every
+// attribute (layer_names, weight_names, the root's metadata) in all files.
+//
 // A tensor must live in this file: external storage, virtual datasets and external links on its path are refused
 // (h5.hpp), as are contiguous data overlapping the superblock, an object header or another dataset's data, and
 // datasets over 64 MiB that were never written (a few bytes of file can declare terabytes).
