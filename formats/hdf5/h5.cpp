@@ -43,6 +43,11 @@ CrashGuard::~CrashGuard() {
 
 void init() {
   static const bool done = [] {
+    // No clean-up of HDF5's own at exit: it closes the files still open, and a file HDF5 failed to flush or close
+    // (the copy of a damaged input 1, its metadata unwritable) stays open and made that clean-up fault after wavg
+    // had printed its error. wavg closes every file it writes before it commits it; what is left open at exit is
+    // read-only or about to be removed. Effective only as the first HDF5 call of the process.
+    H5dont_atexit();
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
     // External links are a link class HDF5 registers for itself; without it, traversing one fails instead of
     // opening the file it names (H5Lunregister, HDF5 1.8+). wavg never creates or follows one.

@@ -105,6 +105,8 @@ class Hdf5Reader final : public ListedReader {
   void open(std::optional<std::string_view> structure);
   // Opens m_fd and m_file.
   void open_file();
+  // Refuses a superblock that names a driver information block (hdf5_reader.cpp says why).
+  void check_driver_block() const;
   void open_tree();
   // Reads the file's groups and datasets with wavg's own parser into m_native, where the file allows.
   void read_native();
