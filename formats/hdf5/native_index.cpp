@@ -53,7 +53,7 @@ ByteCursor cursor(const Bytes& b) { return ByteCursor(k_no_file, b.data, b.size,
 // What an object header holds, as far as this parser cares.
 struct Header {
   std::optional<Bytes> dataspace, datatype, layout, symbol_table;
-  bool shared = false;  // a dataspace, datatype or layout message stored elsewhere
+  bool shared = false;  // a message stored elsewhere (a committed datatype, a shared fill value, ...)
   bool filters = false, external = false;
   bool odd = false;  // a fill value message this parser cannot vouch for: the library opens the dataset
 };
@@ -152,23 +152,24 @@ std::optional<DType> integer_dtype(std::size_t bytes, bool is_signed) {
 }
 
 struct Index::Reader {
-  Reader(const unsigned char* d, std::uint64_t n, Index& o) : data(d), size(n), out(o), budget(4 * n + (16u << 20)) {
+  Reader(const unsigned char* d, std::uint64_t n, Index& o)
+      : data(d), size(n), out(o), budget(4 * n + (16u << 20)), allocated(n) {
     objects.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(n / 1024, 1u << 20)));
   }
 
   const unsigned char* data;
   std::uint64_t size;
   Index& out;
-  std::uint64_t budget;    // bytes of nodes, chunks, names and paths still allowed
-  std::uint64_t base = 0;  // where the superblock lies: every address counts from here
+  std::uint64_t budget;     // bytes of nodes, chunks, names and paths still allowed
+  std::uint64_t base = 0;   // where the superblock lies: every address counts from here
+  std::uint64_t allocated;  // the bytes from `base` that addresses may reach (the library's end of allocation)
   std::uint64_t leaf_k = 0, internal_k = 0;
   std::unordered_map<std::uint64_t, std::size_t> objects;  // header address -> object
 
   // The `length` bytes at file address `address`, which must lie inside the file; they count against the budget.
   Bytes at(std::uint64_t address, std::uint64_t length) {
-    if (address == k_undefined || address > size - base) outside();
+    if (address > allocated || length > allocated - address) outside();
     const std::uint64_t begin = base + address;
-    if (length > size - begin) outside();
     spend(std::max<std::uint64_t>(length, 16));
     return {data + begin, length};
   }
@@ -195,6 +196,7 @@ struct Index::Reader {
 
 void Index::Reader::superblock(std::uint64_t at_byte) {
   base = at_byte;
+  allocated = size - base;
   ByteCursor c = cursor(at(0, std::min<std::uint64_t>(size - base, 100)));
   c.skip(8);
   const auto version = c.take<std::uint8_t>();
@@ -206,11 +208,14 @@ void Index::Reader::superblock(std::uint64_t at_byte) {
   internal_k = c.take<std::uint16_t>();
   c.skip(4);  // consistency flags
   if (version == 1) c.skip(4);
-  // The base address and the end of file: the library counts addresses from where it found the superblock whatever
-  // the base address says, and it has checked the end of file against the file's size before this runs.
-  c.skip(8 + 8 + 8);  // and the free-space information, never used by the library
+  // The library counts addresses from where it found the superblock whatever the base address says, and reads
+  // nothing at or past the end of file address (the file's absolute size when written; HDF5 has checked it
+  // against the file's real size before this runs): "address of object past end of allocation".
+  c.skip(8 + 8);  // the base address; the free-space information, never used by the library
+  const auto end_of_file = c.take<std::uint64_t>();
   const auto driver = c.take<std::uint64_t>();
-  if (leaf_k == 0 || internal_k == 0 || driver != k_undefined) outside();
+  if (leaf_k == 0 || internal_k == 0 || driver != k_undefined || end_of_file < base || end_of_file > size) outside();
+  allocated = end_of_file - base;
   c.skip(8);  // the root's link name offset
   const auto root = c.take<std::uint64_t>();
   c.skip(24);  // cache type, reserved, scratch pad (a copy of the root's symbol table message)
@@ -252,7 +257,6 @@ Header Index::Reader::header(std::uint64_t address, std::size_t link) {
       if (slot) {
         if (*slot || ((flags & k_shared) && type == k_symbol_table)) outside();  // one of each
         *slot = body;
-        h.shared = h.shared || (flags & k_shared);
       } else if (type == k_continuation) {
         ByteCursor m = cursor(body);
         const auto where = m.take<std::uint64_t>(), length_of = m.take<std::uint64_t>();
@@ -261,6 +265,7 @@ Header Index::Reader::header(std::uint64_t address, std::size_t link) {
       } else if (type == k_link_info || type == k_link || type == k_group_info || type > k_last_known) {
         outside();  // a new-style group, or a message this parser does not know
       }
+      h.shared = h.shared || (flags & k_shared);
       h.odd = h.odd || ((type == k_old_fill || type == k_new_fill) && !fill_reads(type, body));
       h.filters = h.filters || type == k_filters;
       h.external = h.external || type == k_external;
@@ -294,8 +299,8 @@ std::size_t Index::Reader::object(std::uint64_t address, std::size_t link, std::
         // Read from here only what the library's reader would read straight from the file: data inside the file,
         // stored whole; anything else (never written, truncated) the library reads or reports.
         const std::uint64_t bytes = count * dtype_size(*dtype);
-        d.known = address_of != k_undefined && address_of <= size - base && d.stored == bytes &&
-                  bytes <= size - base - address_of;
+        d.known = address_of != k_undefined && address_of <= allocated && d.stored == bytes &&
+                  bytes <= allocated - address_of;
         d.offset = d.known ? base + address_of : 0;
       }
     }
