@@ -3,6 +3,7 @@
 #include <hdf5.h>
 #include <stdlib.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
 
@@ -77,7 +78,9 @@ void write_floats(const std::string& file, const std::string& dataset, const std
 
 std::string shared_dir() {
   std::error_code ec;
-  const std::string dir = WAVG_SHARED_DIR;
+  // $WAVG_SHARED_DIR names it where ../shared is not beside the checkout (a git worktree elsewhere).
+  const char* env = std::getenv("WAVG_SHARED_DIR");
+  const std::string dir = env && *env ? env : WAVG_SHARED_DIR;
   return std::filesystem::is_directory(dir + "/real-checkpoints", ec) ? dir : "";
 }
 

@@ -19,7 +19,7 @@ std::vector<std::string> list_datasets(const std::string& file);
 // Writes a float32 dataset (creating the file, or adding to it) with the given 1-D or 2-D shape.
 void write_floats(const std::string& file, const std::string& dataset, const std::vector<std::uint64_t>& shape,
                   const std::vector<float>& values, bool create);
-// The shared real-checkpoint folder, or "" when it is absent (tests then skip).
+// The shared real-checkpoint folder (../shared, or $WAVG_SHARED_DIR), or "" when it is absent (tests then skip).
 std::string shared_dir();
 
 }  // namespace wavg::test
