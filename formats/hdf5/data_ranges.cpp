@@ -31,8 +31,9 @@ void Hdf5Reader::check_allocated(hid_t dataset, const std::string& name, std::ui
 
 void Hdf5Reader::check_data_ranges() {
   // Object headers and the superblock (m_headers, noted by the coverage walk), where a dataset's data must never
-  // be: writing the mean there (by pwrite() or H5Dwrite alike) would make the output unreadable. Other metadata
-  // (heaps, B-trees) is not enumerable through the API; the writer reads its output back instead (hdf5_writer.cpp).
+  // be: writing the mean there (by pwrite() or H5Dwrite alike) would make the output unreadable. Groups' B-trees,
+  // symbol nodes and local heaps are listed too when the native parser read the file; the library's API does not
+  // enumerate them, and for files it walks the writer reads its output back instead (hdf5_writer.cpp).
   // Both lists sorted by where they begin, each data range is checked against its neighbour and against the
   // header that reaches furthest among those beginning before its end: n log n, not data ranges x headers.
   std::sort(m_data_ranges.begin(), m_data_ranges.end());

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <memory>
 
+#include "hdf5/native_index.hpp"
 #include "wavg/error.hpp"
 
 namespace wavg::h5 {
@@ -42,6 +43,11 @@ CrashGuard::~CrashGuard() {
 
 void init() {
   static const bool done = [] {
+    // No clean-up of HDF5's own at exit: it closes the files still open, and a file HDF5 failed to flush or close
+    // (the copy of a damaged input 1, its metadata unwritable) stays open and made that clean-up fault after wavg
+    // had printed its error. wavg closes every file it writes before it commits it; what is left open at exit is
+    // read-only or about to be removed. Effective only as the first HDF5 call of the process.
+    H5dont_atexit();
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
     // External links are a link class HDF5 registers for itself; without it, traversing one fails instead of
     // opening the file it names (H5Lunregister, HDF5 1.8+). wavg never creates or follows one.
@@ -187,16 +193,7 @@ std::optional<DType> dtype_of(hid_t t) {
       if (is(8, 11, 52)) return DType::f64;
       return std::nullopt;
     }
-    case H5T_INTEGER: {
-      const bool is_signed = H5Tget_sign(t) == H5T_SGN_2;
-      switch (size) {
-        case 1: return is_signed ? DType::i8 : DType::u8;
-        case 2: return is_signed ? DType::i16 : DType::u16;
-        case 4: return is_signed ? DType::i32 : DType::u32;
-        case 8: return is_signed ? DType::i64 : DType::u64;
-        default: return std::nullopt;
-      }
-    }
+    case H5T_INTEGER: return h5native::integer_dtype(size, H5Tget_sign(t) == H5T_SGN_2);
     case H5T_ENUM:  // h5py stores numpy bool as an int8 enum {FALSE, TRUE}
       if (size == 1 && H5Tget_nmembers(t) == 2) return DType::boolean;
       return std::nullopt;

@@ -55,6 +55,12 @@ Hdf5Reader::Hdf5Reader(std::string path, Probe probe, Walk walk)
   open(found ? std::optional<std::string_view>(*found) : std::nullopt);
 }
 
+Hdf5Reader::Hdf5Reader(std::string path, MappedFile mapping) : ListedReader(std::move(path), FormatId::hdf5) {
+  h5::init();
+  m_map.emplace(std::move(mapping));
+  open(std::nullopt);
+}
+
 Hdf5Reader::Hdf5Reader(std::string path, std::string_view structure) : ListedReader(std::move(path), FormatId::hdf5) {
   h5::init();
   open(structure);
@@ -92,6 +98,28 @@ void Hdf5Reader::open_file() {
 #endif
   m_file = h5::check(H5Fopen(m_path.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose, m_path,
                      "not a valid HDF5 file, or truncated");
+  check_driver_block();
+}
+
+// A version 0/1 superblock may name a driver information block, which only HDF5's multi-file drivers (family,
+// multi, split) write. Reading ignores it; writing (the output is a copy of input 1, opened for writing to add the
+// provenance) loads and flushes it, and a damaged address failed there, naming the output. wavg reads single files.
+void Hdf5Reader::check_driver_block() const {
+  h5::Handle fcpl = h5::check(H5Fget_create_plist(m_file.get()), H5Pclose, m_path, "cannot read the file's layout");
+  hsize_t at = 0;
+  H5Pget_userblock(fcpl.get(), &at);
+  unsigned char sb[64];
+  if (at > m_file_size || sizeof sb > m_file_size - at ||
+      ::pread(m_fd, sb, sizeof sb, static_cast<off_t>(at)) != static_cast<ssize_t>(sizeof sb))
+    return;  // a superblock this short has no such field: HDF5 opened it
+  const unsigned version = sb[8];
+  const std::size_t field = version == 0 ? 48 : 52;  // after the base, free-space and end-of-file addresses
+  if (version > 1 || sb[13] != 8) return;            // later versions keep drivers in an extension
+  for (std::size_t i = field; i < field + 8; ++i)
+    if (sb[i] != 0xff)
+      fail(m_path,
+           "corrupt HDF5 file (its superblock names a driver information block, which only HDF5's "
+           "multi-file drivers write; wavg reads single files)");
 }
 
 void Hdf5Reader::open_tree() {
@@ -136,10 +164,11 @@ void Hdf5Reader::open_tree() {
 
 void Hdf5Reader::read_native() {
   try {
-    m_map.emplace(m_path, m_fd);
+    if (!m_map) m_map.emplace(m_path, m_fd);
   } catch (const Error&) {
     return;  // no address space for a mapping: the library walks the file
   }
+  if (m_map->size() != m_file_size) return;  // not the file HDF5 opened (replaced meanwhile): the library walks it
   m_native = h5native::Index::read(m_map->data(), m_map->size());
   m_walked_natively = m_native.has_value();
 }
@@ -282,9 +311,8 @@ void Hdf5Reader::map_file() {
     m_map.reset();  // the native walk's mapping, no longer needed
     return;
   }
-  if (m_map) return;
   try {
-    m_map.emplace(m_path, m_fd);
+    if (!m_map) m_map.emplace(m_path, m_fd);
   } catch (const Error&) {
     return;  // e.g. no address space left: pread() serves every read
   }

@@ -19,6 +19,12 @@
 // them, and may be split into layer_names0, layer_names1, ... when long. The datasets are the tensors; their
 // names are full paths without the leading slash.
 //
+// Groups and datasets are found by wavg's own parser of the file's structure (native_index.hpp) where the file keeps
+// to what the HDF5 library writes by default (superblock v0/v1, old-style groups, contiguous datasets of plain
+// little-endian numbers): the library costs about 40 us of CPU per dataset it opens. The library walks every other
+// file, opens every dataset the parser does not read whole (chunked, filtered, converted), and reads every
+// attribute (layer_names, weight_names, the root's metadata) in all files.
+//
 // A tensor must live in this file: external storage, virtual datasets and external links on its path are refused
 // (h5.hpp), as are contiguous data overlapping the superblock, an object header or another dataset's data, and
 // datasets over 64 MiB that were never written (a few bytes of file can declare terabytes).
@@ -54,6 +60,9 @@ class Hdf5Reader final : public ListedReader {
   // (the tests compare the two).
   enum class Walk { native, library };
   explicit Hdf5Reader(std::string path, Probe probe = Probe::yes, Walk walk = Walk::native);
+  // Opens `path` as Probe::no and Walk::native do, the native parser reading `mapping` (of `path`): the structure
+  // probe's child maps the file before it limits its own memory, a mapping being address space, not memory.
+  Hdf5Reader(std::string path, MappedFile mapping);
   // Opens `path` taking `structure` (what structure() returned in the probe's child) for what the file holds,
   // instead of walking it; throws Error naming `path` when the answer is damaged.
   Hdf5Reader(std::string path, std::string_view structure);
@@ -96,6 +105,8 @@ class Hdf5Reader final : public ListedReader {
   void open(std::optional<std::string_view> structure);
   // Opens m_fd and m_file.
   void open_file();
+  // Refuses a superblock that names a driver information block (hdf5_reader.cpp says why).
+  void check_driver_block() const;
   void open_tree();
   // Reads the file's groups and datasets with wavg's own parser into m_native, where the file allows.
   void read_native();

@@ -29,11 +29,14 @@ enum Message : std::uint16_t {
   k_dataspace = 0x01,
   k_link_info = 0x02,
   k_datatype = 0x03,
+  k_old_fill = 0x04,
+  k_new_fill = 0x05,
   k_link = 0x06,
   k_external = 0x07,
   k_layout = 0x08,
   k_group_info = 0x0A,
   k_filters = 0x0B,
+  k_attribute = 0x0C,
   k_continuation = 0x10,
   k_symbol_table = 0x11,
   k_last_known = 0x18,  // the largest type the specification defines (version 3.0)
@@ -50,9 +53,39 @@ ByteCursor cursor(const Bytes& b) { return ByteCursor(k_no_file, b.data, b.size,
 // What an object header holds, as far as this parser cares.
 struct Header {
   std::optional<Bytes> dataspace, datatype, layout, symbol_table;
-  bool shared = false;  // a dataspace, datatype or layout message stored elsewhere
+  bool shared = false;  // a message stored elsewhere (a committed datatype, a shared fill value, ...)
   bool filters = false, external = false;
+  bool odd = false;  // a fill value message this parser cannot vouch for: the library opens the dataset
 };
+
+// Tells whether a fill value message (old 0x04 or new 0x05) reads as the library decodes it.
+bool fill_reads(std::uint16_t type, const Bytes& message) {
+  ByteCursor c = cursor(message);
+  const auto value = [&] {
+    const auto size = c.take<std::uint32_t>();
+    return size <= c.left();
+  };
+  if (type == k_old_fill) return value();
+  const auto version = c.take<std::uint8_t>();
+  if (version == 1 || version == 2) {
+    c.skip(2);
+    const bool defined = c.take<std::uint8_t>() != 0;
+    return (version == 2 && !defined) || value();
+  }
+  if (version != 3) return false;
+  const auto flags = c.take<std::uint8_t>();
+  return (flags & 0xc0) == 0 && (!(flags & 0x20) || value());
+}
+
+// Tells whether message flags are ones the library accepts on a message of `type` (its object header checks).
+bool flags_read(std::uint16_t type, std::uint8_t flags) {
+  constexpr std::uint8_t k_dont_share = 0x04, k_fail_for_write = 0x08, k_mark = 0x10, k_was_unknown = 0x20;
+  if ((flags & k_shared) && (flags & k_dont_share)) return false;
+  if ((flags & k_was_unknown) && ((flags & k_fail_for_write) || !(flags & k_mark))) return false;
+  const bool shareable =
+      type == k_dataspace || type == k_datatype || type == k_new_fill || type == k_filters || type == k_attribute;
+  return shareable || !(flags & k_shared);
+}
 
 // The element type of a datatype message when it is one a dataset may be read straight from the file as.
 std::optional<DType> simple_type(const Bytes& message) {
@@ -66,14 +99,7 @@ std::optional<DType> simple_type(const Bytes& message) {
   if (type_class == 0) {  // integer: little-endian, no padding, every bit of its size
     const auto offset = c.take<std::uint16_t>(), precision = c.take<std::uint16_t>();
     if ((bits0 & 0x07) != 0 || offset != 0 || precision != size * 8) return std::nullopt;
-    const bool is_signed = bits0 & 0x08;
-    switch (size) {
-      case 1: return is_signed ? DType::i8 : DType::u8;
-      case 2: return is_signed ? DType::i16 : DType::u16;
-      case 4: return is_signed ? DType::i32 : DType::u32;
-      case 8: return is_signed ? DType::i64 : DType::u64;
-      default: return std::nullopt;
-    }
+    return integer_dtype(size, bits0 & 0x08);
   }
   if (type_class == 1) {  // floating point: little-endian, no padding, implied mantissa bit, IEEE fields
     const auto offset = c.take<std::uint16_t>(), precision = c.take<std::uint16_t>();
@@ -115,24 +141,35 @@ bool read_dataspace(const Bytes& message, Dataset& d) {
 
 }  // namespace
 
+std::optional<DType> integer_dtype(std::size_t bytes, bool is_signed) {
+  switch (bytes) {
+    case 1: return is_signed ? DType::i8 : DType::u8;
+    case 2: return is_signed ? DType::i16 : DType::u16;
+    case 4: return is_signed ? DType::i32 : DType::u32;
+    case 8: return is_signed ? DType::i64 : DType::u64;
+    default: return std::nullopt;
+  }
+}
+
 struct Index::Reader {
-  Reader(const unsigned char* d, std::uint64_t n, Index& o) : data(d), size(n), out(o), budget(4 * n + (16u << 20)) {
+  Reader(const unsigned char* d, std::uint64_t n, Index& o)
+      : data(d), size(n), out(o), budget(4 * n + (16u << 20)), allocated(n) {
     objects.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(n / 1024, 1u << 20)));
   }
 
   const unsigned char* data;
   std::uint64_t size;
   Index& out;
-  std::uint64_t budget;    // bytes of nodes, chunks, names and paths still allowed
-  std::uint64_t base = 0;  // where the superblock lies: every address counts from here
+  std::uint64_t budget;     // bytes of nodes, chunks, names and paths still allowed
+  std::uint64_t base = 0;   // where the superblock lies: every address counts from here
+  std::uint64_t allocated;  // the bytes from `base` that addresses may reach (the library's end of allocation)
   std::uint64_t leaf_k = 0, internal_k = 0;
   std::unordered_map<std::uint64_t, std::size_t> objects;  // header address -> object
 
   // The `length` bytes at file address `address`, which must lie inside the file; they count against the budget.
   Bytes at(std::uint64_t address, std::uint64_t length) {
-    if (address == k_undefined || address > size - base) outside();
+    if (address > allocated || length > allocated - address) outside();
     const std::uint64_t begin = base + address;
-    if (length > size - begin) outside();
     spend(std::max<std::uint64_t>(length, 16));
     return {data + begin, length};
   }
@@ -149,12 +186,17 @@ struct Index::Reader {
   std::size_t object(std::uint64_t address, std::size_t link, std::optional<Header>& fresh);
   using Entries = std::vector<std::pair<std::string_view, std::uint64_t>>;  // name, object header address
   void group(const Header& h, const std::string& prefix, std::size_t link, int depth);
-  void btree(std::uint64_t address, int level, const Bytes& heap, std::size_t link, Entries& entries);
-  void symbols(std::uint64_t address, const Bytes& heap, std::size_t link, Entries& entries);
+  Bytes heap(std::uint64_t address, std::size_t link);
+  std::string_view name_at(const Bytes& heap, std::uint64_t offset);
+  void btree(std::uint64_t address, int level, const Bytes& heap, std::optional<std::string_view> low,
+             std::optional<std::string_view> high, std::size_t link, Entries& entries);
+  void symbols(std::uint64_t address, const Bytes& heap, std::string_view low, std::string_view high, std::size_t link,
+               Entries& entries);
 };
 
 void Index::Reader::superblock(std::uint64_t at_byte) {
   base = at_byte;
+  allocated = size - base;
   ByteCursor c = cursor(at(0, std::min<std::uint64_t>(size - base, 100)));
   c.skip(8);
   const auto version = c.take<std::uint8_t>();
@@ -166,12 +208,14 @@ void Index::Reader::superblock(std::uint64_t at_byte) {
   internal_k = c.take<std::uint16_t>();
   c.skip(4);  // consistency flags
   if (version == 1) c.skip(4);
-  const auto base_address = c.take<std::uint64_t>();
-  c.skip(8);  // free-space information: never used by the library
+  // The library counts addresses from where it found the superblock whatever the base address says, and reads
+  // nothing at or past the end of file address (the file's absolute size when written; HDF5 has checked it
+  // against the file's real size before this runs): "address of object past end of allocation".
+  c.skip(8 + 8);  // the base address; the free-space information, never used by the library
   const auto end_of_file = c.take<std::uint64_t>();
   const auto driver = c.take<std::uint64_t>();
-  if (leaf_k == 0 || internal_k == 0 || base_address != base || driver != k_undefined || end_of_file > size - base)
-    outside();
+  if (leaf_k == 0 || internal_k == 0 || driver != k_undefined || end_of_file < base || end_of_file > size) outside();
+  allocated = end_of_file - base;
   c.skip(8);  // the root's link name offset
   const auto root = c.take<std::uint64_t>();
   c.skip(24);  // cache type, reserved, scratch pad (a copy of the root's symbol table message)
@@ -195,15 +239,16 @@ Header Index::Reader::header(std::uint64_t address, std::size_t link) {
   note(address, 16 + std::uint64_t{first_size}, Kind::header, link);
   std::size_t seen = 0;
   for (std::size_t i = 0; i < chunks.size(); ++i) {
+    if (chunks[i].second % 8 != 0) outside();  // v1 chunks hold whole 8-byte-aligned messages
     ByteCursor c = cursor(at(chunks[i].first, chunks[i].second));
-    while (c.left() >= 8) {
+    while (c.left() > 0) {
       const auto type = c.take<std::uint16_t>(), length = c.take<std::uint16_t>();
       const auto flags = c.take<std::uint8_t>();
       c.skip(3);
       c.need(length);
       const Bytes body{c.here(), length};
       c.skip(length);
-      if (length % 8 != 0 || ++seen > messages) outside();  // v1 messages are 8-byte aligned
+      if (length % 8 != 0 || ++seen > messages || !flags_read(type, flags)) outside();
       std::optional<Bytes>* slot = type == k_dataspace      ? &h.dataspace
                                    : type == k_datatype     ? &h.datatype
                                    : type == k_layout       ? &h.layout
@@ -212,7 +257,6 @@ Header Index::Reader::header(std::uint64_t address, std::size_t link) {
       if (slot) {
         if (*slot || ((flags & k_shared) && type == k_symbol_table)) outside();  // one of each
         *slot = body;
-        h.shared = h.shared || (flags & k_shared);
       } else if (type == k_continuation) {
         ByteCursor m = cursor(body);
         const auto where = m.take<std::uint64_t>(), length_of = m.take<std::uint64_t>();
@@ -221,6 +265,8 @@ Header Index::Reader::header(std::uint64_t address, std::size_t link) {
       } else if (type == k_link_info || type == k_link || type == k_group_info || type > k_last_known) {
         outside();  // a new-style group, or a message this parser does not know
       }
+      h.shared = h.shared || (flags & k_shared);
+      h.odd = h.odd || ((type == k_old_fill || type == k_new_fill) && !fill_reads(type, body));
       h.filters = h.filters || type == k_filters;
       h.external = h.external || type == k_external;
     }
@@ -242,7 +288,7 @@ std::size_t Index::Reader::object(std::uint64_t address, std::size_t link, std::
     o.kind = Object::Kind::dataset;
     Dataset& d = o.dataset;
     const std::optional<DType> dtype = h.shared ? std::nullopt : simple_type(*h.datatype);
-    if (dtype && h.layout && !h.filters && !h.external && read_dataspace(*h.dataspace, d)) {
+    if (dtype && h.layout && !h.filters && !h.external && !h.odd && read_dataspace(*h.dataspace, d)) {
       ByteCursor c = cursor(*h.layout);
       const auto version = c.take<std::uint8_t>(), layout_class = c.take<std::uint8_t>();
       std::uint64_t count = 0;
@@ -253,8 +299,8 @@ std::size_t Index::Reader::object(std::uint64_t address, std::size_t link, std::
         // Read from here only what the library's reader would read straight from the file: data inside the file,
         // stored whole; anything else (never written, truncated) the library reads or reports.
         const std::uint64_t bytes = count * dtype_size(*dtype);
-        d.known = address_of != k_undefined && address_of <= size - base && d.stored == bytes &&
-                  bytes <= size - base - address_of;
+        d.known = address_of != k_undefined && address_of <= allocated && d.stored == bytes &&
+                  bytes <= allocated - address_of;
         d.offset = d.known ? base + address_of : 0;
       }
     }
@@ -271,21 +317,9 @@ void Index::Reader::group(const Header& h, const std::string& prefix, std::size_
   if (depth > k_max_depth) outside();
   ByteCursor stab = cursor(*h.symbol_table);
   const auto tree = stab.take<std::uint64_t>(), heap_at = stab.take<std::uint64_t>();
-  ByteCursor heap = cursor(at(heap_at, 32));
-  if (heap.text(4) != "HEAP" || heap.take<std::uint8_t>() != 0) outside();
-  heap.skip(3);
-  const auto heap_size = heap.take<std::uint64_t>();
-  heap.skip(8);  // free list
-  const auto heap_data = heap.take<std::uint64_t>();
-  const Bytes names = at(heap_data, heap_size);
-  note(heap_at, 32, Kind::heap, link);
-  note(heap_data, heap_size, Kind::heap, link);
-
+  const Bytes names = heap(heap_at, link);
   Entries entries;
-  btree(tree, -1, names, link, entries);
-  std::sort(entries.begin(), entries.end());  // byte order, as HDF5 compares names (strcmp)
-  for (std::size_t i = 1; i < entries.size(); ++i)
-    if (entries[i].first == entries[i - 1].first) outside();
+  btree(tree, -1, names, {}, {}, link, entries);
   for (const auto& [name, address] : entries) {
     std::string path = prefix;
     path += name;
@@ -300,8 +334,47 @@ void Index::Reader::group(const Header& h, const std::string& prefix, std::size_
   }
 }
 
-// Collects the symbols under the group B-tree node at `address` (at `level`, or any level at the root: -1).
-void Index::Reader::btree(std::uint64_t address, int level, const Bytes& heap, std::size_t link, Entries& entries) {
+// Returns the data segment of the local heap at `address`, its free list checked as the library checks it when it
+// loads the heap (a later write to the file would load it).
+Bytes Index::Reader::heap(std::uint64_t address, std::size_t link) {
+  ByteCursor c = cursor(at(address, 32));
+  if (c.text(4) != "HEAP" || c.take<std::uint8_t>() != 0) outside();
+  c.skip(3);
+  const auto data_size = c.take<std::uint64_t>();
+  auto free_block = c.take<std::uint64_t>();
+  const auto data_at = c.take<std::uint64_t>();
+  const Bytes segment = at(data_at, data_size);
+  note(address, 32, Kind::heap, link);
+  note(data_at, data_size, Kind::heap, link);
+  constexpr std::uint64_t k_no_free_block = 1;  // HDF5's H5HL_FREE_NULL
+  // Each free block holds the offset of the next and its own size; a chain longer than the heap has room for
+  // blocks is a cycle.
+  for (std::uint64_t n = 0; free_block != k_no_free_block; ++n) {
+    if (free_block >= data_size || 16 > data_size - free_block || n > data_size / 16) outside();
+    ByteCursor b = cursor({segment.data + free_block, 16});
+    const auto next = b.take<std::uint64_t>(), length = b.take<std::uint64_t>();
+    if (next == 0 || length > data_size - free_block) outside();
+    free_block = next;
+  }
+  return segment;
+}
+
+// The NUL-terminated name at `offset` in a group's local heap `heap` (its bytes count against the budget).
+std::string_view Index::Reader::name_at(const Bytes& heap, std::uint64_t offset) {
+  if (offset >= heap.size) outside();
+  const auto* begin = reinterpret_cast<const char*>(heap.data + offset);
+  const auto* end = static_cast<const char*>(std::memchr(begin, 0, heap.size - offset));
+  if (!end) outside();
+  spend(static_cast<std::uint64_t>(end - begin) + 1);
+  return {begin, static_cast<std::size_t>(end - begin)};
+}
+
+// Collects, in name order, the symbols under the group B-tree node at `address` (at `level`, or any level at the
+// root: -1). Every name must lie where the library's lookup by name searches for it: after the node's key to its
+// left and up to the key to its right, at every level, `low` and `high` being the tightest of the levels above
+// (none at the root).
+void Index::Reader::btree(std::uint64_t address, int level, const Bytes& heap, std::optional<std::string_view> low,
+                          std::optional<std::string_view> high, std::size_t link, Entries& entries) {
   const std::uint64_t node_size = 24 + (4 * internal_k + 1) * 8;  // 2K children and 2K + 1 keys
   ByteCursor c = cursor(at(address, node_size));
   if (c.text(4) != "TREE" || c.take<std::uint8_t>() != 0) outside();
@@ -309,18 +382,26 @@ void Index::Reader::btree(std::uint64_t address, int level, const Bytes& heap, s
   const auto used = c.take<std::uint16_t>();
   if ((level >= 0 && node_level != level) || used > 2 * internal_k) outside();
   note(address, node_size, Kind::btree, link);
-  c.skip(16 + 8);  // siblings, key 0
+  c.skip(16);  // siblings
+  std::string_view left = name_at(heap, c.take<std::uint64_t>());
   for (unsigned i = 0; i < used; ++i) {
     const auto child = c.take<std::uint64_t>();
-    c.skip(8);  // the key: the name's offset, which the order of entries does not need
+    const std::string_view right = name_at(heap, c.take<std::uint64_t>());
+    if (right < left) outside();
+    const std::string_view lo = low && *low > left ? *low : left;
+    const std::string_view hi = high && *high < right ? *high : right;
     if (node_level > 0)
-      btree(child, node_level - 1, heap, link, entries);
+      btree(child, node_level - 1, heap, lo, hi, link, entries);
     else
-      symbols(child, heap, link, entries);
+      symbols(child, heap, lo, hi, link, entries);
+    left = right;
   }
 }
 
-void Index::Reader::symbols(std::uint64_t address, const Bytes& heap, std::size_t link, Entries& entries) {
+// Collects the symbols of the symbol node at `address`, each name after `low` and up to `high` and the names in
+// increasing order (the library's lookup searches them by bisection).
+void Index::Reader::symbols(std::uint64_t address, const Bytes& heap, std::string_view low, std::string_view high,
+                            std::size_t link, Entries& entries) {
   const std::uint64_t node_size = 8 + 2 * leaf_k * k_entry_bytes;
   ByteCursor c = cursor(at(address, node_size));
   if (c.text(4) != "SNOD" || c.take<std::uint8_t>() != 1) outside();
@@ -328,18 +409,18 @@ void Index::Reader::symbols(std::uint64_t address, const Bytes& heap, std::size_
   const auto count = c.take<std::uint16_t>();
   if (count > 2 * leaf_k) outside();
   note(address, node_size, Kind::symbols, link);
+  std::string_view previous = low;
   for (unsigned i = 0; i < count; ++i) {
-    const auto name_at = c.take<std::uint64_t>(), header_at = c.take<std::uint64_t>();
+    const std::string_view name = name_at(heap, c.take<std::uint64_t>());
+    const auto header_at = c.take<std::uint64_t>();
     const auto cache = c.take<std::uint32_t>();
     c.skip(20);
+    if (name.empty() || name <= previous || name > high || name.find('/') != std::string_view::npos || cache > 2 ||
+        name == ".")
+      outside();
+    previous = name;
     if (cache == 2) continue;  // a soft link: names no object here (the library's walk skips it too)
-    if (cache > 2 || name_at >= heap.size) outside();
-    const auto* begin = reinterpret_cast<const char*>(heap.data + name_at);
-    const auto* end = static_cast<const char*>(std::memchr(begin, 0, heap.size - name_at));
-    if (!end || end == begin) outside();
-    const std::string_view name(begin, static_cast<std::size_t>(end - begin));
-    spend(name.size());
-    if (name.find('/') != std::string_view::npos || name == "." || header_at == k_undefined) outside();
+    if (header_at == k_undefined) outside();
     entries.emplace_back(name, header_at);
   }
 }

@@ -11,8 +11,8 @@
 // The subset (HDF5 file format specification 3.0, sections II-IV), which is what the HDF5 library writes with its
 // default file-creation properties (h5py's and Keras's files, wavg's own):
 //
-//   superblock v0/v1 at 0, 512, 1024, ...: version 0 or 1, offsets and lengths of 8 bytes, base address = where the
-//     signature lies (all addresses below count from it), no driver information block; the root group's symbol
+//   superblock v0/v1 at 0, 512, 1024, ...: version 0 or 1, offsets and lengths of 8 bytes, no driver information
+//     block; every address counts from where the signature lies, as the library counts them; the root group's symbol
 //     table entry at its end
 //   object header v1: version 1, reserved, message count u16, reference count u32, size of the first chunk u32,
 //     4 bytes of padding; messages of type u16, size u16, flags u8, 3 reserved bytes, then `size` bytes; a
@@ -52,6 +52,9 @@
 #include "wavg/tensor.hpp"
 
 namespace wavg::h5native {
+
+// The dtype of an HDF5 integer of `bytes` bytes (1, 2, 4 or 8), for the library's types and this parser's alike.
+std::optional<DType> integer_dtype(std::size_t bytes, bool is_signed);
 
 // What the reader needs of a dataset to read it straight from the file.
 struct Dataset {

@@ -23,6 +23,7 @@
 
 #include "hdf5/hdf5_reader.hpp"
 #include "wavg/error.hpp"
+#include "wavg/mapped_file.hpp"
 
 namespace wavg {
 
@@ -73,6 +74,13 @@ bool write_all(int fd, std::string_view bytes) {
 // The probe's child: opens `path`'s structure and writes it to `fd`, or a clean error's message; exits with its
 // fate.
 int run_structure_probe(const char* path, int fd) {
+  // The native parser (native_index.hpp) reads the file through a mapping of all of it: made before the limit, its
+  // address space is not taken from the memory the HDF5 library may use (a 4 GiB model would leave it none).
+  std::optional<MappedFile> mapping;
+  try {
+    mapping.emplace(path);
+  } catch (const Error&) {
+  }
   const std::uint64_t limit = virtual_size() + k_probe_memory;
   const struct rlimit rl { limit, limit };
   ::setrlimit(RLIMIT_AS, &rl);
@@ -82,7 +90,7 @@ int run_structure_probe(const char* path, int fd) {
   try {
     // The reader is never closed: HDF5 tearing down its cache of every header it read costs a sixth of the walk,
     // and this process ends as soon as the parent has the answer (the pipe's end-of-file is the exit).
-    auto* reader = new Hdf5Reader(path, Hdf5Reader::Probe::no);
+    auto* reader = mapping ? new Hdf5Reader(path, std::move(*mapping)) : new Hdf5Reader(path, Hdf5Reader::Probe::no);
     if (!write_all(fd, reader->structure())) ::_exit(probe_error);
     ::_exit(probe_ok);
   } catch (const Error& e) {

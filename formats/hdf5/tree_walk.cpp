@@ -10,6 +10,9 @@
 // a file of 4x the datasets costs about 4x (25k 3.9 s, 50k 6.3 s, 100k 11.4 s at load 12 on 2 cores). The order is
 // H5Lvisit's: links by name, a group's contents right after its link; a group reached again (a second hard link, a
 // cycle) is not walked again; soft and external links name no object here.
+//
+// A file the native parser read (native_index.hpp) is walked over its index instead, in the same order and to the
+// same tensors: the library is asked only about the datasets the parser did not read whole.
 
 #include <unordered_set>
 
