@@ -299,6 +299,25 @@ void keras2_model(H5Writer& w) {
 // Superblock v0 with 8-byte addresses: the root's symbol table entry caches its group's B-tree address at byte 80
 // and its local heap's at 88. A B-tree node: 24 bytes, then key 0, child 0, key 1, ...; a local heap: "HEAP",
 // version, 3 reserved, data size, free-list offset, data address.
+// Sets `flags` on the first message of type `type` in the first chunk of dataset `dataset`'s (version 1) object
+// header: 16 bytes of prefix, then per message its type u16, size u16, flags u8, 3 reserved bytes and its body.
+void set_message_flags(const std::string& path, const std::string& dataset, std::uint16_t type, std::uint8_t flags) {
+  const Addresses a = addresses_of(path, dataset);
+  std::string bytes = read_all(path);
+  const std::uint64_t header = a.base + a.header;
+  const std::uint64_t end = header + 16 + (peek(path, header + 8) & 0xffffffff);
+  for (std::uint64_t at = header + 16; at + 8 <= end;) {
+    const std::uint64_t word = peek(path, at);
+    if ((word & 0xffff) == type) {
+      bytes[at + 4] = static_cast<char>(flags);
+      std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+      return;
+    }
+    at += 8 + ((word >> 16) & 0xffff);
+  }
+  FAIL("no message of type " << type << " in the header of " << dataset);
+}
+
 TEST_CASE("native walk: metadata only the library checks (B-tree keys, a heap's free list) is refused alike") {
   TempDir dir;
   {  // the key after the root's first child names nothing: the library finds no name (H5Lexists is false)
@@ -316,6 +335,20 @@ TEST_CASE("native walk: metadata only the library checks (B-tree keys, a heap's 
     const std::uint64_t heap = peek(w.path(), 88);
     poke(w.path(), heap + 16, peek(w.path(), heap + 8) + 64);  // the first free block lies past the data
     check_walks_agree(w.path(), Expect::refused, nullptr, "bad heap free list");
+  }
+  {  // the library takes the base address as stored: addresses past the end of file address less it are refused
+    H5Writer w(dir / "base_address.h5");
+    little_tree(w);
+    w.close();
+    poke(w.path(), 24, peek(w.path(), 40) / 2 / 8 * 8);
+    check_walks_agree(w.path(), Expect::refused, nullptr, "");
+  }
+  {  // a layout message (a class never shared) flagged shareable (0x40)
+    H5Writer w(dir / "shareable_flag.h5");
+    little_tree(w);
+    w.close();
+    set_message_flags(w.path(), "a/x", 0x0008, 0x40);
+    check_walks_agree(w.path(), Expect::refused, nullptr, "a/x: cannot read its object header");
   }
 }
 
