@@ -208,13 +208,17 @@ void Index::Reader::superblock(std::uint64_t at_byte) {
   internal_k = c.take<std::uint16_t>();
   c.skip(4);  // consistency flags
   if (version == 1) c.skip(4);
-  // The library counts addresses from where it found the superblock whatever the base address says, and reads
-  // nothing at or past the end of file address (the file's absolute size when written; HDF5 has checked it
-  // against the file's real size before this runs): "address of object past end of allocation".
-  c.skip(8 + 8);  // the base address; the free-space information, never used by the library
+  // Addresses count from the base address, which the library writes as where the superblock lies (a user block's
+  // size); where a file says otherwise the library moves its end of allocation, and the library walks it. Nothing
+  // is read at or past the end of file address (the file's absolute size when written; HDF5 has checked it against
+  // the real size before this runs): "address of object past end of allocation".
+  const auto base_address = c.take<std::uint64_t>();
+  c.skip(8);  // the free-space information, never used by the library
   const auto end_of_file = c.take<std::uint64_t>();
   const auto driver = c.take<std::uint64_t>();
-  if (leaf_k == 0 || internal_k == 0 || driver != k_undefined || end_of_file < base || end_of_file > size) outside();
+  if (leaf_k == 0 || internal_k == 0 || base_address != base || driver != k_undefined || end_of_file < base ||
+      end_of_file > size)
+    outside();
   allocated = end_of_file - base;
   c.skip(8);  // the root's link name offset
   const auto root = c.take<std::uint64_t>();

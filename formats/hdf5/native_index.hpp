@@ -12,7 +12,7 @@
 // default file-creation properties (h5py's and Keras's files, wavg's own):
 //
 //   superblock v0/v1 at 0, 512, 1024, ...: version 0 or 1, offsets and lengths of 8 bytes, no driver information
-//     block; every address counts from where the signature lies, as the library counts them; the root group's symbol
+//     block, the base address where the signature lies (every address counts from there); the root group's symbol
 //     table entry at its end
 //   object header v1: version 1, reserved, message count u16, reference count u32, size of the first chunk u32,
 //     4 bytes of padding; messages of type u16, size u16, flags u8, 3 reserved bytes, then `size` bytes; a
