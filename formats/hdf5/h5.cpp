@@ -137,8 +137,13 @@ void check(herr_t status, const std::string& file, const std::string& what) {
   if (status < 0) fail(file, with_stack(what));
 }
 
+bool exists(htri_t answer, const std::string& file, const std::string& what) {
+  if (answer < 0) fail(file, with_stack(what + " (corrupt HDF5 file)"));
+  return answer > 0;
+}
+
 std::optional<std::vector<std::string>> read_string_list(hid_t object, const char* name, const std::string& file) {
-  if (H5Aexists(object, name) <= 0) return std::nullopt;
+  if (!exists(H5Aexists(object, name), file, std::string("cannot look for attribute ") + name)) return std::nullopt;
   const std::string what = std::string("cannot read attribute ") + name;
   Handle attr = check(H5Aopen(object, name, H5P_DEFAULT), H5Aclose, file, what);
   Handle type = check(H5Aget_type(attr.get()), H5Tclose, file, what);

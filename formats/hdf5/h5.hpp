@@ -74,6 +74,10 @@ std::string take_error_stack();
 Handle check(hid_t id, Handle::Closer closer, const std::string& file, const std::string& what);
 // Throws Error(runtime) naming `file` when `status` is negative.
 void check(herr_t status, const std::string& file, const std::string& what);
+// Returns what H5Lexists or H5Aexists answered (`answer`); a failure (negative: HDF5 could not read the object that
+// would hold it) throws Error naming `file` and `what` instead of passing for "absent", which would read a damaged
+// Keras file's layout as plain HDF5 and give its optimizer state the roles of weights.
+bool exists(htri_t answer, const std::string& file, const std::string& what);
 
 // The type of the object that the hard link `name` under `loc` points to, read from its header without opening it
 // (H5Oget_info, basic fields). Opening it would not do: HDF5 refuses to open a dataset already open with other

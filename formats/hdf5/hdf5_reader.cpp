@@ -38,12 +38,11 @@ namespace {
 
 // Tells whether the file has a Keras model_weights group with its layer_names; a model_weights group without them
 // (a Keras model converted from safetensors, say) is read as plain HDF5.
-bool has_keras_model_weights(hid_t root) {
-  if (H5Lexists(root, "model_weights", H5P_DEFAULT) <= 0) return false;
-  const bool listed = H5Aexists_by_name(root, "model_weights", "layer_names", H5P_DEFAULT) > 0 ||
-                      H5Aexists_by_name(root, "model_weights", "layer_names0", H5P_DEFAULT) > 0;
-  H5Eclear2(H5E_DEFAULT);
-  return listed;
+bool has_keras_model_weights(hid_t root, const std::string& file) {
+  if (!h5::exists(H5Lexists(root, "model_weights", H5P_DEFAULT), file, "cannot look for model_weights")) return false;
+  const std::string what = "cannot read the attributes of model_weights";
+  return h5::exists(H5Aexists_by_name(root, "model_weights", "layer_names", H5P_DEFAULT), file, what) ||
+         h5::exists(H5Aexists_by_name(root, "model_weights", "layer_names0", H5P_DEFAULT), file, what);
 }
 
 }  // namespace
@@ -130,22 +129,23 @@ void Hdf5Reader::open_tree() {
   if (keras::read_names(root, "layer_names", m_path)) {
     m_layout = "Keras 2 weights";
     add_found(keras::walk_keras2(root, "", m_path));
-  } else if (has_keras_model_weights(root)) {
+  } else if (has_keras_model_weights(root, m_path)) {
     h5::Handle mw =
         h5::check(H5Gopen2(root, "model_weights", H5P_DEFAULT), H5Gclose, m_path, "cannot open group model_weights");
     m_layout = "Keras 2 model";
     keras::FoundModel model = keras::walk_keras2(mw.get(), "model_weights/", m_path);
-    if (H5Lexists(root, "optimizer_weights", H5P_DEFAULT) > 0) {
+    if (h5::exists(H5Lexists(root, "optimizer_weights", H5P_DEFAULT), m_path, "cannot look for optimizer_weights")) {
       h5::Handle ow = h5::check(H5Gopen2(root, "optimizer_weights", H5P_DEFAULT), H5Gclose, m_path,
                                 "cannot open group optimizer_weights");
       if (auto names = keras::read_names(ow.get(), "weight_names", m_path))
         model.other = keras::listed_weights(ow.get(), "optimizer_weights/", *names, "optimizer_weights", m_path);
     }
     add_found(std::move(model));
-    if (H5Aexists(root, "model_config") > 0)
+    if (h5::exists(H5Aexists(root, "model_config"), m_path, "cannot look for attribute model_config"))
       if (auto config = h5::attribute_text(root, "model_config", m_path))
         if (auto layers = keras::config_layers(*config)) keras::set_keras2_kinds(m_layers, "model_weights/", *layers);
-  } else if (H5Lexists(root, "layers", H5P_DEFAULT) > 0 && H5Lexists(root, "vars", H5P_DEFAULT) > 0) {
+  } else if (h5::exists(H5Lexists(root, "layers", H5P_DEFAULT), m_path, "cannot look for layers") &&
+             h5::exists(H5Lexists(root, "vars", H5P_DEFAULT), m_path, "cannot look for vars")) {
     // Keras 3 writes no root attributes, but wavg's provenance adds some: recognise the tree, not their absence.
     m_layout = "Keras 3 weights";
     add_found(keras::walk_keras3(root, m_path));

@@ -186,7 +186,7 @@ FoundModel walk_keras2(hid_t group, const std::string& prefix, const std::string
 FoundModel walk_keras3(hid_t root, const std::string& file) {
   FoundModel model;
   model.order = LayerOrder::per_kind;
-  if (H5Lexists(root, "layers", H5P_DEFAULT) > 0) {
+  if (h5::exists(H5Lexists(root, "layers", H5P_DEFAULT), file, "cannot look for layers")) {
     h5::Handle layers = open_group(root, "layers", "layers", file);
     std::vector<Child> kids = children(layers.get(), "layers/", file);
     std::sort(kids.begin(), kids.end(), [](const Child& a, const Child& b) { return natural_less(a.name, b.name); });

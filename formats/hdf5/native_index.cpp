@@ -77,14 +77,16 @@ bool fill_reads(std::uint16_t type, const Bytes& message) {
   return (flags & 0xc0) == 0 && (!(flags & 0x20) || value());
 }
 
-// Tells whether message flags are ones the library accepts on a message of `type` (its object header checks).
+// Tells whether message flags are ones the library accepts on a message of `type` (its object header checks): a
+// message of a class that is never shared may be neither shared nor shareable.
 bool flags_read(std::uint16_t type, std::uint8_t flags) {
   constexpr std::uint8_t k_dont_share = 0x04, k_fail_for_write = 0x08, k_mark = 0x10, k_was_unknown = 0x20;
   if ((flags & k_shared) && (flags & k_dont_share)) return false;
   if ((flags & k_was_unknown) && ((flags & k_fail_for_write) || !(flags & k_mark))) return false;
   const bool shareable =
       type == k_dataspace || type == k_datatype || type == k_new_fill || type == k_filters || type == k_attribute;
-  return shareable || !(flags & k_shared);
+  constexpr std::uint8_t k_shareable = 0x40;
+  return shareable || !(flags & (k_shared | k_shareable));
 }
 
 // The element type of a datatype message when it is one a dataset may be read straight from the file as.
