@@ -2,8 +2,8 @@
 
 torch.save stores uint16, uint32 and uint64 tensors (and float8, complex32, bits) with
 torch._utils._rebuild_tensor_v3 over an UntypedStorage. a.pt and b.pt (k = 1, 2) hold closed-form values of each,
-contiguous, transposed (strides (1, 2)), a slice at a storage offset, a view over another tensor's storage, a
-Parameter, and a float32 tensor that a mean averages; f8.pt holds a float8_e4m3fn tensor. expected.npz holds the same
+contiguous, transposed (strides (1, 2)), a slice at a storage offset, a Parameter, and a float32 tensor that a mean
+averages; f8.pt holds a float8_e4m3fn tensor; neg.pt a float32 negative view (_neg_view: metadata {'neg': True}). expected.npz holds the same
 values as numpy arrays (made by numpy from the formulas, not from the .pt files), which the CLI tests compare wavg's
 outputs with. The script checks that torch.load(weights_only=True) gives those values and that each uint tensor is
 pickled with _rebuild_tensor_v3, then prints the versions used.
@@ -82,6 +82,12 @@ def main():
     scale = torch.tensor([0.5, -2.0]).to(torch.float8_e4m3fn)
     torch.save({"w": torch.ones(2), "scale": scale}, f8)
     assert "torch._utils _rebuild_tensor_v3" in rebuild_calls(scale)
+    # A negative view: the storage holds 0, 1, 2 and the pickle's metadata {'neg': True}; torch.load negates them.
+    neg = os.path.join(HERE, "neg.pt")
+    torch.save({"w": torch.arange(3.0)._neg_view()}, neg)
+    with zipfile.ZipFile(neg) as z:
+        assert np.array_equal(np.frombuffer(z.read("neg/data/0"), dtype=np.float32), [0, 1, 2])
+    assert torch.equal(torch.load(neg, weights_only=True)["w"], torch.tensor([-0.0, -1.0, -2.0]))
     np.savez(os.path.join(HERE, "expected.npz"), **expected)
     print(f"torch {torch.__version__}, numpy {np.__version__}, Python {sys.version.split()[0]}")
 
