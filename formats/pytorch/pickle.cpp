@@ -36,6 +36,13 @@ constexpr StorageClass k_storages[] = {
     {"torch.ShortStorage", DType::i16},     {"torch.CharStorage", DType::i8},    {"torch.ByteStorage", DType::u8},
     {"torch.BoolStorage", DType::boolean},
 };
+// Storage classes of dtypes wavg has no type for: a tensor over one is refused naming its dtype.
+constexpr const char* k_no_type_storages[][2] = {
+    {"torch.ComplexFloatStorage", "torch.complex64"}, {"torch.ComplexDoubleStorage", "torch.complex128"},
+    {"torch.QUInt8Storage", "torch.quint8"},          {"torch.QInt8Storage", "torch.qint8"},
+    {"torch.QInt32Storage", "torch.qint32"},          {"torch.QUInt4x2Storage", "torch.quint4x2"},
+    {"torch.QUInt2x4Storage", "torch.quint2x4"},
+};
 // torch >= 2.1's storage of a dtype without a storage class of its own (uint16/32/64, float8, ...): its numel counts
 // bytes, and _rebuild_tensor_v3 names the dtype the tensor views it as.
 constexpr const char* k_untyped_storage = "torch.storage.UntypedStorage";
@@ -93,6 +100,8 @@ bool allowed_global(const std::string& name) {
   for (const auto& s : k_storages)
     if (name == s.name) return true;
   for (const auto& t : k_other_tensors)
+    if (name == t[0]) return true;
+  for (const auto& t : k_no_type_storages)
     if (name == t[0]) return true;
   return name == k_untyped_storage || inert_global(name);
 }
@@ -318,6 +327,10 @@ class Machine {
     v->text = cls.text;
     v->state = args;
     return v;
+  }
+
+  [[noreturn]] void refuse_no_type(const std::string& dtype, const std::string& where) const {
+    refuse(m_file, "holds a tensor of dtype " + dtype + " (" + where + "), which wavg has no type for");
   }
 
   void step(unsigned char op);
@@ -650,9 +663,7 @@ Value* Machine::typed_view(const Value& storage, const Value& dtype) {
   if (dtype.kind != Kind::global || !torch_dtype(dtype.text))
     bad("_rebuild_tensor_v3's dtype is a " + describe(dtype) + ", not a torch dtype");
   const std::optional<DType> type = dtype_from_name(std::string_view(dtype.text).substr(6));  // past "torch."
-  if (!type)
-    refuse(m_file,
-           "holds a tensor of dtype " + dtype.text + " (torch._utils._rebuild_tensor_v3), which wavg has no type for");
+  if (!type) refuse_no_type(dtype.text, "torch._utils._rebuild_tensor_v3");
   const std::uint64_t elem = dtype_size(*type);
   Value* typed = make(Kind::storage);
   *typed->storage = *storage.storage;
@@ -694,6 +705,8 @@ Value* Machine::persistent(const Value& pid) {
   const StorageClass* cls = nullptr;
   for (const auto& c : k_storages)
     if (a[1]->text == c.name) cls = &c;
+  for (const auto& t : k_no_type_storages)
+    if (a[1]->text == t[0]) refuse_no_type(t[1], t[0]);
   s->storage->untyped = a[1]->text == k_untyped_storage;
   if (!cls && !s->storage->untyped) bad("a persistent id names " + a[1]->text + ", not a storage type");
   s->storage->dtype = cls ? cls->dtype : DType::u8;

@@ -18,6 +18,8 @@
 //   torch._tensor._rebuild_from_type_v2     -> applies its function (one of the above) to its arguments
 //   torch.{Float,Double,Half,BFloat16,Long,Int,Short,Char,Byte,Bool}Storage, torch.storage.UntypedStorage
 //                                           -> a storage's element type (uint8), inside a persistent id
+//   torch.{ComplexFloat,ComplexDouble,QUInt8,QInt8,QInt32,QUInt4x2,QUInt2x4}Storage
+//                                           -> refused in a persistent id, naming the dtype wavg has no type for
 //   torch.device, torch.Size                -> a plain value (a location string; a tuple)
 //   torch.Tensor, torch.nn.parameter.Parameter
 //                                           -> inert names, accepted only as _rebuild_from_type_v2's type, and

@@ -295,6 +295,11 @@ TEST_CASE("unpickler refuses a hostile _rebuild_tensor_v3 in one line: dtype, ar
             .find("reaches element 3 of storage 0, which has 3 uint16 elements") != std::string::npos);
   CHECK(error_of("\x80\x02" + tensor_v3(7, 1, "ctorch\nuint64\n") + ".")
             .find("reaches element 0 of storage 0, which has 0 uint64 elements") != std::string::npos);
+  // torch.save's complex64 storage class is refused naming the dtype too.
+  std::string complex = tensor_of(2, 2);
+  complex.replace(complex.find("FloatStorage"), 12, "ComplexFloatStorage");
+  CHECK(error_of("\x80\x02" + complex + ".") ==
+        "holds a tensor of dtype torch.complex64 (torch.ComplexFloatStorage), which wavg has no type for");
   // v3 of a typed storage, v2 of an untyped one: torch writes neither.
   std::string typed = tensor_of(4, 4);
   typed.replace(typed.find("_v2"), 3, "_v3");
