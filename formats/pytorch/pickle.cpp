@@ -43,7 +43,7 @@ constexpr const char* k_no_type_storages[][2] = {
     {"torch.QInt32Storage", "torch.qint32"},          {"torch.QUInt4x2Storage", "torch.quint4x2"},
     {"torch.QUInt2x4Storage", "torch.quint2x4"},
 };
-// torch >= 2.1's storage of a dtype without a storage class of its own (uint16/32/64, float8, ...): its numel counts
+// torch 2's storage of a dtype without a storage class of its own (uint16/32/64, float8, ...): its numel counts
 // bytes, and _rebuild_tensor_v3 names the dtype the tensor views it as.
 constexpr const char* k_untyped_storage = "torch.storage.UntypedStorage";
 

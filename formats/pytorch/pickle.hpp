@@ -12,7 +12,7 @@
 //   torch._utils._rebuild_tensor_v2         -> a tensor view (storage, offset, size, stride, ...)
 //   torch._utils._rebuild_tensor            -> the same, legacy format
 //   torch._utils._rebuild_tensor_v3         -> the same over an UntypedStorage viewed as its dtype argument (torch
-//                                              >= 2.1: uint16/32/64; one wavg has no type for, float8, complex32,
+//                                              2: uint16/32/64; one wavg has no type for, float8, complex32,
 //                                              bits, is refused naming it)
 //   torch._utils._rebuild_parameter         -> its tensor (a Parameter is a tensor with requires_grad)
 //   torch._tensor._rebuild_from_type_v2     -> applies its function (one of the above) to its arguments

@@ -19,7 +19,7 @@ namespace wavg::pytorch {
 namespace {
 
 // OrderedDict([(name, _rebuild_tensor_v2(storage i, 0, shape, row-major stride, False, OrderedDict())), ...]), as
-// torch.save writes a tensor; a dtype without a storage class (uint16/32/64) as torch >= 2.1 writes it:
+// torch.save writes a tensor; a dtype without a storage class (uint16/32/64) as torch 2 writes it:
 // _rebuild_tensor_v3(UntypedStorage i of its bytes, 0, shape, stride, False, OrderedDict(), torch.DTYPE).
 std::string state_dict_pickle(const std::vector<TensorInfo>& tensors) {
   std::string p = "\x80\x02";

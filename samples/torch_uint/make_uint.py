@@ -1,4 +1,4 @@
-"""Writes the torch >= 2.1 samples of dtypes without a typed storage (README.md beside this script).
+"""Writes the torch 2 samples of dtypes without a typed storage (README.md beside this script).
 
 torch.save stores uint16, uint32 and uint64 tensors (and float8, complex32, bits) with
 torch._utils._rebuild_tensor_v3 over an UntypedStorage. a.pt and b.pt (k = 1, 2) hold closed-form values of each,

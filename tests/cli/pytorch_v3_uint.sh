@@ -1,4 +1,4 @@
-# torch >= 2.1's uint16/32/64 tensors (_rebuild_tensor_v3 over an UntypedStorage: samples/torch_uint, written by
+# torch 2's uint16/32/64 tensors (_rebuild_tensor_v3 over an UntypedStorage: samples/torch_uint, written by
 # torch 2.15) are read with their dtypes and shapes, strides, storage offset and shared storage; a convert gives
 # exactly the closed forms that numpy computed when the samples were made (expected.npz), and a mean averages the
 # float32 tensor and copies input 1's integers (--int-policy first), or names each integer tensor that differs and

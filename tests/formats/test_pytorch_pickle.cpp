@@ -44,7 +44,7 @@ std::string tensor_of(char numel, char size) {
 }
 
 // _rebuild_tensor_v3(('storage', torch.storage.UntypedStorage, '0', 'cpu', nbytes), 0, (size,), (1,), False,
-// OrderedDict(), `dtype` + `more`) as torch >= 2.1 writes a uint16 tensor; `dtype` is the pickle of the dtype argument
+// OrderedDict(), `dtype` + `more`) as torch 2 writes a uint16 tensor; `dtype` is the pickle of the dtype argument
 // ("ctorch\nuint16\n"), `more` what follows it (metadata, or extra arguments).
 std::string tensor_v3(char nbytes, char size, const std::string& dtype, const std::string& more = "") {
   return "ctorch._utils\n_rebuild_tensor_v3\n((X\x07\0\0\0storage"s + "ctorch.storage\nUntypedStorage\n" +
