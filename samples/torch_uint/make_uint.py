@@ -2,10 +2,10 @@
 
 torch.save stores uint16, uint32 and uint64 tensors (and float8, complex32, bits) with
 torch._utils._rebuild_tensor_v3 over an UntypedStorage. a.pt and b.pt (k = 1, 2) hold closed-form values of each,
-contiguous, transposed (strides (1, 2)), a slice at a storage offset, a Parameter, and a float32 tensor that a mean
-averages; f8.pt holds a float8_e4m3fn tensor; neg.pt a float32 negative view (_neg_view: metadata {'neg': True}). expected.npz holds the same
-values as numpy arrays (made by numpy from the formulas, not from the .pt files), which the CLI tests compare wavg's
-outputs with. The script checks that torch.load(weights_only=True) gives those values and that each uint tensor is
+contiguous, transposed (strides (1, 2)), a slice at a storage offset, a Parameter, one with a Python attribute, and
+a float32 tensor that a mean averages; f8.pt holds a float8_e4m3fn tensor; neg.pt a float32 negative view
+(_neg_view: metadata {'neg': True}). expected.npz holds the same values as numpy arrays (made by numpy from the
+formulas, not from the .pt files), which the CLI tests compare wavg's outputs with. The script checks that torch.load(weights_only=True) gives those values and that each uint tensor is
 pickled with _rebuild_tensor_v3, then prints the versions used.
 
     /work/venvs/torch/bin/python samples/torch_uint/make_uint.py
@@ -30,7 +30,9 @@ def values(k):
     base = np.arange(8, dtype=np.uint16) * 4099 + k  # a storage of 8 uint16; the file's tensor is [3:6]
     w = np.array([1.0, 2.0, -3.0], dtype=np.float32) + np.float32(k / 2)
     step = np.array([1000 * k, 2**32 - 1], dtype=np.uint32)
-    return {"u16": u16, "u32": u32, "u64": u64, "u16_slice": base[3:6].copy(), "w": w, "opt.step": step}
+    tagged = np.array([7 * k, 65535], dtype=np.uint16)
+    return {"u16": u16, "u32": u32, "u64": u64, "u16_slice": base[3:6].copy(), "w": w, "opt.step": step,
+            "tagged": tagged}
 
 
 def tensors(k):
@@ -38,9 +40,12 @@ def tensors(k):
     v = values(k)
     u64 = torch.from_numpy(v["u64"].T.copy()).t()  # transposed view: stride (1, 2)
     base = torch.from_numpy((np.arange(8, dtype=np.uint16) * 4099 + k).astype(np.uint16))
+    tagged = torch.from_numpy(v["tagged"])
+    tagged.note = "a Python attribute"  # pickled with _rebuild_from_type_v2(_rebuild_tensor_v3, torch.Tensor, ...)
     return {"u16": torch.from_numpy(v["u16"]), "u32": torch.from_numpy(v["u32"]), "u64": u64,
             "u16_slice": base[3:6], "w": torch.from_numpy(v["w"]),
-            "opt": {"step": torch.nn.Parameter(torch.from_numpy(v["opt.step"]), requires_grad=False)}}
+            "opt": {"step": torch.nn.Parameter(torch.from_numpy(v["opt.step"]), requires_grad=False)},
+            "tagged": tagged}
 
 
 def rebuild_calls(obj):
@@ -75,6 +80,7 @@ def main():
             assert np.array_equal(got.detach().numpy(), want), key
             expected[f"{name}/{key}"] = want
         assert loaded["u64"].stride() == (1, 2) and loaded["u16_slice"].storage_offset() == 3
+        assert "torch._tensor _rebuild_from_type_v2" in rebuild_calls(t["tagged"])
         for key, tensor in flat(t).items():
             v3 = "torch._utils _rebuild_tensor_v3" in rebuild_calls(tensor)
             assert v3 == (tensor.dtype != torch.float32), key

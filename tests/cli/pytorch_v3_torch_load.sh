@@ -1,8 +1,9 @@
 # Optional: torch.load(weights_only=True) of wavg's .pt outputs of uint16/32/64 tensors gives the closed forms
 # (samples/torch_uint/expected.npz). Needs a Python with torch >= 2.3 (uint16/32/64), named by WAVG_TORCH2_PYTHON;
 # skipped without one. A mean of the torch 2.15 samples keeps input 1's pickle (_rebuild_tensor_v3, the transposed
-# strides, the storage offset and the Parameter), its float32 tensor averaged and its integers input 1's; a plain
-# state_dict written from safetensors (and as hf-bin shards) pickles them with _rebuild_tensor_v3 as torch does.
+# strides, the storage offset, the Parameter and the Python attribute), its float32 tensor averaged and its integers
+# input 1's; a plain state_dict written from safetensors (and as hf-bin shards) pickles them with _rebuild_tensor_v3
+# as torch does.
 PY=${WAVG_TORCH2_PYTHON:-}
 [ -n "$PY" ] && "$PY" -c 'import torch; torch.uint16' 2>/dev/null ||
   { echo "no WAVG_TORCH2_PYTHON with torch >= 2.3"; exit 77; }
@@ -16,7 +17,7 @@ import sys
 import numpy as np
 import torch
 want = np.load(sys.argv[1])
-names = ["u16", "u32", "u64", "u16_slice", "w", "opt.step"]
+names = ["u16", "u32", "u64", "u16_slice", "w", "opt.step", "tagged"]
 
 def flat(obj, prefix=""):
     if isinstance(obj, dict):
@@ -36,7 +37,7 @@ mean = dict(a, w=((a["w"].astype(np.float64) + b["w"]) / 2).astype(np.float32))
 m = torch.load("mean.pt", weights_only=True)
 check(flat(m), mean, "mean.pt")
 assert m["u64"].stride() == (1, 2) and m["u16_slice"].storage_offset() == 3
-assert isinstance(m["opt"]["step"], torch.nn.Parameter)
+assert isinstance(m["opt"]["step"], torch.nn.Parameter) and m["tagged"].note == "a Python attribute"
 check(torch.load("plain.pt", weights_only=True), b, "plain.pt")
 shards = {}
 for f in __import__("glob").glob("shards/*.bin"):

@@ -17,7 +17,7 @@ import sys
 import numpy as np
 from safetensors_tools import load
 want = np.load(sys.argv[1])
-names = ["u16", "u32", "u64", "u16_slice", "w", "opt.step"]
+names = ["u16", "u32", "u64", "u16_slice", "w", "opt.step", "tagged"]
 _, got = load("a.safetensors")
 assert sorted(got) == sorted(names), sorted(got)
 for n in names:
