@@ -6,6 +6,8 @@
 #include <bit>
 #include <cstring>
 #include <map>
+#include <optional>
+#include <string_view>
 #include <unordered_map>
 
 #include "pytorch/pickle_globals.hpp"
@@ -34,10 +36,21 @@ constexpr StorageClass k_storages[] = {
     {"torch.ShortStorage", DType::i16},     {"torch.CharStorage", DType::i8},    {"torch.ByteStorage", DType::u8},
     {"torch.BoolStorage", DType::boolean},
 };
+// Storage classes of dtypes wavg has no type for: a tensor over one is refused naming its dtype.
+constexpr const char* k_no_type_storages[][2] = {
+    {"torch.ComplexFloatStorage", "torch.complex64"}, {"torch.ComplexDoubleStorage", "torch.complex128"},
+    {"torch.QUInt8Storage", "torch.quint8"},          {"torch.QInt8Storage", "torch.qint8"},
+    {"torch.QInt32Storage", "torch.qint32"},          {"torch.QUInt4x2Storage", "torch.quint4x2"},
+    {"torch.QUInt2x4Storage", "torch.quint2x4"},
+};
+// torch 2's storage of a dtype without a storage class of its own (uint16/32/64, float8, ...): its numel counts
+// bytes, and _rebuild_tensor_v3 names the dtype the tensor views it as.
+constexpr const char* k_untyped_storage = "torch.storage.UntypedStorage";
 
 constexpr const char* k_functions[] = {
     "collections.OrderedDict",
     "torch._utils._rebuild_tensor_v2",
+    "torch._utils._rebuild_tensor_v3",
     "torch._utils._rebuild_tensor",
     "torch._utils._rebuild_parameter",
     "torch._tensor._rebuild_from_type_v2",
@@ -65,7 +78,6 @@ constexpr const char* k_other_tensors[][2] = {
     {"torch._utils._rebuild_meta_tensor_no_storage", "a meta tensor (no data)"},
     {"torch._utils._rebuild_qtensor", "a quantized tensor"},
     {"torch._utils._rebuild_wrapper_subclass", "a tensor subclass without storage"},
-    {"torch._utils._rebuild_tensor_v3", "a tensor of a dtype with no typed storage"},
     {"torch._utils._rebuild_device_tensor_from_numpy", "a tensor saved as a NumPy array"},
     {"torch._utils._rebuild_device_tensor_from_cpu_tensor", "a device tensor saved from a CPU copy"},
 };
@@ -89,7 +101,9 @@ bool allowed_global(const std::string& name) {
     if (name == s.name) return true;
   for (const auto& t : k_other_tensors)
     if (name == t[0]) return true;
-  return inert_global(name);
+  for (const auto& t : k_no_type_storages)
+    if (name == t[0]) return true;
+  return name == k_untyped_storage || inert_global(name);
 }
 
 // Decodes UTF-8 `text` to the bytes its code points name, for _codecs.encode(text, 'latin1'): protocol 2's
@@ -315,9 +329,15 @@ class Machine {
     return v;
   }
 
+  [[noreturn]] void refuse_no_type(const std::string& dtype, const std::string& where) const {
+    refuse(m_file, "holds a tensor of dtype " + dtype + " (" + where + "), which wavg has no type for");
+  }
+
   void step(unsigned char op);
   Value* call(const Value& callable, const Value& args);
-  Value* rebuild_tensor(const Value& args);
+  Value* rebuild_tensor(const std::string& f, const Value& args);
+  Value* typed_view(const Value& storage, const Value& dtype);
+  void plain_metadata(const Value& metadata);
   Value* persistent(const Value& pid);
 
   std::string m_file;
@@ -511,7 +531,9 @@ Value* Machine::call(const Value& callable, const Value& args) {
     }
     return d;
   }
-  if (f == "torch._utils._rebuild_tensor_v2" || f == "torch._utils._rebuild_tensor") return rebuild_tensor(args);
+  if (f == "torch._utils._rebuild_tensor_v2" || f == "torch._utils._rebuild_tensor_v3" ||
+      f == "torch._utils._rebuild_tensor")
+    return rebuild_tensor(f, args);
   if (f == "torch._utils._rebuild_parameter" || f == "torch._utils._rebuild_parameter_with_state") {
     if (a.empty() || a[0]->kind != Kind::tensor) bad("_rebuild_parameter of something other than a tensor");
     return a[0];  // a Parameter's Python attributes (_with_state) stay in the pickle, which the writer copies
@@ -554,7 +576,8 @@ Value* Machine::call(const Value& callable, const Value& args) {
   }
   if (f == "torch._tensor._rebuild_from_type_v2") {
     if (a.size() < 3 || a[0]->kind != Kind::global || a[2]->kind != Kind::tuple ||
-        (a[0]->text != "torch._utils._rebuild_tensor_v2" && a[0]->text != "torch._utils._rebuild_parameter") ||
+        (a[0]->text != "torch._utils._rebuild_tensor_v2" && a[0]->text != "torch._utils._rebuild_tensor_v3" &&
+         a[0]->text != "torch._utils._rebuild_parameter") ||
         a[1]->kind != Kind::global || (a[1]->text != "torch.Tensor" && a[1]->text != "torch.nn.parameter.Parameter"))
       bad("_rebuild_from_type_v2 with arguments other than a tensor's");
     return call(*a[0], *a[2]);
@@ -586,16 +609,28 @@ Value* Machine::call(const Value& callable, const Value& args) {
   bad("calls " + f + ", which is only a name here");
 }
 
-// _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, backward_hooks[, metadata]) and the
-// legacy _rebuild_tensor(storage, storage_offset, size, stride). The view must lie inside its storage.
-Value* Machine::rebuild_tensor(const Value& args) {
+// _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, backward_hooks[, metadata]), the legacy
+// _rebuild_tensor(storage, storage_offset, size, stride) and _rebuild_tensor_v3(storage, storage_offset, size, stride,
+// requires_grad, backward_hooks, dtype[, metadata]), which torch.load reads as _rebuild_tensor_v2 of its untyped
+// storage viewed as `dtype` (typed_view): so every kind goes through the same checks. The view must lie inside its
+// storage.
+Value* Machine::rebuild_tensor(const std::string& f, const Value& args) {
   const auto& a = args.items;
-  if (a.size() < 4 || a[0]->kind != Kind::storage || a[1]->kind != Kind::integer || a[2]->kind != Kind::tuple ||
+  const bool legacy = f == "torch._utils._rebuild_tensor", v3 = f == "torch._utils._rebuild_tensor_v3";
+  const std::size_t least = legacy ? 4 : v3 ? 7 : 6, most = legacy ? 4 : least + 1;
+  if (a.size() < least || a.size() > most)
+    bad(f + " has " + std::to_string(a.size()) + " arguments, not " + std::to_string(least) +
+        (most > least ? " or " + std::to_string(most) : ""));
+  if (a[0]->kind != Kind::storage || a[1]->kind != Kind::integer || a[2]->kind != Kind::tuple ||
       a[3]->kind != Kind::tuple || a[2]->items.size() != a[3]->items.size())
     bad("a tensor's arguments are not (storage, offset, size, stride)");
+  if (a.size() == most && !legacy) plain_metadata(*a.back());
+  if (v3 != a[0]->storage->untyped)
+    bad(f + (v3 ? " of a typed storage" : " of an UntypedStorage, which needs _rebuild_tensor_v3's dtype"));
+  const Value& storage = v3 ? *typed_view(*a[0], *a[6]) : *a[0];
   Value* t = make(Kind::tensor);
   TensorRef& r = *t->tensor;
-  r.storage = a[0];
+  r.storage = &storage;
   if (a[1]->integer < 0) bad("a tensor has a negative storage offset");
   r.offset = static_cast<std::uint64_t>(a[1]->integer);
   std::uint64_t last = r.offset;  // the highest element index the view touches
@@ -614,12 +649,44 @@ Value* Machine::rebuild_tensor(const Value& args) {
       bad("a tensor's size and stride overflow");
   }
   std::uint64_t count = 0;
-  if (!checked_count(r.shape, dtype_size(a[0]->storage->dtype), count)) bad("a tensor's size overflows");
-  if (!empty && last >= a[0]->storage->numel)
+  if (!checked_count(r.shape, dtype_size(storage.storage->dtype), count)) bad("a tensor's size overflows");
+  if (!empty && last >= storage.storage->numel)
     bad("a tensor of size " + shape_string(r.shape) + " at offset " + std::to_string(r.offset) + " reaches element " +
-        std::to_string(last) + " of storage " + a[0]->storage->key + ", which has " +
-        std::to_string(a[0]->storage->numel));
+        std::to_string(last) + " of storage " + storage.storage->key + ", which has " +
+        std::to_string(storage.storage->numel) + " " + std::string(dtype_name(storage.storage->dtype)) + " elements");
   return t;
+}
+
+// _rebuild_tensor_v3's storage as torch.load views it: `dtype`'s elements in its bytes (a dtype wavg has no type for
+// is refused by name; torch.load also drops a last partial element).
+Value* Machine::typed_view(const Value& storage, const Value& dtype) {
+  if (dtype.kind != Kind::global || !torch_dtype(dtype.text))
+    bad("_rebuild_tensor_v3's dtype is a " + describe(dtype) + ", not a torch dtype");
+  const std::optional<DType> type = dtype_from_name(std::string_view(dtype.text).substr(6));  // past "torch."
+  if (!type) refuse_no_type(dtype.text, "torch._utils._rebuild_tensor_v3");
+  const std::uint64_t elem = dtype_size(*type);
+  Value* typed = make(Kind::storage);
+  *typed->storage = *storage.storage;
+  if (typed->storage->view_offset % elem) bad("a legacy storage view starts inside a " + dtype.text + " element");
+  typed->storage->dtype = *type;
+  typed->storage->numel /= elem;
+  typed->storage->view_offset /= elem;
+  return typed;
+}
+
+// A tensor's metadata (torch._utils.get_tensor_metadata): the flags of a view whose values torch.load negates or
+// conjugates ({'neg': True}) when it rebuilds it; such a tensor's storage does not hold its values, so it is refused.
+void Machine::plain_metadata(const Value& metadata) {
+  if (metadata.kind == Kind::none) return;
+  if (metadata.kind != Kind::dict) bad("a tensor's metadata is a " + describe(metadata) + ", not a dict");
+  for (std::size_t i = 0; i + 1 < metadata.items.size(); i += 2) {
+    const Value& key = *metadata.items[i];
+    const Value& value = *metadata.items[i + 1];
+    if (value.kind == Kind::boolean && !value.boolean) continue;
+    refuse(m_file, "holds a tensor whose metadata sets " +
+                       (key.kind == Kind::string ? "'" + key.text + "'" : describe(key)) + " to " + describe(value) +
+                       " (a lazily negated or conjugated view), which wavg does not read");
+  }
 }
 
 // ('storage', StorageClass, key, location, numel[, view_metadata]); view_metadata is the legacy format's
@@ -638,8 +705,11 @@ Value* Machine::persistent(const Value& pid) {
   const StorageClass* cls = nullptr;
   for (const auto& c : k_storages)
     if (a[1]->text == c.name) cls = &c;
-  if (!cls) bad("a persistent id names " + a[1]->text + ", not a storage type");
-  s->storage->dtype = cls->dtype;
+  for (const auto& t : k_no_type_storages)
+    if (a[1]->text == t[0]) refuse_no_type(t[1], t[0]);
+  s->storage->untyped = a[1]->text == k_untyped_storage;
+  if (!cls && !s->storage->untyped) bad("a persistent id names " + a[1]->text + ", not a storage type");
+  s->storage->dtype = cls ? cls->dtype : DType::u8;
   s->storage->key = a[2]->text;
   s->storage->numel = static_cast<std::uint64_t>(a[4]->integer);
   if (a.size() == 6 && a[5]->kind != Kind::none) {

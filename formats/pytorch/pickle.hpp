@@ -11,10 +11,15 @@
 //   collections.OrderedDict                 -> a dict (empty, or from a list of pairs)
 //   torch._utils._rebuild_tensor_v2         -> a tensor view (storage, offset, size, stride, ...)
 //   torch._utils._rebuild_tensor            -> the same, legacy format
+//   torch._utils._rebuild_tensor_v3         -> the same over an UntypedStorage viewed as its dtype argument (torch
+//                                              2: uint16/32/64; one wavg has no type for, float8, complex32,
+//                                              bits, is refused naming it)
 //   torch._utils._rebuild_parameter         -> its tensor (a Parameter is a tensor with requires_grad)
 //   torch._tensor._rebuild_from_type_v2     -> applies its function (one of the above) to its arguments
-//   torch.{Float,Double,Half,BFloat16,Long,Int,Short,Char,Byte,Bool}Storage
-//                                           -> a storage's element type, inside a persistent id
+//   torch.{Float,Double,Half,BFloat16,Long,Int,Short,Char,Byte,Bool}Storage, torch.storage.UntypedStorage
+//                                           -> a storage's element type (uint8), inside a persistent id
+//   torch.{ComplexFloat,ComplexDouble,QUInt8,QInt8,QInt32,QUInt4x2,QUInt2x4}Storage
+//                                           -> refused in a persistent id, naming the dtype wavg has no type for
 //   torch.device, torch.Size                -> a plain value (a location string; a tuple)
 //   torch.Tensor, torch.nn.parameter.Parameter
 //                                           -> inert names, accepted only as _rebuild_from_type_v2's type, and
@@ -28,8 +33,10 @@
 //   torch.serialization._get_layout(name)   -> the layout's name
 //   torch.float16, torch.int64, ... and torch.per_tensor_affine, ... (pickle_globals.hpp)
 //                                           -> inert values ({'dtype': torch.float16} in a checkpoint)
-//   torch._utils's sparse, quantized, meta, v3 and NumPy tensor rebuilds
+//   torch._utils's sparse, quantized, meta and NumPy tensor rebuilds
 //                                           -> refused saying which kind of tensor it is
+// A tensor's metadata argument (v2, v3) may only be None or flags set False: {'neg': True} marks a view whose values
+// torch.load negates, which its storage does not hold, and is refused.
 //
 // A whole-model pickle (torch.save(model)) names the model's classes (__main__.Net, torch.nn.modules.conv.Conv2d)
 // and makes each object with NEWOBJ(class, ()) and BUILD(attribute dict). A name a model can hold (torch.nn.*,
@@ -79,12 +86,15 @@ enum class Kind {
 struct Value;
 
 // What a persistent id names: a storage of `numel` elements under `key` (data/<key> in the zip format, the key in
-// the legacy storage table). A legacy view starts `view_offset` elements into its root storage.
+// the legacy storage table). A legacy view starts `view_offset` elements into its root storage. An UntypedStorage
+// (`untyped`) is uint8, its numel its bytes, as the legacy format's record counts them; a _rebuild_tensor_v3 tensor
+// views a copy of it typed as its dtype (numel and view_offset in that dtype's elements).
 struct StorageRef {
   DType dtype = DType::f32;
   std::string key;
   std::uint64_t numel = 0;
   std::uint64_t view_offset = 0;
+  bool untyped = false;
 };
 
 struct TensorRef {

@@ -13,13 +13,14 @@ namespace {
 
 // str(dtype) for every dtype torch.load(weights_only=True) accepts (torch/storage.py's dtype maps, torch 2.x's
 // new dtypes, the sub-byte integers) and the quantization schemes it accepts.
-constexpr std::array<std::string_view, 50> k_inert{"float16",
+constexpr std::array<std::string_view, 51> k_inert{"float16",
                                                    "float32",
                                                    "float64",
                                                    "bfloat16",
                                                    "complex32",
                                                    "complex64",
                                                    "complex128",
+                                                   "bcomplex32",
                                                    "int8",
                                                    "int16",
                                                    "int32",
@@ -113,6 +114,8 @@ bool inert_global(const std::string& full) {
   if (full.rfind("torch.", 0) != 0) return false;
   return std::find(k_inert.begin(), k_inert.end(), std::string_view(full).substr(6)) != k_inert.end();
 }
+
+bool torch_dtype(const std::string& full) { return inert_global(full) && full.rfind("torch.per_", 0) != 0; }
 
 bool model_class(const std::string& module, const std::string& name) {
   if (!identifiers(module) || !identifiers(name)) return false;

@@ -19,6 +19,9 @@ namespace wavg::pytorch {
 // quantization scheme.
 bool inert_global(const std::string& full);
 
+// Tells whether `full` names a torch dtype (torch.float16, torch.float8_e4m3fn, ...; not a quantization scheme).
+bool torch_dtype(const std::string& full);
+
 // Tells whether module.name may be a class a whole-model pickle instantiates (see above).
 bool model_class(const std::string& module, const std::string& name);
 

@@ -132,10 +132,10 @@ void PytorchReader::open_legacy() {
     if (info.items[i]->text == "little_endian" &&
         !(info.items[i + 1]->kind == Kind::boolean && info.items[i + 1]->boolean))
       refuse(path(), "big-endian checkpoints are not supported");
-  // The storages' element types come from the persistent ids that name them.
+  // The storages' element types come from the persistent ids that name them (an UntypedStorage's record counts bytes).
   std::map<std::string, DType> types;
   m_pickles[3].arena.for_each([&](const Value& v) {
-    if (v.kind == Kind::storage) types.emplace(v.storage->key, v.storage->dtype);
+    if (v.kind == Kind::storage) types.emplace(v.storage->key, v.storage->untyped ? DType::u8 : v.storage->dtype);
   });
   const Value& keys = *m_pickles[4].root;
   if (keys.kind != Kind::list) refuse(path(), "the legacy storage list is not a list");

@@ -18,23 +18,27 @@ namespace wavg::pytorch {
 
 namespace {
 
-// OrderedDict([(name, _rebuild_tensor_v2(storage i, 0, shape, row-major stride, False, OrderedDict())), ...]).
-std::string state_dict_pickle(const std::vector<TensorInfo>& tensors, const std::string& display) {
+// OrderedDict([(name, _rebuild_tensor_v2(storage i, 0, shape, row-major stride, False, OrderedDict())), ...]), as
+// torch.save writes a tensor; a dtype without a storage class (uint16/32/64) as torch 2 writes it:
+// _rebuild_tensor_v3(UntypedStorage i of its bytes, 0, shape, stride, False, OrderedDict(), torch.DTYPE).
+std::string state_dict_pickle(const std::vector<TensorInfo>& tensors) {
   std::string p = "\x80\x02";
   pickle_global(p, "collections", "OrderedDict");
   p += ")R(";
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     const TensorInfo& t = tensors[i];
     const char* cls = storage_class(t.dtype);
-    if (!cls) fail(display, t.name + ": PyTorch has no storage for " + std::string(dtype_name(t.dtype)));
     pickle_string(p, t.name);
-    pickle_global(p, "torch._utils", "_rebuild_tensor_v2");
+    pickle_global(p, "torch._utils", cls ? "_rebuild_tensor_v2" : "_rebuild_tensor_v3");
     p += "((";
     pickle_string(p, "storage");
-    pickle_global(p, "torch", cls + 6);  // past "torch."
+    if (cls)
+      pickle_global(p, "torch", cls + 6);  // past "torch."
+    else
+      pickle_global(p, "torch.storage", "UntypedStorage");
     pickle_string(p, std::to_string(i));
     pickle_string(p, "cpu");
-    pickle_uint(p, t.count());
+    pickle_uint(p, cls ? t.count() : t.bytes());
     p += "tQ";
     pickle_uint(p, 0);
     std::vector<std::uint64_t> stride(t.shape.size());
@@ -44,7 +48,9 @@ std::string state_dict_pickle(const std::vector<TensorInfo>& tensors, const std:
     pickle_tuple(p, stride);
     pickle_bool(p, false);
     pickle_global(p, "collections", "OrderedDict");
-    p += ")RtR";
+    p += ")R";
+    if (!cls) pickle_global(p, "torch", std::string(dtype_name(t.dtype)));
+    p += "tR";
   }
   p += "u.";
   return p;
@@ -207,7 +213,7 @@ class PytorchWriter final : public Writer {
   }
 
   void lay_out_plain() {
-    const std::string pickle = state_dict_pickle(m_spec.tensors, m_display);
+    const std::string pickle = state_dict_pickle(m_spec.tensors);
     m_zip->add("archive/data.pkl", pickle.size());
     m_zip->add("archive/byteorder", 6);
     for (std::size_t o = 0; o < m_spec.tensors.size(); ++o)

@@ -43,6 +43,17 @@ std::string tensor_of(char numel, char size) {
          "K" + std::string(1, size) + "\x85K\x01\x85\x89" + "ccollections\nOrderedDict\n)R" + "tR";
 }
 
+// _rebuild_tensor_v3(('storage', torch.storage.UntypedStorage, '0', 'cpu', nbytes), 0, (size,), (1,), False,
+// OrderedDict(), `dtype` + `more`) as torch 2 writes a uint16 tensor; `dtype` is the pickle of the dtype argument
+// ("ctorch\nuint16\n"), `more` what follows it (metadata, or extra arguments).
+std::string tensor_v3(char nbytes, char size, const std::string& dtype, const std::string& more = "") {
+  return "ctorch._utils\n_rebuild_tensor_v3\n((X\x07\0\0\0storage"s + "ctorch.storage\nUntypedStorage\n" +
+         "X\x01\0\0\0"
+         "0"s +
+         "X\x03\0\0\0cpu"s + "K" + std::string(1, nbytes) + "tQ" + "K" + std::string(1, '\0') + "K" +
+         std::string(1, size) + "\x85K\x01\x85\x89" + "ccollections\nOrderedDict\n)R" + dtype + more + "tR";
+}
+
 }  // namespace
 
 TEST_CASE("unpickler reads a dict of plain values with memo references") {
@@ -77,7 +88,7 @@ TEST_CASE("unpickler builds a tensor view from _rebuild_tensor_v2 and a storage 
 }
 
 TEST_CASE("unpickler refuses a view that reaches past its storage") {
-  CHECK(error_of("\x80\x02" + tensor_of(4, 5) + ".").find("reaches element 4 of storage 0, which has 4") !=
+  CHECK(error_of("\x80\x02" + tensor_of(4, 5) + ".").find("reaches element 4 of storage 0, which has 4 float32") !=
         std::string::npos);
 }
 
@@ -243,4 +254,78 @@ TEST_CASE("values nothing reaches any more are freed: memory follows the structu
   REQUIRE(list.items.size() == 2);
   CHECK(list.items[0]->integer == 7);
   CHECK(list.items[1]->integer == 5);  // the memo's last value survived every collection
+}
+
+TEST_CASE("unpickler reads _rebuild_tensor_v3 as its untyped storage viewed as the dtype it names") {
+  // 8 bytes viewed as 4 uint16 (torch.save of torch.zeros(4, dtype=torch.uint16)); a 9-byte storage holds 2 uint32,
+  // as torch.load's TypedStorage drops the last partial element.
+  const Pickle r = parse("\x80\x02" + tensor_v3(8, 4, "ctorch\nuint16\n") + ".");
+  REQUIRE(r.root->kind == Kind::tensor);
+  const TensorRef& t = *r.root->tensor;
+  CHECK(t.shape == Shape{4});
+  CHECK(t.storage->storage->dtype == DType::u16);
+  CHECK(t.storage->storage->numel == 4);
+  CHECK(t.storage->storage->key == "0");
+  CHECK(t.storage->storage->untyped);
+  const Pickle u = parse("\x80\x02" + tensor_v3(9, 2, "ctorch\nuint32\n") + ".");
+  CHECK(u.root->tensor->storage->storage->dtype == DType::u32);
+  CHECK(u.root->tensor->storage->storage->numel == 2);
+  // Metadata None, or {} (torch.save of a plain tensor), reads; wrapped by _rebuild_from_type_v2 as well.
+  CHECK(parse("\x80\x02" + tensor_v3(8, 1, "ctorch\nuint64\n", "N") + ".").root->kind == Kind::tensor);
+  CHECK(parse("\x80\x02" + tensor_v3(8, 1, "ctorch\nuint64\n", "}") + ".").root->kind == Kind::tensor);
+}
+
+TEST_CASE("unpickler refuses a hostile _rebuild_tensor_v3 in one line: dtype, arguments, storage") {
+  // A dtype wavg has no type for is named; a dtype argument that is no torch dtype is a corrupt pickle.
+  CHECK(error_of("\x80\x02" + tensor_v3(4, 4, "ctorch\nfloat8_e4m3fn\n") + ".") ==
+        "holds a tensor of dtype torch.float8_e4m3fn (torch._utils._rebuild_tensor_v3), which wavg has no type for");
+  CHECK(error_of("\x80\x02" + tensor_v3(8, 4, "X\x06\0\0\0uint16"s) + ".")
+            .find("_rebuild_tensor_v3's dtype is a str 'uint16', not a torch dtype") != std::string::npos);
+  CHECK(error_of("\x80\x02" + tensor_v3(8, 4, "ctorch\nper_tensor_affine\n") + ".")
+            .find("dtype is a name torch.per_tensor_affine, not a torch dtype") != std::string::npos);
+  CHECK(error_of("\x80\x02" + tensor_v3(8, 4, "ctorch\nuint16Storage\n") + ".")
+            .find("the global torch.uint16Storage, which wavg refuses") != std::string::npos);
+  // 6 arguments (no dtype) and 9.
+  CHECK(error_of("\x80\x02" + tensor_v3(8, 4, "") + ".")
+            .find("torch._utils._rebuild_tensor_v3 has 6 arguments, not 7 or 8") != std::string::npos);
+  CHECK(error_of("\x80\x02" + tensor_v3(8, 4, "ctorch\nuint16\n", "NN") + ".")
+            .find("_rebuild_tensor_v3 has 9 arguments, not 7 or 8") != std::string::npos);
+  // A storage shorter than the view: 7 bytes hold 3 uint16, the view needs 4; an offset of 1 past 6 bytes.
+  CHECK(error_of("\x80\x02" + tensor_v3(7, 4, "ctorch\nuint16\n") + ".")
+            .find("reaches element 3 of storage 0, which has 3 uint16 elements") != std::string::npos);
+  CHECK(error_of("\x80\x02" + tensor_v3(7, 1, "ctorch\nuint64\n") + ".")
+            .find("reaches element 0 of storage 0, which has 0 uint64 elements") != std::string::npos);
+  // torch.save's complex64 storage class is refused naming the dtype too.
+  std::string complex = tensor_of(2, 2);
+  complex.replace(complex.find("FloatStorage"), 12, "ComplexFloatStorage");
+  CHECK(error_of("\x80\x02" + complex + ".") ==
+        "holds a tensor of dtype torch.complex64 (torch.ComplexFloatStorage), which wavg has no type for");
+  // v3 of a typed storage, v2 of an untyped one: torch writes neither.
+  std::string typed = tensor_of(4, 4);
+  typed.replace(typed.find("_v2"), 3, "_v3");
+  typed.insert(typed.size() - 2, "ctorch\nfloat32\n");
+  CHECK(error_of("\x80\x02" + typed + ".").find("_rebuild_tensor_v3 of a typed storage") != std::string::npos);
+  std::string untyped = tensor_v3(8, 4, "");
+  untyped.replace(untyped.find("_v3"), 3, "_v2");
+  CHECK(error_of("\x80\x02" + untyped + ".").find("_rebuild_tensor_v2 of an UntypedStorage") != std::string::npos);
+}
+
+TEST_CASE("unpickler refuses a tensor whose metadata makes torch.load negate or conjugate it") {
+  // torch.save(torch.arange(3.)._neg_view()) stores 0, 1, 2 with metadata {'neg': True}: torch.load gives -0, -1, -2.
+  std::string neg = tensor_of(3, 3);
+  neg.insert(neg.size() - 2, "}X\x03\0\0\0neg\x88s"s);
+  CHECK(error_of("\x80\x02" + neg + ".") ==
+        "holds a tensor whose metadata sets 'neg' to bool True (a lazily negated or conjugated view), which wavg does "
+        "not read");
+  CHECK(error_of("\x80\x02" + tensor_v3(8, 4, "ctorch\nuint16\n", "}X\x04\0\0\0conj\x88s"s) + ".")
+            .find("sets 'conj' to bool True") != std::string::npos);
+  // A flag set False changes nothing; metadata that is no dict is a corrupt pickle.
+  CHECK(parse("\x80\x02" + tensor_v3(8, 4, "ctorch\nuint16\n", "}X\x03\0\0\0neg\x89s"s) + ".").root->kind ==
+        Kind::tensor);
+  CHECK(error_of("\x80\x02" + tensor_v3(8, 4, "ctorch\nuint16\n", "K\x01") + ".")
+            .find("a tensor's metadata is a int 1, not a dict") != std::string::npos);
+  // The legacy _rebuild_tensor takes exactly 4 arguments, _rebuild_tensor_v2 6 or 7.
+  std::string five = tensor_of(3, 3);
+  five.insert(five.size() - 2, "NN");
+  CHECK(error_of("\x80\x02" + five + ".").find("_rebuild_tensor_v2 has 8 arguments, not 6 or 7") != std::string::npos);
 }
