@@ -215,12 +215,12 @@ std::vector<std::uint64_t> ZipWriter::lay_out() {
     const std::uint64_t base = at + 30 + e.name.size() + (z64 ? 20 : 0);
     e.pad = base % 64 == 0 ? 0 : static_cast<std::uint16_t>(4 + (64 - (base + 4) % 64) % 64);
     e.data = base + e.pad;
-    offsets.push_back(e.data);
-    m_crcs.add(e.data, e.size);
+    offsets.push_back(m_base + e.data);
+    m_crcs.add(m_base + e.data, e.size);
     at = e.data + e.size;
   }
   m_end = at;
-  if (::ftruncate(m_fd, static_cast<off_t>(m_end)) != 0)
+  if (m_base == 0 && ::ftruncate(m_fd, static_cast<off_t>(m_end)) != 0)
     fail(m_display, std::string("cannot size the output: ") + std::strerror(errno));
   return offsets;
 }
@@ -251,14 +251,11 @@ std::string ZipWriter::local_header(const Entry& e, std::uint32_t crc) const {
   return h;
 }
 
-void ZipWriter::finish() {
+std::string ZipWriter::directory(const std::vector<std::uint32_t>& crc_of) const {
   std::string dir;
-  const std::vector<std::uint32_t> crc_of = m_crcs.crcs(m_fd, m_display);
   for (std::size_t i = 0; i < m_entries.size(); ++i) {
     const Entry& e = m_entries[i];
     const std::uint32_t crc = crc_of[i];
-    const std::string h = local_header(e, crc);
-    wavg::pwrite_all(m_fd, h.data(), h.size(), e.header, m_display);
     const bool z64 = e.size >= k_max32 || e.header >= k_max32;
     put(dir, k_central, 4);
     put(dir, z64 ? 45 : 20, 2);  // made by
@@ -285,7 +282,19 @@ void ZipWriter::finish() {
   put(dir, std::min<std::uint64_t>(n, 0xffff), 2), put(dir, std::min<std::uint64_t>(n, 0xffff), 2);
   put(dir, std::min<std::uint64_t>(dir_size, k_max32), 4), put(dir, std::min<std::uint64_t>(m_end, k_max32), 4);
   put(dir, 0, 2);
-  wavg::pwrite_all(m_fd, dir.data(), dir.size(), m_end, m_display);
+  return dir;
+}
+
+std::uint64_t ZipWriter::size() const { return m_end + directory(std::vector<std::uint32_t>(m_entries.size())).size(); }
+
+void ZipWriter::finish() {
+  const std::vector<std::uint32_t> crc_of = m_crcs.crcs(m_fd, m_display);
+  for (std::size_t i = 0; i < m_entries.size(); ++i) {
+    const std::string h = local_header(m_entries[i], crc_of[i]);
+    wavg::pwrite_all(m_fd, h.data(), h.size(), m_base + m_entries[i].header, m_display);
+  }
+  const std::string dir = directory(crc_of);
+  wavg::pwrite_all(m_fd, dir.data(), dir.size(), m_base + m_end, m_display);
 }
 
 void ZipWriter::pwrite_all(const void* data, std::uint64_t bytes, std::uint64_t at) {

@@ -1,0 +1,124 @@
+// Writing a DCP folder from scratch (an input 1 that is not a DCP folder: a .safetensors or .pt file, a Hugging Face
+// folder, a merge of passthrough slices), as a single process's torch.distributed.checkpoint.save of a flat state
+// dict of those tensors writes it with torch 2.x's FileSystemWriter:
+//
+//   FOLDER/__0_0.distcp   per tensor, in the output's order, a whole torch.save archive of it (top folder "archive":
+//                         data.pkl, byteorder, data/0 its elements, version), its offsets relative to its start;
+//                         wavg starts each archive at a multiple of 64 (torch packs them: readers go by .metadata)
+//   FOLDER/.metadata      per tensor TensorStorageMetadata(TensorProperties(dtype, torch.strided, False,
+//                         contiguous, False), size, one chunk of offsets 0 and the tensor's sizes), its storage
+//                         MetadataIndex(NAME, offsets 0, index 0) -> _StorageInfo('__0_0.distcp', archive offset,
+//                         archive length); planner_data NAME -> (NAME,) (what dcp_to_torch_save rebuilds a flat
+//                         state dict from); version "1.0.0" (torch's CURRENT_DCP_VERSION)
+//   FOLDER/wavg.json      the provenance (a file DCP ignores)
+//
+// The engine writes each tensor's elements into its archive's data/0 in place; the archives' CRC-32s come from the
+// bytes as written (ZipWriter). Non-tensor values of input 1 (a .pt's epoch) have no place here: the merge's
+// warning names them as left out.
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+#include "dcp/dcp.hpp"
+#include "pytorch/copied_files.hpp"
+#include "pytorch/pytorch.hpp"
+#include "pytorch/zip_layout.hpp"
+#include "wavg/error.hpp"
+
+namespace wavg::dcp {
+
+namespace {
+
+constexpr const char* k_rank_file = "__0_0.distcp";
+
+class FreshDcpWriter final : public Writer {
+ public:
+  FreshDcpWriter(const std::string& tmp_dir, const std::string& display, const OutputSpec& spec)
+      : m_display(display), m_spec(spec), m_out(tmp_dir, display) {
+    check_dcp_folder(display);
+    m_fd = ::open((tmp_dir + "/" + k_rank_file).c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (m_fd < 0) fail(display, std::string("cannot create ") + k_rank_file + ": " + std::strerror(errno));
+    lay_out();
+    replace_dcp_folder(tmp_dir, display);
+  }
+  ~FreshDcpWriter() override {
+    if (m_fd >= 0) ::close(m_fd);
+  }
+  FreshDcpWriter(const FreshDcpWriter&) = delete;
+  FreshDcpWriter& operator=(const FreshDcpWriter&) = delete;
+
+  bool holds_template_values(std::size_t) const override { return false; }
+
+  void write(std::size_t index, std::uint64_t offset, std::uint64_t count, const void* src) override {
+    const std::size_t elem = dtype_size(m_spec.tensors[index].dtype);
+    m_zips[index]->pwrite_all(src, count * elem, m_data[index] + offset * elem);
+  }
+
+  void finish() override {
+    for (const auto& z : m_zips) z->finish();
+    const int fd = m_fd;
+    m_fd = -1;
+    if (::close(fd) != 0) fail(m_display, std::string("cannot close ") + k_rank_file + ": " + std::strerror(errno));
+    m_out.add(".metadata", metadata_pickle(m_meta, m_display));
+    m_out.finish(m_spec.provenance);
+  }
+
+ private:
+  // Places every tensor's archive, writes what the engine does not (data.pkl, byteorder, version) and describes
+  // each in .metadata.
+  void lay_out() {
+    m_meta.planner_data = true;
+    m_meta.version = "1.0.0";
+    std::uint64_t at = 0;
+    for (const TensorInfo& t : m_spec.tensors) {
+      std::string pickle = "\x80\x02";
+      pytorch::pickle_tensor(pickle, t, "0");
+      pickle += '.';
+      auto zip = std::make_unique<pytorch::ZipWriter>(m_fd, m_display, at);
+      zip->add("archive/data.pkl", pickle.size());
+      zip->add("archive/byteorder", 6);
+      zip->add("archive/data/0", t.bytes());
+      zip->add("archive/version", 2);
+      const std::vector<std::uint64_t> data = zip->lay_out();
+      zip->pwrite_all(pickle.data(), pickle.size(), data[0]);
+      zip->pwrite_all("little", 6, data[1]);
+      zip->pwrite_all("3\n", 2, data[3]);
+      m_data.push_back(data[2]);
+
+      Item item;
+      item.name = t.name;
+      item.tensor = true;
+      item.dtype = t.dtype;
+      item.shape = t.shape;
+      item.chunks.push_back({Shape(t.shape.size(), 0), t.shape, {k_rank_file, at, zip->size()}});
+      item.planner.push_back({.key = t.name});
+      item.planned = true;
+      m_meta.items.push_back(std::move(item));
+      at += (zip->size() + 63) / 64 * 64;
+      m_zips.push_back(std::move(zip));
+    }
+    if (::ftruncate(m_fd, static_cast<off_t>(at)) != 0)
+      fail(m_display, std::string("cannot size ") + k_rank_file + ": " + std::strerror(errno));
+  }
+
+  std::string m_display;
+  const OutputSpec& m_spec;
+  pytorch::CopiedFiles m_out;  // .metadata and wavg.json
+  int m_fd = -1;
+  std::vector<std::unique_ptr<pytorch::ZipWriter>> m_zips;  // per tensor, its archive
+  std::vector<std::uint64_t> m_data;                        // per tensor, where its elements go
+  Metadata m_meta;
+};
+
+}  // namespace
+
+std::unique_ptr<Writer> create_fresh_dcp_writer(const std::string& tmp_dir, const std::string& display_path,
+                                                const OutputSpec& spec) {
+  return std::make_unique<FreshDcpWriter>(tmp_dir, display_path, spec);
+}
+
+}  // namespace wavg::dcp
