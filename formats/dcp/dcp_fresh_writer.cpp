@@ -13,8 +13,10 @@
 //   FOLDER/wavg.json      the provenance (a file DCP ignores)
 //
 // The engine writes each tensor's elements into its archive's data/0 in place; the archives' CRC-32s come from the
-// bytes as written (ZipWriter). Non-tensor values of input 1 (a .pt's epoch) have no place here: the merge's
-// warning names them as left out.
+// bytes as written (ZipWriter). A DCP input 1 whose layout the output does not fit (--out-dtype) gives its tensors'
+// TensorProperties and planner_data paths, and its bytes values (BytesStorageMetadata: an lr, a torchtitan
+// train_state) follow the tensors as input 1's bytes. Other inputs' non-tensor values (a .pt's epoch) have no place
+// here: the merge's warning names them as left out.
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -22,12 +24,14 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <unordered_map>
 
 #include "dcp/dcp.hpp"
 #include "pytorch/copied_files.hpp"
 #include "pytorch/pytorch.hpp"
 #include "pytorch/zip_layout.hpp"
 #include "wavg/error.hpp"
+#include "wavg/file_io.hpp"
 
 namespace wavg::dcp {
 
@@ -73,6 +77,12 @@ class FreshDcpWriter final : public Writer {
   void lay_out() {
     m_meta.planner_data = true;
     m_meta.version = "1.0.0";
+    // A DCP input 1 (whose layout does not fit: --out-dtype) gives each tensor it holds its properties and path.
+    const auto* input = dynamic_cast<const DcpReader*>(m_spec.template_input);
+    std::unordered_map<std::string, const Item*> from;
+    if (input)
+      for (const Item& it : input->dcp_metadata().items)
+        if (it.tensor) from.emplace(it.name, &it);
     std::uint64_t at = 0;
     for (const TensorInfo& t : m_spec.tensors) {
       std::string pickle = "\x80\x02";
@@ -95,14 +105,39 @@ class FreshDcpWriter final : public Writer {
       item.dtype = t.dtype;
       item.shape = t.shape;
       item.chunks.push_back({Shape(t.shape.size(), 0), t.shape, {k_rank_file, at, zip->size()}});
-      item.planner.push_back({.key = t.name});
+      const auto was = from.find(t.name);
+      if (was != from.end()) item.properties = was->second->properties;
+      if (was != from.end() && was->second->planned && !was->second->planner.empty())
+        item.planner = was->second->planner;
+      else
+        item.planner.push_back({.key = t.name});
       item.planned = true;
       m_meta.items.push_back(std::move(item));
       at += (zip->size() + 63) / 64 * 64;
       m_zips.push_back(std::move(zip));
     }
+    if (input) at = copy_bytes_values(*input, at);
     if (::ftruncate(m_fd, static_cast<off_t>(at)) != 0)
       fail(m_display, std::string("cannot size ") + k_rank_file + ": " + std::strerror(errno));
+  }
+
+  // Appends input 1's bytes values (an lr, a train_state: torch.save'd objects) from `at`, as they are, and
+  // returns the end.
+  std::uint64_t copy_bytes_values(const DcpReader& input, std::uint64_t at) {
+    std::unordered_map<std::string, std::size_t> file_of;
+    for (std::size_t f = 0; f < input.data_files().size(); ++f) file_of.emplace(input.data_files()[f], f);
+    for (const Item& it : input.dcp_metadata().items) {
+      if (it.tensor) continue;
+      const MappedFile& file = input.data_file(file_of.at(it.where.file));  // the reader checked the storage
+      pwrite_all(m_fd, file.data() + it.where.offset, it.where.length, at, m_display);
+      Item item = it;
+      item.where = {k_rank_file, at, it.where.length};
+      if (!item.planned || item.planner.empty()) item.planner = {{.key = it.name}};
+      item.planned = true;
+      m_meta.items.push_back(std::move(item));
+      at += it.where.length;
+    }
+    return at;
   }
 
   std::string m_display;

@@ -163,9 +163,19 @@ void replace_dcp_folder(const std::string& tmp_dir, const std::string& display) 
 
 std::unique_ptr<Writer> create_dcp_writer(const std::string& tmp_dir, const std::string& display_path,
                                           const OutputSpec& spec) {
-  // Input 1's layout when it is a DCP folder; else (a .safetensors or .pt input 1, a merge of passthrough slices)
-  // one rank file of whole tensors.
-  if (!dynamic_cast<const DcpReader*>(spec.template_input)) return create_fresh_dcp_writer(tmp_dir, display_path, spec);
+  // Input 1's layout when it is a DCP folder holding every output tensor with its dtype and shape; else (a
+  // .safetensors or .pt input 1, a merge of passthrough slices, --out-dtype) one rank file of whole tensors.
+  const auto* input = dynamic_cast<const DcpReader*>(spec.template_input);
+  bool fits = input != nullptr;
+  if (input) {
+    std::unordered_map<std::string, const TensorInfo*> by_name;
+    for (const TensorInfo& t : input->tensors()) by_name.emplace(t.name, &t);
+    for (const TensorInfo& t : spec.tensors) {
+      const auto it = by_name.find(t.name);
+      fits = fits && it != by_name.end() && it->second->dtype == t.dtype && it->second->shape == t.shape;
+    }
+  }
+  if (!fits) return create_fresh_dcp_writer(tmp_dir, display_path, spec);
   return std::make_unique<DcpWriter>(tmp_dir, display_path, spec);
 }
 
