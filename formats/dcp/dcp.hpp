@@ -47,6 +47,10 @@
 // the new offsets (a rank file left empty is not written). wavg.json beside them (a file DCP ignores) holds the
 // provenance. Over an existing DCP folder (--force) .metadata is placed last and the old folder's data files
 // (__R_I.distcp) that the new one lacks are removed; other files stay.
+//
+// An output input 1's layout cannot hold (input 1 not a DCP folder, --out-dtype, a tensor input 1 lacks) is written
+// afresh instead (dcp_fresh_writer.cpp): one rank file of whole tensors and a fresh .metadata, as a single process's
+// dcp.save writes them.
 
 #include <cstdint>
 #include <memory>
