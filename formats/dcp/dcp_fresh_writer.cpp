@@ -89,15 +89,11 @@ class FreshDcpWriter final : public Writer {
       pytorch::pickle_tensor(pickle, t, "0");
       pickle += '.';
       auto zip = std::make_unique<pytorch::ZipWriter>(m_fd, m_display, at);
-      zip->add("archive/data.pkl", pickle.size());
-      zip->add("archive/byteorder", 6);
+      zip->add_bytes("archive/data.pkl", std::move(pickle));
+      zip->add_bytes("archive/byteorder", "little");
       zip->add("archive/data/0", t.bytes());
-      zip->add("archive/version", 2);
-      const std::vector<std::uint64_t> data = zip->lay_out();
-      zip->pwrite_all(pickle.data(), pickle.size(), data[0]);
-      zip->pwrite_all("little", 6, data[1]);
-      zip->pwrite_all("3\n", 2, data[3]);
-      m_data.push_back(data[2]);
+      zip->add_bytes("archive/version", "3\n");
+      m_data.push_back(zip->lay_out()[2]);
 
       Item item;
       item.name = t.name;

@@ -206,6 +206,11 @@ void put(std::string& s, std::uint64_t v, unsigned n) {
 
 void ZipWriter::add(std::string name, std::uint64_t size) { m_entries.push_back({std::move(name), size}); }
 
+void ZipWriter::add_bytes(std::string name, std::string content) {
+  const std::uint64_t size = content.size();
+  m_entries.push_back({.name = std::move(name), .size = size, .content = std::move(content), .given = true});
+}
+
 std::vector<std::uint64_t> ZipWriter::lay_out() {
   std::vector<std::uint64_t> offsets;
   std::uint64_t at = 0;
@@ -217,6 +222,7 @@ std::vector<std::uint64_t> ZipWriter::lay_out() {
     e.data = base + e.pad;
     offsets.push_back(m_base + e.data);
     m_crcs.add(m_base + e.data, e.size);
+    if (e.given) m_crcs.note(reinterpret_cast<const unsigned char*>(e.content.data()), e.size, m_base + e.data);
     at = e.data + e.size;
   }
   m_end = at;
@@ -289,12 +295,23 @@ std::uint64_t ZipWriter::size() const { return m_end + directory(std::vector<std
 
 void ZipWriter::finish() {
   const std::vector<std::uint32_t> crc_of = m_crcs.crcs(m_fd, m_display);
+  // Each run of adjacent headers and given contents is written at once.
+  std::string run;
+  std::uint64_t run_at = 0;
   for (std::size_t i = 0; i < m_entries.size(); ++i) {
-    const std::string h = local_header(m_entries[i], crc_of[i]);
-    wavg::pwrite_all(m_fd, h.data(), h.size(), m_base + m_entries[i].header, m_display);
+    const Entry& e = m_entries[i];
+    if (run.empty()) run_at = e.header;
+    run += local_header(e, crc_of[i]);
+    if (e.given) {
+      run += e.content;
+    } else {
+      wavg::pwrite_all(m_fd, run.data(), run.size(), m_base + run_at, m_display);
+      run.clear();
+    }
   }
-  const std::string dir = directory(crc_of);
-  wavg::pwrite_all(m_fd, dir.data(), dir.size(), m_base + m_end, m_display);
+  if (run.empty()) run_at = m_end;
+  run += directory(crc_of);
+  wavg::pwrite_all(m_fd, run.data(), run.size(), m_base + run_at, m_display);
 }
 
 void ZipWriter::pwrite_all(const void* data, std::uint64_t bytes, std::uint64_t at) {

@@ -72,6 +72,9 @@ class ZipWriter {
   ZipWriter(int fd, std::string display, std::uint64_t base = 0)
       : m_fd(fd), m_display(std::move(display)), m_base(base) {}
   void add(std::string name, std::uint64_t size);
+  // Adds an entry of the bytes `content`, which finish() writes with the headers (no pwrite_all() for it: an
+  // archive of small entries around one tensor costs two writes).
+  void add_bytes(std::string name, std::string content);
   // Returns each entry's data offset in the file; sizes the file when the archive starts it (base 0), else the
   // caller sizes it.
   std::vector<std::uint64_t> lay_out();
@@ -88,6 +91,8 @@ class ZipWriter {
     std::uint64_t header = 0;  // offset of the local header
     std::uint64_t data = 0;
     std::uint16_t pad = 0;  // bytes of the alignment extra field
+    std::string content{};  // add_bytes()'s
+    bool given = false;
   };
   std::string local_header(const Entry& e, std::uint32_t crc) const;
   std::string directory(const std::vector<std::uint32_t>& crc_of) const;
