@@ -2,7 +2,8 @@
 # archive, as torch's FileSystemWriter writes them) and a fresh .metadata. tests/dcp/check_fresh.py checks each folder
 # without torch or wavg (numpy, zipfile, pickle with stubs) against fresh_values.py's closed forms: float32, bfloat16,
 # float16, int64, bool, a scalar. convert; --out-dtype f16; a merge (of one file twice: the mean is its values);
-# --force over the first folder, from the float16 one (a DCP input 1: its layout, copied), leaves float16 values.
+# --force over the first folder, from the float16 one (a DCP input 1: its layout, copied), leaves float16 values;
+# a passthrough recipe's slices (layers of two models stacked) into a DCP folder.
 check() { /usr/bin/python3 "$ROOT"/tests/dcp/check_fresh.py "$@"; }
 /usr/bin/python3 "$ROOT"/tests/dcp/fresh_values.py in.safetensors
 "$WAVG" convert -q in.safetensors -o ck/ --format dcp
@@ -14,3 +15,6 @@ check merged
 "$WAVG" convert -q half/ -o ck/ --force
 check ck --f16
 ls -A ck
+/usr/bin/python3 "$ROOT"/tests/dcp/fresh_values.py --passthrough
+"$WAVG" merge -q --recipe slices.yml -o stacked/ --format dcp
+check stacked --passthrough

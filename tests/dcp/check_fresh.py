@@ -1,13 +1,14 @@
 """Checks a DCP folder that wavg wrote from a non-DCP input (tests/dcp/fresh_values.py's tensors), without torch and
 without wavg: numpy, zipfile, pickle with stubs for DCP's classes (dcp_stubs.py) and torch.save's tensor rebuild.
 
-    check_fresh.py OUT [--f16]
+    check_fresh.py OUT [--f16 | --passthrough]
 
 OUT must hold .metadata, __0_0.distcp and wavg.json only; .metadata a TensorStorageMetadata per tensor of
 fresh_values.py (its torch dtype, or float16 for the float ones with --f16; strided, contiguous, no grad, not
 pinned), one chunk of offsets 0 and the tensor's sizes, its storage in __0_0.distcp, planner_data NAME -> (NAME,),
 version "1.0.0"; each storage a torch.save archive (CRC-32s holding) of one contiguous tensor whose bytes equal the
-closed form's; the storages apart from each other inside the file. Prints "ok".
+closed form's; the storages apart from each other inside the file. --passthrough: the tensors are
+fresh_values.passthrough_output()'s instead. Prints "ok".
 """
 import io
 import os
@@ -18,7 +19,7 @@ import zipfile
 import numpy as np
 
 import dcp_stubs  # noqa: F401  (stubs torch's DCP classes before pickle.load)
-from fresh_values import values
+from fresh_values import passthrough_output, values
 
 out, f16 = sys.argv[1], "--f16" in sys.argv[2:]
 TORCH = {"F32": "float32", "BF16": "bfloat16", "F16": "float16", "I64": "int64", "BOOL": "bool"}
@@ -48,7 +49,7 @@ assert sorted(os.listdir(out)) == [".metadata", "__0_0.distcp", "wavg.json"], os
 with open(os.path.join(out, ".metadata"), "rb") as f:
     meta = pickle.load(f)
 data = open(os.path.join(out, "__0_0.distcp"), "rb").read()
-want = values()
+want = passthrough_output() if "--passthrough" in sys.argv[2:] else values()
 sd = meta.state_dict_metadata
 assert list(sd) == list(want) or sorted(sd) == sorted(want), list(sd)
 assert meta.planner_data == {n: (n,) for n in want}, meta.planner_data
