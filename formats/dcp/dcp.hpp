@@ -47,6 +47,10 @@
 // the new offsets (a rank file left empty is not written). wavg.json beside them (a file DCP ignores) holds the
 // provenance. Over an existing DCP folder (--force) .metadata is placed last and the old folder's data files
 // (__R_I.distcp) that the new one lacks are removed; other files stay.
+//
+// An output input 1's layout cannot hold (input 1 not a DCP folder, --out-dtype, a tensor input 1 lacks) is written
+// afresh instead (dcp_fresh_writer.cpp): one rank file of whole tensors and a fresh .metadata, as a single process's
+// dcp.save writes them.
 
 #include <cstdint>
 #include <memory>
@@ -123,6 +127,16 @@ class DcpReader final : public MappedPiecesReader {
 // Tells whether `path` is a folder holding a .metadata file.
 bool looks_like_dcp(const SniffInput& input);
 
+// Refuses (usage error) an existing folder `display` that is neither empty nor a DCP folder (--force replaces only a
+// DCP checkpoint).
+void check_dcp_folder(const std::string& display);
+// Over an existing DCP folder: places .metadata last and removes the old data files the new folder lacks.
+void replace_dcp_folder(const std::string& tmp_dir, const std::string& display);
+
+// A DCP folder of one rank file, __0_0.distcp, holding each output tensor whole as torch's FileSystemWriter
+// saves it (one torch.save archive per tensor), and a fresh .metadata: for an input 1 that is not a DCP folder.
+std::unique_ptr<Writer> create_fresh_dcp_writer(const std::string& tmp_dir, const std::string& display_path,
+                                                const OutputSpec& spec);
 std::unique_ptr<Writer> create_dcp_writer(const std::string& tmp_dir, const std::string& display_path,
                                           const OutputSpec& spec);
 

@@ -25,28 +25,14 @@ class DcpWriter final : public Writer {
  public:
   DcpWriter(const std::string& tmp_dir, const std::string& display, const OutputSpec& spec)
       : m_display(display), m_spec(spec), m_out(tmp_dir, display) {
-    check_model_folder(
-        display, [&] { return fs::is_regular_file(fs::symlink_status(fs::path(display) / ".metadata")); },
-        "distributed checkpoint (.metadata)");
+    check_dcp_folder(display);
     m_input = dynamic_cast<const DcpReader*>(spec.template_input);
-    if (!m_input && spec.template_input && spec.template_input->format() == FormatId::none)
-      fail_usage(display + ": a DCP folder output keeps a DCP input 1's ranks and chunking, which the output's " +
-                 spec.template_input->layout() + " do not have; write another format (.safetensors, --format hf)");
-    if (!m_input) fail_usage(display + ": a DCP folder output keeps input 1's layout, so input 1 must be a DCP folder");
     m_source = pytorch::source_indices(*m_input, spec.tensors, display, "a DCP folder output");
     if (m_source.size() == m_input->tensors().size())
       copy_whole();
     else
       copy_kept();
-    // An existing DCP folder (--force): DCP's loader reads .metadata first, so it is placed last, and the old
-    // checkpoint's data files (torch's names, __R_I.distcp, plain files) that the new one lacks go; others stay.
-    set_switch_files(tmp_dir, {".metadata"});
-    static const std::regex k_data_file(R"(__[0-9]+_[0-9]+\.distcp)");
-    std::error_code ec;
-    if (fs::is_regular_file(fs::path(display) / ".metadata", ec))
-      for (const auto& e : fs::directory_iterator(display, ec))
-        if (std::regex_match(e.path().filename().string(), k_data_file) && fs::is_regular_file(e.symlink_status(ec)))
-          retire_in_folder(tmp_dir, e.path().filename().string());
+    replace_dcp_folder(tmp_dir, display);
   }
 
   // The copies hold the template's values, which is input 1 only when input 1 is a DCP folder that fits; the
@@ -157,8 +143,39 @@ class DcpWriter final : public Writer {
 
 }  // namespace
 
+void check_dcp_folder(const std::string& display) {
+  check_model_folder(
+      display, [&] { return fs::is_regular_file(fs::symlink_status(fs::path(display) / ".metadata")); },
+      "distributed checkpoint (.metadata)");
+}
+
+// An existing DCP folder (--force): DCP's loader reads .metadata first, so it is placed last, and the old
+// checkpoint's data files (torch's names, __R_I.distcp, plain files) that the new one lacks go; others stay.
+void replace_dcp_folder(const std::string& tmp_dir, const std::string& display) {
+  set_switch_files(tmp_dir, {".metadata"});
+  static const std::regex k_data_file(R"(__[0-9]+_[0-9]+\.distcp)");
+  std::error_code ec;
+  if (fs::is_regular_file(fs::path(display) / ".metadata", ec))
+    for (const auto& e : fs::directory_iterator(display, ec))
+      if (std::regex_match(e.path().filename().string(), k_data_file) && fs::is_regular_file(e.symlink_status(ec)))
+        retire_in_folder(tmp_dir, e.path().filename().string());
+}
+
 std::unique_ptr<Writer> create_dcp_writer(const std::string& tmp_dir, const std::string& display_path,
                                           const OutputSpec& spec) {
+  // Input 1's layout when it is a DCP folder holding every output tensor with its dtype and shape; else (a
+  // .safetensors or .pt input 1, a merge of passthrough slices, --out-dtype) one rank file of whole tensors.
+  const auto* input = dynamic_cast<const DcpReader*>(spec.template_input);
+  bool fits = input != nullptr;
+  if (input) {
+    std::unordered_map<std::string, const TensorInfo*> by_name;
+    for (const TensorInfo& t : input->tensors()) by_name.emplace(t.name, &t);
+    for (const TensorInfo& t : spec.tensors) {
+      const auto it = by_name.find(t.name);
+      fits = fits && it != by_name.end() && it->second->dtype == t.dtype && it->second->shape == t.shape;
+    }
+  }
+  if (!fits) return create_fresh_dcp_writer(tmp_dir, display_path, spec);
   return std::make_unique<DcpWriter>(tmp_dir, display_path, spec);
 }
 

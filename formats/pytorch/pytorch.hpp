@@ -133,6 +133,10 @@ class PytorchReader final : public ListedReader {
 // Tells whether a file is a torch.save zip archive (its first entry TOP/data.pkl) or starts with the legacy magic.
 bool looks_like_pytorch(const SniffInput& input);
 
+// Appends the pickle of tensor `t` as torch.save writes it, its storage the persistent id KEY `key` holding its
+// elements, row-major (a .pt output's state_dict, a DCP output's per-tensor archive).
+void pickle_tensor(std::string& out, const TensorInfo& t, const std::string& key);
+
 std::unique_ptr<Writer> create_pytorch_writer(const std::string& tmp_path, const std::string& display_path,
                                               const OutputSpec& spec);
 

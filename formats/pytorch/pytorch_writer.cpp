@@ -16,41 +16,45 @@
 
 namespace wavg::pytorch {
 
+// _rebuild_tensor_v2(storage KEY, 0, shape, row-major stride, False, OrderedDict()), as torch.save writes a tensor; a
+// dtype without a storage class (uint16/32/64) as torch 2 writes it:
+// _rebuild_tensor_v3(UntypedStorage KEY of its bytes, 0, shape, stride, False, OrderedDict(), torch.DTYPE).
+void pickle_tensor(std::string& p, const TensorInfo& t, const std::string& key) {
+  const char* cls = storage_class(t.dtype);
+  pickle_global(p, "torch._utils", cls ? "_rebuild_tensor_v2" : "_rebuild_tensor_v3");
+  p += "((";
+  pickle_string(p, "storage");
+  if (cls)
+    pickle_global(p, "torch", cls + 6);  // past "torch."
+  else
+    pickle_global(p, "torch.storage", "UntypedStorage");
+  pickle_string(p, key);
+  pickle_string(p, "cpu");
+  pickle_uint(p, cls ? t.count() : t.bytes());
+  p += "tQ";
+  pickle_uint(p, 0);
+  std::vector<std::uint64_t> stride(t.shape.size());
+  std::uint64_t s = 1;
+  for (std::size_t d = t.shape.size(); d-- > 0;) stride[d] = s, s *= t.shape[d];
+  pickle_tuple(p, t.shape);
+  pickle_tuple(p, stride);
+  pickle_bool(p, false);
+  pickle_global(p, "collections", "OrderedDict");
+  p += ")R";
+  if (!cls) pickle_global(p, "torch", std::string(dtype_name(t.dtype)));
+  p += "tR";
+}
+
 namespace {
 
-// OrderedDict([(name, _rebuild_tensor_v2(storage i, 0, shape, row-major stride, False, OrderedDict())), ...]), as
-// torch.save writes a tensor; a dtype without a storage class (uint16/32/64) as torch 2 writes it:
-// _rebuild_tensor_v3(UntypedStorage i of its bytes, 0, shape, stride, False, OrderedDict(), torch.DTYPE).
+// OrderedDict([(name, tensor i), ...]) (pickle_tensor).
 std::string state_dict_pickle(const std::vector<TensorInfo>& tensors) {
   std::string p = "\x80\x02";
   pickle_global(p, "collections", "OrderedDict");
   p += ")R(";
   for (std::size_t i = 0; i < tensors.size(); ++i) {
-    const TensorInfo& t = tensors[i];
-    const char* cls = storage_class(t.dtype);
-    pickle_string(p, t.name);
-    pickle_global(p, "torch._utils", cls ? "_rebuild_tensor_v2" : "_rebuild_tensor_v3");
-    p += "((";
-    pickle_string(p, "storage");
-    if (cls)
-      pickle_global(p, "torch", cls + 6);  // past "torch."
-    else
-      pickle_global(p, "torch.storage", "UntypedStorage");
-    pickle_string(p, std::to_string(i));
-    pickle_string(p, "cpu");
-    pickle_uint(p, cls ? t.count() : t.bytes());
-    p += "tQ";
-    pickle_uint(p, 0);
-    std::vector<std::uint64_t> stride(t.shape.size());
-    std::uint64_t s = 1;
-    for (std::size_t d = t.shape.size(); d-- > 0;) stride[d] = s, s *= t.shape[d];
-    pickle_tuple(p, t.shape);
-    pickle_tuple(p, stride);
-    pickle_bool(p, false);
-    pickle_global(p, "collections", "OrderedDict");
-    p += ")R";
-    if (!cls) pickle_global(p, "torch", std::string(dtype_name(t.dtype)));
-    p += "tR";
+    pickle_string(p, tensors[i].name);
+    pickle_tensor(p, tensors[i], std::to_string(i));
   }
   p += "u.";
   return p;

@@ -206,6 +206,11 @@ void put(std::string& s, std::uint64_t v, unsigned n) {
 
 void ZipWriter::add(std::string name, std::uint64_t size) { m_entries.push_back({std::move(name), size}); }
 
+void ZipWriter::add_bytes(std::string name, std::string content) {
+  const std::uint64_t size = content.size();
+  m_entries.push_back({.name = std::move(name), .size = size, .content = std::move(content), .given = true});
+}
+
 std::vector<std::uint64_t> ZipWriter::lay_out() {
   std::vector<std::uint64_t> offsets;
   std::uint64_t at = 0;
@@ -215,12 +220,13 @@ std::vector<std::uint64_t> ZipWriter::lay_out() {
     const std::uint64_t base = at + 30 + e.name.size() + (z64 ? 20 : 0);
     e.pad = base % 64 == 0 ? 0 : static_cast<std::uint16_t>(4 + (64 - (base + 4) % 64) % 64);
     e.data = base + e.pad;
-    offsets.push_back(e.data);
-    m_crcs.add(e.data, e.size);
+    offsets.push_back(m_base + e.data);
+    m_crcs.add(m_base + e.data, e.size);
+    if (e.given) m_crcs.note(reinterpret_cast<const unsigned char*>(e.content.data()), e.size, m_base + e.data);
     at = e.data + e.size;
   }
   m_end = at;
-  if (::ftruncate(m_fd, static_cast<off_t>(m_end)) != 0)
+  if (m_base == 0 && ::ftruncate(m_fd, static_cast<off_t>(m_end)) != 0)
     fail(m_display, std::string("cannot size the output: ") + std::strerror(errno));
   return offsets;
 }
@@ -251,14 +257,11 @@ std::string ZipWriter::local_header(const Entry& e, std::uint32_t crc) const {
   return h;
 }
 
-void ZipWriter::finish() {
+std::string ZipWriter::directory(const std::vector<std::uint32_t>& crc_of) const {
   std::string dir;
-  const std::vector<std::uint32_t> crc_of = m_crcs.crcs(m_fd, m_display);
   for (std::size_t i = 0; i < m_entries.size(); ++i) {
     const Entry& e = m_entries[i];
     const std::uint32_t crc = crc_of[i];
-    const std::string h = local_header(e, crc);
-    wavg::pwrite_all(m_fd, h.data(), h.size(), e.header, m_display);
     const bool z64 = e.size >= k_max32 || e.header >= k_max32;
     put(dir, k_central, 4);
     put(dir, z64 ? 45 : 20, 2);  // made by
@@ -285,7 +288,30 @@ void ZipWriter::finish() {
   put(dir, std::min<std::uint64_t>(n, 0xffff), 2), put(dir, std::min<std::uint64_t>(n, 0xffff), 2);
   put(dir, std::min<std::uint64_t>(dir_size, k_max32), 4), put(dir, std::min<std::uint64_t>(m_end, k_max32), 4);
   put(dir, 0, 2);
-  wavg::pwrite_all(m_fd, dir.data(), dir.size(), m_end, m_display);
+  return dir;
+}
+
+std::uint64_t ZipWriter::size() const { return m_end + directory(std::vector<std::uint32_t>(m_entries.size())).size(); }
+
+void ZipWriter::finish() {
+  const std::vector<std::uint32_t> crc_of = m_crcs.crcs(m_fd, m_display);
+  // Each run of adjacent headers and given contents is written at once.
+  std::string run;
+  std::uint64_t run_at = 0;
+  for (std::size_t i = 0; i < m_entries.size(); ++i) {
+    const Entry& e = m_entries[i];
+    if (run.empty()) run_at = e.header;
+    run += local_header(e, crc_of[i]);
+    if (e.given) {
+      run += e.content;
+    } else {
+      wavg::pwrite_all(m_fd, run.data(), run.size(), m_base + run_at, m_display);
+      run.clear();
+    }
+  }
+  if (run.empty()) run_at = m_end;
+  run += directory(crc_of);
+  wavg::pwrite_all(m_fd, run.data(), run.size(), m_base + run_at, m_display);
 }
 
 void ZipWriter::pwrite_all(const void* data, std::uint64_t bytes, std::uint64_t at) {

@@ -65,12 +65,21 @@ std::vector<ZipEntry> read_zip_directory(const std::string& file, const unsigned
 
 // Writes an archive of stored entries into a file: add() every entry, then lay_out() sizes the file and returns
 // the data offset of each entry; the caller writes the bytes there with pwrite_all() (any order, any thread);
-// finish() writes the headers, with the CRC-32s of what was written, and the central directory.
+// finish() writes the headers, with the CRC-32s of what was written, and the central directory. The archive starts
+// at file offset `base` (a DCP rank file holds one archive per tensor, each one's offsets relative to its start).
 class ZipWriter {
  public:
-  ZipWriter(int fd, std::string display) : m_fd(fd), m_display(std::move(display)) {}
+  ZipWriter(int fd, std::string display, std::uint64_t base = 0)
+      : m_fd(fd), m_display(std::move(display)), m_base(base) {}
   void add(std::string name, std::uint64_t size);
+  // Adds an entry of the bytes `content`, which finish() writes with the headers (no pwrite_all() for it: an
+  // archive of small entries around one tensor costs two writes).
+  void add_bytes(std::string name, std::string content);
+  // Returns each entry's data offset in the file; sizes the file when the archive starts it (base 0), else the
+  // caller sizes it.
   std::vector<std::uint64_t> lay_out();
+  // The archive's bytes, central directory included (after lay_out()).
+  std::uint64_t size() const;
   void finish();
   // Writes `bytes` at file offset `at`.
   void pwrite_all(const void* data, std::uint64_t bytes, std::uint64_t at);
@@ -82,13 +91,17 @@ class ZipWriter {
     std::uint64_t header = 0;  // offset of the local header
     std::uint64_t data = 0;
     std::uint16_t pad = 0;  // bytes of the alignment extra field
+    std::string content{};  // add_bytes()'s
+    bool given = false;
   };
   std::string local_header(const Entry& e, std::uint32_t crc) const;
+  std::string directory(const std::vector<std::uint32_t>& crc_of) const;
 
   int m_fd;
   std::string m_display;
+  std::uint64_t m_base = 0;
   std::vector<Entry> m_entries;
-  std::uint64_t m_end = 0;  // where the central directory starts
+  std::uint64_t m_end = 0;  // where the central directory starts, relative to m_base
   EntryCrcs m_crcs;         // the entries' CRC-32s, from what pwrite_all() wrote
 };
 

@@ -70,3 +70,47 @@ TEST_CASE("zip writer: each entry's CRC-32 is its final bytes', whatever order a
     CHECK(central_crc(file, entries[i]) == want);
   }
 }
+
+TEST_CASE("zip writer: archives at offsets of one file (a DCP rank file), with given and written entries") {
+  // Each archive's offsets are relative to its start, its size() its bytes to the end of its central directory:
+  // read_zip_directory (and libzip behind it) reads each slice as an archive of its own.
+  test::TempDir dir;
+  const std::string path = dir / "__0_0.distcp";
+  const std::string a = "pickled", b(5000, 'b'), c = "3\n";
+  std::uint64_t starts[2] = {0, 0}, sizes[2] = {0, 0};
+  {
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
+    REQUIRE(fd >= 0);
+    std::uint64_t at = 0;
+    for (int k = 0; k < 2; ++k) {
+      pytorch::ZipWriter zip(fd, path, at);
+      zip.add_bytes("archive/data.pkl", a);
+      zip.add("archive/data/0", b.size());
+      zip.add_bytes("archive/version", c);
+      const std::vector<std::uint64_t> data = zip.lay_out();
+      CHECK(data[1] % 64 == 0);  // at a multiple of 64 from the start of a 64-aligned archive
+      zip.pwrite_all(b.data(), b.size(), data[1]);
+      zip.finish();
+      starts[k] = at;
+      sizes[k] = zip.size();
+      at += (zip.size() + 63) / 64 * 64 + 64 * k;
+    }
+    ::close(fd);
+  }
+  std::ifstream in(path, std::ios::binary);
+  const std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  REQUIRE(file.size() == starts[1] + sizes[1]);  // the last archive ends the file: nothing written past size()
+  for (int k = 0; k < 2; ++k) {
+    CAPTURE(k);
+    const std::string slice = file.substr(starts[k], sizes[k]);
+    const auto entries = pytorch::read_zip_directory(path, reinterpret_cast<const unsigned char*>(slice.data()),
+                                                     slice.size(), pytorch::ZipSource::embedded);
+    REQUIRE(entries.size() == 3);
+    const std::string* want[] = {&a, &b, &c};
+    for (std::size_t i = 0; i < 3; ++i) {
+      CHECK(slice.compare(entries[i].data_offset, want[i]->size(), *want[i]) == 0);
+      CHECK(central_crc(slice, entries[i]) ==
+            crc32_z(0, reinterpret_cast<const Bytef*>(want[i]->data()), want[i]->size()));
+    }
+  }
+}
