@@ -44,6 +44,7 @@ class FreshDcpWriter final : public Writer {
   FreshDcpWriter(const std::string& tmp_dir, const std::string& display, const OutputSpec& spec)
       : m_display(display), m_spec(spec), m_out(tmp_dir, display) {
     check_dcp_folder(display);
+    refuse_optimizer_state();
     m_fd = ::open((tmp_dir + "/" + k_rank_file).c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (m_fd < 0) fail(display, std::string("cannot create ") + k_rank_file + ": " + std::strerror(errno));
     lay_out();
@@ -72,6 +73,19 @@ class FreshDcpWriter final : public Writer {
   }
 
  private:
+  // An optimizer's moments and hyper-parameters from an input that is not DCP would land here without the
+  // optimizer's param_groups (a non-tensor value): torch could not load them into an optimizer, and wavg reading the
+  // folder back would find no optimizer and take the moments for weights. Refused, naming the first one.
+  void refuse_optimizer_state() const {
+    if (dynamic_cast<const DcpReader*>(m_spec.template_input)) return;  // input 1's bytes values come along
+    for (const TensorInfo& t : m_spec.tensors)
+      if (t.role == Role::optimizer_state || t.role == Role::hyper_parameter)
+        fail(m_display, "cannot write " + t.name + " (" + std::string(name_of(k_role_names, t.role)) +
+                            ") to a DCP folder made from a non-DCP input: it holds tensors only, not the optimizer's "
+                            "param_groups, so the moments would read back as weights; leave the optimizer out "
+                            "(--exclude its names) or write .pt");
+  }
+
   // Places every tensor's archive, writes what the engine does not (data.pkl, byteorder, version) and describes
   // each in .metadata.
   void lay_out() {
