@@ -21,15 +21,11 @@
 
 namespace wavg {
 
-namespace {
-constexpr char k_signature[8] = {'\x89', 'H', 'D', 'F', '\r', '\n', '\x1a', '\n'};
-}
-
 bool looks_like_hdf5(const SniffInput& input) {
   const std::string_view bytes = input.text();
   for (std::size_t at = 0; at <= (1u << 20); at = at ? at * 2 : 512) {
     if (bytes.size() < 8 || at > bytes.size() - 8) return false;
-    if (std::memcmp(bytes.data() + at, k_signature, 8) == 0) return true;
+    if (std::memcmp(bytes.data() + at, h5native::k_signature, 8) == 0) return true;
   }
   return false;
 }

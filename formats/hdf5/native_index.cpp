@@ -20,7 +20,6 @@ struct Outside {};
 const std::string k_no_file;  // the cursors never name a file: an overrun is Outside, not an Error
 
 constexpr std::uint64_t k_undefined = ~std::uint64_t{0};
-constexpr char k_signature[8] = {'\x89', 'H', 'D', 'F', '\r', '\n', '\x1a', '\n'};
 constexpr int k_max_depth = 256;  // as the library's walk (tree_walk.cpp)
 constexpr std::size_t k_max_rank = 32;
 constexpr std::uint64_t k_entry_bytes = 40;  // a symbol table entry with offsets and lengths of 8 bytes

@@ -53,6 +53,9 @@
 
 namespace wavg::h5native {
 
+// HDF5's signature, at offset 0 or after a user block (512, 1024, 2048, ... bytes).
+inline constexpr char k_signature[8] = {'\x89', 'H', 'D', 'F', '\r', '\n', '\x1a', '\n'};
+
 // The dtype of an HDF5 integer of `bytes` bytes (1, 2, 4 or 8), for the library's types and this parser's alike.
 std::optional<DType> integer_dtype(std::size_t bytes, bool is_signed);
 
