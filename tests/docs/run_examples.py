@@ -11,7 +11,8 @@ written to run from the repository root), each command in a subshell of one bash
 
 A command that cannot run here says so in the docs with a trailing comment "# needs: WHAT" (a host, a URL, a
 GPU): it is skipped, and printed as skipped, never silently. A command using an option this wavg lacks (the
-option named in NEEDS_OPTION below) is skipped with the rest of its block, also by name.
+option named in NEEDS_OPTION below), or mpirun in a wavg built without MPI, is skipped with the rest of its
+block, also by name.
 
 Blocks with no "$ " line are listings (a file's contents, a message), not commands; the script counts them.
 Also checked: no man page source has an example outside a literal block (a tab-indented "wavg ..." line, which
@@ -119,7 +120,12 @@ def unfilled_examples(path, name):
 
 
 def missing_options(wavg, env):
+    """The options of NEEDS_OPTION this wavg lacks, and "mpirun" when it was built without MPI or mpirun is not
+    on PATH (a build with -DWAVG_MPI=OFF runs every other example)."""
     missing = []
+    version = subprocess.run([wavg, "--version"], capture_output=True, text=True, env=env).stdout
+    if not re.search(r"^mpi: yes", version, re.M) or not shutil.which("mpirun"):
+        missing.append("mpirun")
     for sub, option in NEEDS_OPTION:
         out = subprocess.run([wavg, sub, "--help"], capture_output=True, text=True, env=env).stdout
         if option not in out:
@@ -134,14 +140,14 @@ def run_page(page_blocks, source, wavg_dir, missing, report):
         skip_rest = None
         for c in block:
             need = NEEDS.search(c.text.split("\n")[-1])
-            option = next((o for o in missing if re.search(re.escape(o) + r"\b", c.text)), None)
+            option = next((o for o in missing if re.search(r"(^|\s)" + re.escape(o) + r"\b", c.text)), None)
             if skip_rest:
                 report.append(f"skipped {c.where()} (it needs the file of {skip_rest}): {c.text.splitlines()[0]}")
             elif need:
                 report.append(f"skipped {c.where()} (needs: {need.group(1)}): {c.text.splitlines()[0]}")
             elif option:
                 skip_rest = c.where()
-                report.append(f"skipped {c.where()} (this wavg has no {option}; so is the rest of its block): "
+                report.append(f"skipped {c.where()} (no {option} in this wavg or on this machine; nor the rest of its block): "
                               f"{c.text.splitlines()[0]}")
             else:
                 runnable.append(c)
