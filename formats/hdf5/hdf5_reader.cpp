@@ -246,8 +246,11 @@ bool Hdf5Reader::add_opened(h5::Handle ds, const std::string& name, Listed liste
   h5::Handle type = h5::check(H5Dget_type(ds.get()), H5Tclose, m_path, what);
   const auto dtype = h5::dtype_of(type.get());
   if (!dtype) {
+    // Numbers without a dtype here are refused by name: dropped, or copied from input 1 into a merge, they would
+    // leave a tensor unaccounted for.
+    if (const std::string numbers = h5::unread_numbers(type.get()); !numbers.empty()) fail(m_path, name + ": " + numbers);
     if (listed == Listed::yes) fail(m_path, name + ": unsupported element type (not a number)");
-    return false;  // strings, compounds: kept in the output by the writer's copy, never averaged
+    return false;  // strings, opaque bytes, records: kept in the output by the writer's copy, never averaged
   }
   h5::Handle dcpl = h5::check(H5Dget_create_plist(ds.get()), H5Pclose, m_path, what);
   h5::check_storage(dcpl.get(), name, m_path);
