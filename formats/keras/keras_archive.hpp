@@ -58,6 +58,7 @@ class KerasArchiveReader final : public ListedReader {
 
  private:
   void set_rate_role();
+  void set_schedule_product_role();
   std::optional<TempFile> m_tmp;  // the extracted model.weights.h5; removed after m_weights, declared later
   std::string m_config;
   std::string m_metadata_json;
