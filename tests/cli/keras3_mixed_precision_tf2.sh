@@ -3,7 +3,8 @@
 # loss scales 32768, 32768, 16384). The object graph holds the inner optimizer as the wrapper's child: a merge once
 # took it for the wrapper's state and averaged its learning rate (0.02) and the loss scale (27306.67, no power of
 # two). Now the learning rates, the loss scale, the step and iteration counters are input 1's; the moments the mean,
-# input 1's under --optimizer-state first. Expected values from the inputs by tf_bundle.py (no TensorFlow).
+# input 1's under --optimizer-state first. Expected values from the inputs by tf_bundle.py (no TensorFlow); with
+# WAVG_TF_PYTHON (a python with TensorFlow and Keras 3) TensorFlow restores the result into the same model.
 /usr/bin/python3 -c 'import numpy' 2>/dev/null || { echo "numpy missing"; exit 77; }
 K=$SAMPLES/keras3
 mkdir mean first
@@ -31,3 +32,18 @@ for case, moment in (("mean", mean), ("first", lambda name: a[name])):
         assert out[name].dtype == a[name].dtype and np.array_equal(out[name], want), (case, name, out[name], want)
     print(case, f"learning rate {out[rate]:.6g}", f"loss scale {out[scale]:g}")
 PY
+if [ -n "${WAVG_TF_PYTHON:-}" ]; then
+  KERAS_BACKEND=tensorflow TF_CPP_MIN_LOG_LEVEL=3 "$WAVG_TF_PYTHON" - <<'PY' >/dev/null 2>&1 || echo "tensorflow check failed"
+import keras
+import numpy as np
+import tensorflow as tf
+keras.mixed_precision.set_global_policy("mixed_float16")
+model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2), keras.layers.Activation("linear", dtype="float32")])
+optimizer = keras.optimizers.LossScaleOptimizer(keras.optimizers.Adam(learning_rate=0.5))
+model.compile(optimizer=optimizer, loss="mse")
+optimizer.build(model.trainable_variables)
+tf.train.Checkpoint(model=model, optimizer=optimizer).read("first/ckpt").assert_existing_objects_matched()
+assert np.float32(optimizer.inner_optimizer.learning_rate.numpy()) == np.float32(0.01)
+assert float(optimizer.dynamic_scale.numpy()) == 32768.0
+PY
+fi
