@@ -9,6 +9,9 @@
 #include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "pytorch/pickle_writer.hpp"
 #include "pytorch/pytorch.hpp"
@@ -75,6 +78,8 @@ class PytorchWriter final : public Writer {
     m_targets.resize(spec.tensors.size());
     m_prefilled.assign(spec.tensors.size(), false);
     const auto* input1 = dynamic_cast<const PytorchReader*>(spec.template_input);
+    if (input1)  // template_index looks names up here: a search per output tensor was quadratic
+      for (std::size_t i = 0; i < input1->tensors().size(); ++i) m_input1_index.emplace(input1->tensors()[i].name, i);
     if (input1) refuse_dropped_state(*input1);
     if (input1 && input1->container() == Container::legacy)
       lay_out_legacy(*input1);
@@ -135,9 +140,9 @@ class PytorchWriter final : public Writer {
 
   // Input 1's pickle is copied whole, so optimizer state cannot leave it (--optimizer-state drop).
   void refuse_dropped_state(const PytorchReader& input1) const {
+    const std::unordered_set<std::string_view> dropped(m_spec.dropped.begin(), m_spec.dropped.end());
     for (const TensorInfo& t : input1.tensors())
-      if (t.role == Role::optimizer_state &&
-          std::find(m_spec.dropped.begin(), m_spec.dropped.end(), t.name) != m_spec.dropped.end())
+      if (t.role == Role::optimizer_state && dropped.contains(t.name))
         fail(m_display, t.name +
                             ": a .pt output keeps input 1's pickle, so --optimizer-state drop cannot leave "
                             "optimizer state out; use --optimizer-state first, or write .safetensors");
@@ -147,24 +152,22 @@ class PytorchWriter final : public Writer {
   std::size_t template_index(const PytorchReader& input1, std::size_t out) const {
     const TensorInfo& t = m_spec.tensors[out];
     const auto& in = input1.tensors();
-    for (std::size_t i = 0; i < in.size(); ++i)
-      if (in[i].name == t.name) {
-        if (in[i].dtype != t.dtype || in[i].shape != t.shape)
-          fail(m_display, t.name + ": the output's " + std::string(dtype_name(t.dtype)) + " " + shape_string(t.shape) +
-                              " differs from input 1's " + std::string(dtype_name(in[i].dtype)) + " " +
-                              shape_string(in[i].shape) +
-                              "; a .pt output keeps input 1's storages "
-                              "(write .safetensors to change dtypes)");
-        // A tie of input 1 that the plan undid (the inputs disagree on it) would make two means share one storage.
-        if (!in[i].alias_of.empty() && t.alias_of != in[i].alias_of)
-          throw Error(ExitCode::incompatible, m_display,
-                      t.name + " and " + in[i].alias_of + " share one storage in " + input1.path() +
-                          " but not in every input, so each needs its own mean; a .pt output keeps input 1's "
-                          "storages: write .safetensors, which holds them apart");
-        return i;
-      }
-    WAVG_ASSERT(!"output tensor missing from input 1");
-    return 0;
+    const auto found = m_input1_index.find(t.name);
+    WAVG_ASSERT(found != m_input1_index.end() && "output tensor missing from input 1");
+    const std::size_t i = found->second;
+    if (in[i].dtype != t.dtype || in[i].shape != t.shape)
+      fail(m_display, t.name + ": the output's " + std::string(dtype_name(t.dtype)) + " " + shape_string(t.shape) +
+                          " differs from input 1's " + std::string(dtype_name(in[i].dtype)) + " " +
+                          shape_string(in[i].shape) +
+                          "; a .pt output keeps input 1's storages "
+                          "(write .safetensors to change dtypes)");
+    // A tie of input 1 that the plan undid (the inputs disagree on it) would make two means share one storage.
+    if (!in[i].alias_of.empty() && t.alias_of != in[i].alias_of)
+      throw Error(ExitCode::incompatible, m_display,
+                  t.name + " and " + in[i].alias_of + " share one storage in " + input1.path() +
+                      " but not in every input, so each needs its own mean; a .pt output keeps input 1's "
+                      "storages: write .safetensors, which holds them apart");
+    return i;
   }
 
   void lay_out_zip(const PytorchReader& input1) {
@@ -258,6 +261,7 @@ class PytorchWriter final : public Writer {
   std::vector<Target> m_targets;
   std::vector<bool> m_prefilled;
   std::unique_ptr<SharedViews> m_shared;  // input 1's views that share elements
+  std::unordered_map<std::string_view, std::size_t> m_input1_index;  // input 1's tensors by name
   bool m_is_zip = true;
   std::uint64_t m_provenance_at = 0, m_provenance_size = 0;
 };
