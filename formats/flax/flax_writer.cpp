@@ -33,6 +33,7 @@ struct Appender {
 // Nested maps built from names split at '/', in the order the names come (an output whose input 1 is no Flax file).
 struct NameTree {
   std::vector<std::pair<std::string, NameTree>> children;
+  std::unordered_map<std::string, std::size_t> child_of;  // key -> index in children (a search was quadratic)
   std::size_t tensor = SIZE_MAX;
 };
 
@@ -139,8 +140,9 @@ class FlaxWriter final : public Writer {
     }
     mark_present(t, 0);
     emit_node(t, 0);
-    for (std::size_t i = 0; i < m_spec.tensors.size(); ++i)
-      WAVG_ASSERT(std::any_of(m_output_of.begin(), m_output_of.end(), [&](const auto& e) { return e.second == i; }));
+    std::vector<bool> placed(m_spec.tensors.size(), false);  // a set, not a search per tensor (quadratic)
+    for (const auto& [node, out] : m_output_of) placed[out] = true;
+    WAVG_ASSERT(std::find(placed.begin(), placed.end(), false) == placed.end());
   }
 
   // Tells whether a node is written: a kept leaf, a container that was empty, or one holding something written.
@@ -223,12 +225,9 @@ class FlaxWriter final : public Writer {
         if (key.empty()) fail(m_display, name + ": an empty part in the name, which cannot be a Flax key path");
         if (at->tensor != SIZE_MAX)
           fail(m_display, name + ": " + name.substr(0, from - 1) + " is an array, so it cannot hold " + key);
-        auto it = std::find_if(at->children.begin(), at->children.end(), [&](const auto& c) { return c.first == key; });
-        if (it == at->children.end()) {
-          at->children.emplace_back(key, NameTree{});
-          it = at->children.end() - 1;
-        }
-        at = &it->second;
+        const auto [it, added] = at->child_of.emplace(key, at->children.size());
+        if (added) at->children.emplace_back(key, NameTree{});
+        at = &at->children[it->second].second;
         if (slash == std::string::npos) break;
         from = slash + 1;
       }
