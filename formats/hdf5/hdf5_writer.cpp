@@ -6,7 +6,9 @@
 #include <cerrno>
 #include <cstring>
 #include <optional>
+#include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "hdf5/h5.hpp"
 #include "hdf5/hdf5_reader.hpp"
@@ -139,12 +141,12 @@ class Hdf5Writer final : public Writer {
   // accepts. Refused before anything is written, naming the first one.
   void refuse_listed_drops() const {
     const auto& tt = m_template->tensors();
-    for (const std::string& name : m_spec.dropped)
-      for (std::size_t i = 0; i < tt.size(); ++i)
-        if (tt[i].name == name && m_template->listed_by_layout(i))
-          fail(m_display, "cannot leave " + name + " out: the output copies the tree of a " + m_template->layout() +
-                              " input, whose layout lists it, so the copy would not load; leave it in, or write "
-                              "another format (.safetensors, .json)");
+    const std::unordered_set<std::string_view> dropped(m_spec.dropped.begin(), m_spec.dropped.end());
+    for (std::size_t i = 0; i < tt.size(); ++i)
+      if (const std::string& name = tt[i].name; dropped.contains(name) && m_template->listed_by_layout(i))
+        fail(m_display, "cannot leave " + name + " out: the output copies the tree of a " + m_template->layout() +
+                            " input, whose layout lists it, so the copy would not load; leave it in, or write "
+                            "another format (.safetensors, .json)");
   }
 
   // Reads the finished copy back (through the structure probe, as any input) and compares it with what was meant:

@@ -7,6 +7,8 @@
 #include <zip.h>
 
 #include <nlohmann/json.hpp>
+#include <string_view>
+#include <unordered_map>
 
 #include "hdf5/hdf5_writer.hpp"
 #include "keras/keras_archive.hpp"
@@ -22,13 +24,15 @@ namespace {
 std::optional<DType> retyped_to(const std::vector<TensorInfo>& out, const std::vector<TensorInfo>& in) {
   std::optional<DType> to;
   bool changed = false;
+  std::unordered_map<std::string_view, DType> dtype_in;  // a search per tensor was quadratic
+  for (const TensorInfo& u : in) dtype_in.emplace(u.name, u.dtype);
   for (const TensorInfo& t : out) {
     if (!is_float(t.dtype) || t.role == Role::hyper_parameter || t.role == Role::counter || t.role == Role::rng)
       continue;
     if (to && *to != t.dtype) return std::nullopt;
     to = t.dtype;
-    for (const TensorInfo& u : in)
-      if (u.name == t.name && u.dtype != t.dtype) changed = true;
+    const auto found = dtype_in.find(t.name);
+    if (found != dtype_in.end() && found->second != t.dtype) changed = true;
   }
   return changed ? to : std::nullopt;
 }
