@@ -193,7 +193,7 @@ class PytorchWriter final : public Writer {
         covered[p.entry] = true;
     }
     for (std::size_t i : kept)
-      if (!covered[i]) m_zip->pwrite_all(input1.file().data() + entries[i].data_offset, entries[i].size, new_offset[i]);
+      if (!covered[i]) copy_from(input1.file(), entries[i].data_offset, entries[i].size, new_offset[i]);
     for (std::size_t o = 0; o < m_spec.tensors.size(); ++o)
       m_prefilled[o] = !covered[input1.placement(template_index(input1, o)).entry];
     m_is_zip = true;
@@ -217,10 +217,10 @@ class PytorchWriter final : public Writer {
     std::sort(written.begin(), written.end());
     std::uint64_t at = 0;  // copied up to here
     for (const auto& [begin, end] : written) {
-      if (begin > at) m_zip->pwrite_all(file.data() + at, begin - at, at);
+      if (begin > at) copy_from(file, at, begin - at, at);
       at = std::max(at, end);
     }
-    if (at < file.size()) m_zip->pwrite_all(file.data() + at, file.size() - at, at);
+    if (at < file.size()) copy_from(file, at, file.size() - at, at);
     m_is_zip = false;
   }
 
@@ -230,6 +230,18 @@ class PytorchWriter final : public Writer {
     for (const Target& t : m_targets)
       views.push_back({t.begin, &t.stride, t.contiguous, input1.file().data() + t.source});
     m_shared = std::make_unique<SharedViews>(m_spec.tensors, std::move(views), m_display, input1.path());
+  }
+
+  // Copies `n` bytes of input 1 from `begin` to `at` of the output, a piece at a time, each piece dropped from the
+  // resident set once written: a storage that several tensors view (not covered) is copied whole, and through the
+  // mapping it stayed resident (a .pt merge's peak RSS rose by its size, 125 to 340 MiB).
+  void copy_from(const MappedFile& file, std::uint64_t begin, std::uint64_t n, std::uint64_t at) {
+    constexpr std::uint64_t k_piece = std::uint64_t{16} << 20;
+    for (std::uint64_t done = 0; done < n; done += k_piece) {
+      const std::uint64_t len = std::min(k_piece, n - done);
+      m_zip->pwrite_all(file.data() + begin + done, len, at + done);
+      file.release(begin + done, begin + done + len);
+    }
   }
 
   void lay_out_plain() {
