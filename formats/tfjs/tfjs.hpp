@@ -60,6 +60,9 @@ class TfjsReader final : public ListedReader {
   const void* view(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
   void release(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
   void prefetch(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
+  // Lists where a plainly stored weight crosses from one shard into the next, so the engine's blocks end there and
+  // view() lends each from one mapping instead of read() copying it (most blocks of a weight over 4 MiB crossed).
+  std::vector<std::uint64_t> boundaries(std::size_t index) const override;
 
   // Returns model.json's text, as read.
   const std::string& model_json() const { return m_text; }
@@ -83,6 +86,9 @@ class TfjsReader final : public ListedReader {
   void parse(const std::string& text);
   void open_group(std::size_t g, const void* group_json);
   void add_weight(std::size_t g, const void* weight_json, std::uint64_t& at);
+  // Returns the shard after the last one starting at or before byte `at` of the group (a binary search: a scan
+  // per block cost shards x blocks).
+  static std::vector<Shard>::const_iterator shard_after(const Group& g, std::uint64_t at);
   void copy_bytes(const Group& g, std::uint64_t at, std::uint64_t n, unsigned char* dst) const;
   // Calls (shard.*f)(begin, end) for the piece of each shard that holds elements [offset, offset + count).
   void for_mapped_ranges(std::size_t index, std::uint64_t offset, std::uint64_t count,

@@ -42,10 +42,14 @@ std::vector<std::string> TfjsReader::files() const {
   return out;
 }
 
+std::vector<TfjsReader::Shard>::const_iterator TfjsReader::shard_after(const Group& g, std::uint64_t at) {
+  return std::upper_bound(g.shards.begin(), g.shards.end(), at,
+                          [](std::uint64_t v, const Shard& s) { return v < s.start; });
+}
+
 void TfjsReader::copy_bytes(const Group& g, std::uint64_t at, std::uint64_t n, unsigned char* dst) const {
-  // The last shard starting at or before `at`; empty shards are skipped by the size check.
-  auto it = std::upper_bound(g.shards.begin(), g.shards.end(), at,
-                             [](std::uint64_t v, const Shard& s) { return v < s.start; });
+  // From the last shard starting at or before `at`; empty shards are skipped by the size check.
+  auto it = shard_after(g, at);
   WAVG_ASSERT(it != g.shards.begin());
   for (--it; n > 0; ++it) {
     WAVG_ASSERT(it != g.shards.end());
@@ -115,9 +119,26 @@ const void* TfjsReader::view(std::size_t index, std::uint64_t offset, std::uint6
   if (w.stored != TfjsStored::plain || count == 0) return nullptr;
   const std::size_t elem = dtype_size(m_tensors[index].dtype);
   const std::uint64_t at = w.start + offset * elem, n = count * elem;
-  for (const Shard& s : m_groups[w.group].shards)
-    if (at >= s.start && at + n <= s.start + s.file.size()) return s.file.data() + (at - s.start);
-  return nullptr;
+  // The last shard starting at or before `at` (an empty one before it holds nothing).
+  const auto s = shard_after(m_groups[w.group], at);
+  WAVG_ASSERT(s != m_groups[w.group].shards.begin());
+  const Shard& in = *(s - 1);
+  return at + n <= in.start + in.file.size() ? in.file.data() + (at - in.start) : nullptr;
+}
+
+std::vector<std::uint64_t> TfjsReader::boundaries(std::size_t index) const {
+  WAVG_ASSERT(index < m_tensors.size());
+  const Weight& w = m_weights[index];
+  if (w.stored != TfjsStored::plain) return {};
+  const std::size_t elem = dtype_size(m_tensors[index].dtype);
+  const std::uint64_t end = w.start + m_tensors[index].count() * elem;
+  std::vector<std::uint64_t> out;
+  for (auto s = shard_after(m_groups[w.group], w.start); s != m_groups[w.group].shards.end() && s->start < end; ++s) {
+    // An element split between two shards falls in the piece before; the engine copies the chunk around it.
+    const std::uint64_t cut = (s->start - w.start) / elem;
+    if (cut > 0 && (out.empty() || out.back() != cut)) out.push_back(cut);
+  }
+  return out;
 }
 
 void TfjsReader::for_mapped_ranges(std::size_t index, std::uint64_t offset, std::uint64_t count,
@@ -127,9 +148,11 @@ void TfjsReader::for_mapped_ranges(std::size_t index, std::uint64_t offset, std:
                              : w.stored == TfjsStored::uint8_affine ? 1
                                                                     : 2;
   const std::uint64_t at = w.start + offset * elem, end = at + count * elem;
-  for (const Shard& s : m_groups[w.group].shards) {
-    const std::uint64_t b = std::max(at, s.start), e = std::min(end, s.start + s.file.size());
-    if (b < e) (s.file.*f)(b - s.start, e - s.start);
+  const Group& g = m_groups[w.group];
+  auto s = shard_after(g, at);
+  for (s = s == g.shards.begin() ? s : s - 1; s != g.shards.end() && s->start < end; ++s) {
+    const std::uint64_t b = std::max(at, s->start), e = std::min(end, s->start + s->file.size());
+    if (b < e) (s->file.*f)(b - s->start, e - s->start);
   }
 }
 
