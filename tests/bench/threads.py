@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""Times the plain mean at -j1, -j2 and the default thread count, interleaved, for one or more wavg binaries (an
-old and a new build side by side), and prints each one's median wall time and CPU time (user + system, from GNU
-time) over the rounds, with the load average before and after. Wall-clock ratios on a shared machine move with
-everyone else's work; the CPU seconds show what idle threads cost (a spinning OpenMP thread burns CPU while the
-main thread reads and writes).
+"""Times a merge (the plain mean, or --method with --base for the task methods) at -j1, -j2 and the default thread
+count, interleaved, for one or more wavg binaries (an old and a new build side by side), and prints each one's median
+wall time (min-max) and CPU time (user + system, from GNU time) over the rounds, with the load average before and
+after. Wall-clock ratios on a shared machine move with everyone else's work; the CPU seconds show what idle threads
+cost (a spinning OpenMP thread burns CPU while the main thread reads and writes).
 
     tests/bench/threads.py --wavg build/wavg [--wavg old/wavg] [--model 10M] [--inputs 4] [--rounds 5]
+                           [--method 'dare-ties --density 0.5'] [--base]
 
 The inputs are bench_models.py's deterministic safetensors files, read once first so they sit in the page cache;
 the environment's OMP_WAIT_POLICY is removed, so each binary runs with the policy it chooses itself.
@@ -38,10 +39,12 @@ def main():
     ap.add_argument("--inputs", type=int, default=4)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--dir", default="/tmp/wavg-bench-threads")
+    ap.add_argument("--method", help="merge's --method and its options, one string (default: the mean)")
+    ap.add_argument("--base", action="store_true", help="one more input, merged as --base (the task methods)")
     args = ap.parse_args()
     os.makedirs(args.dir, exist_ok=True)
     paths = []
-    for k in range(1, args.inputs + 1):
+    for k in range(1, args.inputs + 1 + args.base):
         p = os.path.join(args.dir, f"{args.model}-{k}.safetensors")
         if not os.path.exists(p):
             bench_models.write_safetensors(p, args.model, k)
@@ -50,21 +53,24 @@ def main():
                 pass
         paths.append(p)
     out = os.path.join(args.dir, "out.safetensors")
+    method = ["--method", *args.method.split()] if args.method else []
+    method += ["--base", paths.pop()] if args.base else []
     env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "OMP_NUM_THREADS")}
     cases = [(w, j) for w in args.wavg for j in ("-j1", "-j2", "default")]
     times = {c: [] for c in cases}
     print("load before:", os.getloadavg())
     for _ in range(args.rounds):
         for w, j in cases:
-            argv = [w, "merge", "-q", "--force", "--hash", "none", *paths, "-o", out] + ([j] if j != "default" else [])
+            argv = [w, "merge", "-q", "--force", "--hash", "none", *method, *paths, "-o", out]
+            argv += [j] if j != "default" else []
             times[(w, j)].append(run(argv, env))
     print("load after:", os.getloadavg())
-    print(f"{'binary':<28} {'threads':<8} {'wall s':>7} {'CPU s':>7}  (medians of {args.rounds}; "
-          f"{args.inputs} x {os.path.getsize(paths[0]) / 1e6:.0f} MB, page cache)")
+    print(f"{'binary':<28} {'threads':<8} {'wall s (min-max)':>18} {'CPU s':>7}  (medians of {args.rounds}; "
+          f"{args.method or 'mean'}, {args.inputs} x {os.path.getsize(paths[0]) / 1e6:.0f} MB, page cache)")
     for w, j in cases:
-        wall = statistics.median(t[0] for t in times[(w, j)])
+        walls = [t[0] for t in times[(w, j)]]
         cpu = statistics.median(t[1] for t in times[(w, j)])
-        print(f"{w[-28:]:<28} {j:<8} {wall:>7.2f} {cpu:>7.2f}")
+        print(f"{w[-28:]:<28} {j:<8} {statistics.median(walls):>7.2f} ({min(walls):.2f}-{max(walls):.2f}) {cpu:>7.2f}")
 
 
 if __name__ == "__main__":
