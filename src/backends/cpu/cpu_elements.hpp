@@ -14,6 +14,13 @@ namespace wavg::cpu {
 // Below this many elements a parallel region costs more than it saves.
 constexpr std::uint64_t k_parallel_threshold = 1 << 15;
 
+// The loops that cost many instructions per element (sorting networks, Philox masks, sign consensus) hand out
+// pieces of about this many elements to whichever thread is free, rather than dividing the elements evenly up
+// front: on a machine whose other cores are busy, an evenly divided loop waits for its descheduled worker, and the
+// default thread count ran slower than -j1 (issue 43). An element's result does not depend on its thread, so the
+// bits are the same; the memory-bound mean keeps its even division (its workers finish together).
+constexpr std::int64_t k_dynamic_elements = 1 << 14;
+
 // Hot inner loops are compiled for AVX-512, AVX2 and the SSE2 baseline, and the loader picks one (GCC function
 // multi-versioning): x86-64 machines differ in vector width. Every lane does the same IEEE operations in the same
 // order as the scalar code (no FMA: -ffp-contract=off), so all versions give the same bits.

@@ -168,7 +168,7 @@ void plain_order_statistic(const BlockInputs& in, const double* scales, OrderSta
 #pragma omp parallel if (in.count >= k_parallel_threshold)
   {
     std::vector<double> v(n * k_tile);
-#pragma omp for schedule(static)
+#pragma omp for schedule(dynamic, k_dynamic_elements / k_tile)
     for (std::int64_t t = 0; t < tiles; ++t) {
       const std::uint64_t first = static_cast<std::uint64_t>(t) * k_tile;
       const std::uint64_t m = std::min<std::uint64_t>(k_tile, in.count - first);
@@ -206,7 +206,7 @@ void update_order_statistic(const BlockInputs& in, const double* scales, const d
 #pragma omp parallel if (in.count >= k_parallel_threshold)
     {
       std::vector<Valued> v(n);  // per thread, outside the element loop
-#pragma omp for schedule(static)
+#pragma omp for schedule(dynamic, k_dynamic_elements)
       for (std::int64_t s = 0; s < count; ++s) {
         const auto i = static_cast<std::uint64_t>(s);
         out[i] = order_statistic_element(u, scales, weights, stat, trim, i, v.data());

@@ -363,7 +363,7 @@ void random_mask_l1(const BlockInputs& in, const TaskCombineParams& p, std::uint
       alignas(64) double u[k_tile];
       alignas(64) std::uint32_t words[4][k_tile];
       std::vector<double> lanes(2 * n * k_sum_lanes);  // per input: its L1 norm's lanes, then the kept part's
-#pragma omp for schedule(static)
+#pragma omp for schedule(dynamic, std::max<std::int64_t>(1, k_dynamic_elements / std::int64_t{k_reduce_chunk}))
       for (std::int64_t c = 0; c < chunks; ++c) {
         double* sums = partial.data() + static_cast<std::size_t>(c) * n * 2;
         const std::uint64_t begin = static_cast<std::uint64_t>(c) * k_reduce_chunk;
@@ -394,7 +394,7 @@ void task_combine(const BlockInputs& in, const TaskCombineParams& p, std::uint64
 #pragma omp parallel if (in.count >= k_parallel_threshold)
       {
         auto tile = std::make_unique<TaskTile>(n);
-#pragma omp for schedule(static)
+#pragma omp for schedule(dynamic, k_dynamic_elements / std::int64_t{k_tile})
         for (std::int64_t t = 0; t < tiles; ++t) {
           const std::uint64_t first = static_cast<std::uint64_t>(t) * k_tile;
           const auto len = static_cast<std::size_t>(std::min<std::uint64_t>(k_tile, in.count - first));
