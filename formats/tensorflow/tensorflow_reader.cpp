@@ -2,10 +2,13 @@
 // data shards mapped, and every tensor's crc32c verified before the reader is handed out (layout in
 // tensorflow.hpp).
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <bit>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -215,13 +218,63 @@ void TensorflowReader::check_no_overlap() const {
   }
 }
 
+namespace {
+
+// Tensors of at least this many bytes are checked through pread() rather than the mapping.
+constexpr std::uint64_t k_crc_pread_min = 1u << 20;
+
+// A shard's file descriptor for check_crcs' preads, opened on first use and closed with it.
+class ShardFd {
+ public:
+  ~ShardFd() {
+    if (m_fd >= 0) ::close(m_fd);
+  }
+  int get(const std::string& path) {
+    if (m_fd < 0) m_fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (m_fd < 0) fail(path, std::string("cannot read: ") + std::strerror(errno));
+    return m_fd;
+  }
+
+ private:
+  int m_fd = -1;
+};
+
+// The CRC-32C of `size` bytes at `offset` of `fd`, read in pieces into `buf`.
+std::uint32_t crc_by_pread(int fd, const std::string& path, std::uint64_t offset, std::uint64_t size,
+                           std::vector<unsigned char>& buf) {
+  buf.resize(k_crc_pread_min);
+  std::uint32_t crc = 0;
+  while (size > 0) {
+    const ssize_t n = ::pread(fd, buf.data(), std::min<std::uint64_t>(size, buf.size()), static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail(path, std::string("read failed: ") + std::strerror(errno));
+    if (n == 0) fail(path, "the file ended while its checksums were checked (was it truncated?)");
+    crc = crc32c::extend(crc, buf.data(), static_cast<std::size_t>(n));
+    offset += static_cast<std::uint64_t>(n);
+    size -= static_cast<std::uint64_t>(n);
+  }
+  return crc;
+}
+
+}  // namespace
+
 void TensorflowReader::check_crcs() {
+  // A large tensor is read with pread() into a small buffer rather than through the mapping: pages faulted in here
+  // and released would be faulted in again when the merge reads them (issue 43: a TensorFlow merge took 1.51x its
+  // floor). Small tensors keep the mapping: one system call each would cost more than their pages.
+  std::vector<ShardFd> fds(m_shards.size());
+  std::vector<unsigned char> buf;
   for (std::size_t i = 0; i < m_tensors.size(); ++i) {
     const TfStored& s = m_stored[i];
     const MappedFile& shard = *m_shards[s.shard];
-    if (crc32c::extend(0, shard.data() + s.offset, s.size) != crc32c::unmask(s.masked_crc))
-      fail(m_path, "tensor " + m_tensors[i].name + ": checksum mismatch");
-    shard.release(s.offset, s.offset + s.size);
+    std::uint32_t crc = 0;
+    if (s.size >= k_crc_pread_min) {
+      crc = crc_by_pread(fds[s.shard].get(shard.path()), shard.path(), s.offset, s.size, buf);
+    } else {
+      crc = crc32c::extend(0, shard.data() + s.offset, s.size);
+      shard.release(s.offset, s.offset + s.size);
+    }
+    if (crc != crc32c::unmask(s.masked_crc)) fail(m_path, "tensor " + m_tensors[i].name + ": checksum mismatch");
   }
   std::vector<TfStringTensor> kept;
   for (const TfStringTensor& s : m_strings) {
