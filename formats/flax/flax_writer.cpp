@@ -31,8 +31,11 @@ struct Appender {
 };
 
 // Nested maps built from names split at '/', in the order the names come (an output whose input 1 is no Flax file).
+// The children are a vector of NameTree itself, which may hold its own incomplete type (a pair of it may not:
+// clang's libstdc++ checks refuse it).
 struct NameTree {
-  std::vector<std::pair<std::string, NameTree>> children;
+  std::string key;  // its name in its parent's map
+  std::vector<NameTree> children;
   std::size_t tensor = SIZE_MAX;
 };
 
@@ -223,12 +226,12 @@ class FlaxWriter final : public Writer {
         if (key.empty()) fail(m_display, name + ": an empty part in the name, which cannot be a Flax key path");
         if (at->tensor != SIZE_MAX)
           fail(m_display, name + ": " + name.substr(0, from - 1) + " is an array, so it cannot hold " + key);
-        auto it = std::find_if(at->children.begin(), at->children.end(), [&](const auto& c) { return c.first == key; });
+        auto it = std::find_if(at->children.begin(), at->children.end(), [&](const auto& c) { return c.key == key; });
         if (it == at->children.end()) {
-          at->children.emplace_back(key, NameTree{});
+          at->children.emplace_back().key = key;
           it = at->children.end() - 1;
         }
-        at = &it->second;
+        at = &*it;
         if (slash == std::string::npos) break;
         from = slash + 1;
       }
@@ -242,8 +245,8 @@ class FlaxWriter final : public Writer {
   void emit_name_tree(const NameTree& node) {
     if (node.tensor != SIZE_MAX) return pack_tensor(node.tensor, 1);
     packer().pack_map(static_cast<std::uint32_t>(node.children.size()));
-    for (const auto& [key, child] : node.children) {
-      pack_key(key);
+    for (const NameTree& child : node.children) {
+      pack_key(child.key);
       emit_name_tree(child);
     }
   }
