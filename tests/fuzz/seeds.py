@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
-"""Collects the seed corpus of one fuzz target from samples/ (tests/fuzz/README.md).
+"""Collects the seed corpus of fuzz targets from samples/ and real checkpoints (tests/fuzz/README.md).
 
-    seeds.py TARGET OUTDIR [--wavg PATH]
+    seeds.py [--wavg PATH] [--shared DIR] OUTDIR TARGET...
+
+writes the seeds of each TARGET into OUTDIR/TARGET/.
 
 Each seed is a sample as the target reads it: a file as it is, or a folder (a TF.js model, a DCP or DeepSpeed
 checkpoint, a TensorFlow prefix) packed into one input the way fuzz_input.hpp unpacks it: the main file's bytes,
 then "\\n--wavg-fuzz-file:NAME\\n" and the bytes of each other file. Formats samples/ holds no file of (safetensors,
-Caffe, MXNet, wavg JSON) are seeded with samples converted by the wavg given (--wavg), when one is. Nothing is
-copied into the source tree: OUTDIR is a build folder, written whole and then renamed into place.
+Caffe, MXNet, wavg JSON) are seeded with samples converted by the wavg given (--wavg), when one is. Files real
+frameworks wrote (SHARED/real-checkpoints, default ../shared beside the checkout; PROVENANCE.md there) seed the
+readers of their formats when that folder is present: they are read where they lie, never copied into the source
+tree (several carry no license). OUTDIR is a build folder, written whole and then renamed into place.
 """
 
+import functools
 import glob
 import os
 import shutil
@@ -18,12 +23,21 @@ import sys
 import tempfile
 import zipfile
 
-SAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "samples")
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+SAMPLES = os.path.join(ROOT, "samples")
 SEPARATOR = b"\n--wavg-fuzz-file:"
+# A seed larger than this is left out: libFuzzer's inputs grow to the largest seed, and a mutation of a large file
+# mostly lands in tensor values, which no reader interprets.
+MAX_SEED_BYTES = 512 << 10
+
+
+def found(root, *patterns):
+    """The files under `root` matching `patterns`, sorted; none when `root` is absent."""
+    return sorted(f for p in patterns for f in glob.glob(os.path.join(root, p), recursive=True))
 
 
 def samples(*patterns):
-    return sorted(f for p in patterns for f in glob.glob(os.path.join(SAMPLES, p), recursive=True))
+    return found(SAMPLES, *patterns)
 
 
 def read(path):
@@ -57,10 +71,10 @@ def pack_tensorflow(index):
     return pack(index, [("ckpt" + s[len(prefix):], s) for s in shards])
 
 
-def keras_weights():
+def keras_weights(archives):
     """The model.weights.h5 inside each .keras archive: HDF5 files of Keras 3's layout."""
     out = []
-    for path in samples("keras3/*.keras", "roles/*.keras"):
+    for path in archives:
         with zipfile.ZipFile(path) as z:
             if "model.weights.h5" in z.namelist():
                 out.append((os.path.basename(path) + ".weights.h5", z.read("model.weights.h5")))
@@ -86,10 +100,11 @@ def safetensors_layers():
     return struct.pack("<Q", len(text)) + text + data
 
 
+@functools.lru_cache(maxsize=None)
 def converted(wavg, extension, fmt=None):
     """Samples converted by `wavg` into another format, as (name, bytes); none without a wavg."""
     if not wavg:
-        return []
+        return ()
     out = []
     with tempfile.TemporaryDirectory() as tmp:
         layers = os.path.join(tmp, "layers.safetensors")
@@ -102,7 +117,7 @@ def converted(wavg, extension, fmt=None):
                 cmd = [wavg, "convert", src, "-o", dst, "-q"] + (["--format", fmt] if fmt else []) + leave_out
                 if subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0:
                     out.append((os.path.basename(dst), read(dst)))
-    return out
+    return tuple(out)
 
 
 def legacy_pickle():
@@ -120,8 +135,10 @@ def legacy_pickle():
     return [("legacy.pt", out.getvalue())]
 
 
-def files(paths):
-    return [(os.path.relpath(p, SAMPLES).replace("/", "_"), read(p)) for p in paths]
+def files(paths, root=SAMPLES):
+    """Each file as it is, named by its path under `root`; one larger than MAX_SEED_BYTES is left out."""
+    return [(os.path.relpath(p, root).replace("/", "_"), read(p)) for p in paths
+            if os.path.getsize(p) <= MAX_SEED_BYTES]
 
 
 def folders(main_files):
@@ -130,18 +147,50 @@ def folders(main_files):
              pack_folder(os.path.dirname(m), os.path.basename(m))) for m in main_files]
 
 
-def seeds(target, wavg):
+class Real:
+    """The files real frameworks wrote, under SHARED/real-checkpoints (none when that folder is absent)."""
+
+    def __init__(self, shared):
+        self.root = os.path.join(shared, "real-checkpoints")
+
+    def files(self, *patterns):
+        """The files matching `patterns`, one of each size in a folder: a folder's files of one size are one
+        model's checkpoints at several steps (PROVENANCE.md's groups), the same structure with other values."""
+        seen, out = set(), []
+        for path in found(self.root, *patterns):
+            key = (os.path.dirname(path), os.path.getsize(path))
+            if key not in seen:
+                seen.add(key)
+                out.append(path)
+        return files(out, self.root)
+
+    def h5(self):
+        return self.files("*/*.h5", "*/*.hdf5")
+
+    def keras(self):
+        return found(self.root, "*/*.keras")
+
+    def tensorflow(self):
+        return [(os.path.relpath(i, self.root).replace("/", "_"), pack_tensorflow(i))
+                for i in found(self.root, "*/*.index")]
+
+
+def seeds(target, wavg, real):
     """The seeds of `target`, as (name, bytes)."""
-    h5 = samples("**/*.h5")
+    h5 = files(samples("**/*.h5")) + real.h5()
+    archives = samples("keras3/*.keras", "roles/*.keras") + real.keras()
     if target in ("hdf5_native", "hdf5_diff"):
-        return files(h5) + keras_weights()
+        return h5 + keras_weights(archives)
     if target == "keras":
-        return files(samples("keras3/*.keras", "roles/*.keras") + h5) + keras_weights()
+        return files(samples("keras3/*.keras", "roles/*.keras")) + real.files("*/*.keras") + h5 + keras_weights(archives)
     if target == "pytorch":
-        return files(samples("torch_uint/*.pt", "deepspeed/aligned/**/*.pt")) + converted(wavg, ".pt") + legacy_pickle()
+        # The real files hold legacy pickles (two_layer_model.pt, legacy_*.pt): torch writes one only without them.
+        real_pt = real.files("*/*.pt", "*/*.pth")
+        return (files(samples("torch_uint/*.pt", "deepspeed/aligned/**/*.pt")) + real_pt
+                + list(converted(wavg, ".pt")) + (legacy_pickle() if not real_pt else []))
     if target == "tf_index":
         return [(os.path.relpath(i, SAMPLES).replace("/", "_"), pack_tensorflow(i))
-                for i in samples("tensorflow/*/*.index", "roles/*/*.index")]
+                for i in samples("tensorflow/*/*.index", "roles/*/*.index")] + real.tensorflow()
     if target == "dcp":
         return folders(samples("dcp/**/.metadata"))
     if target == "deepspeed":
@@ -155,35 +204,45 @@ def seeds(target, wavg):
     if target == "recipe":
         return files(samples("recipes/*.yml"))
     if target == "safetensors":
-        return [("layers.safetensors", safetensors_layers())] + converted(wavg, ".safetensors")
+        return ([("layers.safetensors", safetensors_layers())] + real.files("*/*.safetensors")
+                + list(converted(wavg, ".safetensors")))
     if target == "caffe":
-        return converted(wavg, ".caffemodel")
+        return real.files("*/*.caffemodel") + list(converted(wavg, ".caffemodel"))
     if target == "mxnet":
-        return converted(wavg, ".params")
+        return real.files("*/*.params") + list(converted(wavg, ".params"))
     if target == "json":
-        return converted(wavg, ".json") + converted(wavg, ".b64.json", "json-base64")
+        return list(converted(wavg, ".json")) + list(converted(wavg, ".b64.json", "json-base64"))
     sys.exit(f"seeds.py: no fuzz target {target}")
 
 
-def main():
-    args = sys.argv[1:]
-    wavg = None
-    if "--wavg" in args:
-        at = args.index("--wavg")
-        wavg = args[at + 1]
-        del args[at : at + 2]
-    if len(args) != 2:
-        sys.exit(__doc__)
-    target, outdir = args
+def write(outdir, named):
+    """Writes `named` (name, bytes) into `outdir`, whole, then renamed into place."""
     parent = os.path.dirname(os.path.abspath(outdir))
     os.makedirs(parent, exist_ok=True)
     tmp = tempfile.mkdtemp(dir=parent, prefix=".seeds-")
-    for name, data in seeds(target, wavg):
+    for name, data in named:
         with open(os.path.join(tmp, name), "wb") as f:
             f.write(data)
     shutil.rmtree(outdir, ignore_errors=True)
     os.rename(tmp, outdir)
-    print(f"{target}: {len(os.listdir(outdir))} seeds in {outdir}", file=sys.stderr)
+
+
+def main():
+    args = sys.argv[1:]
+    options = {"--wavg": None, "--shared": os.path.join(ROOT, "..", "shared")}
+    for option in options:
+        if option in args:
+            at = args.index(option)
+            options[option] = args[at + 1]
+            del args[at : at + 2]
+    if len(args) < 2:
+        sys.exit(__doc__)
+    outdir, targets = args[0], args[1:]
+    real = Real(options["--shared"])
+    for target in targets:
+        named = seeds(target, options["--wavg"], real)
+        write(os.path.join(outdir, target), named)
+        print(f"{target}: {len(named)} seeds", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -72,7 +72,15 @@ void check_reads(Hdf5Reader& native, Hdf5Reader& library, const Written* written
                                              << shape_string(n.shape));
       continue;
     }
-    const Bytes whole = read_range(library, i, 0, t.count());
+    Bytes whole;
+    try {
+      whole = read_range(library, i, 0, t.count());
+    } catch (const Error& e) {
+      // Stored bytes the library refuses (a chunk that does not inflate) must be refused by the native reader too.
+      INFO("the library refused the tensor's bytes: " << (e.problems().empty() ? "" : e.problems().front().what));
+      CHECK_THROWS_AS(read_range(native, i, 0, t.count()), Error);
+      continue;
+    }
     CHECK(read_range(native, i, 0, t.count()) == whole);
     if (t.count() > 2) {
       const std::size_t elem = dtype_size(t.dtype);
