@@ -76,9 +76,13 @@ void check_reads(Hdf5Reader& native, Hdf5Reader& library, const Written* written
     try {
       whole = read_range(library, i, 0, t.count());
     } catch (const Error& e) {
-      // Stored bytes the library refuses (a chunk that does not inflate) must be refused by the native reader too.
-      INFO("the library refused the tensor's bytes: " << (e.problems().empty() ? "" : e.problems().front().what));
-      CHECK_THROWS_AS(read_range(native, i, 0, t.count()), Error);
+      // Stored bytes the library refuses (a chunk that does not inflate, an address past the end) must not be served
+      // by the native walk straight from the file, which a view would mean. They are not read again through the
+      // library: the two readers share HDF5's one open file, and after a failed read HDF5 serves the same dataset
+      // from its sieve buffer (zeros, no error).
+      CHECK_MESSAGE(native.view(i, 0, t.count()) == nullptr,
+                    "the native walk reads bytes the library refused: "
+                        << (e.problems().empty() ? "" : e.problems().front().what));
       continue;
     }
     CHECK(read_range(native, i, 0, t.count()) == whole);
