@@ -31,8 +31,11 @@ struct Appender {
 };
 
 // Nested maps built from names split at '/', in the order the names come (an output whose input 1 is no Flax file).
+// The children are a vector of NameTree itself, which may hold its own incomplete type (a pair of it may not:
+// clang's libstdc++ checks refuse it).
 struct NameTree {
-  std::vector<std::pair<std::string, NameTree>> children;
+  std::string key;  // its name in its parent's map
+  std::vector<NameTree> children;
   std::unordered_map<std::string, std::size_t> child_of;  // key -> index in children (a search was quadratic)
   std::size_t tensor = SIZE_MAX;
 };
@@ -226,8 +229,8 @@ class FlaxWriter final : public Writer {
         if (at->tensor != SIZE_MAX)
           fail(m_display, name + ": " + name.substr(0, from - 1) + " is an array, so it cannot hold " + key);
         const auto [it, added] = at->child_of.emplace(key, at->children.size());
-        if (added) at->children.emplace_back(key, NameTree{});
-        at = &at->children[it->second].second;
+        if (added) at->children.emplace_back().key = key;
+        at = &at->children[it->second];
         if (slash == std::string::npos) break;
         from = slash + 1;
       }
@@ -241,8 +244,8 @@ class FlaxWriter final : public Writer {
   void emit_name_tree(const NameTree& node) {
     if (node.tensor != SIZE_MAX) return pack_tensor(node.tensor, 1);
     packer().pack_map(static_cast<std::uint32_t>(node.children.size()));
-    for (const auto& [key, child] : node.children) {
-      pack_key(key);
+    for (const NameTree& child : node.children) {
+      pack_key(child.key);
       emit_name_tree(child);
     }
   }

@@ -42,7 +42,9 @@ void Hdf5Reader::check_data_ranges() {
   for (std::size_t i = 0; i < m_headers.size(); ++i)
     furthest[i] = i > 0 && m_headers[furthest[i - 1]].span.second >= m_headers[i].span.second ? furthest[i - 1] : i;
   for (std::size_t i = 0; i < m_data_ranges.size(); ++i) {
-    const auto& [span, index] = m_data_ranges[i];
+    // Named, not a structured binding: clang before 16 cannot capture a binding in the lambda below.
+    const ByteSpan& span = m_data_ranges[i].first;
+    const std::size_t index = m_data_ranges[i].second;
     const auto where = [&] {
       return m_tensors[index].name + ": its data at bytes [" + std::to_string(span.first) + ", " +
              std::to_string(span.second) + ")";

@@ -238,6 +238,7 @@ void read_slices(const Reading& r, const YAML::Node& doc, const std::string& met
     if (!s.IsMap() || s.size() != 1 || !s["sources"] || !s["sources"].IsSequence() || s["sources"].size() != 1)
       r.refuse(where + " must hold sources: one {model, layer_range} (passthrough copies one model's layers)");
     const YAML::Node src = s["sources"][0];
+    if (!src.IsMap()) r.refuse(where + " needs model and layer_range: [first, last]");
     for (const auto& kv : src) {
       const std::string key = r.text(kv.first, where + " key");
       if (key != "model" && key != "layer_range")
@@ -266,8 +267,9 @@ bool looks_like_recipe(const std::string& path) {
   return ends(".yml") || ends(".yaml");
 }
 
-Recipe read_recipe(const std::string& path) {
-  const Reading r(path);
+namespace {
+
+Recipe read_document(const Reading& r, const std::string& path) {
   Recipe out;
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(ExitCode::runtime, path, "cannot open the recipe");
@@ -409,6 +411,20 @@ Recipe read_recipe(const std::string& path) {
                out.inputs.front() + " only");
   }
   return out;
+}
+
+}  // namespace
+
+Recipe read_recipe(const std::string& path) {
+  const Reading r(path);
+  // yaml-cpp throws where a node is asked for as the wrong kind (a key of a scalar, a scalar as a number); every
+  // such question above is meant to be asked only of the kind checked first, so this is the net under a check
+  // forgotten: the recipe is refused by name, as every other mistake in it is.
+  try {
+    return read_document(r, path);
+  } catch (const YAML::Exception& e) {
+    r.refuse("not a recipe wavg can read: " + e.msg);
+  }
 }
 
 }  // namespace wavg::cli

@@ -59,6 +59,8 @@ Bytes read_range(Hdf5Reader& r, std::size_t i, std::uint64_t offset, std::uint64
   return out;
 }
 
+constexpr std::uint64_t k_max_compare_bytes = 64ull << 20;
+
 // Checks that every tensor reads the same through both readers (whole, and a range inside), and as written.
 void check_reads(Hdf5Reader& native, Hdf5Reader& library, const Written* written) {
   std::set<std::string> found;
@@ -72,14 +74,29 @@ void check_reads(Hdf5Reader& native, Hdf5Reader& library, const Written* written
                                              << shape_string(n.shape));
       continue;
     }
-    const Bytes whole = read_range(library, i, 0, t.count());
-    CHECK(read_range(native, i, 0, t.count()) == whole);
-    if (t.count() > 2) {
+    // A damaged file may claim far more than it holds: what the readers do with that is checked on their first
+    // elements, so that the comparison does not allocate what the file claims.
+    const std::uint64_t count = std::min<std::uint64_t>(t.count(), k_max_compare_bytes / dtype_size(t.dtype));
+    Bytes whole;
+    try {
+      whole = read_range(library, i, 0, count);
+    } catch (const Error& e) {
+      // Stored bytes the library refuses (a chunk that does not inflate, an address past the end) must not be served
+      // by the native walk straight from the file, which a view would mean. They are not read again through the
+      // library: the two readers share HDF5's one open file, and after a failed read HDF5 serves the same dataset
+      // from its sieve buffer (zeros, no error).
+      CHECK_MESSAGE(native.view(i, 0, count) == nullptr,
+                    "the native walk reads bytes the library refused: "
+                        << (e.problems().empty() ? "" : e.problems().front().what));
+      continue;
+    }
+    CHECK(read_range(native, i, 0, count) == whole);
+    if (count > 2) {
       const std::size_t elem = dtype_size(t.dtype);
       const Bytes inside(whole.begin() + static_cast<std::ptrdiff_t>(elem),
                          whole.end() - static_cast<std::ptrdiff_t>(elem));
-      CHECK(read_range(native, i, 1, t.count() - 2) == inside);
-      CHECK(read_range(library, i, 1, t.count() - 2) == inside);
+      CHECK(read_range(native, i, 1, count - 2) == inside);
+      CHECK(read_range(library, i, 1, count - 2) == inside);
     }
     if (!written) continue;
     const auto it = written->find(t.name);
