@@ -284,7 +284,7 @@ std::string describe(const Value& v) {
       if (std::strtod(buf, nullptr) != v.floating) std::snprintf(buf, sizeof buf, "%.17g", v.floating);
       return std::string("float ") + buf;
     }
-    case Kind::string: return "str '" + (v.text.size() > 40 ? v.text.substr(0, 40) + "..." : v.text) + "'";
+    case Kind::string: return "str '" + clipped(v.text, 40) + "'";
     case Kind::bytes: return "bytes of length " + std::to_string(v.text.size());
     case Kind::tuple: return "tuple of " + std::to_string(v.items.size());
     case Kind::list: return "list of " + std::to_string(v.items.size());
