@@ -141,7 +141,8 @@ std::vector<ZipEntry> read_zip_directory(const std::string& file, const unsigned
     if (c.get(4) != k_central) refuse(file, "corrupt zip archive: bad central directory entry " + std::to_string(i));
     c.skip(4);
     const auto flags = c.get(2), method = c.get(2);
-    c.skip(8);
+    c.skip(4);
+    const auto crc = static_cast<std::uint32_t>(c.get(4));
     std::uint64_t csize = c.get(4), usize = c.get(4);
     const auto name_len = c.get(2), extra_len = c.get(2), comment_len = c.get(2);
     c.skip(8);
@@ -186,6 +187,7 @@ std::vector<ZipEntry> read_zip_directory(const std::string& file, const unsigned
     e.descriptor = (flags & 8) != 0;
     e.method = static_cast<std::uint16_t>(method);
     e.compressed_size = csize;
+    e.crc = crc;
     if (csize > size - e.data_offset)
       refuse(file, "corrupt zip archive: " + e.name + ": data runs past the end of the file");
     entries.push_back(std::move(e));
