@@ -73,6 +73,7 @@ struct Chunk {
   std::uint64_t archive = 0;  // file offset of the chunk's torch.save archive
   std::uint64_t length = 0;   // the archive's bytes (its _StorageInfo's length)
   pytorch::ZipEntry storage;  // its storage entry, offsets relative to `archive`
+  std::size_t meta = 0;       // its index in the metadata's list of the tensor's chunks (Item::chunks)
 };
 
 // How a tensor's flat (row-major) elements map to its chunks. The dimensions from `inner_dims` on are whole in

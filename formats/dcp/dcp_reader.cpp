@@ -108,22 +108,27 @@ DcpReader::DcpReader(const std::string& path) : MappedPiecesReader(path, FormatI
     if (!checked_count(info.shape, dtype_size(info.dtype), count))
       fail(meta_path, "tensor " + item.name + ": its size overflows");
     TensorChunks tc;
-    for (const ChunkMeta& cm : item.chunks) {
+    for (std::size_t i = 0; i < item.chunks.size(); ++i) {
+      const ChunkMeta& cm = item.chunks[i];
       Chunk c;
       c.offsets = cm.offsets;
       c.sizes = cm.sizes;
       c.file = file_of(cm.where, "tensor " + item.name + "'s chunk at offsets " + shape_string(cm.offsets));
+      c.meta = i;
       tc.chunks.push_back(std::move(c));
     }
     check_cover(meta_path, info, tc);
-    for (std::size_t i = 0; i < tc.chunks.size(); ++i) {
-      // check_cover sorted and filtered the chunks: find each one's storage again by its offsets.
-      for (const ChunkMeta& cm : item.chunks)
-        if (cm.offsets == tc.chunks[i].offsets)
-          locate(*m_files[tc.chunks[i].file], cm.where.offset, cm.where.length, item.name, item.dtype, tc.chunks[i]);
-    }
     m_tensors.push_back(std::move(info));
     m_chunks.push_back(std::move(tc));
+  }
+  // check_cover sorted and filtered the chunks: each one's storage is its metadata entry's.
+  for (std::size_t t = 0, k = 0; t < items.size(); ++t) {
+    if (!items[t].tensor) continue;
+    for (Chunk& c : m_chunks[k].chunks) {
+      const Storage& where = items[t].chunks[c.meta].where;
+      locate(*m_files[c.file], where.offset, where.length, items[t].name, items[t].dtype, c);
+    }
+    ++k;
   }
   for (Item& item : items) item.path = {};  // only the roles needed it
 }
