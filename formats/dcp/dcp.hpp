@@ -116,6 +116,8 @@ class DcpReader final : public MappedPiecesReader {
 
  private:
   void pieces(std::size_t index, std::uint64_t offset, std::uint64_t count, const PieceFn& f) const override;
+  // Refuses (Error naming `meta_path`) two chunks' archives or bytes values that share bytes of a data file.
+  void check_no_shared_bytes(const std::string& meta_path) const;
 
   std::string m_folder;
   std::vector<std::string> m_names;
