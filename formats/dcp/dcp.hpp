@@ -127,6 +127,10 @@ class DcpReader final : public MappedPiecesReader {
   Metadata m_meta;
 };
 
+// Reads the finished folder `tmp_dir` back as an input and checks it holds `spec`'s tensors with their dtypes and
+// shapes, so that a folder wavg could not read again is never committed (Error naming `display`).
+void verify_output(const std::string& tmp_dir, const std::string& display, const OutputSpec& spec);
+
 // Tells whether `path` is a folder holding a .metadata file.
 bool looks_like_dcp(const SniffInput& input);
 

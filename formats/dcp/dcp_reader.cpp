@@ -4,9 +4,11 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <memory>
 
 #include "common/shared_bytes.hpp"
 #include "dcp/dcp.hpp"
+#include "read_back.hpp"
 #include "pytorch/pickle.hpp"
 #include "wavg/error.hpp"
 
@@ -167,6 +169,19 @@ void DcpReader::check_no_shared_bytes(const std::string& meta_path) const {
   fail(meta_path, name(both->first) + " and " + name(both->second) + " share bytes of " +
                       (chunk == std::string::npos ? items[t].where : items[t].chunks[chunk].where).file +
                       " (DCP never writes overlapping storages)");
+}
+
+void verify_output(const std::string& tmp_dir, const std::string& display, const OutputSpec& spec) {
+  const auto broken = [&](const std::string& what) {
+    fail(display, "the output does not read back as written (" + what + "); nothing was written");
+  };
+  std::unique_ptr<DcpReader> back;
+  try {
+    back = std::make_unique<DcpReader>(tmp_dir);
+  } catch (const Error& e) {
+    broken(e.problems().empty() ? std::string(e.what()) : e.problems().front().what);
+  }
+  if (const auto difference = read_back_difference(back->tensors(), spec.tensors)) broken(*difference);
 }
 
 std::vector<std::string> DcpReader::files() const {
