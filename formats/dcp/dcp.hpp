@@ -73,6 +73,7 @@ struct Chunk {
   std::uint64_t archive = 0;  // file offset of the chunk's torch.save archive
   std::uint64_t length = 0;   // the archive's bytes (its _StorageInfo's length)
   pytorch::ZipEntry storage;  // its storage entry, offsets relative to `archive`
+  std::size_t meta = 0;       // its index in the metadata's list of the tensor's chunks (Item::chunks)
 };
 
 // How a tensor's flat (row-major) elements map to its chunks. The dimensions from `inner_dims` on are whole in
@@ -115,6 +116,8 @@ class DcpReader final : public MappedPiecesReader {
 
  private:
   void pieces(std::size_t index, std::uint64_t offset, std::uint64_t count, const PieceFn& f) const override;
+  // Refuses (Error naming `meta_path`) two chunks' archives or bytes values that share bytes of a data file.
+  void check_no_shared_bytes(const std::string& meta_path) const;
 
   std::string m_folder;
   std::vector<std::string> m_names;
@@ -123,6 +126,10 @@ class DcpReader final : public MappedPiecesReader {
   std::vector<std::string> m_kept;
   Metadata m_meta;
 };
+
+// Reads the finished folder `tmp_dir` back as an input and checks it holds `spec`'s tensors with their dtypes and
+// shapes, so that a folder wavg could not read again is never committed (Error naming `display`).
+void verify_output(const std::string& tmp_dir, const std::string& display, const OutputSpec& spec);
 
 // Tells whether `path` is a folder holding a .metadata file.
 bool looks_like_dcp(const SniffInput& input);

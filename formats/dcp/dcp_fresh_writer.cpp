@@ -42,7 +42,7 @@ constexpr const char* k_rank_file = "__0_0.distcp";
 class FreshDcpWriter final : public Writer {
  public:
   FreshDcpWriter(const std::string& tmp_dir, const std::string& display, const OutputSpec& spec)
-      : m_display(display), m_spec(spec), m_out(tmp_dir, display) {
+      : m_tmp_dir(tmp_dir), m_display(display), m_spec(spec), m_out(tmp_dir, display) {
     check_dcp_folder(display);
     refuse_optimizer_state();
     m_fd = ::open((tmp_dir + "/" + k_rank_file).c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
@@ -70,6 +70,7 @@ class FreshDcpWriter final : public Writer {
     if (::close(fd) != 0) fail(m_display, std::string("cannot close ") + k_rank_file + ": " + std::strerror(errno));
     m_out.add(".metadata", metadata_pickle(m_meta, m_display));
     m_out.finish(m_spec.provenance);
+    verify_output(m_tmp_dir, m_display, m_spec);
   }
 
  private:
@@ -150,6 +151,7 @@ class FreshDcpWriter final : public Writer {
     return at;
   }
 
+  std::string m_tmp_dir;
   std::string m_display;
   const OutputSpec& m_spec;
   pytorch::CopiedFiles m_out;  // .metadata and wavg.json

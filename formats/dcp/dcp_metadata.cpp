@@ -227,6 +227,21 @@ Metadata parse_metadata(const std::string& file, const unsigned char* data, std:
     if (!where.emplace(std::make_pair(fqn, at), p.storage(storages.items[i + 1], "the storage of " + fqn)).second)
       p.bad(fqn + " has two storages at offset " + shape_string(at));
   }
+  // Every chunk has a storage of its own (a distinct (fqn, offsets) key): more chunks listed than storages is a
+  // chunk listed twice, which the pickle's memo makes two bytes long. Counted before any chunk is built, so the
+  // objects built per chunk stay within the storages, each of which takes tens of bytes of the pickle (a 6 MB
+  // .metadata listing one chunk 3 million times reached 1.24 GB before its overlap was found).
+  std::uint64_t listed = 0;
+  for (std::size_t i = 1; i < entries.items.size(); i += 2) {
+    const Value* meta = entries.items[i];
+    if (const Value* chunks =
+            meta && meta->kind == Kind::object && meta->state ? p.field(*meta->state, "chunks") : nullptr;
+        chunks && chunks->kind == Kind::list)
+      listed += chunks->items.size();
+  }
+  if (listed > where.size())
+    p.bad("lists " + std::to_string(listed) + " tensor chunks but only " + std::to_string(where.size()) +
+          " storages (a chunk listed twice)");
   Metadata out;
   std::vector<Item>& items = out.items;
   const Value* planner = p.field(root, "planner_data");

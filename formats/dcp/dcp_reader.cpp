@@ -4,8 +4,11 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <memory>
 
+#include "common/shared_bytes.hpp"
 #include "dcp/dcp.hpp"
+#include "read_back.hpp"
 #include "pytorch/pickle.hpp"
 #include "wavg/error.hpp"
 
@@ -108,24 +111,77 @@ DcpReader::DcpReader(const std::string& path) : MappedPiecesReader(path, FormatI
     if (!checked_count(info.shape, dtype_size(info.dtype), count))
       fail(meta_path, "tensor " + item.name + ": its size overflows");
     TensorChunks tc;
-    for (const ChunkMeta& cm : item.chunks) {
+    for (std::size_t i = 0; i < item.chunks.size(); ++i) {
+      const ChunkMeta& cm = item.chunks[i];
       Chunk c;
       c.offsets = cm.offsets;
       c.sizes = cm.sizes;
       c.file = file_of(cm.where, "tensor " + item.name + "'s chunk at offsets " + shape_string(cm.offsets));
+      c.meta = i;
       tc.chunks.push_back(std::move(c));
     }
     check_cover(meta_path, info, tc);
-    for (std::size_t i = 0; i < tc.chunks.size(); ++i) {
-      // check_cover sorted and filtered the chunks: find each one's storage again by its offsets.
-      for (const ChunkMeta& cm : item.chunks)
-        if (cm.offsets == tc.chunks[i].offsets)
-          locate(*m_files[tc.chunks[i].file], cm.where.offset, cm.where.length, item.name, item.dtype, tc.chunks[i]);
-    }
     m_tensors.push_back(std::move(info));
     m_chunks.push_back(std::move(tc));
   }
+  check_no_shared_bytes(meta_path);
+  // check_cover sorted and filtered the chunks: each one's storage is its metadata entry's.
+  for (std::size_t t = 0, k = 0; t < items.size(); ++t) {
+    if (!items[t].tensor) continue;
+    for (Chunk& c : m_chunks[k].chunks) {
+      const Storage& where = items[t].chunks[c.meta].where;
+      locate(*m_files[c.file], where.offset, where.length, items[t].name, items[t].dtype, c);
+    }
+    ++k;
+  }
   for (Item& item : items) item.path = {};  // only the roles needed it
+}
+
+void DcpReader::check_no_shared_bytes(const std::string& meta_path) const {
+  // DCP's FileSystemWriter writes each chunk's archive and each bytes value once, one after the other: regions
+  // that share bytes would have one archive read once per chunk naming it (a 4 MiB archive under 1,000 row-chunks
+  // merges into a 4 GB tensor), so they are refused, as TensorFlow's entries are.
+  const std::vector<Item>& items = m_meta.items;
+  std::map<std::string, std::size_t> file_index;
+  for (std::size_t f = 0; f < m_names.size(); ++f) file_index.emplace(m_names[f], f);
+  std::vector<std::pair<std::size_t, std::size_t>> owners;  // (item, chunk in Item::chunks, or npos: a bytes value)
+  std::vector<StoredRegion> regions;
+  for (std::size_t t = 0, k = 0; t < items.size(); ++t) {
+    const auto add = [&](const Storage& s, std::size_t chunk) {
+      regions.push_back({file_index.at(s.file), s.offset, s.length, owners.size()});
+      owners.emplace_back(t, chunk);
+    };
+    if (!items[t].tensor) {
+      add(items[t].where, std::string::npos);
+      continue;
+    }
+    for (const Chunk& c : m_chunks[k++].chunks) add(items[t].chunks[c.meta].where, c.meta);
+  }
+  const auto both = shared_bytes(std::move(regions));
+  if (!both) return;
+  const auto name = [&](std::size_t owner) {
+    const auto [t, chunk] = owners[owner];
+    return chunk == std::string::npos
+               ? items[t].name
+               : "tensor " + items[t].name + "'s chunk at offsets " + shape_string(items[t].chunks[chunk].offsets);
+  };
+  const auto [t, chunk] = owners[both->first];
+  fail(meta_path, name(both->first) + " and " + name(both->second) + " share bytes of " +
+                      (chunk == std::string::npos ? items[t].where : items[t].chunks[chunk].where).file +
+                      " (DCP never writes overlapping storages)");
+}
+
+void verify_output(const std::string& tmp_dir, const std::string& display, const OutputSpec& spec) {
+  const auto broken = [&](const std::string& what) {
+    fail(display, "the output does not read back as written (" + what + "); nothing was written");
+  };
+  std::unique_ptr<DcpReader> back;
+  try {
+    back = std::make_unique<DcpReader>(tmp_dir);
+  } catch (const Error& e) {
+    broken(e.problems().empty() ? std::string(e.what()) : e.problems().front().what);
+  }
+  if (const auto difference = read_back_difference(back->tensors(), spec.tensors)) broken(*difference);
 }
 
 std::vector<std::string> DcpReader::files() const {

@@ -24,7 +24,7 @@ constexpr std::size_t k_none = SIZE_MAX;
 class DcpWriter final : public Writer {
  public:
   DcpWriter(const std::string& tmp_dir, const std::string& display, const OutputSpec& spec)
-      : m_display(display), m_spec(spec), m_out(tmp_dir, display) {
+      : m_tmp_dir(tmp_dir), m_display(display), m_spec(spec), m_out(tmp_dir, display) {
     check_dcp_folder(display);
     m_input = dynamic_cast<const DcpReader*>(spec.template_input);
     m_source = pytorch::source_indices(*m_input, spec.tensors, display, "a DCP folder output");
@@ -54,7 +54,10 @@ class DcpWriter final : public Writer {
     }
   }
 
-  void finish() override { m_out.finish(m_spec.provenance); }
+  void finish() override {
+    m_out.finish(m_spec.provenance);
+    verify_output(m_tmp_dir, m_display, m_spec);
+  }
 
  private:
   // Fills in, per data file, the chunks' elements the engine writes (every element of every output tensor, each
@@ -132,6 +135,7 @@ class DcpWriter final : public Writer {
     m_out.add(".metadata", metadata_pickle(out, m_display));
   }
 
+  std::string m_tmp_dir;
   std::string m_display;
   const OutputSpec& m_spec;
   pytorch::CopiedFiles m_out;

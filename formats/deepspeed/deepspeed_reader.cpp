@@ -8,6 +8,7 @@
 #include <map>
 #include <unordered_set>
 
+#include "common/shared_bytes.hpp"
 #include "deepspeed/deepspeed.hpp"
 #include "deepspeed/deepspeed_files.hpp"
 #include "wavg/error.hpp"
@@ -117,6 +118,21 @@ struct DeepspeedReader::Build {
   std::vector<std::size_t> params;                        // per parameter, its index in m_tensors
   std::vector<Index> modules;                             // per model states file, its module dict's keys
   std::vector<std::unordered_set<std::uint64_t>> placed;  // per file, the data offsets of the storages in m_storages
+  // The flat partitions (fp32 masters, the optimizer's moments), which DeepSpeed saves each in a storage of its own.
+  std::vector<StoredRegion> partitions;
+  std::vector<std::string> partition_names;
+  void flat_partition(const Piece& p, DType dtype, std::string what) {
+    partitions.push_back({p.file, p.at, p.count * dtype_size(dtype), partition_names.size()});
+    partition_names.push_back(std::move(what));
+  }
+  // Partitions sharing bytes would be read once per claimant (a small folder expanding into a large model), and a
+  // merge would write one partition's mean over another's: refused by name, as TensorFlow's shared entries are.
+  void check_no_shared_bytes() const {
+    if (const auto both = shared_bytes(partitions))
+      fail(r.m_paths[partitions[both->first].file], partition_names[both->first] + " and " +
+                                                        partition_names[both->second] +
+                                                        " share bytes (DeepSpeed saves each partition apart)");
+  }
   // Every name once: zero_to_fp32 would let a later buffer, parameter or alias of the same name overwrite the
   // earlier one's values, which a checkpoint DeepSpeed wrote never asks for.
   std::map<std::string, std::size_t> names;  // to the index in m_tensors that the name takes
@@ -382,6 +398,7 @@ void DeepspeedReader::Build::optimizer() {
           fail(ranks[k].path,
                what + " holds " + std::to_string(p.count) + " elements, its fp32 partition " + std::to_string(len));
         parts[k].push_back({{p.file, p.at, len}});
+        flat_partition(p, dtype, what);
       }
     }
     if (scalar) {
@@ -444,9 +461,11 @@ DeepspeedReader::DeepspeedReader(const std::string& path) : ListedReader(path, F
     const Value* list = get(get(b.ranks[k].pickle.root, "optimizer_state_dict"), key);
     if (!list || list->kind != Kind::list)
       fail(b.ranks[k].path, std::string("optimizer_state_dict.") + key + " is not a list");
-    for (std::size_t g = 0; g < list->items.size(); ++g)
-      b.fp32[k].push_back(
-          {b.place(b.ranks[k], k, list->items[g], DType::f32, std::string(key) + "." + std::to_string(g))});
+    for (std::size_t g = 0; g < list->items.size(); ++g) {
+      const std::string what = std::string(key) + "." + std::to_string(g);
+      b.fp32[k].push_back({b.place(b.ranks[k], k, list->items[g], DType::f32, what)});
+      b.flat_partition(b.fp32[k].back().front(), DType::f32, what);
+    }
     if (b.fp32[k].size() != b.fp32[0].size())
       fail(b.ranks[k].path,
            "holds " + std::to_string(b.fp32[k].size()) + " param groups, rank 0 " + std::to_string(b.fp32[0].size()));
@@ -454,6 +473,7 @@ DeepspeedReader::DeepspeedReader(const std::string& path) : ListedReader(path, F
   b.buffers();
   b.parameters();
   b.optimizer();
+  b.check_no_shared_bytes();
   for (std::size_t i = 0; i + 1 < b.models[0].pickle.root->items.size(); i += 2) {
     const Value* k = b.models[0].pickle.root->items[i];
     const Value* v = b.models[0].pickle.root->items[i + 1];

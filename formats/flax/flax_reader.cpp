@@ -109,8 +109,8 @@ Array parse_array(const std::string& file, const msgpack_tree::Tree& outer, cons
   if (!parsed || dtype_name(*parsed) != dname) {
     const bool complex = dname.rfind("complex", 0) == 0;
     fail(file, name + ": " +
-                   (complex ? "complex arrays (" + std::string(dname) + ") are not supported"
-                            : "unknown dtype '" + std::string(dname.substr(0, 40)) + "'"));
+                   (complex ? "complex arrays (" + clipped(dname, 40) + ") are not supported"
+                            : "unknown dtype '" + clipped(dname, 40) + "'"));
   }
   a.info.dtype = *parsed;
   std::uint64_t count = 0;

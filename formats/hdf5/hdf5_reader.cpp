@@ -166,7 +166,11 @@ void Hdf5Reader::read_native() {
     return;  // no address space for a mapping: the library walks the file
   }
   if (m_map->size() != m_file_size) return;  // not the file HDF5 opened (replaced meanwhile): the library walks it
-  m_native = h5native::Index::read(m_map->data(), m_map->size());
+  try {
+    m_native = h5native::Index::read(m_map->data(), m_map->size());
+  } catch (const h5native::Index::Damage& d) {
+    fail(m_path, "corrupt HDF5 file: " + d.what);
+  }
   m_walked_natively = m_native.has_value();
 }
 
@@ -263,6 +267,14 @@ bool Hdf5Reader::add_opened(h5::Handle ds, const std::string& name, Listed liste
   entry.mem_type = h5::memory_type(*dtype, type.get());
   if (H5Pget_layout(dcpl.get()) == H5D_CONTIGUOUS) {
     const hsize_t stored = H5Dget_storage_size(ds.get());
+    // Written contiguous storage is exactly the extent's elements, inside the file: a damaged dataspace or layout
+    // (a shape of 1.1e9 elements over 8 bytes) would otherwise be listed, and an output sized, from the shape
+    // before the first read fails. The native walk holds its datasets to the same (native_index.cpp).
+    const std::uint64_t need = count * H5Tget_size(type.get());
+    if (addr != HADDR_UNDEF && (stored != need || addr > m_file_size || stored > m_file_size - addr))
+      fail(m_path, name + ": its contiguous storage is " + std::to_string(stored) + " bytes at offset " +
+                       std::to_string(addr) + " of a " + std::to_string(m_file_size) + "-byte file; its shape " +
+                       shape_string(info.shape) + " needs " + std::to_string(need) + " bytes");
     if (addr != HADDR_UNDEF && stored > 0 && addr <= m_file_size && stored <= m_file_size - addr)
       m_data_ranges.push_back({{addr, addr + stored}, m_tensors.size()});
     // The direct path: contiguous storage, no filters, file type equal to the memory type, and the whole extent

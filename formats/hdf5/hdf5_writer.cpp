@@ -13,6 +13,7 @@
 #include "hdf5/h5.hpp"
 #include "hdf5/hdf5_reader.hpp"
 #include "hdf5/template_copy.hpp"
+#include "read_back.hpp"
 #include "wavg/error.hpp"
 
 namespace wavg {
@@ -163,15 +164,7 @@ class Hdf5Writer final : public Writer {
     } catch (const Error& e) {
       broken(e.problems().empty() ? std::string(e.what()) : e.problems().front().what);
     }
-    std::unordered_map<std::string_view, const TensorInfo*> found;
-    for (const TensorInfo& t : back->tensors()) found.emplace(t.name, &t);
-    if (found.size() != m_spec.tensors.size())
-      broken(std::to_string(found.size()) + " tensors instead of " + std::to_string(m_spec.tensors.size()));
-    for (const TensorInfo& t : m_spec.tensors) {
-      const auto it = found.find(t.name);
-      if (it == found.end()) broken(t.name + " is missing");
-      if (it->second->dtype != t.dtype || it->second->shape != t.shape) broken(t.name + " changed type or shape");
-    }
+    if (const auto difference = read_back_difference(back->tensors(), m_spec.tensors)) broken(*difference);
     const auto provenance = m_spec.provenance.entries();
     auto meta = back->metadata();
     for (const auto& [key, value] : m_template->metadata())

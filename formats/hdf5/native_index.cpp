@@ -182,6 +182,18 @@ struct Index::Reader {
     budget -= bytes;
   }
 
+  // Per level of the B-tree being walked, the last node met and its right sibling (see btree()).
+  struct Sibling {
+    std::uint64_t address = k_undefined, right = k_undefined;
+  };
+  std::vector<Sibling> siblings;
+  // H5Literate (the library's walk) never follows the sibling links, but H5Ovisit and h5py's visit do, and refuse
+  // the file: so a damaged link is an error here, not a file handed to the library.
+  [[noreturn]] void damaged_siblings(std::size_t link) const {
+    throw Damage{"the B-tree of group " + (link == k_root ? std::string("/") : out.m_links[link].path) +
+                 " links its nodes wrongly (a damaged sibling address)"};
+  }
+
   void superblock(std::uint64_t at_byte);
   Header header(std::uint64_t address, std::size_t link);
   std::size_t object(std::uint64_t address, std::size_t link, std::optional<Header>& fresh);
@@ -324,7 +336,10 @@ void Index::Reader::group(const Header& h, const std::string& prefix, std::size_
   const auto tree = stab.take<std::uint64_t>(), heap_at = stab.take<std::uint64_t>();
   const Bytes names = heap(heap_at, link);
   Entries entries;
+  siblings.clear();
   btree(tree, -1, names, {}, {}, link, entries);
+  for (const Sibling& last : siblings)
+    if (last.address != k_undefined && last.right != k_undefined) damaged_siblings(link);  // a node after the last
   for (const auto& [name, address] : entries) {
     std::string path = prefix;
     path += name;
@@ -387,7 +402,15 @@ void Index::Reader::btree(std::uint64_t address, int level, const Bytes& heap, s
   const auto used = c.take<std::uint16_t>();
   if ((level >= 0 && node_level != level) || used > 2 * internal_k) outside();
   note(address, node_size, Kind::btree, link);
-  c.skip(16);  // siblings
+  // The nodes of each level are linked left to right, the ends undefined; the library follows these links, so a
+  // damaged one read here would be copied into an output the library cannot walk. In a walk in key order each node
+  // must name the one met before it at its level, and be the one that node named.
+  const auto left_sibling = c.take<std::uint64_t>(), right_sibling = c.take<std::uint64_t>();
+  if (siblings.size() <= static_cast<std::size_t>(node_level)) siblings.resize(node_level + 1);
+  Sibling& last = siblings[static_cast<std::size_t>(node_level)];
+  if (left_sibling != last.address || last.right != (last.address == k_undefined ? k_undefined : address))
+    damaged_siblings(link);
+  last = {address, right_sibling};
   std::string_view left = name_at(heap, c.take<std::uint64_t>());
   for (unsigned i = 0; i < used; ++i) {
     const auto child = c.take<std::uint64_t>();

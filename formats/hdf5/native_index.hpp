@@ -18,11 +18,12 @@
 //     4 bytes of padding; messages of type u16, size u16, flags u8, 3 reserved bytes, then `size` bytes; a
 //     continuation message (0x10: address, length) adds a chunk of further messages
 //   a group: a symbol table message (0x11: address of a version 1 B-tree of type 0, address of a local heap).
-//     B-tree node: "TREE", type 0, level, entries u16, left and right sibling, then key 0 and (child, key) per
-//     entry; children are nodes one level down, or at level 0 symbol nodes: "SNOD", version 1, reserved, symbol
-//     count u16, then entries of 40 bytes (name offset in the local heap, object header address, cache type u32
-//     (2: a soft link), reserved u32, 16 bytes of scratch). Local heap: "HEAP", version 0, 3 reserved, data segment
-//     size, free list offset, data segment address; a name is a NUL-terminated string in the data segment
+//     B-tree node: "TREE", type 0, level, entries u16, left and right sibling (each level's nodes linked left to
+//     right, checked), then key 0 and (child, key) per entry; children are nodes one level down, or at level 0 symbol
+//     nodes: "SNOD", version 1, reserved, symbol count u16, then entries of 40 bytes (name offset in the local heap,
+//     object header address, cache type u32 (2: a soft link), reserved u32, 16 bytes of scratch). Local heap: "HEAP",
+//     version 0, 3 reserved, data segment size, free list offset, data segment address; a name is a NUL-terminated
+//     string in the data segment
 //   a dataset: a dataspace message (0x01, version 1 or 2: scalar, simple of rank <= 32, or null), a datatype message
 //     (0x03) and a layout message (0x08); it is read here when its type is a little-endian two's-complement or
 //     unsigned integer of 1/2/4/8 bytes or an IEEE half/bfloat16/single/double with no padding or offset bits, its
@@ -34,7 +35,8 @@
 // dataset outside it (chunked, compact, filtered, big-endian, a string, an enum, never written) is marked so, and
 // the reader opens it through the library by its path. So is anything that looks wrong: a bad signature, an
 // address outside the file, a B-tree node or header chunk reached twice, names out of bounds; the library then
-// reads the file and reports it in its own words.
+// reads the file and reports it in its own words. Damage the library's walk would not notice (Index::Damage: a
+// B-tree's sibling links) is refused here instead, so the native walk is never the laxer of the two.
 //
 // Work is linear in the file: the bytes of every header chunk, B-tree node and symbol node read and of every name and
 // path made are counted against a budget of a few times the file's size (a node or chunk referenced twice is read
@@ -85,8 +87,14 @@ struct Link {
 
 class Index {
  public:
+  // Damage the library's walk (H5Literate) does not notice but other readers of the file, or of a copy of it, do:
+  // a group B-tree whose nodes' sibling links disagree with the tree. `what` says where.
+  struct Damage {
+    std::string what;
+  };
+
   // Reads the structure of the file whose bytes are [data, data + size); nullopt when the file is outside the
-  // subset or anything about it looks wrong.
+  // subset or anything about it looks wrong. Throws Damage (above).
   static std::optional<Index> read(const unsigned char* data, std::uint64_t size);
 
   const std::vector<Link>& links() const { return m_links; }

@@ -14,6 +14,9 @@ namespace {
 constexpr char k_magic[] = "\x93NUMPY";
 constexpr std::size_t k_magic_size = 6;
 constexpr std::uint64_t k_max_header = 1 << 20;  // numpy itself refuses headers over 10000 bytes by default
+// numpy.lib.format reads shapes of at most 64 dimensions (NPY_MAXDIMS in numpy 2; 32 before), so a header claiming
+// more was not written by numpy: refused before its dimensions are kept or shown.
+constexpr std::size_t k_max_dims = 64;
 
 // A cursor over the dict literal; each take_* fails with a message naming what it wanted.
 class Literal {
@@ -70,7 +73,7 @@ class Literal {
   }
   [[noreturn]] void bad(const std::string& wanted) const {
     fail(m_file, m_what + ": bad .npy header: expected " + wanted + " at character " + std::to_string(m_at) + " of " +
-                     std::string(m_text.substr(0, 120)));
+                     clipped(m_text, 120));
   }
 
  private:
@@ -115,7 +118,7 @@ DType dtype_of_descr(const std::string& file, const std::string& what, std::stri
                                                      : nullptr;
     if (named) fail(file, what + ": " + named + " ('" + std::string(d) + "') are not supported");
   }
-  fail(file, what + ": unknown dtype '" + std::string(d.substr(0, 40)) + "'");
+  fail(file, what + ": unknown dtype '" + clipped(d, 40) + "'");
 }
 
 }  // namespace
@@ -169,6 +172,9 @@ NpyHeader parse_npy_header(const std::string& file, const std::string& what, con
       lit.expect('(');
       bool comma = false;  // (3) is a number in Python, (3,) a tuple
       while (!lit.peek(')')) {
+        if (h.info.shape.size() == k_max_dims)
+          fail(file, what + ": the .npy header's shape has more than " + std::to_string(k_max_dims) +
+                         " dimensions (numpy's limit)");
         h.info.shape.push_back(lit.integer());
         comma = !lit.peek(')');
         if (comma) lit.expect(',');
@@ -176,9 +182,9 @@ NpyHeader parse_npy_header(const std::string& file, const std::string& what, con
       if (h.info.shape.size() == 1 && !comma) lit.bad("',' after the one dimension of a tuple");
       lit.expect(')');
     } else {
-      fail(file, what + ": unexpected key '" + std::string(key.substr(0, 40)) + "' in the .npy header");
+      fail(file, what + ": unexpected key '" + clipped(key, 40) + "' in the .npy header");
     }
-    if (seen & bit) fail(file, what + ": the key '" + std::string(key) + "' appears twice in the .npy header");
+    if (seen & bit) fail(file, what + ": the key '" + clipped(key, 40) + "' appears twice in the .npy header");
     seen |= bit;
     if (!lit.peek('}')) lit.expect(',');
   }

@@ -15,8 +15,13 @@ namespace wavg::pytorch {
 
 namespace {
 
-// zlib's CRC-32 of `n` bytes; a large buffer in 4 MiB pieces on every thread, joined with crc32_combine (zlib's CRC
-// runs at about 1 GB/s a core, the slowest step of writing a large output).
+// Past this many disjoint spans (scattered element-wise writes of a strided view) an entry is read back instead.
+constexpr std::size_t k_max_spans = 4096;
+
+}  // namespace
+
+// In 4 MiB pieces on every thread, joined with crc32_combine (zlib's CRC runs at about 1 GB/s a core, the slowest
+// step of writing a large output).
 std::uint32_t crc32_of(const unsigned char* data, std::uint64_t n) {
   constexpr std::uint64_t k_piece = std::uint64_t{4} << 20;
   if (n < 2 * k_piece) return static_cast<std::uint32_t>(crc32_z(0, data, static_cast<z_size_t>(n)));
@@ -30,11 +35,6 @@ std::uint32_t crc32_of(const unsigned char* data, std::uint64_t n) {
     all = crc32_combine64(all, crc[i], static_cast<z_off64_t>(std::min(k_piece, n - i * k_piece)));
   return static_cast<std::uint32_t>(all);
 }
-
-// Past this many disjoint spans (scattered element-wise writes of a strided view) an entry is read back instead.
-constexpr std::size_t k_max_spans = 4096;
-
-}  // namespace
 
 void EntryCrcs::add(std::uint64_t data, std::uint64_t size) {
   WAVG_ASSERT(m_entries.empty() || m_entries.back().data <= data);

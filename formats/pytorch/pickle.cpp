@@ -78,7 +78,7 @@ void Machine::collect() {
 void Machine::step(unsigned char op) {
   switch (op) {
     case 0x80: take(1); break;                           // PROTO
-    case 0x95: take(8); break;                           // FRAME: a hint, the bytes follow inline
+    case 0x95: frame(le(8)); break;                      // FRAME: the bytes follow inline
     case '(': m_marks.push_back(m_stack.size()); break;  // MARK
     case '0': pop(); break;                              // POP
     case '1': pop_mark(); break;                         // POP_MARK
@@ -184,7 +184,7 @@ void Machine::step(unsigned char op) {
       const std::string s = line();
       char* end = nullptr;
       const unsigned long long i = std::strtoull(s.c_str(), &end, 10);
-      if (s.empty() || *end) bad("memo index is not a number");
+      if (s.empty() || *end || s[0] == '-' || s[0] == '+' || s[0] == ' ') bad("memo index is not a number");
       op == 'p' ? memo_put(i) : memo_get(i);
       break;
     }
@@ -284,7 +284,7 @@ std::string describe(const Value& v) {
       if (std::strtod(buf, nullptr) != v.floating) std::snprintf(buf, sizeof buf, "%.17g", v.floating);
       return std::string("float ") + buf;
     }
-    case Kind::string: return "str '" + (v.text.size() > 40 ? v.text.substr(0, 40) + "..." : v.text) + "'";
+    case Kind::string: return "str '" + clipped(v.text, 40) + "'";
     case Kind::bytes: return "bytes of length " + std::to_string(v.text.size());
     case Kind::tuple: return "tuple of " + std::to_string(v.items.size());
     case Kind::list: return "list of " + std::to_string(v.items.size());

@@ -33,7 +33,7 @@ class Machine {
  public:
   Machine(const std::string& file, const unsigned char* data, std::size_t size,
           const std::vector<std::string>* value_names)
-      : m_file(file), m_p(data), m_end(data + size), m_begin(data), m_value_names(value_names) {}
+      : m_file(file), m_p(data), m_end(data + size), m_begin(data), m_value_names(value_names), m_frame_end(data) {}
 
   // Runs the opcodes to STOP and returns what they made.
   Pickle run();
@@ -45,6 +45,7 @@ class Machine {
 
   const unsigned char* take(std::size_t n) {
     if (static_cast<std::size_t>(m_end - m_p) < n) bad("truncated (needs " + std::to_string(n) + " more bytes)");
+    if (m_p < m_frame_end && static_cast<std::size_t>(m_frame_end - m_p) < n) bad("an opcode runs past its FRAME");
     const unsigned char* at = m_p;
     m_p += n;
     return at;
@@ -56,8 +57,9 @@ class Machine {
     return v;
   }
   std::string line() {
-    const void* nl = std::memchr(m_p, '\n', static_cast<std::size_t>(m_end - m_p));
-    if (!nl) bad("a text argument has no end of line");
+    const unsigned char* stop = m_p < m_frame_end ? m_frame_end : m_end;
+    const void* nl = std::memchr(m_p, '\n', static_cast<std::size_t>(stop - m_p));
+    if (!nl) bad(stop == m_end ? "a text argument has no end of line" : "an opcode runs past its FRAME");
     std::string s(reinterpret_cast<const char*>(m_p), static_cast<const unsigned char*>(nl) - m_p);
     m_p = static_cast<const unsigned char*>(nl) + 1;
     return s;
@@ -73,9 +75,19 @@ class Machine {
     m_stack.pop_back();
     return v;
   }
+  // The value on top of the stack, above the last MARK (Python's unpickler sees only the values since it: DUP,
+  // MEMOIZE or APPEND right after a MARK is its "stack underflow").
   Value* top() {
-    if (m_stack.empty()) bad("reads an empty stack");
+    if (m_stack.empty() || (!m_marks.empty() && m_stack.size() == m_marks.back())) bad("reads an empty stack");
     return m_stack.back();
+  }
+  // FRAME: the next `n` bytes are one frame, which no opcode may straddle and no FRAME may begin inside (Python's
+  // pickle.py: "pickle exhausted before end of frame", "beginning of a new frame before end of current frame").
+  void frame(std::uint64_t n) {
+    if (m_p < m_frame_end) bad("a FRAME begins before the current frame ends");
+    if (n > static_cast<std::uint64_t>(m_end - m_p))
+      bad("a FRAME of " + std::to_string(n) + " bytes runs past the end of the pickle");
+    m_frame_end = m_p + n;
   }
   std::vector<Value*> pop_mark() {
     if (m_marks.empty()) bad("has no MARK to pop to");
@@ -219,6 +231,7 @@ class Machine {
   const unsigned char* m_end;
   const unsigned char* m_begin;
   const std::vector<std::string>* m_value_names;
+  const unsigned char* m_frame_end;  // the end of the current FRAME (at or behind m_p: none)
   std::vector<Value*> m_stack;
   std::vector<std::size_t> m_marks;
   std::vector<Value*> m_memo;                               // see memo_put

@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "common/byte_cursor.hpp"
+#include "common/shared_bytes.hpp"
 #include "wavg/error.hpp"
 #include "wavg/file_io.hpp"
 
@@ -141,7 +142,8 @@ std::vector<ZipEntry> read_zip_directory(const std::string& file, const unsigned
     if (c.get(4) != k_central) refuse(file, "corrupt zip archive: bad central directory entry " + std::to_string(i));
     c.skip(4);
     const auto flags = c.get(2), method = c.get(2);
-    c.skip(8);
+    c.skip(4);
+    const auto crc = static_cast<std::uint32_t>(c.get(4));
     std::uint64_t csize = c.get(4), usize = c.get(4);
     const auto name_len = c.get(2), extra_len = c.get(2), comment_len = c.get(2);
     c.skip(8);
@@ -186,9 +188,21 @@ std::vector<ZipEntry> read_zip_directory(const std::string& file, const unsigned
     e.descriptor = (flags & 8) != 0;
     e.method = static_cast<std::uint16_t>(method);
     e.compressed_size = csize;
+    e.crc = crc;
     if (csize > size - e.data_offset)
       refuse(file, "corrupt zip archive: " + e.name + ": data runs past the end of the file");
     entries.push_back(std::move(e));
+  }
+  // Each entry's bytes (local header to the end of its data) apart from every other's and from the directory, as
+  // Python's zipfile checks ("Overlapped entries"): data shared with another entry or with the directory would be
+  // read as both, and a writer that fills one in place would damage the other.
+  std::vector<StoredRegion> regions{{0, dir.offset, dir.size, entries.size()}};
+  for (std::size_t i = 0; i < entries.size(); ++i)
+    regions.push_back(
+        {0, entries[i].local_header, entries[i].data_offset + entries[i].compressed_size - entries[i].local_header, i});
+  if (const auto both = shared_bytes(std::move(regions))) {
+    const auto name = [&](std::size_t i) { return i < entries.size() ? entries[i].name : "the central directory"; };
+    refuse(file, "corrupt zip archive: " + name(both->first) + " and " + name(both->second) + " overlap");
   }
   cross_check(file, entries, data, size, source);
   return entries;

@@ -43,6 +43,7 @@ struct ZipEntry {
   bool descriptor = false;            // flag bit 3: a data descriptor (CRC-32 and sizes) follows the data
   std::uint16_t method = 0;           // 0 stored, 8 deflated
   std::uint64_t compressed_size = 0;  // the bytes at data_offset (size when stored)
+  std::uint32_t crc = 0;              // the central directory's CRC-32 of the uncompressed bytes
 };
 
 // Where the archive lies: a file of its own, or bytes inside another file (a DCP .distcp file holds one torch.save

@@ -12,9 +12,9 @@
 #include <cstdio>
 #include <cstring>
 #include <nlohmann/json.hpp>
-#include <tuple>
 
 #include "common/byte_cursor.hpp"
+#include "common/shared_bytes.hpp"
 #include "formats/tensorflow/tensor_bundle.pb.h"
 #include "tensorflow/crc32c.hpp"
 #include "tensorflow/tensorflow.hpp"
@@ -202,19 +202,15 @@ void TensorflowReader::check_no_overlap() const {
   // merge) read one region once per entry, so a byte range named twice is refused.
   const std::size_t n = m_tensors.size();
   auto name_of = [&](std::size_t k) -> const std::string& { return k < n ? m_tensors[k].name : m_strings[k - n].name; };
-  std::vector<std::tuple<std::uint32_t, std::uint64_t, std::uint64_t, std::size_t>> ranges;  // shard, offset, size
-  for (std::size_t i = 0; i < n; ++i)
-    if (m_stored[i].size) ranges.emplace_back(m_stored[i].shard, m_stored[i].offset, m_stored[i].size, i);
+  std::vector<StoredRegion> regions;
+  for (std::size_t i = 0; i < n; ++i) regions.push_back({m_stored[i].shard, m_stored[i].offset, m_stored[i].size, i});
   for (std::size_t j = 0; j < m_strings.size(); ++j)
-    if (const TfStored& s = m_strings[j].stored; s.size) ranges.emplace_back(s.shard, s.offset, s.size, n + j);
-  std::sort(ranges.begin(), ranges.end());
-  for (std::size_t i = 1; i < ranges.size(); ++i) {
-    const auto& [shard, offset, size, k] = ranges[i];
-    const auto& [prev_shard, prev_offset, prev_size, prev_k] = ranges[i - 1];
-    if (shard == prev_shard && offset < prev_offset + prev_size)
-      fail(m_path, "tensors " + name_of(prev_k) + " and " + name_of(k) + " share bytes of " +
-                       m_shards[shard]->path().substr(m_shards[shard]->path().rfind('/') + 1) +
-                       " (TensorFlow never writes overlapping entries)");
+    regions.push_back({m_strings[j].stored.shard, m_strings[j].stored.offset, m_strings[j].stored.size, n + j});
+  if (const auto both = shared_bytes(std::move(regions))) {
+    const TfStored& first = both->first < n ? m_stored[both->first] : m_strings[both->first - n].stored;
+    const std::string& shard = m_shards[first.shard]->path();
+    fail(m_path, "tensors " + name_of(both->first) + " and " + name_of(both->second) + " share bytes of " +
+                     shard.substr(shard.rfind('/') + 1) + " (TensorFlow never writes overlapping entries)");
   }
 }
 

@@ -42,6 +42,12 @@ class Error : public std::runtime_error {
 // the terminal. Every message is passed through it once, where it is printed (main's catch, note()).
 std::string printable(std::string_view text);
 
+// Returns `text` whole when it has at most `max` bytes, else its first `max` bytes (never part of a UTF-8
+// character) and "... (N bytes)": a value taken from a file (a header of 20,000 dimensions) keeps a message short.
+// Every Error's message is clipped to k_max_message bytes as it is made.
+std::string clipped(std::string_view text, std::size_t max);
+inline constexpr std::size_t k_max_message = 1000;
+
 [[noreturn]] void assertion_failed(const char* expr, const char* file, int line);
 
 }  // namespace wavg

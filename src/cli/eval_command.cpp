@@ -77,7 +77,7 @@ double evaluate(const std::string& command, const std::string& model) {
   errno = 0;
   const double score = std::strtod(line.c_str(), &end);
   if (line.empty() || end != line.c_str() + line.size() || errno == ERANGE || !std::isfinite(score))
-    fail(model, "--eval: the last line of the command's output is not a number: '" + line.substr(0, 80) + "'");
+    fail(model, "--eval: the last line of the command's output is not a number: '" + clipped(line, 80) + "'");
   return score;
 }
 

@@ -12,7 +12,6 @@
 #include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include "wavg/error.hpp"
 
@@ -114,6 +113,9 @@ class Reading {
   std::vector<double> numbers(const YAML::Node& n, const std::string& key) const {
     if (n.IsScalar()) return {number(n, key)};
     if (!n.IsSequence() || n.size() == 0) refuse(key + " must be a number or a list of numbers (a gradient)");
+    if (n.size() > k_max_gradient)
+      refuse(key + " is a gradient of " + std::to_string(n.size()) + " values; wavg reads at most " +
+             std::to_string(k_max_gradient) + " (one per layer is the most a gradient needs)");
     std::vector<double> v;
     for (std::size_t i = 0; i < n.size(); ++i) v.push_back(number(n[i], key + "[" + std::to_string(i) + "]"));
     return v;
@@ -273,9 +275,14 @@ Recipe read_document(const Reading& r, const std::string& path) {
   Recipe out;
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(ExitCode::runtime, path, "cannot open the recipe");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  out.text = buf.str();
+  out.text.resize(k_max_recipe_bytes + 1);
+  in.read(out.text.data(), static_cast<std::streamsize>(out.text.size()));
+  if (in.bad()) throw Error(ExitCode::runtime, path, "cannot read the recipe");
+  out.text.resize(static_cast<std::size_t>(in.gcount()));
+  // yaml-cpp's nodes take about 100 bytes of memory per byte of YAML: a 5 MB recipe took 493 MB and 7.8 s.
+  if (out.text.size() > k_max_recipe_bytes)
+    r.refuse("the recipe is larger than " + std::to_string(k_max_recipe_bytes / 1024) +
+             " KiB, the most wavg reads (a mergekit recipe is a few KiB)");
   YAML::Node doc;
   try {
     doc = YAML::Load(out.text);

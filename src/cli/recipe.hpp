@@ -4,6 +4,9 @@
 // opened: a key wavg does not know, or knows from mergekit but does not run (modules, tokenizer, methods such as
 // sce, a chat_template naming one of mergekit's own template files), is refused by name. slices run only as a
 // passthrough frankenmerge (recipe_slices.hpp). The table of keys and flags is README's "Coming from mergekit".
+// What a recipe may claim is capped, so that reading one costs what a real one does: at most k_max_recipe_bytes of
+// YAML (mergekit's recipes are a few KiB) and k_max_gradient values in one gradient (mergekit interpolates a
+// gradient's anchors over the layers: one per layer is the most that says anything). Over either: one line, exit 2.
 
 #include <memory>
 #include <optional>
@@ -17,6 +20,9 @@
 #include "wavg/tensor_values.hpp"
 
 namespace wavg::cli {
+
+inline constexpr std::size_t k_max_recipe_bytes = 256 * 1024;
+inline constexpr std::size_t k_max_gradient = 1024;
 
 struct Recipe {
   std::string text;                 // the YAML as read: mergekit_config.yml and the provenance's wavg_recipe

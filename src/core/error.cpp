@@ -11,13 +11,26 @@ std::string first_line(const std::vector<Problem>& problems) {
   const Problem& p = problems.front();
   return p.file.empty() ? p.what : p.file + ": " + p.what;
 }
+// Clips every problem's message in place (see clipped()).
+std::vector<Problem>& clip(std::vector<Problem>& problems) {
+  for (Problem& p : problems)
+    if (p.what.size() > k_max_message) p.what = clipped(p.what, k_max_message);
+  return problems;
+}
 }  // namespace
 
 Error::Error(ExitCode code, std::string file, std::string what)
     : Error(code, std::vector<Problem>{{std::move(file), std::move(what)}}) {}
 
 Error::Error(ExitCode code, std::vector<Problem> problems)
-    : std::runtime_error(first_line(problems)), m_code(code), m_problems(std::move(problems)) {}
+    : std::runtime_error(first_line(clip(problems))), m_code(code), m_problems(std::move(problems)) {}
+
+std::string clipped(std::string_view text, std::size_t max) {
+  if (text.size() <= max) return std::string(text);
+  std::size_t cut = max;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xc0) == 0x80) --cut;  // a UTF-8 continuation byte
+  return std::string(text.substr(0, cut)) + "... (" + std::to_string(text.size()) + " bytes)";
+}
 
 std::string printable(std::string_view text) {
   std::string out;

@@ -24,3 +24,17 @@ TEST_CASE("printable escapes what could end the line or reach the terminal, and 
   CHECK(printable("\xff\xfe") == "\\xff\\xfe");  // not UTF-8
   CHECK(printable("\xe2\x82") == "\\xe2\\x82");  // truncated sequence
 }
+
+TEST_CASE("clipped keeps a short text whole and cuts a long one at a character, saying its length") {
+  CHECK(wavg::clipped("shape (1, 2)", 12) == "shape (1, 2)");
+  CHECK(wavg::clipped("shape (1, 2)", 5) == "shape... (12 bytes)");
+  // "é" is two bytes: a cut inside it backs up to its start.
+  CHECK(wavg::clipped("ab\xc3\xa9z", 3) == "ab... (5 bytes)");
+}
+
+TEST_CASE("every Error's message is clipped as it is made: a value from a file keeps the line short") {
+  const wavg::Error e(wavg::ExitCode::runtime, "x.npy", "shape (" + std::string(60000, '1') + ")");
+  REQUIRE(e.problems().size() == 1);
+  CHECK(e.problems()[0].what == "shape (" + std::string(wavg::k_max_message - 7, '1') + "... (60008 bytes)");
+  CHECK(std::string(e.what()) == "x.npy: " + e.problems()[0].what);
+}

@@ -185,6 +185,34 @@ TEST_CASE("unpickler refuses lengths past the end, missing memo entries, unknown
   CHECK(error_of("\x80\x02K\x01K\x02.").find("leaves 2 values") != std::string::npos);
 }
 
+// Each refused here is refused by Python's unpickler too (as checked with Python 3.11: the C module's pickle.loads
+// and pickle.py's _Unpickler, whose messages follow each case), so wavg reads no pickle that torch.load refuses.
+TEST_CASE("unpickler is as strict as Python's: nothing below a MARK is reached, FRAMEs hold their opcodes") {
+  const auto frame = [](std::uint64_t n) {
+    std::string s = "\x95"s;
+    for (int i = 0; i < 8; ++i) s += static_cast<char>((n >> (8 * i)) & 0xff);
+    return s;
+  };
+  // 1, MARK, MEMOIZE (DUP, BINPUT, APPEND to a list below the MARK), TUPLE, TUPLE2: "unexpected MARK found" (C),
+  // IndexError (pickle.py); the memo, DUP or APPEND would have taken the value below the MARK.
+  CHECK(error_of("\x80\x04K\x01(\x94t\x86."s).find("reads an empty stack") != std::string::npos);
+  CHECK(error_of("\x80\x02K\x01(2t\x86."s).find("reads an empty stack") != std::string::npos);
+  CHECK(error_of("\x80\x02K\x01(q\x00t\x86."s).find("reads an empty stack") != std::string::npos);
+  CHECK(error_of("\x80\x02](K\x01" "at\x86."s).find("reads an empty stack") != std::string::npos);
+  // A FRAME longer than the bytes left: "pickle data was truncated" (C).
+  CHECK(error_of("\x80\x04"s + frame(100) + "K\x01.").find("FRAME of 100 bytes runs past the end") !=
+        std::string::npos);
+  // BININT2's argument half inside its FRAME: "pickle exhausted before end of frame" (pickle.py).
+  CHECK(error_of("\x80\x04"s + frame(2) + "M\x01\x00."s).find("runs past its FRAME") != std::string::npos);
+  // A FRAME inside a FRAME: "beginning of a new frame before end of current frame" (pickle.py).
+  CHECK(error_of("\x80\x04"s + frame(11) + frame(2) + "K\x01.").find("FRAME begins before") != std::string::npos);
+  // PUT -1: "negative PUT argument" (both).
+  CHECK(error_of("\x80\x02K\x01p-1\n."s).find("memo index is not a number") != std::string::npos);
+  // What Python reads, read alike: a FRAME holding whole opcodes, and reads after a FRAME has ended.
+  CHECK(parse("\x80\x04"s + frame(3) + "K\x01.").root->integer == 1);
+  CHECK(parse("\x80\x04"s + frame(2) + "K\x01\x85.").root->items.size() == 1);
+}
+
 TEST_CASE("unpickler reads the values torch.load(weights_only=True) accepts: dtypes, bytes, complex, Counter") {
   // {'dtype': torch.float16} as torch.save writes it: the dtype is a GLOBAL left on the stack, never called.
   const Pickle d = parse("\x80\x02}X\x05\0\0\0dtypectorch\nfloat16\ns."s);

@@ -1,0 +1,28 @@
+"""Runs a command and says whether it stayed within a memory and time bound (tests/cli/*_hostile_*.sh): a reader's
+work must follow its input's size, so a small hostile file is refused (or read) well within bounds far above what
+the reader needs on a loaded 2-core machine and far below what a reader doing work out of proportion reached.
+
+    bounded.py MAX_MIB MAX_SECONDS COMMAND...
+
+Prints "exit N, within MAX_MIB MiB and MAX_SECONDS s", or what was over (peak resident memory from the kernel's
+accounting of the child, wall time); the command's own stdout and stderr pass through. A command still running at
+twice MAX_SECONDS is killed (so a quadratic reader fails the test, not the suite's timeout)."""
+import resource
+import subprocess
+import sys
+import time
+
+max_mib, max_s, command = float(sys.argv[1]), float(sys.argv[2]), sys.argv[3:]
+start = time.monotonic()
+try:
+    code = subprocess.run(command, timeout=2 * max_s).returncode
+except subprocess.TimeoutExpired:
+    code = "killed"
+elapsed = time.monotonic() - start
+peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # KiB on Linux
+over = []
+if peak_mib > max_mib:
+    over.append(f"{peak_mib:.0f} MiB")
+if elapsed > max_s:
+    over.append(f"{elapsed:.1f} s")
+print(f"exit {code}, " + (f"within {max_mib:g} MiB and {max_s:g} s" if not over else "over: " + ", ".join(over)))
