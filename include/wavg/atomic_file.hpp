@@ -77,7 +77,8 @@ std::string add_companion(const std::string& main_tmp, const std::string& target
 // companion.
 std::string add_replacing_companion(const std::string& main_tmp, const std::string& target);
 // Records a file of the output being replaced (an old model.json's shard), removed after the commit has put the
-// new output in place, unless it is an input file or one of the new output's files.
+// new output in place, unless it is an input file or one of the new output's files. Only files removable_files
+// (removal.hpp) allows.
 void retire_after_commit(const std::string& main_tmp, const std::string& old_file);
 
 }  // namespace wavg
