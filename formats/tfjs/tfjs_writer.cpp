@@ -96,12 +96,12 @@ class TfjsWriter final : public Writer {
         break;
       }
     // The replaced model.json's shards go after the switch, and so do shards of this model's name that no
-    // model.json lists any more (an interrupted run's).
+    // model.json lists any more (an interrupted run's); without --force such a shard is a refusal.
     const OwnFiles own = own_tfjs_files(dir, display_path.substr(dir.size()));
     std::vector<std::string> old = tfjs_listed_shards(display_path);
     for (const std::string& name : files_named_like(own))
       if (is_stem_shard(name, stem)) old.push_back(name);
-    for (const std::string& name : removable_files(own, old, Overwrite::yes))
+    for (const std::string& name : removable_files(own, old, overwrite_of(tmp_path)))
       retire_after_commit(tmp_path, dir + name);
     for (std::uint64_t i = 0; i < n; ++i) {
       m_shards.push_back(add_companion(tmp_path, dir + m_names[i]));

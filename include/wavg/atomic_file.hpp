@@ -76,6 +76,8 @@ std::string add_companion(const std::string& main_tmp, const std::string& target
 // commit() removes the old main file before placing it, so no reader pairs the old main file with the new
 // companion.
 std::string add_replacing_companion(const std::string& main_tmp, const std::string& target);
+// Returns whether the pending output may replace existing files (--force): what removal.hpp's rule asks.
+Overwrite overwrite_of(const std::string& main_tmp);
 // Records a file of the output being replaced (an old model.json's shard), removed after the commit has put the
 // new output in place, unless it is an input file or one of the new output's files. Only files removable_files
 // (removal.hpp) allows.

@@ -277,6 +277,8 @@ std::string add_replacing_companion(const std::string& main_tmp, const std::stri
   return new_companion(main_tmp, target, true);
 }
 
+Overwrite overwrite_of(const std::string& main_tmp) { return pending(main_tmp).overwrite; }
+
 void retire_after_commit(const std::string& main_tmp, const std::string& old_file) {
   pending(main_tmp).retired.push_back(old_file);
 }
