@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "wavg/output_lock.hpp"
+
 namespace wavg {
 
 enum class Overwrite { no, yes };
@@ -32,6 +34,7 @@ class AtomicOutput {
   AtomicOutput(std::string target, Overwrite overwrite) : m_target(std::move(target)), m_overwrite(overwrite) {}
   ~AtomicOutput() = default;
 
+  OutputLock m_lock;  // taken by the constructor before it looks at the target; released after the destructor
   std::string m_target;
   std::string m_tmp;
   Overwrite m_overwrite;
