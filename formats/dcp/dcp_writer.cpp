@@ -12,6 +12,7 @@
 #include "pytorch/copied_files.hpp"
 #include "wavg/atomic_directory.hpp"
 #include "wavg/error.hpp"
+#include "wavg/removal.hpp"
 
 namespace wavg::dcp {
 
@@ -158,11 +159,15 @@ void check_dcp_folder(const std::string& display) {
 void replace_dcp_folder(const std::string& tmp_dir, const std::string& display) {
   set_switch_files(tmp_dir, {".metadata"});
   static const std::regex k_data_file(R"(__[0-9]+_[0-9]+\.distcp)");
+  // removal.hpp's rule; AtomicDirectory replaces an existing folder only with --force.
+  const OwnFiles own{display,
+                     "distributed checkpoint data file",
+                     [](const std::string& name) { return std::regex_match(name, k_data_file); },
+                     {}};
   std::error_code ec;
   if (fs::is_regular_file(fs::path(display) / ".metadata", ec))
-    for (const auto& e : fs::directory_iterator(display, ec))
-      if (std::regex_match(e.path().filename().string(), k_data_file) && fs::is_regular_file(e.symlink_status(ec)))
-        retire_in_folder(tmp_dir, e.path().filename().string());
+    for (const std::string& name : removable_files(own, files_named_like(own), Overwrite::yes))
+      retire_in_folder(tmp_dir, name);
 }
 
 std::unique_ptr<Writer> create_dcp_writer(const std::string& tmp_dir, const std::string& display_path,

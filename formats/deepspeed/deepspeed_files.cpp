@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "wavg/error.hpp"
+#include "wavg/mapped_file.hpp"
 
 namespace wavg::deepspeed {
 
@@ -123,7 +124,11 @@ std::string checkpoint_folder(const std::string& path) {
   if (tag.empty() || tag.find('/') != std::string::npos || tag == "." || tag == ".." ||
       tag.find('\0') != std::string::npos)
     fail(latest.string(), "does not name a checkpoint folder beside it");
-  return (fs::path(path) / tag).string();
+  // The rule of every model folder: no link leads out of it (a tag linked to a folder elsewhere is not this one's).
+  const std::string folder = (fs::path(path) / tag).string();
+  for (const std::string& part : {latest.string(), folder})
+    if (const std::string out = link_out_of_folder(path, part); !out.empty()) fail(part, out);
+  return folder;
 }
 
 }  // namespace wavg::deepspeed

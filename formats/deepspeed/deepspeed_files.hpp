@@ -42,7 +42,8 @@ DeepspeedReader::Piece piece(const TorchFile& f, std::size_t file, const pytorch
 // zero_to_fp32's natural_keys order: digits compare as numbers.
 bool natural_less(const std::string& a, const std::string& b);
 bool ends_with(const std::string& s, const std::string& suffix);
-// Returns the checkpoint folder itself: `path`, or the one its `latest` file names.
+// Returns the checkpoint folder itself: `path`, or the one its `latest` file names; refuses a `latest` or a tag
+// folder that leads out of `path` through a symbolic link (link_out_of_folder).
 std::string checkpoint_folder(const std::string& path);
 
 }  // namespace wavg::deepspeed

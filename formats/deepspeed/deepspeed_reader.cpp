@@ -143,6 +143,9 @@ struct DeepspeedReader::Build {
 
   TorchFile open(const std::string& name) {
     r.m_paths.push_back(r.m_folder + "/" + name);
+    // A rank file that is a link is followed nowhere, as a tag (checkpoint_folder) or an HF shard is not.
+    if (const std::string out = link_out_of_folder(r.m_folder, r.m_paths.back()); !out.empty())
+      fail(r.m_paths.back(), out);
     r.m_files.push_back(std::make_unique<MappedFile>(r.m_paths.back()));
     r.m_storages.emplace_back();
     return parse(*r.m_files.back());

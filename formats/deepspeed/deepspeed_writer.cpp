@@ -11,6 +11,7 @@
 #include "pytorch/copied_files.hpp"
 #include "wavg/atomic_directory.hpp"
 #include "wavg/error.hpp"
+#include "wavg/removal.hpp"
 
 namespace wavg::deepspeed {
 
@@ -59,12 +60,17 @@ class DeepspeedWriter final : public Writer {
     // An existing folder (--force): the model states files, which a loader opens first, are placed last, and the
     // old checkpoint's rank files that the new one lacks go; other files stay.
     set_switch_files(m_dir, models);
+    // removal.hpp's rule; AtomicDirectory replaces an existing folder only with --force.
+    const OwnFiles own{display,
+                       "DeepSpeed rank file",
+                       [](const std::string& name) {
+                         return ends_with(name, "_optim_states.pt") || ends_with(name, "_model_states.pt");
+                       },
+                       {}};
     std::error_code ec;
     if (fs::is_directory(fs::symlink_status(display, ec)))
-      for (const auto& e : fs::directory_iterator(display, ec)) {
-        const std::string name = e.path().filename().string();
-        if (ends_with(name, "_optim_states.pt") || ends_with(name, "_model_states.pt")) retire_in_folder(m_dir, name);
-      }
+      for (const std::string& name : removable_files(own, files_named_like(own), Overwrite::yes))
+        retire_in_folder(m_dir, name);
   }
 
   bool holds_template_values(std::size_t) const override { return false; }

@@ -93,7 +93,8 @@ void check_target_folder(const std::string& folder);
 // Refuses (usage error) an entry `name` of `folder` that the output's file of that name would replace and that is
 // not a regular file (a folder, a symbolic link).
 void check_replaceable(const std::string& folder, const std::string& name);
-// Returns the old model's files in `folder` (none when it does not exist), indexes and single weights files first.
+// Returns the old model's files in `folder` that the output may remove (removal.hpp; none when it does not exist),
+// indexes and single weights files first.
 std::vector<std::string> old_model_files(const std::string& folder);
 
 // The ecosystem's default largest shard (save_pretrained's max_shard_size="5GB"), in bytes.

@@ -12,6 +12,7 @@
 #include "hf/hf.hpp"
 #include "wavg/atomic_directory.hpp"
 #include "wavg/error.hpp"
+#include "wavg/removal.hpp"
 
 namespace wavg::hf {
 
@@ -81,7 +82,16 @@ std::vector<std::string> old_model_files(const std::string& folder) {
     if (is_shard_name(name) && is_regular_no_link(e.path()) && std::find(out.begin(), out.end(), name) == out.end())
       out.push_back(name);
   }
-  return out;
+  // removal.hpp's rule decides: a weights file or index of the model's names, a plain file of the folder. Only an
+  // existing folder has old files, and AtomicDirectory replaces one only with --force.
+  const OwnFiles own{folder,
+                     "Hugging Face weights file",
+                     [](const std::string& name) {
+                       return is_weights_shard(name) || std::find(std::begin(k_main_files), std::end(k_main_files),
+                                                                  name) != std::end(k_main_files);
+                     },
+                     {}};
+  return removable_files(own, out, Overwrite::yes);
 }
 
 }  // namespace wavg::hf

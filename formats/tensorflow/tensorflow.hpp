@@ -38,7 +38,8 @@
 // The writer writes P.index (the AtomicFile's main file) and P.data-00000-of-00001 (a companion, so both appear
 // together or neither), plus the `checkpoint` state file beside them with --tf-state. Entries are sorted by key
 // (LevelDB's TableBuilder, uncompressed as TensorFlow writes them), the header says one little-endian shard,
-// version 1, and every crc32c is computed over the bytes written.
+// version 1, and every crc32c is computed over the bytes written. Other data shards of the prefix (P.data-NNNNN-of-
+// NNNNN of an older checkpoint) are removed after the commit with --force and refused without it (removal.hpp).
 
 #include <memory>
 #include <span>

@@ -21,6 +21,7 @@
 #include "wavg/atomic_file.hpp"
 #include "wavg/error.hpp"
 #include "wavg/file_io.hpp"
+#include "wavg/removal.hpp"
 
 namespace wavg {
 
@@ -51,19 +52,23 @@ std::string text_proto_quote(const std::string& s) {
   return out + "\"";
 }
 
-// Records the old checkpoint's other data shards (PREFIX.data-NNNNN-of-NNNNN but `kept`) for removal after commit.
+// Records the old checkpoint's other data shards (PREFIX.data-NNNNN-of-NNNNN but `kept`) for removal after commit,
+// as removal.hpp allows: without --force, such a shard (an older checkpoint's, a copy in progress) is a refusal.
 void retire_old_shards(const std::string& tmp_path, const std::string& prefix, const std::string& kept) {
   static const std::regex tail(R"(\.data-[0-9]{5}-of-[0-9]{5})");
   const std::filesystem::path p(prefix);
-  const std::string stem = p.filename().string();
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(p.parent_path().empty() ? "." : p.parent_path(), ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.size() > stem.size() && name.compare(0, stem.size(), stem) == 0 &&
-        std::regex_match(name.begin() + static_cast<std::ptrdiff_t>(stem.size()), name.end(), tail) &&
-        (p.parent_path() / name).string() != kept)
-      retire_after_commit(tmp_path, (p.parent_path() / name).string());
-  }
+  const std::string stem = p.filename().string(), kept_name = std::filesystem::path(kept).filename().string();
+  const OwnFiles own{p.parent_path().string(),
+                     "TensorFlow data shard",
+                     [&](const std::string& name) {
+                       return name.size() > stem.size() && name.compare(0, stem.size(), stem) == 0 &&
+                              std::regex_match(name.begin() + static_cast<std::ptrdiff_t>(stem.size()), name.end(),
+                                               tail) &&
+                              name != kept_name;
+                     },
+                     {}};
+  for (const std::string& name : removable_files(own, files_named_like(own), overwrite_of(tmp_path)))
+    retire_after_commit(tmp_path, (p.parent_path() / name).string());
 }
 
 class TensorflowWriter final : public Writer {
@@ -96,9 +101,9 @@ class TensorflowWriter final : public Writer {
                    "\nall_model_checkpoint_paths: " + text_proto_quote(prefix.substr(dir.size())) + "\n";
     // add_companion refuses a companion that is any input's file (AtomicFile knows the inputs' files()).
     // Their names are fixed by the prefix: --force replaces an old checkpoint's files (the old .index goes first).
+    retire_old_shards(tmp_path, prefix, data);
     m_data_tmp = add_replacing_companion(tmp_path, data);
     if (spec.write_tf_state) m_state_tmp = add_replacing_companion(tmp_path, dir + "checkpoint");
-    retire_old_shards(tmp_path, prefix, data);
     m_fd = ::open(m_data_tmp.c_str(), O_RDWR | O_CLOEXEC);  // read back by rehash()
     if (m_fd < 0) fail(display_path, "cannot open the data shard: " + std::string(std::strerror(errno)));
   }

@@ -30,7 +30,9 @@
 // the shards are companions of the AtomicFile (atomic_file.hpp), placed as new files before model.json is renamed
 // into place, so a reader finds either the old model whole or the new one. When a shard name is taken (by the
 // model --force replaces, or by shards a killed run left), all shards are named OUT-TOKEN-shardIofN.bin instead,
-// TOKEN six letters and digits unique to the run; the replaced model.json's shards are removed after the switch.
+// TOKEN six letters and digits unique to the run; the replaced model.json's shards are removed after the switch, as
+// removal.hpp allows: TF.js weight files of the folder itself that no other *.json model there lists (shards of
+// the output's name that no model lists, a killed run's, are a refusal without --force).
 // model.json keeps every member of input 1's model.json (when input 1 is TF.js), replaces
 // weightsManifest by one group holding the output's weights in order (float32 unquantised, int32, bool), and sets
 // userDefinedMetadata.wavg to the provenance entries. A shard that would be the same file as an input (or one of

@@ -15,6 +15,7 @@
 #include "tfjs/tfjs.hpp"
 #include "wavg/atomic_file.hpp"
 #include "wavg/error.hpp"
+#include "wavg/removal.hpp"
 
 namespace wavg {
 
@@ -42,19 +43,28 @@ std::vector<std::string> shard_names(const std::string& stem, std::uint64_t n) {
   return names;
 }
 
-// Returns the files of `dir` named like shards of the model `stem`: STEM-shardIofN.bin, STEM-TOKEN-shardIofN.bin.
-std::vector<std::string> stem_shards(const std::string& dir, const std::string& stem) {
+// Tells whether `name` is named like a shard of the model `stem`: STEM-shardIofN.bin or STEM-TOKEN-shardIofN.bin.
+bool is_stem_shard(const std::string& name, const std::string& stem) {
   static const std::regex tail(R"((-[A-Za-z0-9]{6})?-shard[0-9]+of[0-9]+\.bin)");
-  std::vector<std::string> out;
+  return name.size() > stem.size() && name.compare(0, stem.size(), stem) == 0 &&
+         std::regex_match(name.begin() + static_cast<std::ptrdiff_t>(stem.size()), name.end(), tail);
+}
+
+// The files the new model may remove (removal.hpp): TF.js weight files, named as TF.js names them (the converter's
+// NAME-shardIofN.bin, tfjs-node's weights.bin, a browser download's NAME.weights.bin), in its folder and used by
+// no other model there. Every *.json of the folder but the target is asked which shards it lists (a model the
+// user kept as v1.json still uses model-shard1of1.bin).
+OwnFiles own_tfjs_files(const std::string& dir, const std::string& target_name) {
+  static const std::regex k_weights_file(R"((.+-shard[0-9]+of[0-9]+|weights|.+\.weights)\.bin)");
+  OwnFiles own{dir, "TF.js shard", [](const std::string& name) { return std::regex_match(name, k_weights_file); }, {}};
   std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+  for (const auto& e : std::filesystem::directory_iterator(dir.empty() ? "." : dir, ec)) {
     const std::string name = e.path().filename().string();
-    if (name.size() > stem.size() && name.compare(0, stem.size(), stem) == 0 &&
-        std::regex_match(name.begin() + static_cast<std::ptrdiff_t>(stem.size()), name.end(), tail) &&
-        e.is_regular_file(ec) && !e.is_symlink(ec))
-      out.push_back(name);
+    if (name != target_name && name.ends_with(".json"))
+      for (const std::string& used : tfjs_listed_shards(e.path().string()))  // "./x.bin" names x.bin too
+        own.used_by_others.insert(std::filesystem::path(used).lexically_normal().string());
   }
-  return out;
+  return own;
 }
 
 class TfjsWriter final : public Writer {
@@ -85,10 +95,14 @@ class TfjsWriter final : public Writer {
         m_names = shard_names(stem + "-" + run_token(tmp_path), n);
         break;
       }
-    for (const std::string& old : tfjs_listed_shards(display_path)) retire_after_commit(tmp_path, dir + old);
-    // Shards of this model's name that no model.json lists any more (an interrupted run's old shards, the losing
-    // side of two runs replacing one model at once) go with them, as this run's own old shards do.
-    for (const std::string& old : stem_shards(dir.empty() ? "." : dir, stem)) retire_after_commit(tmp_path, dir + old);
+    // The replaced model.json's shards go after the switch, and so do shards of this model's name that no
+    // model.json lists any more (an interrupted run's); without --force such a shard is a refusal.
+    const OwnFiles own = own_tfjs_files(dir, display_path.substr(dir.size()));
+    std::vector<std::string> old = tfjs_listed_shards(display_path);
+    for (const std::string& name : files_named_like(own))
+      if (is_stem_shard(name, stem)) old.push_back(name);
+    for (const std::string& name : removable_files(own, old, overwrite_of(tmp_path)))
+      retire_after_commit(tmp_path, dir + name);
     for (std::uint64_t i = 0; i < n; ++i) {
       m_shards.push_back(add_companion(tmp_path, dir + m_names[i]));
       const std::uint64_t size = std::min(k_shard_bytes, total - i * k_shard_bytes);

@@ -46,7 +46,7 @@ void set_switch_files(const std::string& tmp_dir, std::vector<std::string> names
 // never a folder of other things (a home directory, a folder of notes), even one a writer could add its files to.
 void check_model_folder(const std::string& folder, const std::function<bool()>& holds_model, std::string_view kind);
 // Records `name`, a file of the target being replaced, for removal after the switch (in the order recorded) unless
-// the new output has a file of that name.
+// the new output has a file of that name. Only files removable_files (removal.hpp) allows.
 void retire_in_folder(const std::string& tmp_dir, const std::string& name);
 
 }  // namespace wavg

@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "wavg/output_lock.hpp"
+
 namespace wavg {
 
 enum class Overwrite { no, yes };
@@ -32,6 +34,7 @@ class AtomicOutput {
   AtomicOutput(std::string target, Overwrite overwrite) : m_target(std::move(target)), m_overwrite(overwrite) {}
   ~AtomicOutput() = default;
 
+  OutputLock m_lock;  // taken by the constructor before it looks at the target; released after the destructor
   std::string m_target;
   std::string m_tmp;
   Overwrite m_overwrite;
@@ -76,8 +79,11 @@ std::string add_companion(const std::string& main_tmp, const std::string& target
 // commit() removes the old main file before placing it, so no reader pairs the old main file with the new
 // companion.
 std::string add_replacing_companion(const std::string& main_tmp, const std::string& target);
+// Returns whether the pending output may replace existing files (--force): what removal.hpp's rule asks.
+Overwrite overwrite_of(const std::string& main_tmp);
 // Records a file of the output being replaced (an old model.json's shard), removed after the commit has put the
-// new output in place, unless it is an input file or one of the new output's files.
+// new output in place, unless it is an input file or one of the new output's files. Only files removable_files
+// (removal.hpp) allows.
 void retire_after_commit(const std::string& main_tmp, const std::string& old_file);
 
 }  // namespace wavg

@@ -24,6 +24,10 @@ int open_regular_file(const std::string& path, FollowLinks follow = FollowLinks:
 int try_open_regular_file(const std::string& path, FollowLinks follow, std::string& why);
 // Checks that `path` opens as a regular file (open_regular_file, then close): before a sniffer opens it.
 void require_regular_file(const std::string& path);
+// Returns what is wrong with `path`, a file or folder a model folder `folder` holds, when it leads out of that
+// folder: "is a symbolic link, ..." or "lies outside the model folder FOLDER (through a linked folder)"; "" when
+// it does not (or does not exist: opening it says so). wavg follows no link out of a model folder (HF, DeepSpeed).
+std::string link_out_of_folder(const std::string& folder, const std::string& path);
 // Returns the absolute path, all symbolic links resolved, of the file open as `fd` (from /proc/self/fd), or "".
 std::string resolved_path_of(int fd);
 

@@ -10,6 +10,8 @@
 //                             explainers are asked in FaultSource order (a mapping first: it names the file that
 //                             shrank, even inside a library call), then the cleanups run, one line
 //                             `wavg: error: FILE: what` is written, and the process exits 1.
+//   SIGXFSZ                   (a write past ulimit -f): caught by a handler that does nothing, so the write fails
+//                             with EFBIG and the writer reports it as any failed write.
 //   any other fault           the action that was in place before wavg's (the default, or a sanitizer's), so a bug
 //                             still crashes with its report.
 //
@@ -23,9 +25,9 @@ namespace wavg::signals {
 
 // A step the handlers run before the process ends (typically: unlink temporary files). Must be async-signal-safe.
 using Cleanup = void (*)() noexcept;
-// Registers `cleanup` (once per function; up to 8) and installs the SIGINT/SIGTERM/SIGHUP handlers; the cleanups
-// also run at exit() and std::terminate (which skip the destructors that remove an output), in the process that
-// registered last, never in a forked child that exits.
+// Registers `cleanup` (once per function; up to 8) and installs the SIGINT/SIGTERM/SIGHUP/SIGXFSZ handlers; the
+// cleanups also run at exit() and std::terminate (which skip the destructors that remove an output), in the process
+// that registered last, never in a forked child that exits.
 void add_cleanup(Cleanup cleanup);
 // Runs every registered cleanup. Async-signal-safe.
 void run_cleanups() noexcept;

@@ -110,7 +110,8 @@ void apply_threads(int threads);
 void use_passive_wait_policy(char** argv);
 // Runs every parallel loop on one thread when an address-space limit (ulimit -v) leaves too little room for the
 // stacks of `threads` OpenMP threads (0: OpenMP's default count), which libgomp would otherwise fail to create and
-// exit on; says so when `verbose`. Results are the same for any thread count (wait_policy.cpp says why).
+// exit on, or when those threads cannot be made now; else makes OpenMP's threads now, before any input takes the
+// room. Says so when `verbose`. Results are the same for any thread count (wait_policy.cpp says why).
 void fit_threads_to_address_space(int threads, bool verbose);
 
 // Adds --out-dtype float16|bfloat16|float32|float64 (or f16, bf16, f32, f64; unset when not given).

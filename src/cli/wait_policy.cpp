@@ -19,19 +19,31 @@
 // line, no cleanup by wavg. Every loop is parallel over elements, each element summed in the same order, so the
 // output is the same bytes for any thread count: fit_threads_to_address_space() runs the loops on one thread when
 // the stacks would take more than half of the address space the limit leaves, keeping the other half for the job
-// (its input mappings and buffers, which come later).
+// (its input mappings and buffers, which come later). That check alone was not enough: libgomp makes its threads
+// at the first parallel loop, after the inputs are mapped, and 8 inputs of 100 MB at ulimit -v 320 MiB with -j 16
+// still ended in libgomp's message (issue 39). So under a limit wavg makes the threads itself first, with
+// libgomp's stack size, all alive at once (a failure there is an answer, not an exit), and when they all could
+// exist it starts OpenMP's team at once, before any input is mapped: libgomp keeps a team's threads for the next
+// parallel loops of the same size (every loop uses the one thread count; a loop that runs on one thread makes and
+// ends none), so no later loop needs to create one. When they cannot all exist, the loops run on one thread. And
+// under a limit the threads share glibc's one malloc arena: each thread's own arena reserves 64 MiB of address
+// space at its first malloc, and libgomp's new threads took the room of the threads still to be made (strace:
+// their 64 MiB reservations between the clones, then "Thread creation failed").
 
+#include <malloc.h>
 #include <omp.h>
 #include <pthread.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <climits>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <vector>
 
 #include "cli/common.hpp"
 
@@ -75,6 +87,31 @@ std::uint64_t omp_stack_size() {
   return size;
 }
 
+// Tells whether `n` threads with stacks of `stack` bytes can exist at once now: makes them, each waiting until
+// every one is made, then ends them.
+bool threads_can_exist(std::uint64_t n, std::uint64_t stack) {
+  pthread_attr_t attr;
+  if (::pthread_attr_init(&attr) != 0) return false;
+  ::pthread_attr_setstacksize(&attr, static_cast<std::size_t>(stack));
+  static pthread_mutex_t gate = PTHREAD_MUTEX_INITIALIZER;
+  ::pthread_mutex_lock(&gate);
+  std::vector<pthread_t> made;
+  for (std::uint64_t i = 0; i < n; ++i) {
+    pthread_t t;
+    const auto wait_for_gate = [](void*) -> void* {
+      ::pthread_mutex_lock(&gate);
+      ::pthread_mutex_unlock(&gate);
+      return nullptr;
+    };
+    if (::pthread_create(&t, &attr, wait_for_gate, nullptr) != 0) break;
+    made.push_back(t);
+  }
+  ::pthread_mutex_unlock(&gate);
+  for (const pthread_t t : made) ::pthread_join(t, nullptr);
+  ::pthread_attr_destroy(&attr);
+  return made.size() == n;
+}
+
 // The address space the process maps now, in bytes (/proc/self/statm's first field, in pages).
 std::uint64_t mapped_now() {
   std::ifstream statm("/proc/self/statm");
@@ -88,11 +125,19 @@ std::uint64_t mapped_now() {
 void fit_threads_to_address_space(int threads, bool verbose) {
   rlimit limit{};
   if (::getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return;
+  ::mallopt(M_ARENA_MAX, 1);
   const std::uint64_t n = threads > 0 ? static_cast<std::uint64_t>(threads) : omp_get_max_threads();
   if (n <= 1) return;
   const std::uint64_t stack = omp_stack_size(), used = mapped_now();
   const std::uint64_t left = limit.rlim_cur > used ? limit.rlim_cur - used : 0;
-  if (stack * (n - 1) <= left / 2) return;
+  if (stack * (n - 1) <= left / 2 && threads_can_exist(n - 1, stack)) {
+    // The team, made now while the room is there; its threads wait in libgomp for the next loop. (The region does
+    // something: GCC drops an empty one.)
+    std::atomic<std::uint64_t> started{0};
+#pragma omp parallel num_threads(static_cast <int>(n))
+    started.fetch_add(1, std::memory_order_relaxed);
+    if (started.load() == n) return;
+  }
   ::omp_set_max_active_levels(0);  // every parallel region runs on one thread, whatever -j says later
   if (verbose)
     std::fprintf(stderr,

@@ -1,7 +1,8 @@
 # A TF.js output (model.json and three shards) commits as one: merges killed at random moments, by SIGKILL (no
 # handler runs) and by SIGINT, into a fresh target and over an old model with --force, always leave a target that
 # reads as the old model (or none, when fresh) or as the new one, never a mix. After SIGINT nothing but the
-# target's own files is left; after SIGKILL the leftovers do not stop or confuse the next run. The models are
+# target's own files is left; after SIGKILL the leftovers do not confuse the next run: without --force they are
+# files the new output would remove, a refusal naming one (removal.hpp), and --force removes them. The models are
 # written and checked by numpy.
 /usr/bin/python3 -c 'import numpy' 2>/dev/null || { echo "numpy missing"; exit 77; }
 cat > model.py <<'PY'
@@ -56,7 +57,7 @@ for i in 1 2 3 4 5; do
         "$WAVG" merge -q a/model.json c/model.json -o force/model.json --force
         flag=--force old=old
       else
-        rm -f fresh/model.json
+        rm -f fresh/*  # a fresh target: no model, and no shards a killed run left (those need --force)
         flag= old=none
       fi
       before=$(ls -A $target)
@@ -75,7 +76,15 @@ done
 sort states.txt | uniq -c >&2
 # After all that, a plain run still writes the fresh target, and --force the old one.
 rm -f fresh/model.json
-"$WAVG" merge -q a/model.json b/model.json -o fresh/model.json
+code=0
+"$WAVG" merge -q a/model.json b/model.json -o fresh/model.json 2>err || code=$?
+if [ $code != 0 ]; then
+  [ $code = 2 ] && grep -q '^wavg: error: fresh/model.*shard.*is a TF.js shard named like the output' err || {
+    cat err
+    exit 1
+  }
+  "$WAVG" merge -q a/model.json b/model.json -o fresh/model.json --force
+fi
 "$WAVG" merge -q a/model.json b/model.json -o force/model.json --force
 for target in fresh force; do cp -al $target final-$target && echo KILL none > final-$target/what.txt; done
 /usr/bin/python3 model.py check final-fresh final-force

@@ -57,12 +57,12 @@ TEST_CASE("an interrupt that another thread receives waits for the deferring thr
       }).join();
       ::usleep(100'000);
       std::ofstream(out_dir / "made while deferred") << "the step ran whole";
-      if (test::count_entries(out_dir.path()) != 2) ::_exit(11);  // the temporary output and this file
+      if (test::count_entries(out_dir.path()) != 3) ::_exit(11);  // the temporary output, its lock and this file
     }
     ::_exit(10);  // not reached: the deferred signal ends the process here
   });
   CHECK(r.exit_code == 128 + SIGTERM);
-  CHECK(test::count_entries(out_dir.path()) == 1);  // the temporary output removed, the step's file kept
+  CHECK(test::count_entries(out_dir.path()) == 1);  // the temporary output and lock removed, the step's file kept
   CHECK(std::filesystem::exists(out_dir / "made while deferred"));
 }
 

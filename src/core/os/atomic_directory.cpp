@@ -134,6 +134,7 @@ std::set<std::string> place_entries(const std::string& tmp, const std::string& t
 AtomicDirectory::AtomicDirectory(std::string target, Overwrite overwrite, const std::vector<std::string>& inputs)
     : AtomicOutput(std::move(target), overwrite) {
   while (m_target.size() > 1 && m_target.back() == '/') m_target.pop_back();
+  m_lock = OutputLock(m_target);
   std::error_code ec;
   const fs::file_status st = fs::symlink_status(m_target, ec);
   if (fs::exists(st)) {

@@ -128,6 +128,7 @@ AtomicFile::AtomicFile(std::string target, Overwrite overwrite, std::vector<std:
   // pipeline::Output sends "-" to standard output; any other writer would make a file named "-".
   if (m_target == k_stdio_name) fail_usage("-o -: this subcommand cannot write to standard output; give a file name");
   if (fs::is_directory(m_target, ec)) throw Error(ExitCode::usage, m_target, "is a directory");
+  m_lock = OutputLock(m_target);
   if (overwrite == Overwrite::no && fs::exists(fs::symlink_status(m_target, ec)))
     throw Error(ExitCode::usage, m_target, k_exists);
   struct stat st {};
@@ -276,6 +277,8 @@ std::string add_companion(const std::string& main_tmp, const std::string& target
 std::string add_replacing_companion(const std::string& main_tmp, const std::string& target) {
   return new_companion(main_tmp, target, true);
 }
+
+Overwrite overwrite_of(const std::string& main_tmp) { return pending(main_tmp).overwrite; }
 
 void retire_after_commit(const std::string& main_tmp, const std::string& old_file) {
   pending(main_tmp).retired.push_back(old_file);

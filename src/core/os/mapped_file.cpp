@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 #include <mutex>
 #include <utility>
@@ -45,6 +46,21 @@ std::shared_ptr<const MappedRegion> find_mapping(const std::string& path) {
     return false;
   });
   return found;
+}
+
+std::string link_out_of_folder(const std::string& folder, const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_symlink(fs::symlink_status(path, ec)))
+    return "is a symbolic link, which wavg does not follow out of a model folder";
+  const std::string base = fs::canonical(folder, ec).string();
+  if (ec) return {};
+  const std::string real = fs::canonical(path, ec).string();
+  if (ec) return {};
+  const std::string prefix = base == "/" ? base : base + "/";
+  if (real.compare(0, prefix.size(), prefix) != 0 || real.size() == prefix.size())
+    return "lies outside the model folder " + folder + " (through a linked folder)";
+  return {};
 }
 
 int try_open_regular_file(const std::string& path, FollowLinks follow, std::string& why) {

@@ -65,6 +65,13 @@ extern "C" void on_interrupt(int sig) {
   ::raise(sig);  // blocked while this handler runs: delivered, under the default action, when it returns
 }
 
+// SIGXFSZ, raised by a write past the file-size limit (ulimit -f), ends the process by default: no message, and
+// the temporary output stays beside the target. Caught, the write fails with EFBIG instead and the writer reports
+// it as any failed write (and the output is removed as on any error). A handler that does nothing rather than
+// SIG_IGN: an ignored signal stays ignored in the programs wavg runs (soup's evaluation, a trainer), a caught one
+// is back to its default there.
+extern "C" void on_file_size_limit(int) {}
+
 // Puts back the action in place before wavg's for `sig` and lets it act: a fault the kernel raised happens again
 // when the handler returns; a signal somebody sent is sent again.
 void pass_on(int sig, const siginfo_t* info) {
@@ -229,6 +236,10 @@ void add_cleanup(Cleanup cleanup) {
     // Cleanups must not be cut short by a second interrupt: each blocks the others while it runs.
     for (int sig : k_interrupts) sigaddset(&sa.sa_mask, sig);
     for (int sig : k_interrupts) ::sigaction(sig, &sa, nullptr);
+    struct sigaction xfsz {};
+    xfsz.sa_handler = on_file_size_limit;
+    sigemptyset(&xfsz.sa_mask);
+    ::sigaction(SIGXFSZ, &xfsz, nullptr);
     std::atexit(cleanup_at_exit);
     g_terminate_before = std::set_terminate(cleanup_at_terminate);
     return true;
