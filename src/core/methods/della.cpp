@@ -30,6 +30,7 @@
 #include "wavg/dispatch_float.hpp"
 #include "wavg/element_math.hpp"
 #include "wavg/error.hpp"
+#include "wavg/method_spec.hpp"
 #include "wavg/philox.hpp"
 #include "wavg/task_methods.hpp"
 #include "wavg/tensor_values.hpp"
@@ -183,6 +184,9 @@ class Della final : public Method {
         unranked |= m_d[e * m_n + k] < 1 && m_e[e * m_n + k] > 0;
         m_drops |= m_d[e * m_n + k] < 1;
       }
+      if (averaged && o.values)
+        check_tensor_weights(method_spec(o.method), o.values->source, names[e],
+                             std::span<const double>(&m_w[e * m_n], m_n), m_params.normalize == Normalize::yes);
       const Rows rows = rows_of(plan.entries[e].info);
       if (averaged && unranked && rows.len == 1 && rows.units > 0)
         m_decisions.push_back("della: " + names[e] + ": rows of one entry have no rank; kept each entry with " +

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "wavg/error.hpp"
+#include "wavg/method_spec.hpp"
 #include "wavg/task_methods.hpp"
 
 namespace wavg {
@@ -80,8 +81,13 @@ void validate_task(const TaskOptions& o, const FederatedOptions& f, std::size_t 
   if (!o.weights.empty() && o.weights.size() != inputs)
     fail_usage("--weights has " + std::to_string(o.weights.size()) + " values for " + std::to_string(inputs) +
                " inputs");
-  for (double w : o.weights)  // negative weights subtract a task vector (task negation)
-    if (!std::isfinite(w)) fail_usage("--weights: weight " + parameter_text(w) + " is not finite");
+  // Negative weights subtract a task vector (task negation). A recipe's weights may differ per tensor: the method
+  // checks each tensor's with the same rule (check_tensor_weights).
+  const MethodSpec& spec = method_spec(o.method);
+  if (!o.values)
+    if (const std::string p = weights_problem(spec, o.weights, o.normalize.value_or(spec.normalize_default));
+        !p.empty())
+      fail_usage("--weights: " + p);
   if (o.lambda && !std::isfinite(*o.lambda)) fail_usage("--lambda " + parameter_text(*o.lambda) + " is not finite");
   refuse_if(o.normalize.has_value() && !on_vectors && o.method != Aggregator::multislerp, "--normalize", m);
   if ((on_vectors && !o.linear) || o.method == Aggregator::model_stock) {

@@ -30,6 +30,7 @@
 #include <limits>
 
 #include "wavg/error.hpp"
+#include "wavg/method_spec.hpp"
 #include "wavg/task_methods.hpp"
 #include "wavg/tensor_values.hpp"
 
@@ -200,6 +201,9 @@ class TaskVectors final : public Method {
         m_entry_d[e * m_n + k] = v.get("density", names[e], t[e], k).value_or(m_params.density);
         if (m_crumbs) m_entry_g[e * m_n + k] = v.get("gamma", names[e], t[e], k).value_or(m_gamma);
       }
+      if (m_plan.entries[e].action == Action::average)
+        check_tensor_weights(method_spec(m_o.method), v.source, names[e],
+                             std::span<const double>(&m_entry_w[e * m_n], m_n), m_params.normalize == Normalize::yes);
     }
   }
   const double* densities_of(std::size_t index) const {
