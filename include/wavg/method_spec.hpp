@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -50,7 +51,11 @@ struct ParamSpec {
   // The range: [lo, hi], an end excluded where open; a flag (true/false in a recipe) has none.
   double lo = 0, hi = 0;
   bool lo_open = false, hi_open = false, ranged = false;
-  bool flag = false;       // a switch for the whole merge (a recipe's true/false), not a number per tensor
+  bool flag = false;  // a switch for the whole merge (a recipe's true/false), not a number per tensor
+  // A switch wavg runs one way only (mergekit's nuslerp_flatten: true): the value it runs, and why the other is
+  // not supported.
+  std::optional<bool> runs_only;
+  std::string_view unsupported;
   std::string_view usage;  // what a refusal for a missing option shows after it: "D (the fraction ...)"
 };
 
@@ -87,6 +92,8 @@ struct MethodSpec {
   // mergekit's linear: task arithmetic on the models themselves, no base, normalised by default; a recipe's
   // merge_method only (its row has no --method name).
   bool linear = false;
+  // mergekit's slerp: base_model is not a base but the model at t = 0, input 1.
+  bool base_first = false;
   // Why a base is refused, for the message ("interpolates between two models").
   std::string_view without_base;
   MethodMaker make = nullptr;
@@ -101,6 +108,8 @@ const MethodSpec& method_spec(Aggregator id);
 // Returns the row whose --method name (or, `mergekit`, merge_method) is `name`, or null.
 const MethodSpec* find_method(std::string_view name);
 const MethodSpec* find_mergekit_method(std::string_view name);
+// Returns the row a task-vector method's options name (mergekit's linear for TaskOptions::linear).
+const MethodSpec& task_row(const TaskOptions& options);
 // Returns the parameter of `spec` that recipes call `key`, or null.
 const ParamSpec* find_param(const MethodSpec& spec, std::string_view key);
 

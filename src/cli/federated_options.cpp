@@ -1,6 +1,7 @@
 #include "cli/federated_options.hpp"
 
 #include "cli/common.hpp"
+#include "wavg/method_spec.hpp"
 
 namespace wavg::cli {
 
@@ -35,7 +36,7 @@ void add_federated_options(CLI::App& app, FederatedCli& f) {
   add_choice(app, "--inputs-are", o.inputs, k_input_kind_names,
              "The inputs are full models or updates (client - global)")
       ->group(k_averaging);
-  add_choice(app, "--method", o.robust.method, k_aggregator_names, "How the inputs are combined")->group(k_averaging);
+  add_choice(app, "--method", o.robust.method, method_names(), "How the inputs are combined")->group(k_averaging);
 
   app.add_option("--trim", o.robust.trim, "trimmed-mean: fraction of inputs cut at each end, in [0, 0.5)")
       ->group(k_robust);

@@ -1,11 +1,19 @@
 #include "cli/soup_options.hpp"
 
+#include "wavg/method_spec.hpp"
+
 namespace wavg::cli {
 
 namespace {
-constexpr const char* k_task =
-    "Task vectors (--method task-arithmetic, ties, dare-linear, dare-ties, breadcrumbs, breadcrumbs-ties, della, "
-    "della-linear, slerp, nuslerp, multislerp, model-stock, karcher)";
+
+// The heading lists the methods these options serve: the rows outside the federated family.
+std::string task_heading() {
+  std::string names;
+  for (const MethodSpec& m : method_specs())
+    if (m.family != Family::federated && !m.name.empty()) names += (names.empty() ? "" : ", ") + std::string(m.name);
+  return "Task vectors (--method " + names + ")";
+}
+
 }  // namespace
 
 TaskOptions TaskCli::resolve(const FederatedOptions& fed, std::vector<double> weights) const {
@@ -29,6 +37,7 @@ TaskOptions TaskCli::resolve(const FederatedOptions& fed, std::vector<double> we
 }
 
 void add_task_options(CLI::App& app, TaskCli& t) {
+  const std::string k_task = task_heading();
   app.add_option("--lambda", t.lambda,
                  "task-arithmetic, ties, dare-*, breadcrumbs*, della*: scale of the combined task vector (default 1)")
       ->group(k_task);

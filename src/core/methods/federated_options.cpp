@@ -6,6 +6,7 @@
 
 #include "wavg/error.hpp"
 #include "wavg/federated.hpp"
+#include "wavg/method_spec.hpp"
 #include "wavg/task_methods.hpp"
 
 namespace wavg {
@@ -24,7 +25,7 @@ void check_finite(const char* option, double v, double lo, bool lo_open, double 
 
 void validate_robust(const FederatedOptions& o, std::size_t n) {
   const RobustOptions& r = o.robust;
-  const std::string m = "--method " + std::string(name_of(k_aggregator_names, r.method));
+  const std::string m = "--method " + std::string(method_spec(r.method).name);
   const bool weighted = !o.weights.empty();
   if (r.trim && r.method != Aggregator::trimmed_mean) fail_usage("--trim only applies to --method trimmed-mean");
   const bool krum_family = r.method == Aggregator::krum || r.method == Aggregator::multi_krum;
@@ -84,7 +85,7 @@ void validate_privacy(const FederatedOptions& o, std::size_t) {
     if (p.clip == 0) fail_usage("--noise-multiplier needs --clip: the noise is scaled to the clipping norm");
     if (o.robust.method != Aggregator::mean)
       fail_usage("--noise-multiplier is calibrated for the mean (sensitivity C/n) and cannot be used with --method " +
-                 std::string(name_of(k_aggregator_names, o.robust.method)));
+                 std::string(method_spec(o.robust.method).name));
     if (!o.weights.empty())
       fail_usage("--noise-multiplier is calibrated for the unweighted mean (sensitivity C/n); drop the weights");
   } else if (p.seed) {

@@ -64,9 +64,15 @@ constexpr ParamSpec k_tol =
     with_default(ranged("tol", "--karcher-tol", Scope::global, Need::optional, 0, false, 1, false), 1e-5);
 constexpr ParamSpec k_normalize = flag("normalize", "--normalize");
 constexpr ParamSpec k_rescale = flag("rescale", "--rescale");
-constexpr ParamSpec k_rescale_false = flag("rescale");  // TIES and breadcrumbs trim by magnitude: only false
-constexpr ParamSpec k_seed = param("", "--seed");       // merge only: mergekit draws its own
-constexpr ParamSpec k_int8_mask = flag("int8_mask");    // mergekit's memory saving: no effect on the values
+constexpr ParamSpec runs_only(ParamSpec p, bool value, std::string_view unsupported = {}) {
+  p.runs_only = value;
+  p.unsupported = unsupported;
+  return p;
+}
+constexpr ParamSpec k_rescale_false =
+    runs_only(flag("rescale"), false, "an L1 rescale of the magnitude-trimmed task vectors");
+constexpr ParamSpec k_seed = param("", "--seed");     // merge only: mergekit draws its own
+constexpr ParamSpec k_int8_mask = flag("int8_mask");  // mergekit's memory saving: no effect on the values
 
 constexpr ParamSpec k_task_arithmetic[]{k_weight, k_lambda, k_normalize, k_int8_mask};
 constexpr ParamSpec k_linear[]{k_weight, k_normalize};
@@ -75,11 +81,12 @@ constexpr ParamSpec k_dare[]{k_weight, k_density, k_lambda, k_normalize, k_resca
 constexpr ParamSpec k_crumbs[]{k_weight, k_density, k_gamma, k_lambda, k_normalize, k_rescale_false, k_int8_mask};
 constexpr ParamSpec k_della[]{k_weight, k_density, k_epsilon, k_lambda, k_normalize, k_rescale, k_int8_mask, k_seed};
 constexpr ParamSpec k_slerp[]{k_t};
-constexpr ParamSpec k_stock[]{flag("filter_wise")};
+constexpr ParamSpec k_stock[]{runs_only(flag("filter_wise"), false)};
 // nuslerp's t = w2 / (w1 + w2): merge needs the weights too.
 constexpr ParamSpec k_nuslerp[]{
     with_usage(param("weight", "--weights", Scope::per_model, Need::always), "W1,W2 (t = W2 / (W1 + W2))"),
-    flag("nuslerp_flatten"), flag("nuslerp_row_wise")};
+    runs_only(flag("nuslerp_flatten"), true, "an angle per row or column"),
+    runs_only(flag("nuslerp_row_wise"), false, "it applies only with nuslerp_flatten: false")};
 constexpr ParamSpec k_multislerp[]{k_weight, flag("normalize_weights", "--normalize")};
 constexpr ParamSpec k_karcher[]{k_max_iter, k_tol};
 
@@ -148,6 +155,13 @@ MethodSpec multislerp() {
   return s;
 }
 
+MethodSpec slerp() {
+  MethodSpec s = spherical(Aggregator::slerp, "slerp", "slerp", k_slerp, WeightRule::none, BaseUse::none, 2, 2,
+                           "interpolates between two models");
+  s.base_first = true;
+  return s;
+}
+
 // mergekit's linear, the weighted sum of the models (normalised by default): task arithmetic without a base.
 MethodSpec linear() {
   MethodSpec s = task(Aggregator::task_arithmetic, {}, "linear", k_linear, Sparsify::none, Consensus::none, true);
@@ -175,12 +189,12 @@ const std::vector<MethodSpec>& rows() {
       federated(A::geometric_median, "geometric-median", WeightRule::convex, 1),
       task(A::task_arithmetic, "task-arithmetic", "task_arithmetic", k_task_arithmetic, Sparsify::none, Consensus::none,
            false),
+      // mergekit normalises TIES by the weights that agree with the sign, and neither DARE nor breadcrumbs variant.
       task(A::ties, "ties", "ties", k_ties, Sparsify::magnitude, Consensus::sign, true),
       task(A::dare_linear, "dare-linear", "dare_linear", k_dare, Sparsify::random, Consensus::none, false),
       task(A::dare_ties, "dare-ties", "dare_ties", k_dare, Sparsify::random, Consensus::sign, false),
       linear(),
-      spherical(A::slerp, "slerp", "slerp", k_slerp, WeightRule::none, BaseUse::none, 2, 2,
-                "interpolates between two models"),
+      slerp(),
       spherical(A::model_stock, "model-stock", "model_stock", k_stock, WeightRule::none, BaseUse::required, 2, 0),
       spherical(A::nuslerp, "nuslerp", "nuslerp", k_nuslerp, WeightRule::signed_, BaseUse::optional, 2, 2),
       multislerp(),
