@@ -96,6 +96,8 @@ struct MethodSpec {
   bool base_first = false;
   // Why a base is refused, for the message ("interpolates between two models").
   std::string_view without_base;
+  // Why per-input weights are refused (the robust aggregators that cut or pick inputs); empty: they are taken.
+  std::string_view unweighted;
   MethodMaker make = nullptr;
 };
 
@@ -112,6 +114,11 @@ const MethodSpec* find_mergekit_method(std::string_view name);
 const MethodSpec& task_row(const TaskOptions& options);
 // Returns the parameter of `spec` that recipes call `key`, or null.
 const ParamSpec* find_param(const MethodSpec& spec, std::string_view key);
+// Returns the parameter of `spec` that merge calls `option` ("--density"), or null.
+const ParamSpec* find_option(const MethodSpec& spec, std::string_view option);
+// Returns the --method names of the rows taking `option`, for help and messages: "ties, dare-linear, della", the
+// last two joined by `last_separator`.
+std::string methods_taking(std::string_view option, std::string_view last_separator = ", ");
 
 // Checks `weights` (one per input) against the method's rule; `normalize`: whether the method divides by their
 // sum. Returns what is wrong ("weight -1 is negative"), or an empty string. The one check of weights, for merge's

@@ -89,6 +89,20 @@ constexpr ParamSpec k_nuslerp[]{
     runs_only(flag("nuslerp_row_wise"), false, "it applies only with nuslerp_flatten: false")};
 constexpr ParamSpec k_multislerp[]{k_weight, flag("normalize_weights", "--normalize")};
 constexpr ParamSpec k_karcher[]{k_max_iter, k_tol};
+// The robust aggregators' options (merge only: mergekit has no such methods). The relations between them and the
+// number of inputs (n > 2F + 2, M <= n - F, n > 2 trim) are checked in federated_options.cpp.
+constexpr ParamSpec k_trim_param = with_usage(ranged("", "--trim", Scope::global, Need::option, 0, false, 0.5, true),
+                                              "(the fraction cut at each end)");
+constexpr ParamSpec k_byzantine =
+    with_usage(param("", "--byzantine", Scope::global, Need::option), "F (the number of inputs that may be corrupted)");
+constexpr ParamSpec k_trimmed_mean[]{k_trim_param};
+constexpr ParamSpec k_krum[]{k_byzantine};
+constexpr ParamSpec k_multi_krum[]{
+    k_byzantine, with_usage(param("", "--select", Scope::global, Need::option), "M (how many inputs to average)")};
+constexpr ParamSpec k_geometric_median[]{
+    with_default(ranged("", "--gm-tol", Scope::global, Need::optional, 0, false, 1, true), 1e-6),
+    with_default(ranged("", "--gm-max-iter", Scope::global, Need::optional, 1, false, 2147483647, false), 100),
+    with_default(ranged("", "--gm-eps", Scope::global, Need::optional, 0, true, k_inf, true), 1e-8)};
 
 std::unique_ptr<Method> make_federated_row(const MethodArgs& a) {
   return make_federated(a.backend, a.plan, a.federated, a.state);
@@ -108,9 +122,12 @@ MethodSpec row(Aggregator id, std::string_view name, std::string_view mergekit, 
   return s;
 }
 
-MethodSpec federated(Aggregator id, std::string_view name, WeightRule weights, std::size_t min_inputs) {
+MethodSpec federated(Aggregator id, std::string_view name, std::size_t min_inputs,
+                     std::span<const ParamSpec> params = {}, std::string_view unweighted = {}) {
   MethodSpec s = row(id, name, {}, Family::federated);
-  s.weights = weights;
+  s.params = params;
+  s.weights = WeightRule::convex;
+  s.unweighted = unweighted;
   s.base = BaseUse::optional;
   s.min_inputs = min_inputs;
   s.make = make_federated_row;
@@ -181,12 +198,16 @@ MethodSpec della(Aggregator id, std::string_view name, std::string_view mergekit
 const std::vector<MethodSpec>& rows() {
   using A = Aggregator;
   static const std::vector<MethodSpec> table{
-      federated(A::mean, "mean", WeightRule::convex, 1),
-      federated(A::median, "median", WeightRule::convex, 1),
-      federated(A::trimmed_mean, "trimmed-mean", WeightRule::convex, 1),
-      federated(A::krum, "krum", WeightRule::convex, 3),
-      federated(A::multi_krum, "multi-krum", WeightRule::convex, 3),
-      federated(A::geometric_median, "geometric-median", WeightRule::convex, 1),
+      federated(A::mean, "mean", 1),
+      federated(A::median, "median", 1),
+      federated(A::trimmed_mean, "trimmed-mean", 1, k_trimmed_mean,
+                "cuts a number of inputs at each end and cannot honour per-input weights; use --method median or "
+                "geometric-median for weighted robust aggregation"),
+      federated(A::krum, "krum", 3, k_krum,
+                "returns one input and cannot honour per-input weights; use --method multi-krum, whose average of "
+                "the selected inputs is weighted"),
+      federated(A::multi_krum, "multi-krum", 3, k_multi_krum),
+      federated(A::geometric_median, "geometric-median", 1, k_geometric_median),
       task(A::task_arithmetic, "task-arithmetic", "task_arithmetic", k_task_arithmetic, Sparsify::none, Consensus::none,
            false),
       // mergekit normalises TIES by the weights that agree with the sign, and neither DARE nor breadcrumbs variant.
@@ -246,6 +267,24 @@ const MethodSpec* find_mergekit_method(std::string_view name) {
   for (const MethodSpec& s : rows())
     if (!s.mergekit.empty() && s.mergekit == name) return &s;
   return nullptr;
+}
+
+const ParamSpec* find_option(const MethodSpec& spec, std::string_view option) {
+  for (const ParamSpec& p : spec.params)
+    if (!p.option.empty() && p.option == option) return &p;
+  return nullptr;
+}
+
+std::string methods_taking(std::string_view option, std::string_view last_separator) {
+  std::vector<std::string_view> names;
+  for (const MethodSpec& s : rows())
+    if (!s.name.empty() && find_option(s, option)) names.push_back(s.name);
+  std::string text;
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    if (k) text += k + 1 == names.size() ? last_separator : ", ";
+    text += names[k];
+  }
+  return text;
 }
 
 const ParamSpec* find_param(const MethodSpec& spec, std::string_view key) {

@@ -24,12 +24,6 @@ struct Given {
   std::optional<double> value;
 };
 
-const ParamSpec* option_param(const MethodSpec& row, std::string_view option) {
-  for (const ParamSpec& p : row.params)
-    if (p.option == option) return &p;
-  return nullptr;
-}
-
 std::string count_text(std::size_t n) { return n == 2 ? "two" : std::to_string(n); }
 
 }  // namespace
@@ -68,14 +62,14 @@ void validate_task(const TaskOptions& o, const FederatedOptions& f, std::size_t 
       {"--normalize", o.normalize.has_value(), {}},
   };
   for (const Given& g : given)
-    if (g.given && !option_param(row, g.option)) fail_usage(std::string(g.option) + " does not apply to --method " + m);
+    if (g.given && !find_option(row, g.option)) fail_usage(std::string(g.option) + " does not apply to --method " + m);
   // della's own rule on epsilon and the density's band comes before the ranges, for a density in its range. A
   // recipe's values may differ per tensor: the method checks each tensor's.
   if (row.ranked_keep && o.density && range_problem(*find_param(row, "density"), {}, *o.density).empty() && !o.values)
     if (const std::string p = della_problem(*o.density, o.epsilon.value_or(k_della_epsilon)); !p.empty()) fail_usage(p);
   for (const Given& g : given)
     if (g.value)
-      if (const std::string p = range_problem(*option_param(row, g.option), g.option, *g.value); !p.empty())
+      if (const std::string p = range_problem(*find_option(row, g.option), g.option, *g.value); !p.empty())
         fail_usage(p);
   if (row.ranked_keep && o.rescale == DareRescale::inverse_density)
     fail_usage("--rescale inverse-density does not apply to --method " + m +
