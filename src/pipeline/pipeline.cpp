@@ -150,9 +150,26 @@ void Output::commit() {
   if (m_stdout) copy_to_stdout(m_stdout->path());
 }
 
-std::unique_ptr<Method> Steps::method(Backend& backend, const Plan&, const std::vector<Reader*>&, const Job& job) {
+std::unique_ptr<Method> Steps::method(Backend& backend, const Run&, const Job& job) {
   return make_weighted_mean(backend, job.weights);
 }
+
+namespace {
+
+// The base phase: the job's base opened and matched against the plan (Error(incompatible) naming what differs).
+void open_base(const Job& job, Run& r) {
+  if (job.base.empty()) return;
+  r.base = open_reader(job.base);
+  r.base_source = match_base(r.plan, *r.base);
+}
+
+// The state phase: the server state an earlier round left (if any) loaded and checked against the plan.
+void open_state(const Job& job, Run& r) {
+  if (!job.state.empty())
+    r.state = std::make_unique<ServerState>(job.state, open_if_exists(job.state), r.plan, job.server);
+}
+
+}  // namespace
 
 Run run(const Job& job, Steps& steps) {
   Run r;
@@ -162,9 +179,12 @@ Run run(const Job& job, Steps& steps) {
   r.plan = build_plan(r.inputs, job.plan);
   steps.plan(r.plan, r.inputs);
   if (job.out_dtype) set_out_dtype(r.plan, *job.out_dtype);
+  open_base(job, r);
+  open_state(job, r);
   r.backend = steps.backend(r.plan, r.inputs.size());
-  r.method = steps.method(*r.backend, r.plan, r.inputs, job);
+  r.method = steps.method(*r.backend, r, job);
   Engine engine(r.plan, r.inputs, *r.method, *r.backend);
+  if (r.base) engine.set_base(r.base.get(), r.base_source);
   steps.engine(engine);
   engine.verify();
 
@@ -174,19 +194,30 @@ Run run(const Job& job, Steps& steps) {
   settle(r.output, opened);
   r.templ = choose_template(r.output.format_id, opened, r.plan, tensors);
   steps.chose(r.templ, r.output.format_id);
-  const std::vector<std::string> base = steps.base_files();
+  const std::vector<std::string> base = r.base ? r.base->files() : std::vector<std::string>{};
   std::vector<std::string> protect = files_of(opened);
   protect.insert(protect.end(), base.begin(), base.end());
+  if (!job.state.empty()) protect.push_back(job.state);
   for (std::string& p : steps.protect()) protect.push_back(std::move(p));
   OutputSpec spec{tensors, r.templ.input, r.templ.dropped,
                   make_provenance(job.command, steps.describe(*r.method), input_files(opened),
                                   job.out_dtype ? std::string(dtype_name(*job.out_dtype)) : "", job.hash, base)};
-  steps.output(spec);
+  steps.output(spec, r);
   Output out(r.output, std::move(spec), protect);
-  steps.begin();
+  // The next server state, a second output beside the main one, committed after it.
+  std::optional<Output> state_out;
+  if (r.state) {
+    state_out.emplace(job.state, output_format(job.state, ""), Overwrite::yes, r.state->output_spec(),
+                      files_of(r.inputs));
+    r.state->begin_write(state_out->writer());
+  }
   pace_hashing(engine, out.spec().provenance);
   engine.run(out.writer());
   out.commit();
+  if (r.state) {
+    r.state->finish();
+    state_out->commit();
+  }
   steps.committed();
   return r;
 }

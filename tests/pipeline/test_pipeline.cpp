@@ -9,6 +9,7 @@
 #include "support/safetensors_bytes.hpp"
 #include "support/temp_dir.hpp"
 #include "wavg/error.hpp"
+#include "wavg/task_methods.hpp"
 
 using namespace wavg;
 using wavg::test::F32Tensor;
@@ -171,8 +172,7 @@ TEST_CASE("run writes a Hugging Face folder, sharded by --shard-size, when the o
 
 TEST_CASE("run lets a subcommand change one step: the method's weights") {
   struct QuarterThreeQuarters : pipeline::Steps {
-    std::unique_ptr<Method> method(Backend& backend, const Plan&, const std::vector<Reader*>&,
-                                   const pipeline::Job&) override {
+    std::unique_ptr<Method> method(Backend& backend, const pipeline::Run&, const pipeline::Job&) override {
       return make_weighted_mean(backend, {1, 3});
     }
   };
@@ -186,4 +186,35 @@ TEST_CASE("run lets a subcommand change one step: the method's weights") {
   CHECK(run.output.format_id == FormatId::safetensors);
   CHECK(run.templ.index == 0);
   CHECK(test::parse_safetensors(dir / "o.safetensors").values["w"] == std::vector<float>{2.5f, 5, 7.5f, 10});
+}
+
+TEST_CASE("run opens the job's base itself: matched against the plan, handed to the method, recorded") {
+  // The base's w = [1, 1, 1, 1], b = [0]; task arithmetic (lambda 1) gives base + (x1 - base) + (x3 - base):
+  // w = [1, 2, 3, 4] + [3, 6, 9, 12] - 1 = [3, 7, 11, 15], b = -1 - 3 - 0 = -4.
+  struct OverBase : pipeline::Steps {
+    std::unique_ptr<Method> method(Backend& backend, const pipeline::Run& run, const pipeline::Job&) override {
+      REQUIRE(run.base);
+      CHECK(run.base_source.size() == run.plan.entries.size());
+      task.has_base = true;
+      return make_task_method(backend, run.plan, task);
+    }
+    TaskOptions task;
+  };
+  TempDir dir;
+  pipeline::Job job;
+  job.inputs = write_inputs(dir);
+  job.command = "merge";
+  job.base = dir.write("base.safetensors", test::safetensors_bytes({{"w", {2, 2}, {1, 1, 1, 1}}, {"b", {1}, {0}}}));
+  job.output = pipeline::check_target(target(dir / "o.safetensors"), job.inputs);
+  OverBase steps;
+  pipeline::run(job, steps);
+  const auto out = test::parse_safetensors(dir / "o.safetensors");
+  CHECK(out.values.at("w") == std::vector<float>{3, 7, 11, 15});
+  CHECK(out.values.at("b") == std::vector<float>{-4});
+
+  // A base whose w has another shape is refused before anything is written.
+  job.base = dir.write("other.safetensors", test::safetensors_bytes({{"w", {4}, {1, 1, 1, 1}}, {"b", {1}, {0}}}));
+  job.output = pipeline::check_target(target(dir / "never.safetensors"), job.inputs);
+  CHECK(error_code([&] { pipeline::run(job, steps); }) == ExitCode::incompatible);
+  CHECK(!std::filesystem::exists(dir / "never.safetensors"));
 }
