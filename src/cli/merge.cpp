@@ -158,7 +158,7 @@ pipeline::Job validate(MergeOptions& o) {
   const Overwrite overwrite = o.force ? Overwrite::yes : Overwrite::no;
   pipeline::Target target =
       pipeline::check_target({o.output, o.format, overwrite, o.tf_state, o.shard_size}, protected_paths(o));
-  if (o.recipe && o.recipe->chat_template && target.format_id != FormatId::none && !codec(target.format_id).folder)
+  if (o.recipe && o.recipe->chat_template && target.format_id() != FormatId::none && !codec(target.format_id()).folder)
     fail_usage("the recipe's chat_template goes into the tokenizer of a Hugging Face folder: give -o DIR/");
   return {o.inputs, std::move(target), "merge",    o.plan,      o.out_dtype,
           o.hash,   weights,           o.fed.base, o.fed.state, fed.server};
@@ -251,7 +251,7 @@ int run_merge(MergeOptions& o) {
   apply_threads(o.threads);
   MergeSteps steps(o, job.weights);
   const pipeline::Run run = pipeline::run(job, steps);
-  report(o, run.output.format_id, run.plan, *run.method, run.inputs);
+  report(o, run.output.format_id(), run.plan, *run.method, run.inputs);
   if (!o.eval.empty() && !o.verbosity.quiet) print_scores(o.eval, o.inputs, o.output);
   return 0;
 }

@@ -20,10 +20,10 @@ namespace {
 
 // Refuses the options an output of `format` does not take.
 void check_options(const Target& t) {
-  const Codec& c = codec(t.format_id);
-  if (t.tf_state && !c.accepts_option(OutputOption::tf_state))
+  const Codec& c = codec(t.format_id());
+  if (t.options().tf_state && !c.accepts_option(OutputOption::tf_state))
     fail_usage("--tf-state needs a TensorFlow output (--format tensorflow)");
-  if (t.shard_size && !c.accepts_option(OutputOption::shard_size))
+  if (t.options().shard_size && !c.accepts_option(OutputOption::shard_size))
     fail_usage("--shard-size needs a folder output (a path ending in '/')");
 }
 
@@ -38,17 +38,21 @@ Target check_target(const TargetOptions& options, const std::vector<std::string>
   }
   Target t{options, output_format(options.path, options.format)};
   check_options(t);
-  check_output(output_file(t.format_id, t.path), protect, t.overwrite);
+  check_output(output_file(t.format_id(), t.path()), protect, t.overwrite());
   return t;
 }
 
+Target own_target(const std::string& path, FormatId format) {
+  return Target{{path, std::string(codec(format).name), Overwrite::yes}, format};
+}
+
 void settle(Target& target, const std::vector<Reader*>& inputs) {
-  const bool deferred = target.format_id == FormatId::none;
-  target.format_id = output_format(target.path, target.format, inputs);
+  const bool deferred = target.m_format == FormatId::none;
+  target.m_format = output_format(target.path(), target.m_options.format, inputs);
   if (!deferred) return;
   check_options(target);
-  const std::string file = output_file(target.format_id, target.path);
-  if (file != target.path) check_output(file, files_of(inputs), target.overwrite);
+  const std::string file = output_file(target.m_format, target.path());
+  if (file != target.path()) check_output(file, files_of(inputs), target.overwrite());
 }
 
 void check_output(const std::string& output, const std::vector<std::string>& inputs, Overwrite overwrite) {
@@ -115,10 +119,10 @@ void pace_hashing(Engine& engine, const Provenance& provenance) {
 
 Output::Output(const Target& target, OutputSpec spec, const std::vector<std::string>& inputs)
     : Output(
-          target.path, target.format_id, target.overwrite,
+          target.path(), target.format_id(), target.overwrite(),
           [&] {
-            spec.write_tf_state = target.tf_state;
-            spec.shard_size = target.shard_size;
+            spec.write_tf_state = target.options().tf_state;
+            spec.shard_size = target.options().shard_size;
             return std::move(spec);
           }(),
           inputs) {}
@@ -189,11 +193,11 @@ Run run(const Job& job, Steps& steps) {
   engine.verify();
 
   const std::vector<TensorInfo> tensors = output_tensors(r.plan);
-  check_free_space(job.output.path, least_output_bytes(tensors));
+  check_free_space(job.output.path(), least_output_bytes(tensors));
   r.output = job.output;
   settle(r.output, opened);
-  r.templ = choose_template(r.output.format_id, opened, r.plan, tensors);
-  steps.chose(r.templ, r.output.format_id);
+  r.templ = choose_template(r.output.format_id(), opened, r.plan, tensors);
+  steps.chose(r.templ, r.output.format_id());
   const std::vector<std::string> base = r.base ? r.base->files() : std::vector<std::string>{};
   std::vector<std::string> protect = files_of(opened);
   protect.insert(protect.end(), base.begin(), base.end());

@@ -35,9 +35,24 @@ struct TargetOptions {
   std::uint64_t shard_size = 0;  // --shard-size
 };
 
-// A checked output: its options and its format, the latter settled once input 1 is open (settle()).
-struct Target : TargetOptions {
-  FormatId format_id = FormatId::none;
+// A checked output: its options and its format, the latter settled once input 1 is open (settle()). Only its makers
+// (check_target, own_target) and settle() fill it, so every Target has passed the checks; a default one is none.
+class Target {
+ public:
+  Target() = default;
+  const TargetOptions& options() const { return m_options; }
+  const std::string& path() const { return m_options.path; }
+  Overwrite overwrite() const { return m_options.overwrite; }
+  FormatId format_id() const { return m_format; }
+
+ private:
+  Target(TargetOptions options, FormatId format) : m_options(std::move(options)), m_format(format) {}
+  friend Target check_target(const TargetOptions& options, const std::vector<std::string>& protect);
+  friend Target own_target(const std::string& path, FormatId format);
+  friend void settle(Target& target, const std::vector<Reader*>& inputs);
+
+  TargetOptions m_options;
+  FormatId m_format = FormatId::none;
 };
 
 // Checks an output before any input opens (usage errors, exit 2): its format (an unknown --format, `-o -` without
@@ -45,6 +60,8 @@ struct Target : TargetOptions {
 // names none of `protect` (the command line's input paths) and replaces nothing without Overwrite::yes; `-o -` must
 // not be a terminal.
 Target check_target(const TargetOptions& options, const std::vector<std::string>& protect);
+// Returns an output the program names itself in `format` (a run's checkpoint, a soup's candidate), replaced freely.
+Target own_target(const std::string& path, FormatId format);
 // Settles the format from the inputs (a .json output after a TF.js input 1 is TF.js; a name that says nothing takes
 // the inputs' format), and makes the checks check_target() left until the format was known.
 void settle(Target& target, const std::vector<Reader*>& inputs);

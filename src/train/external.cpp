@@ -263,7 +263,7 @@ class Workers {
 
 // The job of merging one round's results into `output`: a checkpoint of the run, replaced freely.
 pipeline::Job round_job(std::vector<std::string> paths, const std::string& output, const LocalSgdOptions& o) {
-  return {std::move(paths), {{output, o.format, Overwrite::yes}, output_format(output, o.format)}, "local-sgd"};
+  return {std::move(paths), pipeline::own_target(output, output_format(output, o.format)), "local-sgd"};
 }
 
 // FedAsync's rule over the job's base, as `wavg merge --base --staleness` applies it.
