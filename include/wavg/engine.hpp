@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "wavg/error.hpp"
@@ -65,6 +66,11 @@ class Engine {
   bool read_converted(Reader& reader, std::size_t index, DType dtype, std::uint64_t offset, std::uint64_t count,
                       std::vector<double>& buffer);
   void release_block();
+  // Throws Error(runtime) naming the tensor when the block just combined (m_out) holds a NaN or an infinity while
+  // every input's values are finite: a weight too large for the values must not become a model of NaNs, exit 0.
+  void check_finite(const PlanEntry& entry, std::uint64_t offset, std::uint64_t count);
+  // Tells whether every averaged value of every input and of the base is finite (reads them all).
+  bool inputs_finite();
 
   const Plan& m_plan;
   std::vector<Reader*> m_inputs;
@@ -82,7 +88,8 @@ class Engine {
   std::uint64_t m_total_bytes = 0;
   std::vector<ProgressFn> m_progress;
   BlockReads m_reads;
-  struct Held {  // the block whose views the readers have lent, given back before the next one
+  std::optional<bool> m_inputs_finite;  // inputs_finite(), once a block needed it
+  struct Held {                         // the block whose views the readers have lent, given back before the next one
     const PlanEntry* entry = nullptr;
     std::uint64_t offset = 0, count = 0;
     std::size_t inputs = 0;

@@ -21,7 +21,8 @@
 
 namespace wavg {
 
-// --method: the federated aggregators, then the task-vector methods of task_methods.hpp.
+// --method: the federated aggregators, then the task-vector methods of task_methods.hpp; each one's names,
+// parameters and maker are its row in method_spec.hpp.
 enum class Aggregator {
   mean,
   median,
@@ -45,26 +46,6 @@ enum class Aggregator {
 };
 enum class InputKind { models, deltas };
 
-inline constexpr std::array<Named<Aggregator>, 19> k_aggregator_names{
-    {{"mean", Aggregator::mean},
-     {"median", Aggregator::median},
-     {"trimmed-mean", Aggregator::trimmed_mean},
-     {"krum", Aggregator::krum},
-     {"multi-krum", Aggregator::multi_krum},
-     {"geometric-median", Aggregator::geometric_median},
-     {"task-arithmetic", Aggregator::task_arithmetic},
-     {"ties", Aggregator::ties},
-     {"dare-linear", Aggregator::dare_linear},
-     {"dare-ties", Aggregator::dare_ties},
-     {"slerp", Aggregator::slerp},
-     {"model-stock", Aggregator::model_stock},
-     {"nuslerp", Aggregator::nuslerp},
-     {"multislerp", Aggregator::multislerp},
-     {"karcher", Aggregator::karcher},
-     {"breadcrumbs", Aggregator::breadcrumbs},
-     {"breadcrumbs-ties", Aggregator::breadcrumbs_ties},
-     {"della", Aggregator::della},
-     {"della-linear", Aggregator::della_linear}}};
 inline constexpr std::array<Named<InputKind>, 2> k_input_kind_names{
     {{"models", InputKind::models}, {"deltas", InputKind::deltas}}};
 // --server-opt (none: no optimizer, the update is added; not a value the option takes).

@@ -58,7 +58,7 @@ class AlignSteps final : public pipeline::Steps {
   }
   void engine(Engine& engine) override { m_progress.follow(engine); }
   std::vector<std::string> protect() override { return m_reference->files(); }
-  void output(OutputSpec& spec) override {
+  void output(OutputSpec& spec, const pipeline::Run&) override {
     spec.provenance = make_provenance("align", "weight matching to " + fs::path(m_o.to).filename().string(),
                                       {m_o.input, m_o.to}, "", m_o.hash);
   }

@@ -68,10 +68,10 @@ int run_convert(const ConvertOptions& o) {
   ConvertSteps steps(o);
   const pipeline::Run run = pipeline::run(job, steps);
   const Reader& input = *run.readers.front();
-  note_kept_entries(o.verbosity, input, run.output.format_id);
+  note_kept_entries(o.verbosity, input, run.output.format_id());
   if (!o.verbosity.quiet)
     std::fprintf(report_stream(o.output), "converted %s (%s) to %s (%s): %zu tensors, %zu retyped\n", o.input.c_str(),
-                 input.format_name().c_str(), o.output.c_str(), codec(run.output.format_id).name,
+                 input.format_name().c_str(), o.output.c_str(), codec(run.output.format_id()).name,
                  run.plan.entries.size(), run.plan.count(Action::average));
   return 0;
 }

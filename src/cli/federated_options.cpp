@@ -1,6 +1,7 @@
 #include "cli/federated_options.hpp"
 
 #include "cli/common.hpp"
+#include "wavg/method_spec.hpp"
 
 namespace wavg::cli {
 
@@ -35,20 +36,23 @@ void add_federated_options(CLI::App& app, FederatedCli& f) {
   add_choice(app, "--inputs-are", o.inputs, k_input_kind_names,
              "The inputs are full models or updates (client - global)")
       ->group(k_averaging);
-  add_choice(app, "--method", o.robust.method, k_aggregator_names, "How the inputs are combined")->group(k_averaging);
+  add_choice(app, "--method", o.robust.method, method_names(), "How the inputs are combined")->group(k_averaging);
 
-  app.add_option("--trim", o.robust.trim, "trimmed-mean: fraction of inputs cut at each end, in [0, 0.5)")
+  app.add_option("--trim", o.robust.trim,
+                 methods_taking("--trim") + ": fraction of inputs cut at each end, in [0, 0.5)")
       ->group(k_robust);
-  app.add_option("--byzantine", o.robust.byzantine, "krum, multi-krum: inputs that may be corrupted (F)")
+  app.add_option("--byzantine", o.robust.byzantine,
+                 methods_taking("--byzantine") + ": inputs that may be corrupted (F)")
       ->group(k_robust);
-  app.add_option("--select", o.robust.select, "multi-krum: how many inputs to average (M)")->group(k_robust);
-  app.add_option("--gm-tol", o.robust.gm_tol, "geometric-median: relative decrease that stops Weiszfeld")
+  app.add_option("--select", o.robust.select, methods_taking("--select") + ": how many inputs to average (M)")
+      ->group(k_robust);
+  app.add_option("--gm-tol", o.robust.gm_tol, methods_taking("--gm-tol") + ": relative decrease that stops Weiszfeld")
       ->capture_default_str()
       ->group(k_robust);
-  app.add_option("--gm-max-iter", o.robust.gm_max_iter, "geometric-median: most Weiszfeld iterations")
+  app.add_option("--gm-max-iter", o.robust.gm_max_iter, methods_taking("--gm-max-iter") + ": most Weiszfeld iterations")
       ->capture_default_str()
       ->group(k_robust);
-  app.add_option("--gm-eps", o.robust.gm_eps, "geometric-median: floor on distances (smoothed Weiszfeld)")
+  app.add_option("--gm-eps", o.robust.gm_eps, methods_taking("--gm-eps") + ": floor on distances (smoothed Weiszfeld)")
       ->capture_default_str()
       ->group(k_robust);
 

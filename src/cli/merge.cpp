@@ -184,13 +184,14 @@ pipeline::Job validate(MergeOptions& o) {
   const Overwrite overwrite = o.force ? Overwrite::yes : Overwrite::no;
   pipeline::Target target =
       pipeline::check_target({o.output, o.format, overwrite, o.tf_state, o.shard_size}, protected_paths(o));
-  if (o.recipe && o.recipe->chat_template && target.format_id != FormatId::none && !codec(target.format_id).folder)
+  if (o.recipe && o.recipe->chat_template && target.format_id() != FormatId::none && !codec(target.format_id()).folder)
     fail_usage("the recipe's chat_template goes into the tokenizer of a Hugging Face folder: give -o DIR/");
-  return {o.inputs, std::move(target), "merge", o.plan, o.out_dtype, o.hash, weights};
+  return {o.inputs, std::move(target), "merge",    o.plan,      o.out_dtype,
+          o.hash,   weights,           o.fed.base, o.fed.state, fed.server};
 }
 
-// What merge adds to the plain job: alignment, --weight-by, a base, a server state, the method it names, and a
-// progress line.
+// What merge adds to the plain job: alignment, --weight-by, the device, the method it names (over the job's base and
+// server state), a recipe's files, and a progress line.
 class MergeSteps final : public pipeline::Steps {
  public:
   // `weights`: --weights, parsed once by validate().
@@ -207,29 +208,19 @@ class MergeSteps final : public pipeline::Steps {
   void plan(Plan& plan, const std::vector<Reader*>&) override {
     if (!m_aligned.readers.empty()) check_aligned_plan(plan, m_aligned);
   }
-  std::unique_ptr<Backend> backend(const Plan& plan, std::size_t) override {
-    const FederatedOptions& fed = m_o.fed.options;
-    if (fed.has_base) m_base = open_reader(m_o.fed.base);
-    if (m_base) m_base_source = match_base(plan, *m_base);
-    if (fed.has_state)
-      m_state = std::make_unique<ServerState>(m_o.fed.state, pipeline::open_if_exists(m_o.fed.state), plan, fed.server);
+  std::unique_ptr<Backend> backend(const Plan&, std::size_t) override {
     return make_backend(m_o.device, m_o.verbosity);
   }
-  std::unique_ptr<Method> method(Backend& backend, const Plan& plan, const std::vector<Reader*>& inputs,
-                                 const pipeline::Job&) override {
+  std::unique_ptr<Method> method(Backend& backend, const pipeline::Run& run, const pipeline::Job&) override {
     FederatedOptions& fed = m_o.fed.options;
-    m_inputs = inputs;
     fed.weights = m_weights;
     if (fed.staleness_fn)
-      fed.staleness = staleness_from_metadata(*m_base, inputs, m_o.fed.staleness, *fed.staleness_fn);
-    if (task_run(m_o)) return make_task_method(backend, plan, m_o.task.resolve(fed, m_weights));
-    if (federated_run(m_o)) return make_federated(backend, plan, fed, m_state.get());
+      fed.staleness = staleness_from_metadata(*run.base, run.inputs, m_o.fed.staleness, *fed.staleness_fn);
+    if (task_run(m_o)) return make_task_method(backend, run.plan, m_o.task.resolve(fed, m_weights));
+    if (federated_run(m_o)) return make_federated(backend, run.plan, fed, run.state.get());
     return make_weighted_mean(backend, m_weights);
   }
-  void engine(Engine& engine) override {
-    if (m_base) engine.set_base(m_base.get(), m_base_source);
-    m_progress.follow(engine);
-  }
+  void engine(Engine& engine) override { m_progress.follow(engine); }
   void chose(const pipeline::Template& templ, FormatId format) override {
     if (templ.index != 0)  // input 1 is the rule; another input is worth saying
       note(m_o.verbosity, 1,
@@ -237,43 +228,23 @@ class MergeSteps final : public pipeline::Steps {
                "): the output keeps its structure and metadata, input 1 has none in " + codec(format).name);
   }
   std::string describe(const Method& method) override { return method.describe() + sequence_note(m_o.seq); }
-  void output(OutputSpec& spec) override {
-    if (m_o.companions == MergeOptions::Companions::base) spec.companions = m_base.get();
+  void output(OutputSpec& spec, const pipeline::Run& run) override {
+    if (m_o.companions == MergeOptions::Companions::base) spec.companions = run.base.get();
     if (!m_o.recipe) return;
     spec.provenance.add("wavg_recipe", m_o.recipe->text);
     spec.extra_files = {{"mergekit_config.yml", m_o.recipe->text}};
     if (m_o.chat_template.empty()) return;
-    const bool from_base = m_o.companions == MergeOptions::Companions::base && m_base;
+    const bool from_base = m_o.companions == MergeOptions::Companions::base && run.base;
     for (auto& file : chat_template_files(from_base ? m_o.fed.base : m_o.inputs.front(), m_o.chat_template))
       spec.extra_files.push_back(std::move(file));
   }
-  std::vector<std::string> base_files() override { return m_base ? m_base->files() : std::vector<std::string>{}; }
-  std::vector<std::string> protect() override {
-    return m_o.fed.state.empty() ? std::vector<std::string>{} : std::vector<std::string>{m_o.fed.state};
-  }
-  void begin() override {
-    if (!m_state) return;
-    m_state_out.emplace(m_o.fed.state, output_format(m_o.fed.state, ""), Overwrite::yes, m_state->output_spec(),
-                        pipeline::files_of(m_inputs));
-    m_state->begin_write(m_state_out->writer());
-  }
-  void committed() override {
-    m_progress.erase();
-    if (!m_state) return;
-    m_state->finish();
-    m_state_out->commit();
-  }
+  void committed() override { m_progress.erase(); }
 
  private:
   MergeOptions& m_o;
   ProgressLine m_progress;
   Aligned m_aligned;
   std::vector<double> m_weights;
-  std::vector<Reader*> m_inputs;  // what the plan saw
-  std::unique_ptr<Reader> m_base;
-  std::vector<std::size_t> m_base_source;
-  std::unique_ptr<ServerState> m_state;
-  std::optional<pipeline::Output> m_state_out;
 };
 
 // Without -j or OMP_NUM_THREADS, the plain and weighted means (no --base, robust or task method, alignment or GPU)
@@ -306,7 +277,7 @@ int run_merge(MergeOptions& o) {
   apply_threads(o.threads);
   MergeSteps steps(o, job.weights);
   const pipeline::Run run = pipeline::run(job, steps);
-  report(o, run.output.format_id, run.plan, *run.method, run.inputs);
+  report(o, run.output.format_id(), run.plan, *run.method, run.inputs);
   if (!o.eval.empty() && !o.verbosity.quiet) print_scores(o.eval, o.inputs, o.output);
   return 0;
 }

@@ -14,70 +14,18 @@
 #include <set>
 
 #include "wavg/error.hpp"
+#include "wavg/method_spec.hpp"
 
 namespace wavg::cli {
 
 namespace {
 
-// What mergekit calls each method wavg runs, and what wavg's --method is.
-struct MethodRow {
-  const char* name;
-  Aggregator method;
-  bool linear;
-  std::set<std::string> global;     // the method's global parameters
-  std::set<std::string> per_model;  // and those each model may set
-};
-
-const std::vector<MethodRow>& methods() {
-  static const std::vector<MethodRow> rows{
-      {"linear", Aggregator::task_arithmetic, true, {"weight", "normalize"}, {"weight"}},
-      {"task_arithmetic",
-       Aggregator::task_arithmetic,
-       false,
-       {"weight", "lambda", "normalize", "int8_mask"},
-       {"weight"}},
-      {"ties",
-       Aggregator::ties,
-       false,
-       {"weight", "density", "lambda", "normalize", "rescale", "int8_mask"},
-       {"weight", "density"}},
-      {"dare_ties",
-       Aggregator::dare_ties,
-       false,
-       {"weight", "density", "lambda", "normalize", "rescale", "int8_mask"},
-       {"weight", "density"}},
-      {"dare_linear",
-       Aggregator::dare_linear,
-       false,
-       {"weight", "density", "lambda", "normalize", "rescale", "int8_mask"},
-       {"weight", "density"}},
-      {"breadcrumbs",
-       Aggregator::breadcrumbs,
-       false,
-       {"weight", "density", "gamma", "lambda", "normalize", "rescale", "int8_mask"},
-       {"weight", "density", "gamma"}},
-      {"breadcrumbs_ties",
-       Aggregator::breadcrumbs_ties,
-       false,
-       {"weight", "density", "gamma", "lambda", "normalize", "rescale", "int8_mask"},
-       {"weight", "density", "gamma"}},
-      {"della",
-       Aggregator::della,
-       false,
-       {"weight", "density", "epsilon", "lambda", "normalize", "rescale", "int8_mask"},
-       {"weight", "density", "epsilon"}},
-      {"della_linear",
-       Aggregator::della_linear,
-       false,
-       {"weight", "density", "epsilon", "lambda", "normalize", "rescale", "int8_mask"},
-       {"weight", "density", "epsilon"}},
-      {"slerp", Aggregator::slerp, false, {"t"}, {}},
-      {"model_stock", Aggregator::model_stock, false, {"filter_wise"}, {}},
-      {"nuslerp", Aggregator::nuslerp, false, {"weight", "nuslerp_flatten", "nuslerp_row_wise"}, {"weight"}},
-      {"multislerp", Aggregator::multislerp, false, {"weight", "normalize_weights"}, {"weight"}},
-      {"karcher", Aggregator::karcher, false, {"max_iter", "tol"}, {}},
-  };
-  return rows;
+// The keys a method's row takes in a recipe: every one in `parameters`, the per-model ones in models[i].parameters.
+std::set<std::string> keys(const MethodSpec& row, bool per_model_only) {
+  std::set<std::string> out;
+  for (const ParamSpec& p : row.params)
+    if (!p.key.empty() && (!per_model_only || p.scope == Scope::per_model)) out.emplace(p.key);
+  return out;
 }
 
 // mergekit's methods and keys that wavg knows of but does not run.
@@ -176,12 +124,12 @@ class Reading {
 };
 
 // Checks every anchor of a parameter's settings against its range.
-void check_range(const Reading& r, const TensorValues& v, const std::string& name, double lo, bool lo_open, double hi,
-                 const std::string& range) {
+void check_range(const Reading& r, const TensorValues& v, const ParamSpec& p) {
+  const std::string name(p.key);
   auto check = [&](const ParamSetting& s) {
     for (const ParamCondition& c : s)
       for (double x : c.values)
-        if (x > hi || x < lo || (lo_open && x == lo)) r.refuse(name + " " + parameter_text(x) + " is not in " + range);
+        if (const std::string problem = range_problem(p, name, x); !problem.empty()) r.refuse(problem);
   };
   if (const auto it = v.global.find(name); it != v.global.end()) check(it->second);
   for (const auto& m : v.per_input)
@@ -303,19 +251,18 @@ Recipe read_document(const Reading& r, const std::string& path) {
     read_slices(r, doc, name, out);
     return out;
   }
-  const MethodRow* row = nullptr;
-  for (const MethodRow& m : methods())
-    if (name == m.name) row = &m;
+  const MethodSpec* row = find_mergekit_method(name);
   if (!row && k_other_methods.count(name)) r.refuse("merge_method " + name + " is not supported by wavg yet");
   if (!row) r.refuse("merge_method '" + name + "' is not one of mergekit's methods wavg runs");
-  out.method = row->method;
+  out.method = row->id;
   out.linear = row->linear;
+  const std::set<std::string> global = keys(*row, false), per_model = keys(*row, true);
 
   const std::string base = doc["base_model"] ? r.text(doc["base_model"], "base_model") : "";
   if (!doc["models"] || !doc["models"].IsSequence() || doc["models"].size() == 0)
     r.refuse("models must be a list of {model, parameters}");
   out.values = std::make_shared<TensorValues>();
-  out.values->global = r.parameters(doc["parameters"], "parameters", row->global, name);
+  out.values->global = r.parameters(doc["parameters"], "parameters", global, name);
   for (std::size_t i = 0; i < doc["models"].size(); ++i) {
     const YAML::Node m = doc["models"][i];
     const std::string where = "models[" + std::to_string(i) + "]";
@@ -330,61 +277,51 @@ Recipe read_document(const Reading& r, const std::string& path) {
       continue;
     }
     out.inputs.push_back(model);
-    out.values->per_input.push_back(r.parameters(m["parameters"], where + ".parameters", row->per_model, name));
+    out.values->per_input.push_back(r.parameters(m["parameters"], where + ".parameters", per_model, name));
   }
-  if (row->per_model.count("weight")) out.values->required.insert("weight");
-  if (out.method == Aggregator::slerp) out.values->required.insert("t");
+  for (const ParamSpec& p : row->params)
+    if (p.need == Need::recipe || p.need == Need::always) out.values->required.emplace(p.key);
   out.values->source = path;
   const TensorValues& v = *out.values;
   // These switch a step of the method on or off for the whole merge in wavg; mergekit resolves them per tensor,
   // so a filtered or graded setting would be applied where the recipe did not ask for it: refused instead.
-  for (const char* key :
-       {"normalize", "rescale", "int8_mask", "normalize_weights", "filter_wise", "nuslerp_flatten", "nuslerp_row_wise"})
+  for (const ParamSpec& p : row->params) {
+    const std::string key(p.key);
+    if (p.ranged) check_range(r, v, p);
+    if (!p.flag) continue;
+    // These switch a step of the method on or off for the whole merge in wavg; mergekit resolves them per tensor,
+    // so a filtered or graded setting would be applied where the recipe did not ask for it: refused instead.
     if (v.global.count(key) && !scalar(v.global, key))
-      r.refuse(std::string("parameters.") + key +
+      r.refuse("parameters." + key +
                ": wavg takes one value for the whole merge here (a number or true/false), not filters or a gradient");
-  if (v.names("filter_wise") && scalar(v.global, "filter_wise").value_or(1) != 0)
-    r.refuse("model_stock's filter_wise: true is not supported by wavg");
-  const bool trims = out.method == Aggregator::ties || out.method == Aggregator::breadcrumbs ||
-                     out.method == Aggregator::breadcrumbs_ties;
-  if (v.names("rescale") && trims && scalar(v.global, "rescale").value_or(1) != 0)
-    r.refuse("rescale: true with " + name +
-             " (an L1 rescale of the magnitude-trimmed task vectors) is not supported by wavg");
-  // wavg's nuslerp takes one angle per tensor (mergekit's default), not one per row or column.
-  if (v.names("nuslerp_flatten") && scalar(v.global, "nuslerp_flatten").value_or(0) == 0)
-    r.refuse("nuslerp_flatten: false (an angle per row or column) is not supported by wavg");
-  if (v.names("nuslerp_row_wise") && scalar(v.global, "nuslerp_row_wise").value_or(1) != 0)
-    r.refuse("nuslerp_row_wise: true is not supported by wavg (it applies only with nuslerp_flatten: false)");
-  check_range(r, v, "density", 0, true, 1, "(0, 1]");
-  check_range(r, v, "gamma", 0, false, 1, "[0, 1]");
-  check_range(r, v, "epsilon", 0, false, 1, "[0, 1)");
-  check_range(r, v, "t", 0, false, 1, "[0, 1]");
-  check_range(r, v, "max_iter", 0, false, 1e6, "[0, 1e6]");
-  check_range(r, v, "tol", 0, false, 1, "[0, 1]");
+    if (p.runs_only && v.names(key) && (scalar(v.global, key).value_or(0) != 0) != *p.runs_only)
+      r.refuse(key + (*p.runs_only ? ": false" : ": true") +
+               (p.unsupported.empty() ? "" : " (" + std::string(p.unsupported) + ")") + " is not supported by wavg");
+  }
 
   // The scalars merge's own options carry: what a plain number gives, else mergekit's default.
   for (std::size_t k = 0; k < out.inputs.size(); ++k) {
     std::optional<double> w = scalar(v.per_input[k], "weight");
     if (!w) w = scalar(v.global, "weight");
-    const bool weighted = row->per_model.count("weight") > 0;
+    const bool weighted = per_model.count("weight") > 0;
     if (weighted && !w && !v.per_input[k].count("weight") && !v.global.count("weight"))
       r.refuse("models[" + std::to_string(k) + "] (" + out.inputs[k] + "): no weight; merge_method " + name +
                " needs one for every model");
     if (weighted) out.weights.push_back(w.value_or(1.0));
   }
-  if (row->per_model.count("density")) out.density = scalar(v.global, "density").value_or(1.0);
-  if (row->per_model.count("gamma")) out.gamma = scalar(v.global, "gamma");
-  if (row->per_model.count("epsilon")) out.epsilon = scalar(v.global, "epsilon");
+  if (const ParamSpec* p = find_param(*row, "density")) out.density = scalar(v.global, "density").value_or(p->fallback);
+  if (find_param(*row, "gamma")) out.gamma = scalar(v.global, "gamma");
+  if (find_param(*row, "epsilon")) out.epsilon = scalar(v.global, "epsilon");
   out.lambda = scalar(v.global, "lambda");
   if (v.names("normalize"))
     out.normalize = scalar(v.global, "normalize").value_or(1) != 0;
   else if (out.linear)
-    out.normalize = true;  // mergekit's linear normalises by default
+    out.normalize = row->normalize_default;  // mergekit's linear normalises by default
   if (v.names("normalize_weights")) out.normalize = scalar(v.global, "normalize_weights").value_or(1) != 0;
   if (v.names("rescale"))
     out.rescale = scalar(v.global, "rescale").value_or(1) != 0 ? DareRescale::l1 : DareRescale::none;
 
-  if (out.method == Aggregator::slerp) {
+  if (row->base_first) {
     if (base.empty()) r.refuse("merge_method slerp needs base_model (the model at t = 0)");
     if (out.inputs.size() != 1)
       r.refuse("merge_method slerp takes the base model and one other, got " + std::to_string(out.inputs.size()) +
@@ -394,11 +331,11 @@ Recipe read_document(const Reading& r, const std::string& path) {
     out.values->per_input.insert(out.values->per_input.begin(), std::map<std::string, ParamSetting>{});
     const ParamSetting& t = v.global.at("t");
     out.t = t.front().values.front();
-  } else if (out.linear || out.method == Aggregator::karcher) {
+  } else if (row->base == BaseUse::none) {
     if (!base.empty()) r.refuse("merge_method " + name + " takes no base_model");
-  } else if (out.method == Aggregator::nuslerp || out.method == Aggregator::multislerp) {
-    if (out.method == Aggregator::nuslerp && out.inputs.size() != 2)
-      r.refuse("merge_method nuslerp takes two models besides the base, got " + std::to_string(out.inputs.size()));
+  } else if (row->base == BaseUse::optional) {
+    if (row->max_inputs == 2 && out.inputs.size() != 2)
+      r.refuse("merge_method " + name + " takes two models besides the base, got " + std::to_string(out.inputs.size()));
     out.base = base;  // optional: with one, they work on task vectors
   } else {
     if (base.empty()) r.refuse("merge_method " + name + " works on task vectors: it needs base_model");
@@ -409,7 +346,7 @@ Recipe read_document(const Reading& r, const std::string& path) {
   if (doc["tokenizer_source"]) {
     const std::string src = r.text(doc["tokenizer_source"], "tokenizer_source");
     // slerp's base is input 1, so both of its answers name the same folder.
-    if (src == "base" && (!out.base.empty() || out.method == Aggregator::slerp))
+    if (src == "base" && (!out.base.empty() || row->base_first))
       out.tokenizer_from_base = true;
     else if (src == out.inputs.front())
       out.tokenizer_from_base = false;

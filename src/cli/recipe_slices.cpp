@@ -120,7 +120,7 @@ class PassthroughSteps final : public pipeline::Steps {
   std::string describe(const Method&) override {
     return "passthrough (" + std::to_string(m_model->layers()) + " layers)";
   }
-  void output(OutputSpec& spec) override {
+  void output(OutputSpec& spec, const pipeline::Run&) override {
     spec.template_input = m_model.get();
     spec.dropped.clear();
     spec.companions = m_first;

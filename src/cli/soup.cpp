@@ -172,10 +172,6 @@ int run_soup(SoupOptions& o) {
 
   ScratchDir scratch;
   // Each candidate is written as the output would be, in its format (a folder for a folder output), unhashed.
-  pipeline::Target candidate_target;
-  candidate_target.format = codec(target.format_id).name;
-  candidate_target.format_id = target.format_id;
-  candidate_target.overwrite = Overwrite::yes;
   const std::string extension = std::filesystem::path(o.output).extension().string();
   std::vector<std::string> soup{o.inputs[order[0]]};
   double best = scores[order[0]];
@@ -186,10 +182,11 @@ int run_soup(SoupOptions& o) {
   for (std::size_t step = 1; step < order.size(); ++step) {
     std::vector<std::string> candidate = soup;
     candidate.push_back(o.inputs[order[step]]);
-    candidate_target.path = scratch.file("candidate-" + std::to_string(step) + extension);
+    const pipeline::Target candidate_target =
+        pipeline::own_target(scratch.file("candidate-" + std::to_string(step) + extension), target.format_id());
     write_average(o, candidate, candidate_target, HashAlgo::none, "");
-    const double score = evaluate(o.eval, candidate_target.path);
-    std::filesystem::remove_all(output_file(target.format_id, candidate_target.path));
+    const double score = evaluate(o.eval, candidate_target.path());
+    std::filesystem::remove_all(output_file(target.format_id(), candidate_target.path()));
     const bool accepted = score >= best;
     search.candidate.push_back(score);
     search.taken.push_back(accepted);

@@ -20,10 +20,10 @@ namespace {
 
 // Refuses the options an output of `format` does not take.
 void check_options(const Target& t) {
-  const Codec& c = codec(t.format_id);
-  if (t.tf_state && !c.accepts_option(OutputOption::tf_state))
+  const Codec& c = codec(t.format_id());
+  if (t.options().tf_state && !c.accepts_option(OutputOption::tf_state))
     fail_usage("--tf-state needs a TensorFlow output (--format tensorflow)");
-  if (t.shard_size && !c.accepts_option(OutputOption::shard_size))
+  if (t.options().shard_size && !c.accepts_option(OutputOption::shard_size))
     fail_usage("--shard-size needs a folder output (a path ending in '/')");
 }
 
@@ -38,17 +38,21 @@ Target check_target(const TargetOptions& options, const std::vector<std::string>
   }
   Target t{options, output_format(options.path, options.format)};
   check_options(t);
-  check_output(output_file(t.format_id, t.path), protect, t.overwrite);
+  check_output(output_file(t.format_id(), t.path()), protect, t.overwrite());
   return t;
 }
 
+Target own_target(const std::string& path, FormatId format) {
+  return Target{{path, std::string(codec(format).name), Overwrite::yes}, format};
+}
+
 void settle(Target& target, const std::vector<Reader*>& inputs) {
-  const bool deferred = target.format_id == FormatId::none;
-  target.format_id = output_format(target.path, target.format, inputs);
+  const bool deferred = target.m_format == FormatId::none;
+  target.m_format = output_format(target.path(), target.m_options.format, inputs);
   if (!deferred) return;
   check_options(target);
-  const std::string file = output_file(target.format_id, target.path);
-  if (file != target.path) check_output(file, files_of(inputs), target.overwrite);
+  const std::string file = output_file(target.m_format, target.path());
+  if (file != target.path()) check_output(file, files_of(inputs), target.overwrite());
 }
 
 void check_output(const std::string& output, const std::vector<std::string>& inputs, Overwrite overwrite) {
@@ -115,10 +119,10 @@ void pace_hashing(Engine& engine, const Provenance& provenance) {
 
 Output::Output(const Target& target, OutputSpec spec, const std::vector<std::string>& inputs)
     : Output(
-          target.path, target.format_id, target.overwrite,
+          target.path(), target.format_id(), target.overwrite(),
           [&] {
-            spec.write_tf_state = target.tf_state;
-            spec.shard_size = target.shard_size;
+            spec.write_tf_state = target.options().tf_state;
+            spec.shard_size = target.options().shard_size;
             return std::move(spec);
           }(),
           inputs) {}
@@ -150,7 +154,7 @@ void Output::commit() {
   if (m_stdout) copy_to_stdout(m_stdout->path());
 }
 
-std::unique_ptr<Method> Steps::method(Backend& backend, const Plan&, const std::vector<Reader*>&, const Job& job) {
+std::unique_ptr<Method> Steps::method(Backend& backend, const Run&, const Job& job) {
   return make_weighted_mean(backend, job.weights);
 }
 
@@ -158,6 +162,23 @@ PlanOptions engine_plan_options(PlanOptions options) {
   options.float_dtypes = FloatDTypes::mixed;
   return options;
 }
+
+namespace {
+
+// The base phase: the job's base opened and matched against the plan (Error(incompatible) naming what differs).
+void open_base(const Job& job, Run& r) {
+  if (job.base.empty()) return;
+  r.base = open_reader(job.base);
+  r.base_source = match_base(r.plan, *r.base);
+}
+
+// The state phase: the server state an earlier round left (if any) loaded and checked against the plan.
+void open_state(const Job& job, Run& r) {
+  if (!job.state.empty())
+    r.state = std::make_unique<ServerState>(job.state, open_if_exists(job.state), r.plan, job.server);
+}
+
+}  // namespace
 
 Run run(const Job& job, Steps& steps) {
   Run r;
@@ -167,31 +188,45 @@ Run run(const Job& job, Steps& steps) {
   r.plan = build_plan(r.inputs, engine_plan_options(job.plan));
   steps.plan(r.plan, r.inputs);
   if (job.out_dtype) set_out_dtype(r.plan, *job.out_dtype);
+  open_base(job, r);
+  open_state(job, r);
   r.backend = steps.backend(r.plan, r.inputs.size());
-  r.method = steps.method(*r.backend, r.plan, r.inputs, job);
+  r.method = steps.method(*r.backend, r, job);
   Engine engine(r.plan, r.inputs, *r.method, *r.backend);
+  if (r.base) engine.set_base(r.base.get(), r.base_source);
   steps.engine(engine);
   engine.verify();
 
   const std::vector<TensorInfo> tensors = output_tensors(r.plan);
-  check_free_space(job.output.path, least_output_bytes(tensors));
+  check_free_space(job.output.path(), least_output_bytes(tensors));
   r.output = job.output;
   settle(r.output, opened);
-  r.templ = choose_template(r.output.format_id, opened, r.plan, tensors);
-  steps.chose(r.templ, r.output.format_id);
-  const std::vector<std::string> base = steps.base_files();
+  r.templ = choose_template(r.output.format_id(), opened, r.plan, tensors);
+  steps.chose(r.templ, r.output.format_id());
+  const std::vector<std::string> base = r.base ? r.base->files() : std::vector<std::string>{};
   std::vector<std::string> protect = files_of(opened);
   protect.insert(protect.end(), base.begin(), base.end());
+  if (!job.state.empty()) protect.push_back(job.state);
   for (std::string& p : steps.protect()) protect.push_back(std::move(p));
   OutputSpec spec{tensors, r.templ.input, r.templ.dropped,
                   make_provenance(job.command, steps.describe(*r.method), input_files(opened),
                                   job.out_dtype ? std::string(dtype_name(*job.out_dtype)) : "", job.hash, base)};
-  steps.output(spec);
+  steps.output(spec, r);
   Output out(r.output, std::move(spec), protect);
-  steps.begin();
+  // The next server state, a second output beside the main one, committed after it.
+  std::optional<Output> state_out;
+  if (r.state) {
+    state_out.emplace(job.state, output_format(job.state, ""), Overwrite::yes, r.state->output_spec(),
+                      files_of(r.inputs));
+    r.state->begin_write(state_out->writer());
+  }
   pace_hashing(engine, out.spec().provenance);
   engine.run(out.writer());
   out.commit();
+  if (r.state) {
+    r.state->finish();
+    state_out->commit();
+  }
   steps.committed();
   return r;
 }

@@ -1,11 +1,11 @@
 #pragma once
 // The conductor, between the subcommands (src/cli, src/train) and the core. A subcommand validates its options into
 // a Job (inputs, output Target, options) and hands it to run(), which conducts every writing subcommand the same
-// way: open the inputs -> plan -> backend -> method -> engine -> output -> commit. What a subcommand does
-// differently (align its inputs first, a federated method over a base, a server state written beside the output)
-// it says by overriding one of the Steps, each of which defaults to the plain weighted mean. The output Target is
-// checked by check_target() before any input opens, so a bad output costs nothing; every writing subcommand takes
-// every target (a file, a folder, `-o -`) through the same Output.
+// way: open the inputs -> plan -> base -> server state -> backend -> method -> engine -> output -> commit. What a
+// subcommand does differently (align its inputs first, a federated method over a base, a server state written beside
+// the output) it says by overriding one of the Steps, each of which defaults to the plain weighted mean. The output
+// Target is checked by check_target() before any input opens, so a bad output costs nothing; every writing subcommand
+// takes every target (a file, a folder, `-o -`) through the same Output.
 
 #include <functional>
 #include <memory>
@@ -17,6 +17,7 @@
 #include "wavg/atomic_file.hpp"
 #include "wavg/backend.hpp"
 #include "wavg/engine.hpp"
+#include "wavg/federated.hpp"
 #include "wavg/format.hpp"
 #include "wavg/method.hpp"
 #include "wavg/plan.hpp"
@@ -34,9 +35,24 @@ struct TargetOptions {
   std::uint64_t shard_size = 0;  // --shard-size
 };
 
-// A checked output: its options and its format, the latter settled once input 1 is open (settle()).
-struct Target : TargetOptions {
-  FormatId format_id = FormatId::none;
+// A checked output: its options and its format, the latter settled once input 1 is open (settle()). Only its makers
+// (check_target, own_target) and settle() fill it, so every Target has passed the checks; a default one is none.
+class Target {
+ public:
+  Target() = default;
+  const TargetOptions& options() const { return m_options; }
+  const std::string& path() const { return m_options.path; }
+  Overwrite overwrite() const { return m_options.overwrite; }
+  FormatId format_id() const { return m_format; }
+
+ private:
+  Target(TargetOptions options, FormatId format) : m_options(std::move(options)), m_format(format) {}
+  friend Target check_target(const TargetOptions& options, const std::vector<std::string>& protect);
+  friend Target own_target(const std::string& path, FormatId format);
+  friend void settle(Target& target, const std::vector<Reader*>& inputs);
+
+  TargetOptions m_options;
+  FormatId m_format = FormatId::none;
 };
 
 // Checks an output before any input opens (usage errors, exit 2): its format (an unknown --format, `-o -` without
@@ -44,6 +60,8 @@ struct Target : TargetOptions {
 // names none of `protect` (the command line's input paths) and replaces nothing without Overwrite::yes; `-o -` must
 // not be a terminal.
 Target check_target(const TargetOptions& options, const std::vector<std::string>& protect);
+// Returns an output the program names itself in `format` (a run's checkpoint, a soup's candidate), replaced freely.
+Target own_target(const std::string& path, FormatId format);
 // Settles the format from the inputs (a .json output after a TF.js input 1 is TF.js; a name that says nothing takes
 // the inputs' format), and makes the checks check_target() left until the format was known.
 void settle(Target& target, const std::vector<Reader*>& inputs);
@@ -115,6 +133,13 @@ struct Job {
   std::optional<DType> out_dtype{};
   HashAlgo hash = HashAlgo::xxh3_128;
   std::vector<double> weights{};  // the plain mean's (empty: equal)
+  // The base (the global model of a federated round, the task vectors' base), "" for none: run() opens it once the
+  // plan is made, matches it against the plan and hands it to the engine; the output may not replace it.
+  std::string base{};
+  // The server optimizer's state ("" for none): run() loads it (when it exists) against the plan and `server`, and
+  // writes the next one beside the output, committed after it; the output may not replace it.
+  std::string state{};
+  ServerStepParams server{};
 };
 
 // What a run made, for the subcommand's report.
@@ -122,6 +147,9 @@ struct Run {
   std::vector<std::unique_ptr<Reader>> readers;  // the inputs as opened
   std::vector<Reader*> inputs;                   // what the plan and the engine saw (Steps::inputs)
   Plan plan;
+  std::unique_ptr<Reader> base;          // Job::base, opened (null: none)
+  std::vector<std::size_t> base_source;  // each plan entry's tensor in the base (match_base)
+  std::unique_ptr<ServerState> state;    // Job::state, loaded (null: none)
   std::unique_ptr<Backend> backend;
   std::unique_ptr<Method> method;
   Target output;  // the job's, its format settled from input 1
@@ -129,7 +157,7 @@ struct Run {
 };
 
 // The steps of run() a subcommand may change; each default is the plain job's, the weighted mean of Job::weights.
-// Called in this order.
+// Called in this order. The base and the server state are the job's data, not steps: run() opens them itself.
 class Steps {
  public:
   virtual ~Steps() = default;
@@ -139,23 +167,19 @@ class Steps {
   // Adjusts the plan (each tensor's action) before --out-dtype applies.
   virtual void plan(Plan& /*plan*/, const std::vector<Reader*>& /*inputs*/) {}
   virtual std::unique_ptr<Backend> backend(const Plan& /*plan*/, std::size_t /*inputs*/) { return make_cpu_backend(); }
-  virtual std::unique_ptr<Method> method(Backend& backend, const Plan& plan, const std::vector<Reader*>& inputs,
-                                         const Job& job);
-  // Follows the engine (a base, a progress line) before it verifies the inputs.
+  // Returns the method; `run` holds the plan, the inputs the engine sees, the base and the server state.
+  virtual std::unique_ptr<Method> method(Backend& backend, const Run& run, const Job& job);
+  // Follows the engine (a progress line) before it verifies the inputs.
   virtual void engine(Engine& /*engine*/) {}
   // Says which input the output (settled to `format`) keeps as its template.
   virtual void chose(const Template& /*templ*/, FormatId /*format*/) {}
   // Returns what the provenance records as the method.
   virtual std::string describe(const Method& method) { return method.describe(); }
-  // Returns the base's files, recorded in the provenance and protected from the output.
-  virtual std::vector<std::string> base_files() { return {}; }
   // Completes the output's spec (merge --recipe: the recipe in the provenance, the base's companion files).
-  virtual void output(OutputSpec& /*spec*/) {}
-  // Returns every further file the output may not replace (a server state).
+  virtual void output(OutputSpec& /*spec*/, const Run& /*run*/) {}
+  // Returns every further file the output may not replace (align's reference model).
   virtual std::vector<std::string> protect() { return {}; }
-  // Starts a second output beside the main one, before the engine runs (a server state).
-  virtual void begin() {}
-  // Runs after the output is committed (a progress line erased, a server state committed).
+  // Runs after the output (and the server state) is committed (a progress line erased).
   virtual void committed() {}
 };
 

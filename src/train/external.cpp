@@ -263,24 +263,19 @@ class Workers {
 
 // The job of merging one round's results into `output`: a checkpoint of the run, replaced freely.
 pipeline::Job round_job(std::vector<std::string> paths, const std::string& output, const LocalSgdOptions& o) {
-  return {std::move(paths), {{output, o.format, Overwrite::yes}, output_format(output, o.format)}, "local-sgd"};
+  return {std::move(paths), pipeline::own_target(output, output_format(output, o.format)), "local-sgd"};
 }
 
-// FedAsync's rule over a base, as `wavg merge --base --staleness` applies it.
+// FedAsync's rule over the job's base, as `wavg merge --base --staleness` applies it.
 class StaleSteps final : public pipeline::Steps {
  public:
-  StaleSteps(FederatedOptions fed, const std::string& base) : m_fed(std::move(fed)), m_base(open_reader(base)) {}
-  std::unique_ptr<Method> method(Backend& backend, const Plan& plan, const std::vector<Reader*>&,
-                                 const pipeline::Job&) override {
-    return make_federated(backend, plan, m_fed, nullptr);
+  explicit StaleSteps(FederatedOptions fed) : m_fed(std::move(fed)) {}
+  std::unique_ptr<Method> method(Backend& backend, const pipeline::Run& run, const pipeline::Job&) override {
+    return make_federated(backend, run.plan, m_fed, nullptr);
   }
-  void plan(Plan& plan, const std::vector<Reader*>&) override { m_source = match_base(plan, *m_base); }
-  void engine(Engine& engine) override { engine.set_base(m_base.get(), m_source); }
 
  private:
   FederatedOptions m_fed;
-  std::unique_ptr<Reader> m_base;
-  std::vector<std::size_t> m_source;
 };
 
 // Merges a round with late results by FedAsync's rule, as `wavg merge --base --staleness` does: next = base +
@@ -296,8 +291,10 @@ void merge_stale(const std::vector<Result>& results, const std::string& base_pat
     fed.staleness.push_back(staleness_weight(*fed.staleness_fn, static_cast<double>(r.tau)));
   }
   validate_federated(fed, paths.size());
-  StaleSteps steps(std::move(fed), base_path);
-  pipeline::run(round_job(std::move(paths), output, o), steps);
+  StaleSteps steps(std::move(fed));
+  pipeline::Job job = round_job(std::move(paths), output, o);
+  job.base = base_path;
+  pipeline::run(job, steps);
 }
 
 void copy_atomically(const std::string& from, const std::string& to) {

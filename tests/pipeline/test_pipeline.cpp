@@ -4,11 +4,13 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <type_traits>
 
 #include "pipeline/pipeline.hpp"
 #include "support/safetensors_bytes.hpp"
 #include "support/temp_dir.hpp"
 #include "wavg/error.hpp"
+#include "wavg/task_methods.hpp"
 
 using namespace wavg;
 using wavg::test::F32Tensor;
@@ -65,14 +67,14 @@ std::vector<std::string> write_inputs(const TempDir& dir) {
 
 TEST_CASE("check_target settles what the output's name and --format say, before any input opens") {
   TempDir dir;
-  CHECK(pipeline::check_target(target(dir / "o.safetensors"), {}).format_id == FormatId::safetensors);
-  CHECK(pipeline::check_target(target(dir / "o.h5"), {}).format_id == FormatId::hdf5);
-  CHECK(pipeline::check_target(target(dir / "o.bin", "safetensors"), {}).format_id == FormatId::safetensors);
-  CHECK(pipeline::check_target(target(dir / "out/"), {}).format_id == FormatId::hf);
-  CHECK(pipeline::check_target(target("-", "npz"), {}).format_id == FormatId::npz);
+  CHECK(pipeline::check_target(target(dir / "o.safetensors"), {}).format_id() == FormatId::safetensors);
+  CHECK(pipeline::check_target(target(dir / "o.h5"), {}).format_id() == FormatId::hdf5);
+  CHECK(pipeline::check_target(target(dir / "o.bin", "safetensors"), {}).format_id() == FormatId::safetensors);
+  CHECK(pipeline::check_target(target(dir / "out/"), {}).format_id() == FormatId::hf);
+  CHECK(pipeline::check_target(target("-", "npz"), {}).format_id() == FormatId::npz);
   // A name that says nothing, and .ckpt, wait for the inputs.
-  CHECK(pipeline::check_target(target(dir / "ckpt-5"), {}).format_id == FormatId::none);
-  CHECK(pipeline::check_target(target(dir / "m.ckpt"), {}).format_id == FormatId::none);
+  CHECK(pipeline::check_target(target(dir / "ckpt-5"), {}).format_id() == FormatId::none);
+  CHECK(pipeline::check_target(target(dir / "m.ckpt"), {}).format_id() == FormatId::none);
 }
 
 TEST_CASE("check_target refuses a bad target as a usage error") {
@@ -89,7 +91,7 @@ TEST_CASE("check_target refuses a bad target as a usage error") {
   shards.shard_size = 1000;
   CHECK(error_code([&] { pipeline::check_target(shards, {}); }) == ExitCode::usage);
   shards.path = dir / "out/";
-  CHECK(pipeline::check_target(shards, {}).format_id == FormatId::hf);
+  CHECK(pipeline::check_target(shards, {}).format_id() == FormatId::hf);
   // An existing output without --force, and an output that is an input.
   const std::string existing = dir.write("e.safetensors", "x");
   CHECK(error_code([&] { pipeline::check_target(target(existing), {}); }) == ExitCode::usage);
@@ -107,7 +109,7 @@ TEST_CASE("settle takes the format from the inputs where the name leaves it open
   auto settled = [&](const std::string& path, std::vector<Reader*> inputs) {
     pipeline::Target t = pipeline::check_target(target(path), {});
     pipeline::settle(t, inputs);
-    return t.format_id;
+    return t.format_id();
   };
   CHECK(settled(dir / "ckpt-5", {&pt, &pt}) == FormatId::pytorch);
   CHECK(settled(dir / "m.ckpt", {&tf}) == FormatId::tensorflow);
@@ -171,8 +173,7 @@ TEST_CASE("run writes a Hugging Face folder, sharded by --shard-size, when the o
 
 TEST_CASE("run lets a subcommand change one step: the method's weights") {
   struct QuarterThreeQuarters : pipeline::Steps {
-    std::unique_ptr<Method> method(Backend& backend, const Plan&, const std::vector<Reader*>&,
-                                   const pipeline::Job&) override {
+    std::unique_ptr<Method> method(Backend& backend, const pipeline::Run&, const pipeline::Job&) override {
       return make_weighted_mean(backend, {1, 3});
     }
   };
@@ -183,7 +184,52 @@ TEST_CASE("run lets a subcommand change one step: the method's weights") {
   job.output = pipeline::check_target(target(dir / "o.safetensors"), job.inputs);
   QuarterThreeQuarters steps;
   const pipeline::Run run = pipeline::run(job, steps);
-  CHECK(run.output.format_id == FormatId::safetensors);
+  CHECK(run.output.format_id() == FormatId::safetensors);
   CHECK(run.templ.index == 0);
   CHECK(test::parse_safetensors(dir / "o.safetensors").values["w"] == std::vector<float>{2.5f, 5, 7.5f, 10});
+}
+
+TEST_CASE("run opens the job's base itself: matched against the plan, handed to the method, recorded") {
+  // The base's w = [1, 1, 1, 1], b = [0]; task arithmetic (lambda 1) gives base + (x1 - base) + (x3 - base):
+  // w = [1, 2, 3, 4] + [3, 6, 9, 12] - 1 = [3, 7, 11, 15], b = -1 - 3 - 0 = -4.
+  struct OverBase : pipeline::Steps {
+    std::unique_ptr<Method> method(Backend& backend, const pipeline::Run& run, const pipeline::Job&) override {
+      REQUIRE(run.base);
+      CHECK(run.base_source.size() == run.plan.entries.size());
+      task.has_base = true;
+      return make_task_method(backend, run.plan, task);
+    }
+    TaskOptions task;
+  };
+  TempDir dir;
+  pipeline::Job job;
+  job.inputs = write_inputs(dir);
+  job.command = "merge";
+  job.base = dir.write("base.safetensors", test::safetensors_bytes({{"w", {2, 2}, {1, 1, 1, 1}}, {"b", {1}, {0}}}));
+  job.output = pipeline::check_target(target(dir / "o.safetensors"), job.inputs);
+  OverBase steps;
+  pipeline::run(job, steps);
+  const auto out = test::parse_safetensors(dir / "o.safetensors");
+  CHECK(out.values.at("w") == std::vector<float>{3, 7, 11, 15});
+  CHECK(out.values.at("b") == std::vector<float>{-4});
+
+  // A base whose w has another shape is refused before anything is written.
+  job.base = dir.write("other.safetensors", test::safetensors_bytes({{"w", {4}, {1, 1, 1, 1}}, {"b", {1}, {0}}}));
+  job.output = pipeline::check_target(target(dir / "never.safetensors"), job.inputs);
+  CHECK(error_code([&] { pipeline::run(job, steps); }) == ExitCode::incompatible);
+  CHECK(!std::filesystem::exists(dir / "never.safetensors"));
+}
+
+TEST_CASE("a Target is made only by its makers: check_target, and own_target for an output the program names") {
+  static_assert(!std::is_aggregate_v<pipeline::Target>);
+  static_assert(!std::is_constructible_v<pipeline::Target, pipeline::TargetOptions, FormatId>);
+  static_assert(!std::is_constructible_v<pipeline::Target, pipeline::TargetOptions>);
+  TempDir dir;
+  // A checkpoint the program writes may replace an earlier one.
+  const std::string path = dir.write("ckpt.h5", "old");
+  const pipeline::Target t = pipeline::own_target(path, FormatId::hdf5);
+  CHECK(t.path() == path);
+  CHECK(t.format_id() == FormatId::hdf5);
+  CHECK(t.overwrite() == Overwrite::yes);
+  CHECK(error_code([&] { pipeline::check_target(target(path), {}); }) == ExitCode::usage);
 }

@@ -30,6 +30,7 @@
 #include "wavg/dispatch_float.hpp"
 #include "wavg/element_math.hpp"
 #include "wavg/error.hpp"
+#include "wavg/method_spec.hpp"
 #include "wavg/philox.hpp"
 #include "wavg/task_methods.hpp"
 #include "wavg/tensor_values.hpp"
@@ -153,9 +154,9 @@ class Della final : public Method {
     m_seed = o.seed ? *o.seed : random_seed();
     m_rescale = o.rescale.value_or(DareRescale::l1);
     m_params.lambda = o.lambda.value_or(1.0);
-    m_params.consensus = o.method == Aggregator::della ? Consensus::sign : Consensus::none;
-    // mergekit normalises della by the agreeing weights by default, della_linear not.
-    m_params.normalize = o.normalize.value_or(o.method == Aggregator::della) ? Normalize::yes : Normalize::no;
+    const MethodSpec& row = method_spec(o.method);  // della's sign consensus and normalisation, della-linear's none
+    m_params.consensus = row.consensus;
+    m_params.normalize = o.normalize.value_or(row.normalize_default) ? Normalize::yes : Normalize::no;
     const std::size_t entries = plan.entries.size();
     m_w.resize(entries * m_n);
     m_d.resize(entries * m_n);
@@ -183,6 +184,9 @@ class Della final : public Method {
         unranked |= m_d[e * m_n + k] < 1 && m_e[e * m_n + k] > 0;
         m_drops |= m_d[e * m_n + k] < 1;
       }
+      if (averaged && o.values)
+        check_tensor_weights(method_spec(o.method), o.values->source, names[e],
+                             std::span<const double>(&m_w[e * m_n], m_n), m_params.normalize == Normalize::yes);
       const Rows rows = rows_of(plan.entries[e].info);
       if (averaged && unranked && rows.len == 1 && rows.units > 0)
         m_decisions.push_back("della: " + names[e] + ": rows of one entry have no rank; kept each entry with " +
@@ -192,7 +196,7 @@ class Della final : public Method {
   }
 
   std::string describe() const override {
-    std::string s(name_of(k_aggregator_names, m_o.method));
+    std::string s(method_spec(m_o.method).name);
     if (m_o.density) s += ", density " + parameter_text(*m_o.density);
     s += ", epsilon " + parameter_text(m_o.epsilon.value_or(k_della_epsilon));
     s += ", seed " + std::to_string(m_seed) + ", rescale " + std::string(name_of(k_dare_rescale_names, m_rescale));

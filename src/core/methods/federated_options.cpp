@@ -2,10 +2,13 @@
 // error (exit 2) whose message gives the reason, so the user learns what to change.
 
 #include <cmath>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "wavg/error.hpp"
 #include "wavg/federated.hpp"
+#include "wavg/method_spec.hpp"
 #include "wavg/task_methods.hpp"
 
 namespace wavg {
@@ -22,52 +25,44 @@ void check_finite(const char* option, double v, double lo, bool lo_open, double 
   if (!ok) fail_usage(std::string(option) + " " + std::to_string(v) + " is out of range");
 }
 
+// The options each robust method takes, needs and their ranges are its row's parameters; what relates them to the
+// number of inputs is checked here.
 void validate_robust(const FederatedOptions& o, std::size_t n) {
   const RobustOptions& r = o.robust;
-  const std::string m = "--method " + std::string(name_of(k_aggregator_names, r.method));
-  const bool weighted = !o.weights.empty();
-  if (r.trim && r.method != Aggregator::trimmed_mean) fail_usage("--trim only applies to --method trimmed-mean");
-  const bool krum_family = r.method == Aggregator::krum || r.method == Aggregator::multi_krum;
-  if (r.byzantine && !krum_family) fail_usage("--byzantine only applies to --method krum and multi-krum");
-  if (r.select && r.method != Aggregator::multi_krum) fail_usage("--select only applies to --method multi-krum");
-  switch (r.method) {
-    case Aggregator::mean:
-    case Aggregator::median: break;
-    case Aggregator::trimmed_mean: {
-      if (!r.trim) fail_usage(m + " needs --trim (the fraction cut at each end)");
-      check_finite("--trim", *r.trim, 0, false, 0.5, true);
-      if (weighted)
-        fail_usage(m +
-                   " cuts a number of inputs at each end and cannot honour per-input weights; "
-                   "use --method median or geometric-median for weighted robust aggregation");
-      const std::uint32_t k = trim_count(*r.trim, n);
-      need_inputs(n, 2 * std::size_t{k} + 1, m + " --trim " + std::to_string(*r.trim));
-      break;
-    }
-    case Aggregator::krum:
-    case Aggregator::multi_krum: {
-      if (!r.byzantine) fail_usage(m + " needs --byzantine F (the number of inputs that may be corrupted)");
-      if (*r.byzantine < 0) fail_usage("--byzantine must not be negative");
-      const auto f = static_cast<std::size_t>(*r.byzantine);
-      need_inputs(n, 2 * f + 3, m + " with --byzantine " + std::to_string(f) + " (n > 2F + 2)");
-      if (r.method == Aggregator::krum && weighted)
-        fail_usage(m +
-                   " returns one input and cannot honour per-input weights; use --method multi-krum, whose "
-                   "average of the selected inputs is weighted");
-      if (r.method == Aggregator::multi_krum) {
-        if (!r.select) fail_usage(m + " needs --select M (how many inputs to average)");
-        if (*r.select < 1 || static_cast<std::size_t>(*r.select) > n - f)
-          fail_usage("--select must be between 1 and n - F = " + std::to_string(n - f));
-      }
-      break;
-    }
-    case Aggregator::geometric_median:
-      check_finite("--gm-tol", r.gm_tol, 0, false, 1, true);
-      check_finite("--gm-eps", r.gm_eps, 0, true, HUGE_VAL, true);
-      if (r.gm_max_iter < 1) fail_usage("--gm-max-iter must be at least 1");
-      break;
-    default: WAVG_ASSERT(!"validate_federated: a task-vector method goes through validate_task");
+  const MethodSpec& row = method_spec(r.method);
+  const std::string m = "--method " + std::string(row.name);
+  struct Given {
+    std::string_view option;
+    bool given;
+    std::optional<double> value;
+  };
+  // --gm-* always hold a value (their defaults): they are checked, not refused.
+  const Given given[]{{"--trim", r.trim.has_value(), r.trim},  {"--byzantine", r.byzantine.has_value(), {}},
+                      {"--select", r.select.has_value(), {}},  {"--gm-tol", false, r.gm_tol},
+                      {"--gm-max-iter", false, r.gm_max_iter}, {"--gm-eps", false, r.gm_eps}};
+  for (const Given& g : given)
+    if (g.given && !find_option(row, g.option))
+      fail_usage(std::string(g.option) + " only applies to --method " + methods_taking(g.option, " and "));
+  for (const ParamSpec& p : row.params)
+    for (const Given& g : given)
+      if (g.option == p.option && p.need == Need::option && !g.given)
+        fail_usage(m + " needs " + std::string(p.option) + " " + std::string(p.usage));
+  for (const Given& g : given)
+    if (const ParamSpec* p = find_option(row, g.option); p && g.value)
+      if (const std::string problem = range_problem(*p, g.option, *g.value); !problem.empty()) fail_usage(problem);
+  if (!o.weights.empty() && !row.unweighted.empty()) fail_usage(m + " " + std::string(row.unweighted));
+  if (r.trim) {
+    const std::uint32_t k = trim_count(*r.trim, n);
+    need_inputs(n, 2 * std::size_t{k} + 1, m + " --trim " + std::to_string(*r.trim));
   }
+  if (r.byzantine) {
+    if (*r.byzantine < 0) fail_usage("--byzantine must not be negative");
+    const auto f = static_cast<std::size_t>(*r.byzantine);
+    need_inputs(n, 2 * f + 3, m + " with --byzantine " + std::to_string(f) + " (n > 2F + 2)");
+    if (r.select && (*r.select < 1 || static_cast<std::size_t>(*r.select) > n - f))
+      fail_usage("--select must be between 1 and n - F = " + std::to_string(n - f));
+  }
+  WAVG_ASSERT(row.family == Family::federated);
 }
 
 void validate_privacy(const FederatedOptions& o, std::size_t) {
@@ -84,7 +79,7 @@ void validate_privacy(const FederatedOptions& o, std::size_t) {
     if (p.clip == 0) fail_usage("--noise-multiplier needs --clip: the noise is scaled to the clipping norm");
     if (o.robust.method != Aggregator::mean)
       fail_usage("--noise-multiplier is calibrated for the mean (sensitivity C/n) and cannot be used with --method " +
-                 std::string(name_of(k_aggregator_names, o.robust.method)));
+                 std::string(method_spec(o.robust.method).name));
     if (!o.weights.empty())
       fail_usage("--noise-multiplier is calibrated for the unweighted mean (sensitivity C/n); drop the weights");
   } else if (p.seed) {

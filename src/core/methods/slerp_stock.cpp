@@ -35,6 +35,7 @@
 #include <cstdio>
 
 #include "wavg/error.hpp"
+#include "wavg/method_spec.hpp"
 #include "wavg/task_methods.hpp"
 #include "wavg/tensor_values.hpp"
 
@@ -70,6 +71,10 @@ class SlerpStock final : public Method {
           const double fallback = k < o.weights.size() ? o.weights[k] : 1;
           m_w.push_back(o.values->get("weight", names[e], pos[e], k).value_or(fallback));
         }
+        if (plan.entries[e].action == Action::average)
+          check_tensor_weights(method_spec(o.method), o.values->source, names[e],
+                               std::span<const double>(&m_w[e * m_n], m_n),
+                               o.normalize.value_or(method_spec(o.method).normalize_default));
       }
     }
   }

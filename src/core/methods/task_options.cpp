@@ -3,39 +3,34 @@
 
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "wavg/error.hpp"
+#include "wavg/method_spec.hpp"
 #include "wavg/task_methods.hpp"
 
 namespace wavg {
 
-bool is_task_method(Aggregator a) {
-  switch (a) {
-    case Aggregator::task_arithmetic:
-    case Aggregator::ties:
-    case Aggregator::dare_linear:
-    case Aggregator::dare_ties:
-    case Aggregator::slerp:
-    case Aggregator::model_stock:
-    case Aggregator::nuslerp:
-    case Aggregator::multislerp:
-    case Aggregator::karcher:
-    case Aggregator::breadcrumbs:
-    case Aggregator::breadcrumbs_ties:
-    case Aggregator::della:
-    case Aggregator::della_linear: return true;
-    default: return false;
-  }
-}
+bool is_task_method(Aggregator a) { return method_spec(a).family != Family::federated; }
 
 namespace {
 
-void refuse_if(bool given, const std::string& option, const std::string& method) {
-  if (given) fail_usage(option + " does not apply to --method " + method);
-}
+// One option merge was given for a task-vector method, with its value where it has a range.
+struct Given {
+  std::string_view option;
+  bool given;
+  std::optional<double> value;
+};
+
+std::string count_text(std::size_t n) { return n == 2 ? "two" : std::to_string(n); }
 
 }  // namespace
+
+const MethodSpec& task_row(const TaskOptions& o) {
+  return o.linear ? *find_mergekit_method("linear") : method_spec(o.method);
+}
 
 std::string parameter_text(double v) {
   char buf[32];
@@ -44,71 +39,67 @@ std::string parameter_text(double v) {
 }
 
 void validate_task(const TaskOptions& o, const FederatedOptions& f, std::size_t inputs) {
-  const std::string m(name_of(k_aggregator_names, o.method));
-  const bool crumbs = o.method == Aggregator::breadcrumbs || o.method == Aggregator::breadcrumbs_ties;
-  const bool della = o.method == Aggregator::della || o.method == Aggregator::della_linear;
-  const bool sparsifies = o.method == Aggregator::ties || o.method == Aggregator::dare_linear ||
-                          o.method == Aggregator::dare_ties || crumbs || della;
-  const bool dare = o.method == Aggregator::dare_linear || o.method == Aggregator::dare_ties;
-  const bool on_vectors = sparsifies || o.method == Aggregator::task_arithmetic;
+  const MethodSpec& row = task_row(o);
+  const std::string m(row.linear ? row.mergekit : row.name);
   if (f.inputs == InputKind::deltas || f.privacy.clip != 0 || f.privacy.noise_multiplier != 0 ||
       f.server.kind != ServerOptKind::none || f.has_state || f.robust.trim || f.robust.byzantine || f.robust.select ||
       f.server_lr || f.beta1 || f.beta2 || f.tau)
     fail_usage("--method " + m +
                " takes none of the federated options (--inputs-are, --clip, --noise-multiplier, "
                "--server-opt, --state, --trim, --byzantine, --select)");
-  refuse_if(o.density.has_value() && !sparsifies, "--density", m);
-  refuse_if(o.seed.has_value() && !dare && !della, "--seed", m);
-  refuse_if(o.epsilon.has_value() && !della, "--epsilon", m);
-  refuse_if(o.gamma.has_value() && !crumbs, "--gamma", m);
-  refuse_if(o.max_iter.has_value() && o.method != Aggregator::karcher, "--karcher-max-iter", m);
-  refuse_if(o.tol.has_value() && o.method != Aggregator::karcher, "--karcher-tol", m);
-  if (o.max_iter && (*o.max_iter < 0 || *o.max_iter > 1'000'000))
-    fail_usage("--karcher-max-iter " + std::to_string(*o.max_iter) + " is not in [0, 1000000]");
-  if (o.tol && !(*o.tol >= 0 && *o.tol <= 1))
-    fail_usage("--karcher-tol " + parameter_text(*o.tol) + " is not in [0, 1]");
-  if (o.gamma && !(*o.gamma >= 0 && *o.gamma <= 1))
-    fail_usage("--gamma " + parameter_text(*o.gamma) + " is not in [0, 1]");
-  refuse_if(o.rescale.has_value() && !dare && !della, "--rescale", m);
-  if (della && o.rescale == DareRescale::inverse_density)
+  const auto number = [](const auto& v) { return v ? std::optional<double>(*v) : std::nullopt; };
+  const Given given[]{
+      {"--density", o.density.has_value(), o.density},
+      {"--seed", o.seed.has_value(), {}},
+      {"--epsilon", o.epsilon.has_value(), o.epsilon},
+      {"--gamma", o.gamma.has_value(), o.gamma},
+      {"--karcher-max-iter", o.max_iter.has_value(), number(o.max_iter)},
+      {"--karcher-tol", o.tol.has_value(), o.tol},
+      {"--rescale", o.rescale.has_value(), {}},
+      {"--t", o.t.has_value(), o.t},
+      {"--lambda", o.lambda.has_value(), o.lambda},
+      {"--weights", !o.weights.empty(), {}},
+      {"--normalize", o.normalize.has_value(), {}},
+  };
+  for (const Given& g : given)
+    if (g.given && !find_option(row, g.option)) fail_usage(std::string(g.option) + " does not apply to --method " + m);
+  // della's own rule on epsilon and the density's band comes before the ranges, for a density in its range. A
+  // recipe's values may differ per tensor: the method checks each tensor's.
+  if (row.ranked_keep && o.density && range_problem(*find_param(row, "density"), {}, *o.density).empty() && !o.values)
+    if (const std::string p = della_problem(*o.density, o.epsilon.value_or(k_della_epsilon)); !p.empty()) fail_usage(p);
+  for (const Given& g : given)
+    if (g.value)
+      if (const std::string p = range_problem(*find_option(row, g.option), g.option, *g.value); !p.empty())
+        fail_usage(p);
+  if (row.ranked_keep && o.rescale == DareRescale::inverse_density)
     fail_usage("--rescale inverse-density does not apply to --method " + m +
                " (its keep probability differs per entry): l1 or none");
-  refuse_if(o.t.has_value() && o.method != Aggregator::slerp, "--t", m);
-  refuse_if(o.lambda.has_value() && !on_vectors, "--lambda", m);
-  const bool spherical = o.method == Aggregator::nuslerp || o.method == Aggregator::multislerp;
-  refuse_if(!o.weights.empty() && !on_vectors && !spherical, "--weights", m);
   if (!o.weights.empty() && o.weights.size() != inputs)
     fail_usage("--weights has " + std::to_string(o.weights.size()) + " values for " + std::to_string(inputs) +
                " inputs");
-  for (double w : o.weights)  // negative weights subtract a task vector (task negation)
-    if (!std::isfinite(w)) fail_usage("--weights: weight " + parameter_text(w) + " is not finite");
-  if (o.lambda && !std::isfinite(*o.lambda)) fail_usage("--lambda " + parameter_text(*o.lambda) + " is not finite");
-  refuse_if(o.normalize.has_value() && !on_vectors && o.method != Aggregator::multislerp, "--normalize", m);
-  if ((on_vectors && !o.linear) || o.method == Aggregator::model_stock) {
-    if (!o.has_base) fail_usage("--method " + m + " works on task vectors (input - base): give the base with --base");
-  }
-  if (sparsifies) {
-    if (!o.density) fail_usage("--method " + m + " needs --density D (the fraction of each task vector kept)");
-    if (!(*o.density > 0 && *o.density <= 1))
-      fail_usage("--density " + parameter_text(*o.density) + " is not in (0, 1]");
-  }
-  // A recipe's values may differ per tensor: the method checks each tensor's.
-  if (della && !o.values)
-    if (const std::string p = della_problem(*o.density, o.epsilon.value_or(k_della_epsilon)); !p.empty()) fail_usage(p);
-  if (o.method == Aggregator::slerp) {
-    if (o.has_base) fail_usage("--method slerp interpolates between two models and takes no --base");
-    if (inputs != 2) fail_usage("--method slerp needs exactly two inputs, got " + std::to_string(inputs));
-    if (!o.t) fail_usage("--method slerp needs --t T (0 gives input 1, 1 gives input 2)");
-    if (!(*o.t >= 0 && *o.t <= 1)) fail_usage("--t " + parameter_text(*o.t) + " is not in [0, 1]");
-  }
-  if (o.method == Aggregator::nuslerp) {  // mergekit's weight is required: t = w2 / (w1 + w2)
-    if (inputs != 2) fail_usage("--method nuslerp needs exactly two inputs, got " + std::to_string(inputs));
-    if (o.weights.empty() && !o.values) fail_usage("--method nuslerp needs --weights W1,W2 (t = W2 / (W1 + W2))");
-  }
-  if (o.method == Aggregator::karcher && o.has_base)
-    fail_usage("--method karcher averages the models themselves and takes no --base");
-  if (o.method == Aggregator::model_stock && inputs < 2)
-    fail_usage("--method model-stock needs at least two inputs besides --base, got " + std::to_string(inputs));
+  // Negative weights subtract a task vector (task negation). A recipe's weights may differ per tensor: the method
+  // checks each tensor's with the same rule (check_tensor_weights).
+  if (!o.values)
+    if (const std::string p = weights_problem(row, o.weights, o.normalize.value_or(row.normalize_default)); !p.empty())
+      fail_usage("--weights: " + p);
+  if (row.base == BaseUse::required && !o.has_base)
+    fail_usage("--method " + m + " works on task vectors (input - base): give the base with --base");
+  if (row.base == BaseUse::none && o.has_base)
+    fail_usage("--method " + m + " " +
+               std::string(row.without_base.empty() ? "works on the models themselves" : row.without_base) +
+               " and takes no --base");
+  if (row.max_inputs == row.min_inputs && inputs != row.min_inputs)
+    fail_usage("--method " + m + " needs exactly " + count_text(row.min_inputs) + " inputs, got " +
+               std::to_string(inputs));
+  if (inputs < row.min_inputs)
+    fail_usage("--method " + m + " needs at least " + count_text(row.min_inputs) + " inputs" +
+               (row.base == BaseUse::required ? " besides --base" : "") + ", got " + std::to_string(inputs));
+  // A recipe gives its own required values (TensorValues::required, mergekit's defaults).
+  for (const ParamSpec& p : row.params)
+    if ((p.need == Need::option || p.need == Need::always) && !p.option.empty() && !o.values)
+      for (const Given& g : given)
+        if (g.option == p.option && !g.given)
+          fail_usage("--method " + m + " needs " + std::string(p.option) + " " + std::string(p.usage));
 }
 
 std::string describe_common(const TaskOptions& o) {
@@ -135,13 +126,8 @@ std::string della_problem(double density, double epsilon) {
 }
 
 std::unique_ptr<Method> make_task_method(Backend& backend, const Plan& plan, const TaskOptions& options) {
-  if (options.method == Aggregator::della || options.method == Aggregator::della_linear)
-    return make_della(backend, plan, options);
-  if (options.method == Aggregator::slerp || options.method == Aggregator::model_stock ||
-      options.method == Aggregator::nuslerp || options.method == Aggregator::multislerp ||
-      options.method == Aggregator::karcher)
-    return make_slerp_stock(backend, plan, options);
-  return make_task_vectors(backend, plan, options);
+  const FederatedOptions none;
+  return task_row(options).make({backend, plan, none, &options, nullptr});
 }
 
 }  // namespace wavg

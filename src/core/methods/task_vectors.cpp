@@ -30,6 +30,7 @@
 #include <limits>
 
 #include "wavg/error.hpp"
+#include "wavg/method_spec.hpp"
 #include "wavg/task_methods.hpp"
 #include "wavg/tensor_values.hpp"
 
@@ -53,21 +54,20 @@ class TaskVectors final : public Method {
   TaskVectors(Backend& backend, const Plan& plan, const TaskOptions& o) : m_backend(backend), m_plan(plan), m_o(o) {
     m_n = plan.entries.empty() ? 0 : plan.entries.front().source.size();
     m_weights = o.weights.empty() ? std::vector<double>(m_n, 1.0) : o.weights;
-    const bool dare = o.method == Aggregator::dare_linear || o.method == Aggregator::dare_ties;
-    m_crumbs = o.method == Aggregator::breadcrumbs || o.method == Aggregator::breadcrumbs_ties;
+    // The family's switches are the method's row (registry.cpp): how it sparsifies, its sign consensus, whether
+    // it normalises by default; breadcrumbs is the magnitude trim with a second cut (gamma) above the first.
+    const MethodSpec& row = task_row(o);
+    const bool dare = row.sparsify == Sparsify::random;
+    const ParamSpec* gamma = find_param(row, "gamma");
+    m_crumbs = gamma != nullptr;
     m_params.weights = m_weights.data();
     m_params.lambda = o.lambda.value_or(1.0);
-    const bool trims = o.method == Aggregator::ties || m_crumbs;
-    m_params.sparsify = trims ? Sparsify::magnitude : dare ? Sparsify::random : Sparsify::none;
+    m_params.sparsify = row.sparsify;
     m_params.density = o.density.value_or(1.0);
-    m_gamma = o.gamma.value_or(0.01);
+    m_gamma = o.gamma.value_or(gamma ? gamma->fallback : 0);
     m_params.seed = dare ? (o.seed ? *o.seed : random_seed()) : 0;
-    const bool ties_sign =
-        o.method == Aggregator::ties || o.method == Aggregator::dare_ties || o.method == Aggregator::breadcrumbs_ties;
-    m_params.consensus = ties_sign ? Consensus::sign : Consensus::none;
-    // mergekit normalises TIES by the weights that agree with the sign, and neither DARE nor breadcrumbs variant.
-    const bool normalize = o.normalize.value_or(o.method == Aggregator::ties);
-    m_params.normalize = normalize ? Normalize::yes : Normalize::no;
+    m_params.consensus = row.consensus;
+    m_params.normalize = o.normalize.value_or(row.normalize_default) ? Normalize::yes : Normalize::no;
     m_per = m_crumbs ? 2 : 1;
     if (m_params.sparsify == Sparsify::magnitude) m_cuts.resize(plan.entries.size() * m_n * m_per);
     m_rescale = dare ? o.rescale.value_or(DareRescale::l1) : DareRescale::inverse_density;
@@ -76,7 +76,7 @@ class TaskVectors final : public Method {
   }
 
   std::string describe() const override {
-    std::string s = m_o.linear ? "linear" : std::string(name_of(k_aggregator_names, m_o.method));
+    std::string s = m_o.linear ? "linear" : std::string(method_spec(m_o.method).name);
     if (m_o.density) s += ", density " + parameter_text(*m_o.density);
     if (m_crumbs) s += ", gamma " + parameter_text(m_gamma);
     if (m_params.sparsify == Sparsify::random)
@@ -200,6 +200,9 @@ class TaskVectors final : public Method {
         m_entry_d[e * m_n + k] = v.get("density", names[e], t[e], k).value_or(m_params.density);
         if (m_crumbs) m_entry_g[e * m_n + k] = v.get("gamma", names[e], t[e], k).value_or(m_gamma);
       }
+      if (m_plan.entries[e].action == Action::average)
+        check_tensor_weights(task_row(m_o), v.source, names[e], std::span<const double>(&m_entry_w[e * m_n], m_n),
+                             m_params.normalize == Normalize::yes);
     }
   }
   const double* densities_of(std::size_t index) const {

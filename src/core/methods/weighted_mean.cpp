@@ -9,6 +9,7 @@
 
 #include "wavg/error.hpp"
 #include "wavg/method.hpp"
+#include "wavg/method_spec.hpp"
 
 namespace wavg {
 
@@ -59,14 +60,8 @@ void validate_weights(const std::vector<double>& weights, std::size_t inputs) {
   if (weights.empty()) return;
   if (weights.size() != inputs)
     fail_usage("--weights has " + std::to_string(weights.size()) + " values for " + std::to_string(inputs) + " inputs");
-  double sum = 0;
-  for (double w : weights) {
-    if (!std::isfinite(w)) fail_usage("--weights: weight " + number(w) + " is not finite");
-    if (w < 0) fail_usage("--weights: weight " + number(w) + " is negative");
-    sum += w;
-  }
-  if (!(sum > 0)) fail_usage("--weights: the weights sum to zero");
-  if (!std::isfinite(sum)) fail_usage("--weights: the sum of the weights overflows");
+  if (const std::string p = weights_problem(method_spec(Aggregator::mean), weights, true); !p.empty())
+    fail_usage("--weights: " + p);
 }
 
 std::unique_ptr<Method> make_weighted_mean(Backend& backend, std::vector<double> weights) {

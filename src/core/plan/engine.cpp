@@ -18,6 +18,7 @@
 #include "wavg/engine.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "wavg/dispatch_float.hpp"
@@ -31,6 +32,39 @@ namespace {
 // An input's boundaries are used only when its pieces average this many elements: shorter ones (a column-wise
 // shard's rows) would cut the tensor into chunk-sized blocks that are copied all the same.
 constexpr std::uint64_t k_min_piece = 8 * k_reduce_chunk;
+
+// Returns the index of the first NaN or infinity among elements [from, count) of `p`, or count. Reads the bits (an
+// exponent of all ones), a chunk at a time without a branch: GCC vectorises the integer OR (a bool OR it does not),
+// 15.6 GB/s against 2 GB/s on the 2-core VM, so a block is scanned at memory speed.
+template <class U>
+std::uint64_t first_non_finite_bits(const void* p, std::uint64_t from, std::uint64_t count, U exponent) {
+  constexpr std::uint64_t k_chunk = 4096;
+  const auto* bytes = static_cast<const unsigned char*>(p);
+  const auto at = [&](std::uint64_t i) {
+    U v;
+    std::memcpy(&v, bytes + i * sizeof(U), sizeof(U));
+    return static_cast<U>((v & exponent) == exponent);
+  };
+  for (std::uint64_t start = from; start < count; start += k_chunk) {
+    const std::uint64_t end = std::min(count, start + k_chunk);
+    U any = 0;
+    for (std::uint64_t i = start; i < end; ++i) any |= at(i);
+    if (!any) continue;
+    for (std::uint64_t i = start; i < end; ++i)
+      if (at(i)) return i;
+  }
+  return count;
+}
+
+std::uint64_t first_non_finite(DType t, const void* p, std::uint64_t from, std::uint64_t count) {
+  switch (t) {
+    case DType::f16: return first_non_finite_bits<std::uint16_t>(p, from, count, 0x7c00);
+    case DType::bf16: return first_non_finite_bits<std::uint16_t>(p, from, count, 0x7f80);
+    case DType::f32: return first_non_finite_bits<std::uint32_t>(p, from, count, 0x7f80'0000);
+    case DType::f64: return first_non_finite_bits<std::uint64_t>(p, from, count, 0x7ff0'0000'0000'0000);
+    default: return count;
+  }
+}
 
 }  // namespace
 
@@ -221,6 +255,44 @@ void Engine::verify() {
   release_block();
 }
 
+// The guard is on the output alone, which was just written and is still in cache: the inputs are read again only
+// when a block holds a NaN or an infinity, and then all of them at once (a method may spread one input's infinity
+// over every tensor through a norm or a distance), once per run.
+void Engine::check_finite(const PlanEntry& entry, std::uint64_t offset, std::uint64_t count) {
+  const std::uint64_t i = first_non_finite(entry.out_dtype, m_out.data(), 0, count);
+  if (i == count) return;
+  if (!m_inputs_finite) m_inputs_finite = inputs_finite();
+  if (!*m_inputs_finite) return;
+  double value = 0;
+  dispatch_float(entry.out_dtype, [&]<DType T>() { value = load<T>(m_out.data(), i); });
+  throw Error(ExitCode::runtime, entry.info.name,
+              std::string("the merge gives ") + (std::isnan(value) ? "NaN" : "infinity") + " at element " +
+                  std::to_string(offset + i) +
+                  " though every input is finite (are the weights too large for the values?); nothing was written");
+}
+
+bool Engine::inputs_finite() {
+  release_block();
+  std::vector<double> buffer;
+  for (const PlanEntry& entry : m_plan.entries) {
+    if (entry.action != Action::average || entry.same_as != k_no_entry) continue;
+    std::uint64_t off = 0;
+    for (const std::uint64_t end : blocks(entry)) {
+      const std::uint64_t count = end - off;
+      buffer.resize((count * dtype_size(entry.info.dtype) + 7) / 8);
+      for (std::size_t k = 0; k < m_inputs.size(); ++k) {
+        m_inputs[k]->read(entry.source[k], off, count, buffer.data());
+        m_inputs[k]->release(entry.source[k], off, count);
+        if (first_non_finite(entry.info.dtype, buffer.data(), 0, count) != count) return false;
+      }
+      if (const void* base = read_base(entry, off, count))
+        if (first_non_finite(entry.info.dtype, base, 0, count) != count) return false;
+      off = end;
+    }
+  }
+  return true;
+}
+
 void Engine::run(Writer& writer) {
   for (std::size_t index = 0; index < m_plan.entries.size(); ++index) {
     // A kept alias is written with its target's result, computed again from the target's entry: the methods are
@@ -241,6 +313,7 @@ void Engine::run(Writer& writer) {
         BlockInputs in = block_view(entry, count, m_inputs.size());
         in.base = read_base(entry, off, count);
         m_method.combine(entry, off, in, m_out.data());
+        check_finite(entry, off, count);
         result = m_out.data();
       }
       writer.write(index, off, count, result);

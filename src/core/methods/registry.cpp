@@ -1,0 +1,339 @@
+// The method table (method_spec.hpp): one row per --method. A row is all the rest of the program knows about a
+// method; its formulas live in the method's own file.
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "wavg/error.hpp"
+#include "wavg/method_spec.hpp"
+#include "wavg/task_methods.hpp"
+
+namespace wavg {
+
+namespace {
+
+constexpr double k_inf = std::numeric_limits<double>::infinity();
+
+constexpr ParamSpec param(std::string_view key, std::string_view option, Scope scope = Scope::global,
+                          Need need = Need::optional) {
+  ParamSpec p;
+  p.key = key, p.option = option, p.scope = scope, p.need = need;
+  return p;
+}
+
+// A parameter with a range [lo, hi] (ends excluded where open) and, where given, mergekit's default.
+constexpr ParamSpec ranged(std::string_view key, std::string_view option, Scope scope, Need need, double lo,
+                           bool lo_open, double hi, bool hi_open) {
+  ParamSpec p = param(key, option, scope, need);
+  p.lo = lo, p.hi = hi, p.lo_open = lo_open, p.hi_open = hi_open, p.ranged = true;
+  return p;
+}
+constexpr ParamSpec with_default(ParamSpec p, double fallback) {
+  p.fallback = fallback, p.has_fallback = true;
+  return p;
+}
+constexpr ParamSpec with_usage(ParamSpec p, std::string_view usage) {
+  p.usage = usage;
+  return p;
+}
+// A switch a recipe sets to true or false for the whole merge.
+constexpr ParamSpec flag(std::string_view key, std::string_view option = {}) {
+  ParamSpec p = param(key, option);
+  p.flag = true;
+  return p;
+}
+
+// mergekit's weight has no default: a recipe gives one per model; merge's --weights defaults to 1 each.
+constexpr ParamSpec k_weight = param("weight", "--weights", Scope::per_model, Need::recipe);
+constexpr ParamSpec k_lambda =
+    with_default(ranged("lambda", "--lambda", Scope::global, Need::optional, -k_inf, true, k_inf, true), 1);
+// Merge's --density is required (a sparsifying method without it is a mistake); a recipe keeps mergekit's 1.
+constexpr ParamSpec k_density =
+    with_usage(with_default(ranged("density", "--density", Scope::per_model, Need::option, 0, true, 1, false), 1),
+               "D (the fraction of each task vector kept)");
+constexpr ParamSpec k_gamma =
+    with_default(ranged("gamma", "--gamma", Scope::per_model, Need::optional, 0, false, 1, false), 0.01);
+constexpr ParamSpec k_epsilon =
+    with_default(ranged("epsilon", "--epsilon", Scope::per_model, Need::optional, 0, false, 1, true), k_della_epsilon);
+constexpr ParamSpec k_t = with_usage(ranged("t", "--t", Scope::global, Need::always, 0, false, 1, false),
+                                     "T (0 gives input 1, 1 gives input 2)");
+constexpr ParamSpec k_max_iter =
+    with_default(ranged("max_iter", "--karcher-max-iter", Scope::global, Need::optional, 0, false, 1e6, false), 10);
+constexpr ParamSpec k_tol =
+    with_default(ranged("tol", "--karcher-tol", Scope::global, Need::optional, 0, false, 1, false), 1e-5);
+constexpr ParamSpec k_normalize = flag("normalize", "--normalize");
+constexpr ParamSpec k_rescale = flag("rescale", "--rescale");
+constexpr ParamSpec runs_only(ParamSpec p, bool value, std::string_view unsupported = {}) {
+  p.runs_only = value;
+  p.unsupported = unsupported;
+  return p;
+}
+constexpr ParamSpec k_rescale_false =
+    runs_only(flag("rescale"), false, "an L1 rescale of the magnitude-trimmed task vectors");
+constexpr ParamSpec k_seed = param("", "--seed");     // merge only: mergekit draws its own
+constexpr ParamSpec k_int8_mask = flag("int8_mask");  // mergekit's memory saving: no effect on the values
+
+constexpr ParamSpec k_task_arithmetic[]{k_weight, k_lambda, k_normalize, k_int8_mask};
+constexpr ParamSpec k_linear[]{k_weight, k_normalize};
+constexpr ParamSpec k_ties[]{k_weight, k_density, k_lambda, k_normalize, k_rescale_false, k_int8_mask};
+constexpr ParamSpec k_dare[]{k_weight, k_density, k_lambda, k_normalize, k_rescale, k_int8_mask, k_seed};
+constexpr ParamSpec k_crumbs[]{k_weight, k_density, k_gamma, k_lambda, k_normalize, k_rescale_false, k_int8_mask};
+constexpr ParamSpec k_della[]{k_weight, k_density, k_epsilon, k_lambda, k_normalize, k_rescale, k_int8_mask, k_seed};
+constexpr ParamSpec k_slerp[]{k_t};
+constexpr ParamSpec k_stock[]{runs_only(flag("filter_wise"), false)};
+// nuslerp's t = w2 / (w1 + w2): merge needs the weights too.
+constexpr ParamSpec k_nuslerp[]{
+    with_usage(param("weight", "--weights", Scope::per_model, Need::always), "W1,W2 (t = W2 / (W1 + W2))"),
+    runs_only(flag("nuslerp_flatten"), true, "an angle per row or column"),
+    runs_only(flag("nuslerp_row_wise"), false, "it applies only with nuslerp_flatten: false")};
+constexpr ParamSpec k_multislerp[]{k_weight, flag("normalize_weights", "--normalize")};
+constexpr ParamSpec k_karcher[]{k_max_iter, k_tol};
+// The robust aggregators' options (merge only: mergekit has no such methods). The relations between them and the
+// number of inputs (n > 2F + 2, M <= n - F, n > 2 trim) are checked in federated_options.cpp.
+constexpr ParamSpec k_trim_param = with_usage(ranged("", "--trim", Scope::global, Need::option, 0, false, 0.5, true),
+                                              "(the fraction cut at each end)");
+constexpr ParamSpec k_byzantine =
+    with_usage(param("", "--byzantine", Scope::global, Need::option), "F (the number of inputs that may be corrupted)");
+constexpr ParamSpec k_trimmed_mean[]{k_trim_param};
+constexpr ParamSpec k_krum[]{k_byzantine};
+constexpr ParamSpec k_multi_krum[]{
+    k_byzantine, with_usage(param("", "--select", Scope::global, Need::option), "M (how many inputs to average)")};
+constexpr ParamSpec k_geometric_median[]{
+    with_default(ranged("", "--gm-tol", Scope::global, Need::optional, 0, false, 1, true), 1e-6),
+    with_default(ranged("", "--gm-max-iter", Scope::global, Need::optional, 1, false, 2147483647, false), 100),
+    with_default(ranged("", "--gm-eps", Scope::global, Need::optional, 0, true, k_inf, true), 1e-8)};
+
+std::unique_ptr<Method> make_federated_row(const MethodArgs& a) {
+  return make_federated(a.backend, a.plan, a.federated, a.state);
+}
+std::unique_ptr<Method> make_task_vectors_row(const MethodArgs& a) {
+  return make_task_vectors(a.backend, a.plan, *a.task);
+}
+std::unique_ptr<Method> make_della_row(const MethodArgs& a) { return make_della(a.backend, a.plan, *a.task); }
+std::unique_ptr<Method> make_spherical_row(const MethodArgs& a) { return make_slerp_stock(a.backend, a.plan, *a.task); }
+
+MethodSpec row(Aggregator id, std::string_view name, std::string_view mergekit, Family family) {
+  MethodSpec s;
+  s.id = id;
+  s.name = name;
+  s.mergekit = mergekit;
+  s.family = family;
+  return s;
+}
+
+MethodSpec federated(Aggregator id, std::string_view name, std::size_t min_inputs,
+                     std::span<const ParamSpec> params = {}, std::string_view unweighted = {}) {
+  MethodSpec s = row(id, name, {}, Family::federated);
+  s.params = params;
+  s.weights = WeightRule::convex;
+  s.unweighted = unweighted;
+  s.base = BaseUse::optional;
+  s.min_inputs = min_inputs;
+  s.make = make_federated_row;
+  return s;
+}
+
+MethodSpec task(Aggregator id, std::string_view name, std::string_view mergekit, std::span<const ParamSpec> params,
+                Sparsify sparsify, Consensus consensus, bool normalize_default) {
+  MethodSpec s = row(id, name, mergekit, Family::task_vectors);
+  s.sparsify = sparsify;
+  s.consensus = consensus;
+  s.rescales = sparsify == Sparsify::random;
+  s.normalize_default = normalize_default;
+  s.takes_normalize = true;
+  s.params = params;
+  s.weights = WeightRule::signed_;
+  s.base = BaseUse::required;
+  s.make = make_task_vectors_row;
+  return s;
+}
+
+MethodSpec spherical(Aggregator id, std::string_view name, std::string_view mergekit, std::span<const ParamSpec> params,
+                     WeightRule weights, BaseUse base, std::size_t min_inputs, std::size_t max_inputs,
+                     std::string_view without_base = {}) {
+  MethodSpec s = row(id, name, mergekit, Family::spherical);
+  s.params = params;
+  s.weights = weights;
+  s.base = base;
+  s.min_inputs = min_inputs;
+  s.max_inputs = max_inputs;
+  s.without_base = without_base;
+  s.make = make_spherical_row;
+  return s;
+}
+
+// multislerp divides its weights by their sum unless told not to (normalize_weights).
+MethodSpec multislerp() {
+  MethodSpec s = spherical(Aggregator::multislerp, "multislerp", "multislerp", k_multislerp, WeightRule::signed_,
+                           BaseUse::optional, 1, 0);
+  s.normalize_default = true;
+  s.takes_normalize = true;
+  return s;
+}
+
+MethodSpec slerp() {
+  MethodSpec s = spherical(Aggregator::slerp, "slerp", "slerp", k_slerp, WeightRule::none, BaseUse::none, 2, 2,
+                           "interpolates between two models");
+  s.base_first = true;
+  return s;
+}
+
+// mergekit's linear, the weighted sum of the models (normalised by default): task arithmetic without a base.
+MethodSpec linear() {
+  MethodSpec s = task(Aggregator::task_arithmetic, {}, "linear", k_linear, Sparsify::none, Consensus::none, true);
+  s.linear = true;
+  s.base = BaseUse::none;
+  return s;
+}
+
+MethodSpec della(Aggregator id, std::string_view name, std::string_view mergekit, Consensus consensus) {
+  // mergekit normalises della by the agreeing weights by default, della_linear not.
+  MethodSpec s = task(id, name, mergekit, k_della, Sparsify::random, consensus, consensus == Consensus::sign);
+  s.ranked_keep = true;
+  s.make = make_della_row;
+  return s;
+}
+
+const std::vector<MethodSpec>& rows() {
+  using A = Aggregator;
+  static const std::vector<MethodSpec> table{
+      federated(A::mean, "mean", 1),
+      federated(A::median, "median", 1),
+      federated(A::trimmed_mean, "trimmed-mean", 1, k_trimmed_mean,
+                "cuts a number of inputs at each end and cannot honour per-input weights; use --method median or "
+                "geometric-median for weighted robust aggregation"),
+      federated(A::krum, "krum", 3, k_krum,
+                "returns one input and cannot honour per-input weights; use --method multi-krum, whose average of "
+                "the selected inputs is weighted"),
+      federated(A::multi_krum, "multi-krum", 3, k_multi_krum),
+      federated(A::geometric_median, "geometric-median", 1, k_geometric_median),
+      task(A::task_arithmetic, "task-arithmetic", "task_arithmetic", k_task_arithmetic, Sparsify::none, Consensus::none,
+           false),
+      // mergekit normalises TIES by the weights that agree with the sign, and neither DARE nor breadcrumbs variant.
+      task(A::ties, "ties", "ties", k_ties, Sparsify::magnitude, Consensus::sign, true),
+      task(A::dare_linear, "dare-linear", "dare_linear", k_dare, Sparsify::random, Consensus::none, false),
+      task(A::dare_ties, "dare-ties", "dare_ties", k_dare, Sparsify::random, Consensus::sign, false),
+      linear(),
+      slerp(),
+      spherical(A::model_stock, "model-stock", "model_stock", k_stock, WeightRule::none, BaseUse::required, 2, 0),
+      spherical(A::nuslerp, "nuslerp", "nuslerp", k_nuslerp, WeightRule::signed_, BaseUse::optional, 2, 2),
+      multislerp(),
+      spherical(A::karcher, "karcher", "karcher", k_karcher, WeightRule::none, BaseUse::none, 1, 0,
+                "averages the models themselves"),
+      task(A::breadcrumbs, "breadcrumbs", "breadcrumbs", k_crumbs, Sparsify::magnitude, Consensus::none, false),
+      task(A::breadcrumbs_ties, "breadcrumbs-ties", "breadcrumbs_ties", k_crumbs, Sparsify::magnitude, Consensus::sign,
+           false),
+      della(A::della, "della", "della", Consensus::sign),
+      della(A::della_linear, "della-linear", "della_linear", Consensus::none),
+  };
+  return table;
+}
+
+std::string number(double v) { return parameter_text(v); }
+
+// A range's end in full (1000000, not 1e+06).
+std::string end_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.15g", v);
+  return buf;
+}
+
+}  // namespace
+
+std::span<const MethodSpec> method_specs() { return rows(); }
+
+std::vector<Named<Aggregator>> method_names() {
+  std::vector<Named<Aggregator>> names;
+  for (const MethodSpec& s : rows())
+    if (!s.name.empty()) names.push_back({s.name, s.id});
+  return names;
+}
+
+const MethodSpec& method_spec(Aggregator id) {
+  for (const MethodSpec& s : rows())
+    if (s.id == id && !s.name.empty()) return s;
+  WAVG_ASSERT(!"method_spec: a method without a row");
+  return rows().front();
+}
+
+const MethodSpec* find_method(std::string_view name) {
+  for (const MethodSpec& s : rows())
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+const MethodSpec* find_mergekit_method(std::string_view name) {
+  for (const MethodSpec& s : rows())
+    if (!s.mergekit.empty() && s.mergekit == name) return &s;
+  return nullptr;
+}
+
+const ParamSpec* find_option(const MethodSpec& spec, std::string_view option) {
+  for (const ParamSpec& p : spec.params)
+    if (!p.option.empty() && p.option == option) return &p;
+  return nullptr;
+}
+
+std::string methods_taking(std::string_view option, std::string_view last_separator) {
+  std::vector<std::string_view> names;
+  for (const MethodSpec& s : rows())
+    if (!s.name.empty() && find_option(s, option)) names.push_back(s.name);
+  std::string text;
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    if (k) text += k + 1 == names.size() ? last_separator : ", ";
+    text += names[k];
+  }
+  return text;
+}
+
+const ParamSpec* find_param(const MethodSpec& spec, std::string_view key) {
+  for (const ParamSpec& p : spec.params)
+    if (!p.key.empty() && p.key == key) return &p;
+  return nullptr;
+}
+
+std::string weights_problem(const MethodSpec& spec, std::span<const double> weights, bool normalize) {
+  double sum = 0, magnitude = 0;
+  for (double w : weights) {
+    if (!std::isfinite(w)) return "weight " + number(w) + " is not finite";
+    if (spec.weights == WeightRule::convex && w < 0) return "weight " + number(w) + " is negative";
+    sum += w;
+    magnitude += std::fabs(w);
+  }
+  if (weights.empty()) return {};
+  if (spec.weights == WeightRule::convex && !(sum > 0)) return "the weights sum to zero";
+  if (!std::isfinite(magnitude)) return "the sum of the weights overflows";
+  // The backends treat a divisor below 1e-8 as 1 (mergekit's guard against a zero division), which would leave the
+  // combination silently unnormalised: refused instead. With a sign consensus each element is divided by the
+  // weights that agree with it, which cannot cancel.
+  if (spec.weights == WeightRule::signed_ && normalize && spec.consensus == Consensus::none && std::fabs(sum) < 1e-8)
+    return "the weights sum to zero (" + number(sum) + "), and normalizing divides by their sum";
+  return {};
+}
+
+void check_tensor_weights(const MethodSpec& spec, const std::string& source, const std::string& tensor,
+                          std::span<const double> weights, bool normalize) {
+  if (const std::string p = weights_problem(spec, weights, normalize); !p.empty())
+    throw Error(ExitCode::usage, source, "tensor " + tensor + ": weight: " + p);
+}
+
+std::string range_text(const ParamSpec& p) {
+  if (p.lo == -k_inf && p.hi == k_inf) return "finite";
+  std::string s(p.lo_open ? "(" : "[");
+  s += end_text(p.lo);
+  s += ", ";
+  s += end_text(p.hi);
+  s += p.hi_open ? ")" : "]";
+  return s;
+}
+
+std::string range_problem(const ParamSpec& p, std::string_view name, double v) {
+  if (!p.ranged) return {};
+  const bool ok = std::isfinite(v) && (p.lo_open ? v > p.lo : v >= p.lo) && (p.hi_open ? v < p.hi : v <= p.hi);
+  if (ok) return {};
+  if (p.lo == -k_inf && p.hi == k_inf) return std::string(name) + " " + number(v) + " is not finite";
+  return std::string(name) + " " + number(v) + " is not in " + range_text(p);
+}
+
+}  // namespace wavg
