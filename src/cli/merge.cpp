@@ -19,6 +19,7 @@
 #include "wavg/engine.hpp"
 #include "wavg/error.hpp"
 #include "wavg/federated.hpp"
+#include "wavg/method_spec.hpp"
 #include "wavg/provenance.hpp"
 
 namespace wavg::cli {
@@ -141,7 +142,7 @@ bool federated_run(const MergeOptions& o) {
 void apply_task_options_outside(MergeOptions& o) {
   if (task_run(o)) return;
   const TaskCli& t = o.task;
-  const std::string method(name_of(k_aggregator_names, o.fed.options.robust.method));
+  const std::string method(method_spec(o.fed.options.robust.method).name);
   const std::pair<bool, const char*> given[] = {
       {t.lambda.has_value(), "--lambda"},   {t.density.has_value(), "--density"},
       {t.gamma.has_value(), "--gamma"},     {t.epsilon.has_value(), "--epsilon"},
