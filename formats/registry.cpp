@@ -21,6 +21,7 @@
 #include "json/json.hpp"
 #include "keras/keras_archive.hpp"
 #include "mxnet/mxnet.hpp"
+#include "peft/peft.hpp"
 #include "npz/npz.hpp"
 #include "pytorch/pytorch.hpp"
 #include "safetensors/safetensors.hpp"
@@ -72,7 +73,7 @@ constexpr unsigned k_shard_size = static_cast<unsigned>(OutputOption::shard_size
 
 // The rows, in sniffing order. A table, one row a codec, its facts in the order Codec declares them.
 // clang-format off
-const std::array<Codec, 16> k_codecs{{
+const std::array<Codec, 17> k_codecs{{
     {.id = FormatId::hdf5, .name = "hdf5", .display = "HDF5", .extensions = {".h5", ".hdf5", ".he5", ".keras_h5"},
      .train_extension = ".h5", .sniff = looks_like_hdf5, .open = open_as<Hdf5Reader>, .create = create_hdf5_writer},
     {.id = FormatId::safetensors, .name = "safetensors", .display = "safetensors", .extensions = {".safetensors"},
@@ -140,6 +141,12 @@ const std::array<Codec, 16> k_codecs{{
      .sniff = deepspeed::looks_like_deepspeed,
      .folder_holds = "DeepSpeed's *_model_states.pt", .open = open_as<deepspeed::DeepspeedReader>,
      .create = deepspeed::create_deepspeed_writer},
+    // A PEFT LoRA adapter folder (adapter_config.json and adapter_model.safetensors or .bin); an output folder is
+    // one when input 1 is (output_format).
+    {.id = FormatId::peft, .name = "peft", .display = "PEFT adapter", .folder = true, .commit_name = folder_name,
+     .train_extension = ".peft", .sniff = peft::looks_like_peft,
+     .folder_holds = "adapter_config.json with adapter_model.safetensors", .open = open_as<peft::AdapterReader>,
+     .create = peft::create_peft_writer},
 }};
 // clang-format on
 

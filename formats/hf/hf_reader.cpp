@@ -16,6 +16,7 @@
 #include "json/duplicate_keys.hpp"
 #include "pytorch/pytorch.hpp"
 #include "safetensors/safetensors.hpp"
+#include "small_text.hpp"
 #include "wavg/error.hpp"
 #include "wavg/mapped_file.hpp"
 #include "wavg/utf8.hpp"
@@ -67,27 +68,7 @@ std::optional<Kind> index_kind(const std::string& name) {
   return std::nullopt;
 }
 
-std::string read_index(const std::string& path) {
-  std::string why;
-  const int fd = try_open_regular_file(path, FollowLinks::no, why);
-  if (fd < 0) fail(path, why);
-  struct stat st {};
-  ::fstat(fd, &st);
-  if (static_cast<std::uint64_t>(st.st_size) > k_max_index) {
-    ::close(fd);
-    fail(path, "index of " + std::to_string(st.st_size) + " bytes is larger than the limit of 64 MiB");
-  }
-  std::string text(static_cast<std::size_t>(st.st_size), '\0');
-  std::size_t got = 0;
-  while (got < text.size()) {
-    const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
-    if (n <= 0) break;
-    got += static_cast<std::size_t>(n);
-  }
-  ::close(fd);
-  if (got != text.size()) fail(path, "cannot read the index");
-  return text;
-}
+std::string read_index(const std::string& path) { return read_small_text(path, k_max_index, "index"); }
 
 // "model-00002-of-00003.safetensors" -> 3; 0 when the name is not the ecosystem's shard pattern.
 std::uint64_t shard_count_in_name(const std::string& name, Kind kind) {

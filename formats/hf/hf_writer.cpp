@@ -192,18 +192,8 @@ class FolderWriter final : public Writer {
     write_text(name, text);
   }
 
-  // Writes `text` as the new file `name` of the folder.
   void write_text(const std::string& name, const std::string& text) const {
-    const std::string path = (fs::path(m_dir) / name).string();
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0) fail(m_display, "cannot create " + name + ": " + std::strerror(errno));
-    try {
-      pwrite_all(fd, text.data(), text.size(), 0, m_display);
-    } catch (...) {
-      ::close(fd);
-      throw;
-    }
-    if (::close(fd) != 0) fail(m_display, "cannot close " + name);
+    write_new_file(m_dir, name, text, m_display);
   }
 
   // Tells the AtomicDirectory how to fill an existing folder: the index (or the single file) switches a reader

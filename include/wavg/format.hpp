@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "wavg/lora.hpp"
 #include "wavg/provenance.hpp"
 #include "wavg/tensor.hpp"
 
@@ -40,6 +41,7 @@ enum class FormatId : std::uint8_t {
   flax,
   dcp,
   deepspeed,
+  peft,
 };
 
 // One layer of a model, as pairing by position (--match order) sees it.
@@ -114,6 +116,8 @@ class Reader {
   // Lists what the file holds besides its tensors that the output keeps from input 1 without averaging (a
   // training checkpoint's epoch, as "epoch (int 7)"), for -v.
   virtual std::vector<std::string> kept_entries() const { return {}; }
+  // Returns the LoRA structure when the input is an adapter (a PEFT folder), else null.
+  virtual const LoraAdapter* lora_adapter() const { return nullptr; }
 };
 
 // What an output must hold: its tensors, and input 1 as the template whose structure it keeps.

@@ -26,6 +26,10 @@ enum class Role : std::uint8_t {
   counter,          // iterations, step, global_step, save_counter, num_batches_tracked, Adam's beta^t powers
   rng,              // a random generator's state
   alias,            // a second name for another tensor's storage: TensorInfo::alias_of names it
+  lora_a,           // a LoRA adapter's factor A (r x in) of one module (lora.hpp)
+  lora_b,           // a LoRA adapter's factor B (out x r)
+  dora_magnitude,   // a DoRA adapter's magnitude vector of one module
+  saved_module,     // a whole module an adapter saves beside its factors (PEFT's modules_to_save)
 };
 
 inline constexpr Named<Role> k_role_names[] = {{"unknown", Role::unknown},
@@ -35,7 +39,11 @@ inline constexpr Named<Role> k_role_names[] = {{"unknown", Role::unknown},
                                                {"hyper-parameter", Role::hyper_parameter},
                                                {"counter", Role::counter},
                                                {"rng", Role::rng},
-                                               {"alias", Role::alias}};
+                                               {"alias", Role::alias},
+                                               {"lora-a", Role::lora_a},
+                                               {"lora-b", Role::lora_b},
+                                               {"dora-magnitude", Role::dora_magnitude},
+                                               {"saved-module", Role::saved_module}};
 
 struct TensorInfo {
   std::string name;  // full path inside the checkpoint, e.g. model_weights/dense/dense/kernel:0

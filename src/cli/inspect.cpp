@@ -57,6 +57,14 @@ void print_json(const Reader& r, const Totals& t) {
                  {"values", t.values},
                  {"float_values", t.float_values},
                  {"bytes", t.bytes}};
+  if (const LoraAdapter* a = r.lora_adapter()) {
+    nlohmann::ordered_json modules = nlohmann::ordered_json::array();
+    for (const LoraModule& m : a->modules)
+      modules.push_back({{"name", m.name}, {"rank", m.rank}, {"alpha", m.alpha}, {"scale", m.scale}});
+    j["lora"] = {{"r", a->r},           {"lora_alpha", a->alpha},         {"use_rslora", a->rslora},
+                 {"use_dora", a->dora}, {"base_model", a->base_model},    {"target_modules", a->target_modules},
+                 {"modules_to_save", a->modules_to_save}, {"modules", modules}};
+  }
   j["metadata"] = r.metadata();
   // What the file holds besides tensors (a PyTorch checkpoint's epoch, optimizer hyper-parameters).
   if (!r.kept_entries().empty()) j["not_tensors"] = r.kept_entries();
@@ -82,6 +90,18 @@ void print_kept(const Reader& r, bool verbose) {
       std::printf("not a tensor: %s\n", printable(kept).c_str());
   }
   if (folded) std::printf("%zu plain values kept (-v lists them)\n", folded);
+}
+
+// An adapter's modules, each with the rank and scale its update s * B * A has (rank_pattern and alpha_pattern
+// applied).
+void print_lora(const LoraAdapter& a) {
+  std::printf("%s modules (scale = lora_alpha / %s):\n", a.dora ? "DoRA" : "LoRA", a.rslora ? "sqrt(r), rsLoRA" : "r");
+  if (!a.base_model.empty()) std::printf("  base model %s\n", printable(a.base_model).c_str());
+  std::size_t name_w = 0;
+  for (const LoraModule& m : a.modules) name_w = std::max(name_w, printable(m.name).size());
+  for (const LoraModule& m : a.modules)
+    std::printf("  %-*s  rank %llu  alpha %g  scale %g\n", static_cast<int>(name_w), printable(m.name).c_str(),
+                static_cast<unsigned long long>(m.rank), m.alpha, m.scale);
 }
 
 void print_table(const Reader& r, const Totals& t, bool verbose) {
@@ -115,6 +135,7 @@ void print_table(const Reader& r, const Totals& t, bool verbose) {
                 std::string(dtype_name(x.dtype)).c_str(), sw, shape_string(x.shape).c_str(), rw, role_texts[i].c_str(),
                 static_cast<unsigned long long>(x.count()));
   }
+  if (r.lora_adapter()) print_lora(*r.lora_adapter());
   print_kept(r, verbose);
   std::printf("%llu tensors (%llu float, %llu other), %llu values (%llu float), %llu bytes\n",
               static_cast<unsigned long long>(t.tensors), static_cast<unsigned long long>(t.float_tensors),

@@ -19,6 +19,8 @@
 #include "wavg/engine.hpp"
 #include "wavg/error.hpp"
 #include "wavg/federated.hpp"
+#include "wavg/lora_apply.hpp"
+#include "wavg/lora_merge.hpp"
 #include "wavg/method_spec.hpp"
 #include "wavg/provenance.hpp"
 
@@ -49,6 +51,8 @@ struct MergeOptions {
   std::string recipe_path;                                               // --recipe
   std::optional<Recipe> recipe;
   std::string chat_template;  // the recipe's chat_template, resolved (empty: the tokenizer's own)
+  std::string lora;           // --lora: how adapter folders aggregate (empty: exact)
+  bool lora_apply = false;    // --lora-apply: input 1 is a base, the others adapters folded into it
 };
 
 // With --recipe, sets the inputs, base, method and its values from the mergekit YAML (recipe.cpp); a YAML file
@@ -93,8 +97,9 @@ void apply_recipe(MergeOptions& o) {
   }
 }
 
+// `described`: what the run computed (MergeSteps::method_text).
 void report(const MergeOptions& o, FormatId format, const Plan& plan, const Method& method,
-            const std::vector<Reader*>& inputs) {
+            const std::vector<Reader*>& inputs, const std::string& described) {
   report_roles(plan, o.verbosity);
   note_kept_entries(o.verbosity, *inputs.front(), format);
   for (const std::string& d : method.decisions()) note(o.verbosity, 1, d);
@@ -114,8 +119,8 @@ void report(const MergeOptions& o, FormatId format, const Plan& plan, const Meth
   const std::string target =
       o.output + (o.format.empty() && names_no_format(o.output) ? " (" + std::string(codec(format).name) + ")" : "");
   std::fprintf(out, "merged %zu inputs (%s) into %s: %zu tensors averaged (%llu values, %s), %zu copied\n",
-               inputs.size(), inputs.front()->layout().c_str(), target.c_str(), averaged,
-               static_cast<unsigned long long>(plan.values(Action::average)), method.describe().c_str(), other);
+               o.inputs.size(), inputs.front()->layout().c_str(), target.c_str(), averaged,
+               static_cast<unsigned long long>(plan.values(Action::average)), described.c_str(), other);
   for (const std::string& line : method.report()) std::fprintf(out, "%s\n", line.c_str());
 }
 
@@ -175,7 +180,8 @@ pipeline::Job validate(MergeOptions& o) {
   if (!o.weights.empty() && !o.fed.weight_by.empty()) fail_usage("give either --weights or --weight-by, not both");
   check_align_inputs(o.align, fed.has_base || fed.inputs == InputKind::deltas);
   const std::vector<double> weights = parse_weights(o.weights);
-  if (!task_run(o)) validate_weights(weights, o.inputs.size());  // task vectors take negatives
+  // With --lora-apply the weights are the adapters', input 1 being the base.
+  if (!task_run(o)) validate_weights(weights, o.inputs.size() - (o.lora_apply ? 1 : 0));  // task vectors: negatives
   // Validation only needs to know whether there are weights; --weight-by's values come from the inputs.
   fed.weights = o.fed.weight_by.empty() ? weights : std::vector<double>(o.inputs.size(), 1.0);
   if (federated_run(o)) validate_federated(fed, o.inputs.size());
@@ -185,6 +191,7 @@ pipeline::Job validate(MergeOptions& o) {
   const Overwrite overwrite = o.force ? Overwrite::yes : Overwrite::no;
   pipeline::Target target =
       pipeline::check_target({o.output, o.format, overwrite, o.tf_state, o.shard_size}, protected_paths(o));
+  if (!o.lora.empty()) parse_lora_merge(o.lora);
   if (o.recipe && o.recipe->chat_template && target.format_id() != FormatId::none && !codec(target.format_id()).folder)
     fail_usage("the recipe's chat_template goes into the tokenizer of a Hugging Face folder: give -o DIR/");
   return {o.inputs, std::move(target), "merge",    o.plan,      o.out_dtype,
@@ -203,8 +210,8 @@ class MergeSteps final : public pipeline::Steps {
     if (m_o.align.method == "weights") m_aligned = align_for_merge(opened, m_o.align, m_o.verbosity);
     // The plan and the engine see the aligned inputs; the output keeps input 1's own file as its template.
     const std::vector<Reader*> inputs = m_aligned.readers.empty() ? opened : m_aligned.raw();
-    if (!m_o.fed.weight_by.empty()) m_weights = weights_from_metadata(inputs, m_o.fed.weight_by);
-    return inputs;
+    if (!m_o.fed.weight_by.empty() && !m_o.lora_apply) m_weights = weights_from_metadata(inputs, m_o.fed.weight_by);
+    return adapters(inputs);
   }
   void plan(Plan& plan, const std::vector<Reader*>&) override {
     if (!m_aligned.readers.empty()) check_aligned_plan(plan, m_aligned);
@@ -217,6 +224,7 @@ class MergeSteps final : public pipeline::Steps {
     fed.weights = m_weights;
     if (fed.staleness_fn)
       fed.staleness = staleness_from_metadata(*run.base, run.inputs, m_o.fed.staleness, *fed.staleness_fn);
+    if (m_lora || m_folded) return make_weighted_mean(backend, m_weights);  // the one input, as it is
     if (task_run(m_o)) return make_task_method(backend, run.plan, m_o.task.resolve(fed, m_weights));
     if (federated_run(m_o)) return make_federated(backend, run.plan, fed, run.state.get());
     return make_weighted_mean(backend, m_weights);
@@ -228,7 +236,12 @@ class MergeSteps final : public pipeline::Steps {
            "template: " + m_o.inputs[templ.index] + " (input " + std::to_string(templ.index + 1) +
                "): the output keeps its structure and metadata, input 1 has none in " + codec(format).name);
   }
-  std::string describe(const Method& method) override { return method.describe() + sequence_note(m_o.seq); }
+  std::string describe(const Method& method) override { return method_text(method) + sequence_note(m_o.seq); }
+  // Returns what the run computed: the method's name, or the LoRA aggregation's.
+  std::string method_text(const Method& method) const {
+    if (m_folded) return "LoRA folded into " + m_o.inputs.front() + (m_lora ? " (" + m_lora->describe() + ")" : "");
+    return m_lora ? m_lora->describe() : method.describe();
+  }
   void output(OutputSpec& spec, const pipeline::Run& run) override {
     if (m_o.companions == MergeOptions::Companions::base) spec.companions = run.base.get();
     if (!m_o.recipe) return;
@@ -239,13 +252,54 @@ class MergeSteps final : public pipeline::Steps {
     for (auto& file : chat_template_files(from_base ? m_o.fed.base : m_o.inputs.front(), m_o.chat_template))
       spec.extra_files.push_back(std::move(file));
   }
-  void committed() override { m_progress.erase(); }
+  void committed() override {
+    m_progress.erase();
+    if (m_lora)
+      for (const std::string& n : m_lora->notes()) note(m_o.verbosity, 1, n);
+  }
 
  private:
+  // LoRA adapter folders become their aggregate (lora_merge.hpp), which the plan and the engine see as the one
+  // input, taken as it is.
+  std::vector<Reader*> adapters(const std::vector<Reader*>& inputs) {
+    if (m_o.lora_apply) return applied(inputs);
+    if (!are_adapters(inputs)) {
+      if (!m_o.lora.empty()) fail_usage("--lora merges PEFT adapter folders; " + inputs.front()->path() + " is none");
+      return inputs;
+    }
+    if (m_o.align.method != "none" || !m_o.fed.base.empty() || task_run(m_o) || is_federated(m_o.fed.options))
+      fail_usage("adapter folders merge by --lora's methods (exact, svd:RANK, factorwise, frozen-a) with --weights "
+                 "or --weight-by, not with alignment, a base or another method");
+    m_lora = aggregate_lora(inputs, m_weights, parse_lora_merge(m_o.lora.empty() ? "exact" : m_o.lora));
+    m_weights = {1.0};
+    return {m_lora.get()};
+  }
+
+  // --lora-apply: input 1 (the base) with the other inputs (adapters, or their aggregate) folded in.
+  std::vector<Reader*> applied(const std::vector<Reader*>& inputs) {
+    const std::vector<Reader*> adapters(inputs.begin() + 1, inputs.end());
+    if (inputs.front()->lora_adapter() || !are_adapters(adapters))
+      fail_usage("--lora-apply takes the base model first, then PEFT adapter folders");
+    if (m_o.align.method != "none" || !m_o.fed.base.empty() || task_run(m_o) || is_federated(m_o.fed.options))
+      fail_usage("--lora-apply folds adapters (aggregated by --lora) into input 1, with --weights or --weight-by, "
+                 "not with alignment, a base or another method");
+    Reader* adapter = adapters.front();
+    if (adapters.size() > 1 || !m_o.lora.empty()) {  // --lora is applied to one adapter too (svd:RANK cuts it)
+      if (!m_o.fed.weight_by.empty()) m_weights = weights_from_metadata(adapters, m_o.fed.weight_by);
+      m_lora = aggregate_lora(adapters, m_weights, parse_lora_merge(m_o.lora.empty() ? "exact" : m_o.lora));
+      adapter = m_lora.get();
+    }
+    m_folded = fold_lora(*inputs.front(), *adapter);
+    m_weights = {1.0};
+    return {m_folded.get()};
+  }
+
   MergeOptions& m_o;
   ProgressLine m_progress;
   Aligned m_aligned;
   std::vector<double> m_weights;
+  std::unique_ptr<LoraAggregate> m_lora;
+  std::unique_ptr<Reader> m_folded;  // --lora-apply's base with the adapter folded in
 };
 
 // Without -j or OMP_NUM_THREADS, the plain and weighted means (no --base, robust or task method, alignment or GPU)
@@ -278,7 +332,7 @@ int run_merge(MergeOptions& o) {
   apply_threads(o.threads);
   MergeSteps steps(o, job.weights);
   const pipeline::Run run = pipeline::run(job, steps);
-  report(o, run.output.format_id(), run.plan, *run.method, run.inputs);
+  report(o, run.output.format_id(), run.plan, *run.method, run.inputs, steps.method_text(*run.method));
   if (!o.eval.empty() && !o.verbosity.quiet) print_scores(o.eval, o.inputs, o.output);
   return 0;
 }
@@ -301,6 +355,14 @@ RunFn setup_merge(CLI::App& app) {
   add_eval_option(app, o->eval);
   add_align_options(app, o->align, AlignFor::merge);
   add_run_options(app, *o);
+  app.add_option("--lora", o->lora,
+                 "How PEFT adapter folders aggregate: exact (the mean update, factors stacked; the default), "
+                 "svd:RANK (it, truncated), factorwise (A and B averaged apart: not the mean update), frozen-a "
+                 "(shared A, B averaged)")
+      ->type_name("METHOD");
+  app.add_flag("--lora-apply", o->lora_apply,
+               "Fold PEFT adapters into input 1, their base (W + s*B*A; DoRA's normalised form): the adapters' "
+               "aggregate by --lora when there are several");
   add_choice(app, "--tokenizer-source", o->companions,
              {{"base", MergeOptions::Companions::base}, {"input1", MergeOptions::Companions::input1}},
              "Folder outputs with --base: whose config.json, tokenizer and other files the output copies "

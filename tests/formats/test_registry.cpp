@@ -118,6 +118,8 @@ TEST_CASE("each sample is sniffed as its format by the first row that claims it,
       {"deepspeed/run/global_step1000", FormatId::deepspeed},
       {"deepspeed/run", FormatId::deepspeed},  // the folder with `latest`
       {"deepspeed/run/global_step1000/mp_rank_00_model_states.pt", FormatId::pytorch},
+      {"lora/client1", FormatId::peft},  // a PEFT adapter folder
+      {"lora/client1/adapter_model.safetensors", FormatId::safetensors},
       // JSON that is neither wavg JSON nor a TF.js model; not checkpoints at all.
       {"tfjs/expected.json", FormatId::none},
       {"tensorflow/v1_values.json", FormatId::none},
@@ -149,8 +151,8 @@ TEST_CASE("a folder no folder row claims is refused naming what a model folder h
     FAIL("opened");
   } catch (const Error& e) {
     CHECK(e.problems().at(0).what ==
-          "a folder without model.safetensors, pytorch_model.bin, their sharded indexes, a DCP .metadata or "
-          "DeepSpeed's *_model_states.pt");
+          "a folder without model.safetensors, pytorch_model.bin, their sharded indexes, a DCP .metadata, "
+          "DeepSpeed's *_model_states.pt or adapter_config.json with adapter_model.safetensors");
   }
 }
 

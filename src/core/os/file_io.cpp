@@ -1,5 +1,6 @@
 #include "wavg/file_io.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -26,6 +27,20 @@ void pwrite_all(int fd, const void* data, std::uint64_t bytes, std::uint64_t at,
     at += static_cast<std::uint64_t>(n);
     bytes -= static_cast<std::uint64_t>(n);
   }
+}
+
+void write_new_file(const std::string& dir, const std::string& name, const std::string& text,
+                    const std::string& display) {
+  const std::string path = dir + "/" + name;
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) fail(display, "cannot create " + name + ": " + std::strerror(errno));
+  try {
+    pwrite_all(fd, text.data(), text.size(), 0, display);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  close_output(fd, display);
 }
 
 }  // namespace wavg

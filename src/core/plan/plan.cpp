@@ -136,12 +136,14 @@ bool tied_to_dropped(const TensorInfo& t, const Plan& plan) {
 }
 
 std::string role_phrase(Role role, std::size_t n) {
-  static constexpr std::array<const char*, 8> k_plural{
-      "tensors of unknown role", "weights",  "buffers",    "optimizer moments",
-      "hyper-parameters",        "counters", "rng states", "aliases"};
-  static constexpr std::array<const char*, 8> k_single{
-      "tensor of unknown role", "weight",  "buffer",    "optimizer moment",
-      "hyper-parameter",        "counter", "rng state", "alias"};
+  static constexpr std::array<const char*, 12> k_plural{
+      "tensors of unknown role", "weights",        "buffers",          "optimizer moments",
+      "hyper-parameters",        "counters",       "rng states",       "aliases",
+      "LoRA A factors",          "LoRA B factors", "DoRA magnitudes",  "saved modules"};
+  static constexpr std::array<const char*, 12> k_single{
+      "tensor of unknown role", "weight",        "buffer",          "optimizer moment",
+      "hyper-parameter",        "counter",       "rng state",       "alias",
+      "LoRA A factor",          "LoRA B factor", "DoRA magnitude",  "saved module"};
   const auto r = static_cast<std::size_t>(role);
   return std::to_string(n) + " " + (n == 1 ? k_single[r] : k_plural[r]);
 }
@@ -281,8 +283,37 @@ void lead_with_different_models(const std::vector<Reader*>& inputs, const std::v
 
 }  // namespace
 
+namespace {
+
+// Refuses to average an adapter's LoRA factors tensor by tensor: mean(B_i A_i) is not mean(B_i) mean(A_i), so the
+// result would be no client's update nor their mean, and nothing would say so. merge hands adapters to the LoRA
+// aggregation (lora_merge.hpp) before planning; the other subcommands that plan several inputs meet this.
+void check_lora_factors(const Reader& first) {
+  if (!first.lora_adapter() || first.lora_adapter()->modules.empty()) return;
+  throw Error(ExitCode::usage, first.path(),
+              "a LoRA adapter: averaging its factors A and B each on its own is not the mean of the adapters' updates "
+              "(mean(B*A) differs from mean(B)*mean(A)); wavg merge aggregates adapter folders (--lora)");
+}
+
+// Says so when plain files hold LoRA factors by their names (adapter_model.safetensors given alone): they are
+// averaged as tensors, which is FedIT's factor-wise mean, not the mean update.
+void warn_plain_lora_factors(const std::vector<Reader*>& inputs, Plan& plan) {
+  if (inputs.size() < 2) return;
+  for (const PlanEntry& e : plan.entries)
+    if (e.action == Action::average && e.info.role == Role::weight &&
+        (e.info.name.ends_with(".lora_A.weight") || e.info.name.ends_with(".lora_B.weight"))) {
+      plan.warnings.push_back(e.info.name + " and the other LoRA factors are averaged as plain tensors, A and B each "
+                              "on its own: that is not the mean of the adapters' updates (mean(B*A) differs from "
+                              "mean(B)*mean(A)); wavg merge of the adapter folders gives the mean update (--lora)");
+      return;
+    }
+}
+
+}  // namespace
+
 Plan build_plan(const std::vector<Reader*>& inputs, const PlanOptions& options) {
   WAVG_ASSERT(!inputs.empty());
+  if (inputs.size() > 1) check_lora_factors(*inputs.front());
   const bool filtered = !options.include.empty() || !options.exclude.empty();
   if (options.match == Pairing::order) return build_plan_by_order(inputs, options);
   const Reader& first = *inputs.front();
@@ -400,6 +431,7 @@ Plan build_plan(const std::vector<Reader*>& inputs, const PlanOptions& options) 
     throw Error(ExitCode::incompatible, std::move(problems));
   }
   read_mixed_floats(inputs, plan);
+  warn_plain_lora_factors(inputs, plan);
   if (plan.entries.empty() && filtered)
     throw Error(ExitCode::incompatible, first.path(), "no tensor is left after --include / --exclude");
   if (plan.entries.empty()) {
