@@ -30,6 +30,7 @@
 #include "wavg/error.hpp"
 #include "wavg/format.hpp"
 #include "wavg/mapped_file.hpp"
+#include "wavg/names.hpp"
 #include "wavg/stdio_files.hpp"
 
 namespace wavg {
@@ -161,18 +162,6 @@ void check_stdin_head(const std::string& head) {
   fail(k_stdio_name, describe_unknown(head));
 }
 
-// Returns the message refusing a folder no row claims: what a folder of each folder format holds, the default
-// folder format's first.
-std::string folder_without() {
-  std::vector<const char*> holds;
-  for (const Codec& c : k_codecs)
-    if (c.folder_holds) holds.insert(c.default_folder ? holds.begin() : holds.end(), c.folder_holds);
-  std::string text = "a folder without ";
-  for (std::size_t i = 0; i < holds.size(); ++i)
-    text += std::string(i == 0 ? "" : i + 1 == holds.size() ? " or " : ", ") + holds[i];
-  return text;
-}
-
 // Returns the rows that sniff an input, in the order they are asked: every row with a sniffer for a file; for a
 // folder, the rows that read folders, the default folder format last (a folder another folder format claims, a
 // DCP checkpoint beside a model.safetensors, is that format).
@@ -249,6 +238,32 @@ std::unique_ptr<Reader> open_reader(const std::string& given) {
   return open_sniffed(given, SniffInput(path, {file.data(), static_cast<std::size_t>(file.size())}), from_stdin);
 }
 
+namespace {
+
+// "; did you mean 'x.safetensors'?" for an output named x.safetensor: its extension close to one a format claims.
+std::string mistyped_extension(const std::string& path) {
+  const std::size_t dot = path.rfind('.'), slash = path.rfind('/');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
+  std::vector<std::string> extensions;
+  for (const Codec& c : k_codecs)
+    for (const char* ext : c.extensions)
+      if (ext && c.create) extensions.emplace_back(ext);
+  const std::string best = closest(path.substr(dot), extensions);
+  return best.empty() ? "" : "; did you mean '" + path.substr(0, dot) + best + "'?";
+}
+
+}  // namespace
+
+std::string folder_without() {
+  std::vector<const char*> holds;
+  for (const Codec& c : k_codecs)
+    if (c.folder_holds) holds.insert(c.default_folder ? holds.begin() : holds.end(), c.folder_holds);
+  std::string text = "a folder without ";
+  for (std::size_t i = 0; i < holds.size(); ++i)
+    text += std::string(i == 0 ? "" : i + 1 == holds.size() ? " or " : ", ") + holds[i];
+  return text;
+}
+
 FormatId output_format(const std::string& path, const std::string& forced, const Reader* template_input) {
   if (path == k_stdio_name) {
     if (forced.empty()) fail_usage("-o - (standard output) needs --format " + output_format_names());
@@ -259,7 +274,11 @@ FormatId output_format(const std::string& path, const std::string& forced, const
   if (!forced.empty()) {
     for (const Codec& c : k_codecs)
       if (forced == c.name && c.create) return c.id;
-    fail_usage("--format " + forced + ": unknown format; use one of " + output_format_names());
+    std::vector<std::string> names;
+    for (const Codec& c : k_codecs)
+      if (c.create) names.emplace_back(c.name);
+    fail_usage("--format " + forced + ": unknown format; use one of " + output_format_names() +
+               did_you_mean(forced, names));
   }
   std::error_code ec;
   if (ends_with(path, "/") || std::filesystem::is_directory(path, ec)) {
@@ -282,7 +301,8 @@ FormatId output_format(const std::string& path, const std::string& forced, const
     const Codec* input1 = codec_of(*template_input);
     if (input1 && input1->create) return input1->id;
   }
-  fail_usage("cannot tell the output format of '" + path + "'; use --format " + output_format_names());
+  fail_usage("cannot tell the output format of '" + path + "'; use --format " + output_format_names() +
+             mistyped_extension(path));
 }
 
 FormatId output_format(const std::string& path, const std::string& forced, const std::vector<Reader*>& inputs) {

@@ -241,6 +241,9 @@ std::span<const Codec> codecs();
 const Codec& codec(FormatId id);
 // Returns the row of a reader's format, or null for a reader no codec made.
 const Codec* codec_of(const Reader& reader);
+// Returns what refuses a folder no row claims: "a folder without " what a folder of each folder format holds, the
+// default folder format's first.
+std::string folder_without();
 
 // Runs a codec's helper process when the command line asks for one (the HDF5 structure probe: this executable
 // spawned with a hidden first argument) and returns its exit status; returns -1 for any other command line. Every

@@ -75,8 +75,7 @@ CLI::Option* add_choice(CLI::App& app, const std::string& name, Target& target, 
               if (r.name == text) return "";
               all.emplace_back(r.name);
             }
-            const std::string best = closest(text, all);
-            return "'" + text + "' is not one of " + names + (best.empty() ? "" : "; did you mean '" + best + "'?");
+            return "'" + text + "' is not one of " + names + did_you_mean(text, all);
           },
           "");
 }
