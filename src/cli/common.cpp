@@ -133,6 +133,13 @@ void add_out_dtype(CLI::App& app, std::optional<DType>& out_dtype) {
   std::vector<Named<DType>> names;  // the float rows of DType's own table (dtype.cpp), short names as aliases
   for (DType t : {DType::f16, DType::bf16, DType::f32, DType::f64})
     names.insert(names.end(), {{dtype_name(t), t}, {dtype_short_name(t), t, true}});
+  // The spellings of the frameworks' command lines and dtypes (torch.half, torch.float, torch.double, "fp16").
+  names.insert(names.end(), {{"half", DType::f16, true},
+                             {"fp16", DType::f16, true},
+                             {"float", DType::f32, true},
+                             {"fp32", DType::f32, true},
+                             {"double", DType::f64, true},
+                             {"fp64", DType::f64, true}});
   add_choice(app, "--out-dtype", out_dtype, names,
              "Store floating-point tensors as this type, rounded once to nearest (default: as in input 1)");
 }
