@@ -88,17 +88,21 @@ const std::array<Codec, 16> k_codecs{{
      .train_extension = ".keras", .sniff = looks_like_keras, .open = open_as<KerasArchiveReader>,
      .create = create_keras_writer},
     // After "pytorch" and "keras", the other zip archives: every member of an .npz is a .npy file.
-    {.id = FormatId::npz, .name = "npz", .display = "NumPy", .extensions = {".npz"}, .train_extension = ".npz",
+    {.id = FormatId::npz, .name = "npz", .display = "NumPy", .extensions = {".npz"},
+     .no_metadata = "an .npz holds arrays only", .train_extension = ".npz",
      .sniff = looks_like_npz, .open = open_as<NpzReader>, .create = create_npz_writer},
     {.id = FormatId::mxnet, .name = "mxnet", .display = "MXNet", .extensions = {".params"},
-     .train_extension = ".mxnet", .sniff = looks_like_mxnet, .open = open_as<MxnetReader>,
+     .no_metadata = "an MXNet .params file holds arrays only", .train_extension = ".mxnet",
+     .sniff = looks_like_mxnet, .open = open_as<MxnetReader>,
      .create = create_mxnet_writer},
     // Before "caffe", whose protobuf sniff a msgpack map could pass; Flax checkpoints often have no extension. An
     // output over a Flax input 1 keeps its state dict's other values (a step counter).
     {.id = FormatId::flax, .name = "flax", .display = "Flax", .extensions = {".msgpack"}, .keeps_entries = true,
-     .train_extension = ".flax", .sniff = looks_like_flax, .open = open_as<FlaxReader>, .create = create_flax_writer},
+     .no_metadata = "a Flax msgpack holds its state tree only", .train_extension = ".flax",
+     .sniff = looks_like_flax, .open = open_as<FlaxReader>, .create = create_flax_writer},
     {.id = FormatId::caffe, .name = "caffe", .display = "Caffe", .extensions = {".caffemodel"},
-     .train_extension = ".caffe", .sniff = looks_like_caffe, .open = open_as<CaffeReader>,
+     .no_metadata = "a Caffe NetParameter has no place for it", .train_extension = ".caffe",
+     .sniff = looks_like_caffe, .open = open_as<CaffeReader>,
      .create = create_caffe_writer},
     // Given by prefix (model.ckpt-1000) or by PREFIX.index, and committed as PREFIX.index with its data shard as
     // a companion; an output named *.ckpt-N is TensorFlow too. (A copy of standard input is never a prefix nor
@@ -132,12 +136,16 @@ const std::array<Codec, 16> k_codecs{{
     // A PyTorch Distributed Checkpoint folder (.metadata); an output folder is one when input 1 is (output_format).
     // The copied .metadata keeps input 1's non-tensor values (keeps_entries) and its chunking (no --shard-size).
     {.id = FormatId::dcp, .name = "dcp", .display = "PyTorch DCP", .folder = true, .commit_name = folder_name,
-     .keeps_entries = true, .train_extension = ".dcp", .sniff = dcp::looks_like_dcp,
+     .keeps_entries = true,
+     .no_metadata = "wavg reads no metadata back from a DCP folder (its wavg.json is a record)",
+     .train_extension = ".dcp", .sniff = dcp::looks_like_dcp,
      .folder_holds = "a DCP .metadata", .open = open_as<dcp::DcpReader>, .create = dcp::create_dcp_writer},
     // A DeepSpeed ZeRO checkpoint folder (global_stepN/, or the folder above with `latest`); an output folder is
     // one when input 1 is (output_format).
     {.id = FormatId::deepspeed, .name = "deepspeed", .display = "DeepSpeed", .folder = true,
-     .commit_name = folder_name, .keeps_entries = true, .train_extension = ".deepspeed",
+     .commit_name = folder_name, .keeps_entries = true,
+     .no_metadata = "wavg reads no metadata back from a DeepSpeed folder (its wavg.json is a record)",
+     .train_extension = ".deepspeed",
      .sniff = deepspeed::looks_like_deepspeed,
      .folder_holds = "DeepSpeed's *_model_states.pt", .open = open_as<deepspeed::DeepspeedReader>,
      .create = deepspeed::create_deepspeed_writer},
