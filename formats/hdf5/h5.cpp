@@ -206,6 +206,37 @@ std::optional<DType> dtype_of(hid_t t) {
   }
 }
 
+std::string unread_numbers(hid_t t) {
+  const std::string bits = std::to_string(H5Tget_size(t) * 8) + "-bit";
+  switch (H5Tget_class(t)) {
+    case H5T_FLOAT: {
+      std::size_t spos = 0, epos = 0, esize = 0, mpos = 0, msize = 0;
+      H5Tget_fields(t, &spos, &epos, &esize, &mpos, &msize);
+      return "a " + bits + " float type wavg does not read (" + std::to_string(esize) + "-bit exponent, bias " +
+             std::to_string(H5Tget_ebias(t)) + ", " + std::to_string(msize) + "-bit mantissa" +
+             (H5Tget_norm(t) == H5T_NORM_IMPLIED ? "" : ", no implied leading bit") +
+             "); wavg reads IEEE float16, bfloat16, float32 and float64";
+    }
+    case H5T_INTEGER:
+      return "a " + bits + " integer type wavg does not read (8, 16, 32 and 64 bits are read)";
+    case H5T_COMPOUND: {
+      const int n = H5Tget_nmembers(t);
+      bool floats = n == 2;
+      for (int i = 0; floats && i < n; ++i) floats = H5Tget_member_class(t, static_cast<unsigned>(i)) == H5T_FLOAT;
+      if (!floats) return "";
+      return "complex numbers (a compound of two floats, " + bits + " in all, as h5py stores complex" +
+             std::to_string(H5Tget_size(t) * 8) + "); wavg averages real tensors only";
+    }
+    case H5T_ARRAY: {
+      const Handle base(H5Tget_super(t), H5Tclose);
+      const H5T_class_t cls = base.get() < 0 ? H5T_NO_CLASS : H5Tget_class(base.get());
+      if (cls != H5T_FLOAT && cls != H5T_INTEGER) return "";
+      return "an array of numbers per element (" + bits + "); wavg reads one number per element";
+    }
+    default: return "";
+  }
+}
+
 Handle memory_type(DType dtype, hid_t file_type) {
   auto copy = [](hid_t t) { return Handle(H5Tcopy(t), H5Tclose); };
   auto small_float = [](std::size_t epos, std::size_t esize, std::size_t msize, std::size_t ebias) {

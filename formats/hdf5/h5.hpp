@@ -104,6 +104,10 @@ std::optional<std::vector<std::string>> read_string_list(hid_t object, const cha
 
 // Maps an HDF5 file type to a wavg dtype, or nullopt for types that are not tensors (strings, compounds, ...).
 std::optional<DType> dtype_of(hid_t file_type);
+// Says what numbers a type holds that dtype_of has no dtype for (a long double, a float with another exponent bias,
+// h5py's complex: a compound of two floats, an array of numbers per element), or returns an empty string for a
+// type that holds no numbers (strings, opaque bytes, references), which the writers copy from input 1 unread.
+std::string unread_numbers(hid_t file_type);
 // Returns a memory type for `dtype` in native byte order, owned by the caller.
 Handle memory_type(DType dtype, hid_t file_type);
 

@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "hdf5/keras_layout.hpp"
+#include "hdf5/keras_optimizer.hpp"
 #include "hdf5/structure_probe.hpp"
 #include "wavg/error.hpp"
 #include "wavg/mapped_file.hpp"
@@ -196,17 +197,9 @@ void Hdf5Reader::add_found(keras::FoundModel model) {
 
 // Keras's optimizers keep their own variables first, then the per-variable slots. Keras 2 names them
 // optimizer_weights/OPT/iter:0 (own: the iteration counter, then the hyper-parameters of its _hyper dict) and
-// optimizer_weights/OPT/VARIABLE_PATH/m:0 (slots, under the variable's path). Keras 3 numbers them optimizer/vars/N:
-// 0 the iteration counter, 1 the learning rate unless it is a schedule, then the slots, the same number per
-// trainable variable; the count tells whether vars/1 is the rate (the .keras reader corrects it by config.json).
+// optimizer_weights/OPT/VARIABLE_PATH/m:0 (slots, under the variable's path). Keras 3 numbers them
+// optimizer/vars/N (keras_optimizer.hpp).
 void Hdf5Reader::set_keras_roles() {
-  std::size_t model_floats = 0, optimizer_vars = 0;
-  for (TensorInfo& t : m_tensors) {
-    if (t.name.rfind("optimizer/vars/", 0) == 0)
-      ++optimizer_vars;
-    else if (t.name.rfind("optimizer_weights/", 0) != 0)
-      model_floats += is_float(t.dtype);
-  }
   for (TensorInfo& t : m_tensors) {
     if (t.name.rfind("optimizer_weights/", 0) == 0) {
       const std::string rest = t.name.substr(std::string("optimizer_weights/").size());
@@ -216,21 +209,16 @@ void Hdf5Reader::set_keras_roles() {
       t.role = !own                                               ? Role::optimizer_state
                : leaf.rfind("iter", 0) == 0 || !is_float(t.dtype) ? Role::counter
                                                                   : Role::hyper_parameter;
-    } else if (t.name.rfind("optimizer/vars/", 0) == 0) {
-      const std::string n = t.name.substr(std::string("optimizer/vars/").size());
-      const bool rate =
-          model_floats > 0 && ((optimizer_vars - 2) % model_floats == 0 || (optimizer_vars - 1) % model_floats != 0);
-      t.role = n == "0"                                                   ? Role::counter
-               : n == "1" && rate && is_float(t.dtype) && t.shape.empty() ? Role::hyper_parameter
-                                                                          : Role::optimizer_state;
-      // Whether vars/1 is the learning rate or a schedule's first slot, only the variable count tells here (a
-      // .keras archive's config.json settles it: set_role): -v lists it.
-      t.role_by_rule = n == "1" && is_float(t.dtype) && t.shape.empty();
     } else if (m_layout != "plain HDF5" && t.role == Role::unknown) {
       // A Keras 3 SeedGenerator (dropout's, a random layer's) keeps its state in its own object's vars/.
       t.role = t.name.find("seed_generator") != std::string::npos ? Role::rng : Role::weight;
     }
   }
+  keras::set_keras3_optimizer_roles(m_tensors, nullptr);
+}
+
+void Hdf5Reader::set_keras3_optimizer(const keras::OptimizerConfig& config) {
+  keras::set_keras3_optimizer_roles(m_tensors, &config);
 }
 
 bool Hdf5Reader::add_dataset(const std::string& name, Listed listed) {
@@ -246,8 +234,11 @@ bool Hdf5Reader::add_opened(h5::Handle ds, const std::string& name, Listed liste
   h5::Handle type = h5::check(H5Dget_type(ds.get()), H5Tclose, m_path, what);
   const auto dtype = h5::dtype_of(type.get());
   if (!dtype) {
+    // Numbers without a dtype here are refused by name: dropped, or copied from input 1 into a merge, they would
+    // leave a tensor unaccounted for.
+    if (const std::string numbers = h5::unread_numbers(type.get()); !numbers.empty()) fail(m_path, name + ": " + numbers);
     if (listed == Listed::yes) fail(m_path, name + ": unsupported element type (not a number)");
-    return false;  // strings, compounds: kept in the output by the writer's copy, never averaged
+    return false;  // strings, opaque bytes, records: kept in the output by the writer's copy, never averaged
   }
   h5::Handle dcpl = h5::check(H5Dget_create_plist(ds.get()), H5Pclose, m_path, what);
   h5::check_storage(dcpl.get(), name, m_path);

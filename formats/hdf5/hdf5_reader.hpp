@@ -44,6 +44,7 @@
 
 #include "hdf5/h5.hpp"
 #include "hdf5/keras_layout.hpp"
+#include "hdf5/keras_optimizer.hpp"
 #include "hdf5/native_index.hpp"
 #include "listed_reader.hpp"
 #include "wavg/format.hpp"
@@ -73,13 +74,8 @@ class Hdf5Reader final : public ListedReader {
   void release(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
   void prefetch(std::size_t index, std::uint64_t offset, std::uint64_t count) override;
   ModelLayers model_layers() const override { return m_layers; }
-  // Corrects a tensor's role where the caller knows more (a .keras archive's config.json tells whether Keras 3's
-  // optimizer/vars/1 is the learning rate).
-  // A role the file's structure gives (a .keras archive's config.json), replacing one chosen by a rule.
-  void set_role(std::size_t index, Role role) {
-    m_tensors[index].role = role;
-    m_tensors[index].role_by_rule = false;
-  }
+  // Gives the Keras 3 optimizer variables the roles a .keras archive's config.json settles (keras_optimizer.hpp).
+  void set_keras3_optimizer(const keras::OptimizerConfig& config);
 
   // Returns the file offset of a contiguous, unfiltered, native-typed tensor's data, or -1 when it must go through
   // H5Dread. Used by the HDF5 writer to patch a byte copy of this file in place.

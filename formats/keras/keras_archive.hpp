@@ -57,7 +57,6 @@ class KerasArchiveReader final : public ListedReader {
   const std::string& metadata_json() const { return m_metadata_json; }
 
  private:
-  void set_rate_role();
   std::optional<TempFile> m_tmp;  // the extracted model.weights.h5; removed after m_weights, declared later
   std::string m_config;
   std::string m_metadata_json;

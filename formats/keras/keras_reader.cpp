@@ -147,24 +147,9 @@ KerasArchiveReader::KerasArchiveReader(std::string path) : ListedReader(std::mov
   } catch (const Error& e) {
     fail(m_path, "model.weights.h5: " + (e.problems().empty() ? std::string(e.what()) : e.problems()[0].what));
   }
-  set_rate_role();
+  if (const auto optimizer = keras::optimizer_config(m_config)) m_weights->set_keras3_optimizer(*optimizer);
   m_layers = m_weights->model_layers();
   if (auto layers = keras::config_layers(m_config)) keras::order_keras3_layers(m_layers, *layers);
-}
-
-// Keras 3's optimizer tracks its learning rate as optimizer/vars/1 when compile_config gives it as a number, and
-// holds no such variable for a LearningRateSchedule (an object): then vars/1 is the first slot.
-void KerasArchiveReader::set_rate_role() {
-  const auto config = nlohmann::json::parse(m_config, nullptr, false);
-  const auto* rate = &config;
-  for (const char* key : {"compile_config", "optimizer", "config", "learning_rate"}) {
-    if (!rate->is_object() || !rate->contains(key)) return;
-    rate = &(*rate)[key];
-  }
-  const auto& t = m_weights->tensors();
-  for (std::size_t i = 0; i < t.size(); ++i)
-    if (t[i].name == "optimizer/vars/1" && is_float(t[i].dtype) && t[i].shape.empty())
-      m_weights->set_role(i, rate->is_number() ? Role::hyper_parameter : Role::optimizer_state);
 }
 
 KerasArchiveReader::~KerasArchiveReader() = default;

@@ -12,6 +12,7 @@
 
 #include "pytorch/pickle_writer.hpp"
 #include "pytorch/pytorch.hpp"
+#include "pytorch/shared_views.hpp"
 #include "wavg/error.hpp"
 
 namespace wavg::pytorch {
@@ -81,6 +82,7 @@ class PytorchWriter final : public Writer {
       lay_out_zip(*input1);
     else
       lay_out_plain();
+    if (input1) watch_shared_views(*input1);
   }
 
   ~PytorchWriter() override {
@@ -93,6 +95,7 @@ class PytorchWriter final : public Writer {
     const Target& t = m_targets[index];
     const TensorInfo& info = m_spec.tensors[index];
     const std::size_t elem = dtype_size(info.dtype);
+    if (m_shared && m_shared->watched(index)) m_shared->before_write(index, offset, count, src);
     if (t.contiguous) {
       m_zip->pwrite_all(src, count * elem, t.begin + offset * elem);
       return;
@@ -110,6 +113,7 @@ class PytorchWriter final : public Writer {
   }
 
   void finish() override {
+    if (m_shared) m_shared->at_finish();
     if (m_provenance_size) {
       const std::string text = provenance_json(m_spec.provenance.entries());
       if (text.size() != m_provenance_size) fail(m_display, "the provenance changed length after the layout");
@@ -126,6 +130,7 @@ class PytorchWriter final : public Writer {
     std::uint64_t begin = 0;
     std::vector<std::uint64_t> stride;
     bool contiguous = true;
+    std::uint64_t source = 0;  // input 1's file offset of the same element 0 (a template's tensors only)
   };
 
   // Input 1's pickle is copied whole, so optimizer state cannot leave it (--optimizer-state drop).
@@ -180,7 +185,7 @@ class PytorchWriter final : public Writer {
     for (std::size_t o = 0; o < m_spec.tensors.size(); ++o) {
       const std::size_t i = template_index(input1, o);
       const Placement& p = input1.placement(i);
-      m_targets[o] = {p.begin - entries[p.entry].data_offset + new_offset[p.entry], p.stride, p.contiguous};
+      m_targets[o] = {p.begin - entries[p.entry].data_offset + new_offset[p.entry], p.stride, p.contiguous, p.begin};
       if (p.contiguous && p.begin == entries[p.entry].data_offset && m_spec.tensors[o].bytes() == entries[p.entry].size)
         covered[p.entry] = true;
     }
@@ -201,7 +206,7 @@ class PytorchWriter final : public Writer {
     std::vector<std::pair<std::uint64_t, std::uint64_t>> written;  // [begin, end) the engine fills
     for (std::size_t o = 0; o < m_spec.tensors.size(); ++o) {
       const Placement& p = input1.placement(template_index(input1, o));
-      m_targets[o] = {p.begin, p.stride, p.contiguous};
+      m_targets[o] = {p.begin, p.stride, p.contiguous, p.begin};
       m_prefilled[o] = !p.contiguous;
       const std::uint64_t bytes = m_spec.tensors[o].bytes();
       if (p.contiguous && bytes > 0) written.emplace_back(p.begin, p.begin + bytes);
@@ -214,6 +219,14 @@ class PytorchWriter final : public Writer {
     }
     if (at < file.size()) m_zip->pwrite_all(file.data() + at, file.size() - at, at);
     m_is_zip = false;
+  }
+
+  // Input 1's output tensors as views of the output file, with input 1's bytes of each.
+  void watch_shared_views(const PytorchReader& input1) {
+    std::vector<OutputView> views;
+    for (const Target& t : m_targets)
+      views.push_back({t.begin, &t.stride, t.contiguous, input1.file().data() + t.source});
+    m_shared = std::make_unique<SharedViews>(m_spec.tensors, std::move(views), m_display, input1.path());
   }
 
   void lay_out_plain() {
@@ -244,6 +257,7 @@ class PytorchWriter final : public Writer {
   std::unique_ptr<ZipWriter> m_zip;
   std::vector<Target> m_targets;
   std::vector<bool> m_prefilled;
+  std::unique_ptr<SharedViews> m_shared;  // input 1's views that share elements
   bool m_is_zip = true;
   std::uint64_t m_provenance_at = 0, m_provenance_size = 0;
 };

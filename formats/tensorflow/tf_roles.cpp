@@ -10,7 +10,12 @@
 //                         dependency named `optimizer` of the root or of one of its children (tf.train.Checkpoint's
 //                         optimizer=, a Keras model's compiled optimizer): where an optimizer sits in the graph, not
 //                         what its variables are called (a tf.Module of the model may well hold a variable `iter`)
-//   counter               its _iterations / iter child; the root's save_counter (tf.train.Checkpoint's own)
+//                         and an object an optimizer holds that has an _iterations child of its own (Keras 3's
+//                         LossScaleOptimizer and its inner_optimizer, mixed precision)
+//   counter               its _iterations / iter child; Keras 3 Nadam's _u_product (the running product of its
+//                         momentum schedule, a function of the step); what a Keras 3 optimizer that holds another
+//                         lists in its _variables besides its rate (LossScaleOptimizer's step_counter and
+//                         dynamic_scale: the slots are the inner one's); the root's save_counter
 //   hyper-parameter       Keras 3's _learning_rate child; an OptimizerV2's other own variables (learning_rate,
 //                         beta_1, beta_2, decay: its _hyper dict)
 //   optimizer-state       its slot variables, and every other variable reached only through it (Keras 3's
@@ -73,6 +78,30 @@ struct GraphRoles {
     }
   }
 
+  // Tells whether Keras 3 optimizer `o` holds another (LossScaleOptimizer's inner_optimizer).
+  bool wraps(int o) const {
+    for (const auto& c : node(o).children())
+      if (optimizer[static_cast<std::size_t>(c.node_id())]) return true;
+    return false;
+  }
+
+  // Marks the Keras 3 optimizers that optimizers hold (an object with its own _iterations), to any depth.
+  void mark_inner_optimizers() {
+    std::deque<int> todo;
+    for (std::size_t id = 0; id < optimizer.size(); ++id)
+      if (optimizer[id]) todo.push_back(static_cast<int>(id));
+    while (!todo.empty()) {
+      const int o = todo.front();
+      todo.pop_front();
+      for (const auto& c : node(o).children()) {
+        const auto n = static_cast<std::size_t>(c.node_id());
+        if (optimizer[n] || variable[n] || child(c.node_id(), "_iterations") < 0) continue;
+        optimizer[n] = true;
+        todo.push_back(c.node_id());
+      }
+    }
+  }
+
   void set(int id, Role r) {
     if (id >= 0 && variable[static_cast<std::size_t>(id)]) role[static_cast<std::size_t>(id)] = r;
   }
@@ -91,10 +120,16 @@ struct GraphRoles {
       for (const auto& c : node(list).children()) trainable.insert(c.node_id());
     }
     const bool keras3 = child(o, "_iterations") >= 0;
+    if (keras3 && wraps(o))
+      // A wrapper's slots are its inner optimizer's: what its own list holds besides the rate is the state of its
+      // run (LossScaleOptimizer's step_counter and dynamic_scale), kept from one input like the iteration count.
+      if (const int list = child(o, "_variables"); list >= 0)
+        for (const auto& c : node(list).children()) set(c.node_id(), Role::counter);
     set(child(o, keras3 ? "_iterations" : "iter"), Role::counter);
-    if (keras3)
+    if (keras3) {
       set(child(o, "_learning_rate"), Role::hyper_parameter);
-    else
+      set(child(o, "_u_product"), Role::counter);
+    } else
       for (const auto& c : node(o).children())
         if (c.local_name() != "iter" && variable[static_cast<std::size_t>(c.node_id())])
           set(c.node_id(), Role::hyper_parameter);
@@ -139,6 +174,7 @@ void set_graph_roles(std::vector<TensorInfo>& tensors, const std::string& graph_
   mark_optimizer_child(0);
   for (const auto& c : g.nodes(0).children()) mark_optimizer_child(c.node_id());
   r.optimizer[0] = false;
+  r.mark_inner_optimizers();
   // The model first: whatever the root reaches without passing through an optimizer.
   std::vector<bool> model(n, false);
   r.reach(0, [&](int id) { model[static_cast<std::size_t>(id)] = true; });

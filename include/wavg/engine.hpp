@@ -62,6 +62,8 @@ class Engine {
                              std::vector<Problem>& differ) const;
   BlockInputs block_view(const PlanEntry& entry, std::uint64_t count, std::size_t inputs);
   const void* read_base(const PlanEntry& entry, std::uint64_t offset, std::uint64_t count);
+  bool read_converted(Reader& reader, std::size_t index, DType dtype, std::uint64_t offset, std::uint64_t count,
+                      std::vector<double>& buffer);
   void release_block();
 
   const Plan& m_plan;
@@ -75,6 +77,7 @@ class Engine {
   std::vector<std::vector<double>> m_buffers;  // one per input; double for alignment of any dtype
   std::vector<const void*> m_pointers;
   std::vector<double> m_out;
+  std::vector<double> m_stored;  // a block as stored, before read_converted converts it
   std::vector<std::uint64_t> m_bytes_before;  // per plan entry, the bytes of the entries before it
   std::uint64_t m_total_bytes = 0;
   std::vector<ProgressFn> m_progress;

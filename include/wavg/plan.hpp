@@ -21,6 +21,10 @@ enum class TensorMatch { strict, intersection };
 // How tensors of different inputs are paired: by full name, or by position with shape checks (--match order), for
 // checkpoints of one architecture whose names differ (Keras 2 vs Keras 3, auto layer names dense_3 vs dense).
 enum class Pairing { name, order };
+// Whether inputs may store one float tensor in different float dtypes (a client that trained in bfloat16 beside
+// others in float32): `mixed` where the Engine reads the blocks (it converts them, PlanEntry::info.dtype); `equal`
+// for a consumer that reads blocks itself (diff, the trainer's reduce).
+enum class FloatDTypes { equal, mixed };
 
 inline constexpr std::array<Named<IntPolicy>, 3> k_int_policy_names{
     {{"first", IntPolicy::first}, {"equal", IntPolicy::equal}, {"error", IntPolicy::error}}};
@@ -41,6 +45,7 @@ struct PlanOptions {
   std::size_t newest_input = k_no_input;
   TensorMatch tensors = TensorMatch::strict;
   Pairing match = Pairing::name;
+  FloatDTypes float_dtypes = FloatDTypes::equal;
   // --include / --exclude: shell-style patterns (fnmatch, where * also matches /) over tensor names. A tensor is
   // planned when it matches some include (or none were given) and no exclude; the others are left out of every
   // input before pairing, and listed in Plan::excluded.
@@ -63,7 +68,10 @@ struct PlanEntry {
       : info(std::move(tensor)), source(std::move(sources)), action(what), out_dtype(info.dtype) {}
 
   TensorInfo info;                  // as in input 1; info.role is resolved (never unknown), info.alias_of set while
-                                    // every input that holds the tensor ties it to the same one
+                                    // every input that holds the tensor ties it to the same one; info.dtype is the
+                                    // dtype the engine reads every input's blocks in (converting those stored in
+                                    // another, FloatDTypes::mixed): input 1's, or for an averaged tensor stored in
+                                    // several float dtypes one that holds them all exactly
   std::vector<std::size_t> source;  // the tensor's index in each input's tensors()
   Action action = Action::average;
   std::size_t copy_from = 0;  // copy_first: the input whose values are kept
@@ -71,7 +79,7 @@ struct PlanEntry {
   // one of its own; k_no_entry for every other entry.
   std::size_t same_as = k_no_entry;
   bool role_by_name = false;  // the codec left the role unknown and the plan's last-resort rule decided it
-  DType out_dtype;            // the output's dtype: info.dtype, unless --out-dtype retypes an averaged tensor
+  DType out_dtype;            // the output's dtype: input 1's, unless --out-dtype retypes an averaged tensor
 };
 
 struct Plan {
@@ -91,7 +99,7 @@ struct Plan {
 // Checks every input against input 1 and builds the plan. Throws Error(incompatible) listing every mismatch.
 Plan build_plan(const std::vector<Reader*>& inputs, const PlanOptions& options);
 
-// Finds every averaged tensor of the plan in `base` (same name, shape and dtype) and returns, per plan entry, its
+// Finds every averaged tensor of the plan in `base` (same name and shape, a float dtype) and returns, per plan entry, its
 // index in base.tensors() (unused for entries that are not averaged). Throws Error(incompatible) listing every
 // tensor that is missing or differs.
 std::vector<std::size_t> match_base(const Plan& plan, const Reader& base);

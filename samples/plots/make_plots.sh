@@ -1,9 +1,9 @@
 #!/bin/sh
 # Makes the README's pictures (samples/plots/*.svg) from the bundled digits data with wavg's own commands:
 #   samples/plots/make_plots.sh build/wavg
-# Two MLPs trained apart (seeds 1 and 2, 640 steps, as README's barrier paragraph), the line between them
+# Two MLPs trained apart (seeds 1 and 2, 640 steps, as in samples/digits/README.md), the line between them
 # (barrier) and their tensors' distances (diff); local SGD on label-sorted shards with H = 8 and H = 32 (8 workers,
-# 640 steps each, as README's hierarchical table); a greedy soup of the H = 8 run's checkpoints at rounds 50, 55,
+# 640 steps each, as in the hierarchical table of tests/bench/README.md); a greedy soup of the H = 8 run's checkpoints at rounds 50, 55,
 # ..., 80, scored by wavg eval's test accuracy. About 20 s on two cores.
 set -eu
 WAVG=$(realpath "$1")

@@ -20,7 +20,7 @@ int run_check(const CheckOptions& o) {
   if (o.inputs.size() < 2) fail_usage("check needs at least two inputs");
   const auto readers = pipeline::open_inputs(o.inputs);
   const std::vector<Reader*> inputs = pipeline::raw(readers);
-  const Plan plan = build_plan(inputs, o.plan);
+  const Plan plan = build_plan(inputs, pipeline::engine_plan_options(o.plan));
   report_excluded(plan, o.verbosity);
   auto backend = make_cpu_backend();
   auto method = make_weighted_mean(*backend, {});

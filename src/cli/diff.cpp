@@ -91,9 +91,10 @@ void print_table(const ModelDiff& d) {
               fmt(d.total.relative()).c_str(), fmt(d.total.cosine()).c_str(), fmt(d.total.max_abs).c_str());
 }
 
-// Two panels of bars in model order, one bar per float tensor: the relative distance and the cosine similarity.
+// Two panels of bars in A's order (the table's: a plain HDF5 file lists bias before kernel), one bar per float
+// tensor: the relative distance and the cosine similarity.
 plot::Figure figure(const DiffOptions& o, const ModelDiff& d) {
-  plot::Panel relative{"tensor (in model order)", "relative distance |B - A| / |A|", {}, {}, {}, true};
+  plot::Panel relative{"tensor (in A's order)", "relative distance |B - A| / |A|", {}, {}, {}, true};
   plot::Series rel{"relative distance", {}, {}, plot::Style::bars, {}, {}};
   plot::Series cos{"cosine similarity", {}, {}, plot::Style::bars, {}, {}};
   for (const TensorDiff& t : d.tensors) {

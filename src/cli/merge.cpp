@@ -150,6 +150,31 @@ void check_split_weights(const MergeOptions& o) {
     fail_usage("'" + rest.substr(1) + "' is no checkpoint: weights are comma-separated: -w " + o.weights + rest);
 }
 
+// The task-vector options outside the task-vector methods are refused, never ignored, but for --normalize: the plain
+// (weighted) mean normalises its weights, so --no-normalize there is mergekit's linear without normalisation
+// (sum_k w_k x_k), run as a recipe's `normalize: false` runs it; the federated methods (a base, --weight-by, a robust
+// aggregator) refuse it too.
+void apply_task_options_outside(MergeOptions& o) {
+  if (task_run(o)) return;
+  const TaskCli& t = o.task;
+  const std::string method(name_of(k_aggregator_names, o.fed.options.robust.method));
+  const std::pair<bool, const char*> given[] = {
+      {t.lambda.has_value(), "--lambda"},   {t.density.has_value(), "--density"},
+      {t.gamma.has_value(), "--gamma"},     {t.epsilon.has_value(), "--epsilon"},
+      {t.t.has_value(), "--t"},             {t.max_iter.has_value(), "--karcher-max-iter"},
+      {t.tol.has_value(), "--karcher-tol"}, {t.rescale.has_value(), "--rescale"}};
+  for (const auto& [set, option] : given)
+    if (set) fail_usage(std::string(option) + " does not apply to --method " + method);
+  if (!t.normalize) return;
+  if (federated_run(o))
+    fail_usage("--normalize does not apply to --method " + method +
+               (o.fed.options.robust.method == Aggregator::mean ? " with a federated option (--base, --weight-by, ...)"
+                                                                : ""));
+  if (*t.normalize) return;  // the mean's own rule
+  o.fed.options.robust.method = Aggregator::task_arithmetic;
+  o.task.linear = true;
+}
+
 // Checks the options against each other and the number of inputs (usage errors, exit 2), then the output, before
 // any file opens; returns the job. A checkpoint sequence (--last) is expanded first: it supplies the inputs and
 // their weights.
@@ -160,6 +185,7 @@ pipeline::Job validate(MergeOptions& o) {
   if (!o.eval.empty()) check_eval_command(o.eval);
   FederatedOptions& fed = o.fed.options;
   o.fed.resolve();
+  apply_task_options_outside(o);
   const std::size_t least = fed.has_base || fed.inputs == InputKind::deltas ? 1 : 2;
   if (o.inputs.size() < least) fail_usage("merge needs at least two inputs (one with --base or deltas)");
   if (!o.weights.empty() && !o.fed.weight_by.empty()) fail_usage("give either --weights or --weight-by, not both");

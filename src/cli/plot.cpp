@@ -125,6 +125,16 @@ Frame frame_of(const Panel& p, double top, double width) {
     }
   for (const Note& n : p.notes) ylo = std::min(ylo, n.y), yhi = std::max(yhi, n.y);
   if (p.y_from_zero) ylo = std::min(ylo, 0.0), yhi = std::max(yhi, 0.0);
+  // A point at an end of the data's range would sit on the frame's edge, half hidden whenever that end is a tick:
+  // the axes reach 4% of the range beyond each end (but not past the zero bars stand on).
+  const auto widen = [](double& lo, double& hi, bool keep_zero) {
+    if (!(lo < hi)) return;  // one value or none: Axis::over pads it
+    const double m = (hi - lo) * 0.04;
+    if (!(keep_zero && lo == 0)) lo -= m;
+    if (!(keep_zero && hi == 0)) hi += m;
+  };
+  if (p.categories.empty()) widen(xlo, xhi, false);
+  widen(ylo, yhi, p.y_from_zero);
   f.xa = Axis::over(xlo, xhi);
   f.ya = Axis::over(ylo, yhi);
   return f;

@@ -154,7 +154,7 @@ int run_soup(SoupOptions& o) {
   {
     const auto readers = pipeline::open_inputs(o.inputs);  // every input readable and mergeable before any evaluation
     const std::vector<Reader*> inputs = pipeline::raw(readers);
-    build_plan(inputs, o.plan);
+    build_plan(inputs, pipeline::engine_plan_options(o.plan));
     pipeline::settle(target, inputs);
   }
   std::FILE* out = report_stream(o.output);

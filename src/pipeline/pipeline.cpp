@@ -187,12 +187,17 @@ std::unique_ptr<Method> Steps::method(Backend& backend, const Plan&, const std::
   return make_weighted_mean(backend, job.weights);
 }
 
+PlanOptions engine_plan_options(PlanOptions options) {
+  options.float_dtypes = FloatDTypes::mixed;
+  return options;
+}
+
 Run run(const Job& job, Steps& steps) {
   Run r;
   r.readers = open_inputs(job.inputs);
   const std::vector<Reader*> opened = raw(r.readers);
   r.inputs = steps.inputs(opened);
-  r.plan = build_plan(r.inputs, job.plan);
+  r.plan = build_plan(r.inputs, engine_plan_options(job.plan));
   steps.plan(r.plan, r.inputs);
   if (job.out_dtype) set_out_dtype(r.plan, *job.out_dtype);
   r.backend = steps.backend(r.plan, r.inputs.size());

@@ -159,6 +159,8 @@ class Steps {
   virtual void committed() {}
 };
 
+// Returns `options` for a plan that the Engine runs: it reads a float tensor stored in several float dtypes.
+PlanOptions engine_plan_options(PlanOptions options);
 // Runs `job`: opens its inputs, plans, builds the backend and the method, verifies, writes the output and commits.
 Run run(const Job& job, Steps& steps);
 // Runs the plain job (the weighted mean of job.weights).

@@ -1,4 +1,4 @@
-# diff --plot on the sample MLPs: one bar per float tensor in model order in each panel, the names on the x axis,
+# diff --plot on the sample MLPs: one bar per float tensor in A's order (--json's) in each panel, the names on the x axis,
 # and each bar's height, read through the y ticks, is the relative distance or cosine --json gives.
 /usr/bin/python3 -c 'import xml.etree.ElementTree' 2>/dev/null || { echo "python3 missing"; exit 77; }
 cp "$SAMPLES/mlp/node1.h5" "$SAMPLES/mlp/node3.h5" .
@@ -15,7 +15,7 @@ for panel, key in zip(svg["panels"], ("relative", "cosine")):
     (series,) = panel["series"].values()
     names = [t["name"] for t in floats]
     cut = [n if len(n) <= 40 else n[:37] + "..." for n in names]  # long names are cut on the axis, whole in titles
-    print("  names in model order:", panel["categories"] == cut,
+    print("  names in A's order:", panel["categories"] == cut,
           [title.rsplit(": ", 1)[0] for _, _, _, title in series["points"]] == names)
     tx, ty = panel["tolerance"]
     bars = series["points"]

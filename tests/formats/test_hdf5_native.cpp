@@ -160,14 +160,8 @@ TEST_CASE("native walk: datasets it leaves to the library one by one, beside one
     h5_ok(H5Tset_norm(norm, H5T_NORM_NONE), "norm");
     w.numbers<float>("odd/f32_unnormalised", norm, {2}, {0.5f, 2.0f});
     w.expect("odd/f32_unnormalised", std::nullopt);  // only compared between the readers
-    H5Id bias = h5_ok(H5Tcopy(H5T_IEEE_F32LE), H5Tclose, "copy");
-    h5_ok(H5Tset_ebias(bias, 100), "bias");
-    w.write("odd/f32_bias100", bias, bias, {1}, Bytes(4, 0x40));  // not an IEEE layout: no tensor
-    H5Id i24 = h5_ok(H5Tcopy(H5T_STD_I32LE), H5Tclose, "copy");
-    h5_ok(H5Tset_size(i24, 3), "size 3");
-    w.write("odd/i24", i24, i24, {2}, Bytes(6, 1));  // no tensor
   }
-  {  // h5py's bool (an int8 enum) is a tensor; other enums, compounds, opaque, arrays and sequences are not
+  {  // h5py's bool (an int8 enum) is a tensor; other enums, records, opaque bytes and sequences are not
     H5Id boolean = h5_ok(H5Tenum_create(H5T_NATIVE_INT8), H5Tclose, "enum");
     const signed char no = 0, yes = 1, maybe = 2;
     H5Tenum_insert(boolean, "FALSE", &no);
@@ -181,13 +175,35 @@ TEST_CASE("native walk: datasets it leaves to the library one by one, beside one
     w.write("types/compound", pair, pair, {1}, Bytes(8, 1));
     H5Id opaque = h5_ok(H5Tcreate(H5T_OPAQUE, 4), H5Tclose, "opaque");
     w.write("types/opaque", opaque, opaque, {1}, Bytes(4, 2));
-    const hsize_t three = 3;
-    H5Id array = h5_ok(H5Tarray_create2(H5T_IEEE_F32LE, 1, &three), H5Tclose, "array");
-    w.write("types/array", array, array, {1}, Bytes(12, 0));
     H5Id seq = h5_ok(H5Tvlen_create(H5T_STD_I32LE), H5Tclose, "vlen");
     w.create("types/sequence", seq, space_of({2}));
   }
   check_walks_agree(w.path(), Expect::native, &w.close());
+}
+
+TEST_CASE("native walk: numbers without a wavg dtype are refused by name, never skipped") {
+  TempDir dir;
+  const auto refused = [&](const std::string& file, H5Id type, Bytes bytes, const std::string& refusal) {
+    H5Writer w(dir / file);
+    small_datasets(w, "", {"plain"});
+    w.write("odd", type, type, {1}, std::move(bytes));
+    w.close();
+    check_walks_agree(w.path(), Expect::refused, nullptr, refusal);
+  };
+  H5Id bias = h5_ok(H5Tcopy(H5T_IEEE_F32LE), H5Tclose, "copy");
+  h5_ok(H5Tset_ebias(bias, 100), "bias");
+  refused("bias100.h5", std::move(bias), Bytes(4, 0x40),
+          "odd: a 32-bit float type wavg does not read (8-bit exponent, bias 100, 23-bit mantissa)");
+  H5Id i24 = h5_ok(H5Tcopy(H5T_STD_I32LE), H5Tclose, "copy");
+  h5_ok(H5Tset_size(i24, 3), "size 3");
+  refused("i24.h5", std::move(i24), Bytes(3, 1), "odd: a 24-bit integer type wavg does not read");
+  const hsize_t three = 3;
+  refused("array.h5", h5_ok(H5Tarray_create2(H5T_IEEE_F32LE, 1, &three), H5Tclose, "array"), Bytes(12, 0),
+          "odd: an array of numbers per element (96-bit)");
+  H5Id complex = h5_ok(H5Tcreate(H5T_COMPOUND, 16), H5Tclose, "compound");
+  H5Tinsert(complex, "r", 0, H5T_IEEE_F64LE);
+  H5Tinsert(complex, "i", 8, H5T_IEEE_F64LE);
+  refused("complex.h5", std::move(complex), Bytes(16, 0), "odd: complex numbers (a compound of two floats, 128-bit");
 }
 
 TEST_CASE("native walk: B-trees of several levels, small and large symbol-table K, names in byte order") {

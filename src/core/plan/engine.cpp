@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "wavg/dispatch_float.hpp"
 #include "wavg/element_math.hpp"
 #include "wavg/error.hpp"
 
@@ -91,6 +92,11 @@ void Engine::read_block(const PlanEntry& entry, std::uint64_t offset, std::uint6
     for (std::size_t k = 0; k < inputs; ++k)
       m_inputs[k]->prefetch(entry.source[k], next, std::min(block_elements(entry), n - next));
   for (std::size_t k = 0; k < inputs; ++k) {
+    if (read_converted(*m_inputs[k], entry.source[k], entry.info.dtype, offset, count, m_buffers[k])) {
+      ++m_reads.copied;
+      m_pointers[k] = m_buffers[k].data();
+      continue;
+    }
     if (const void* view = m_inputs[k]->view(entry.source[k], offset, count)) {
       m_pointers[k] = view;
       ++m_reads.lent;
@@ -128,12 +134,34 @@ const void* Engine::read_base(const PlanEntry& entry, std::uint64_t offset, std:
   if (!m_base) return nullptr;
   const auto index = static_cast<std::size_t>(&entry - m_plan.entries.data());
   const std::uint64_t bytes = count * dtype_size(entry.info.dtype);
-  if (m_base_buffer.size() < (bytes + 7) / 8) m_base_buffer.resize((bytes + 7) / 8);
-  m_base->read(m_base_source[index], offset, count, m_base_buffer.data());
+  if (!read_converted(*m_base, m_base_source[index], entry.info.dtype, offset, count, m_base_buffer)) {
+    if (m_base_buffer.size() < (bytes + 7) / 8) m_base_buffer.resize((bytes + 7) / 8);
+    m_base->read(m_base_source[index], offset, count, m_base_buffer.data());
+  }
   // A mapped reader's read() copies from the mapping: let its pages go, as the inputs' views are given back, or
   // the whole base would stay resident by the end of the merge.
   m_base->release(m_base_source[index], offset, count);
   return m_base_buffer.data();
+}
+
+// An input that stores the tensor in another float dtype than the plan reads it in (FloatDTypes::mixed): its
+// elements are read as stored and converted, exactly where the plan's dtype holds them (an averaged tensor's).
+bool Engine::read_converted(Reader& reader, std::size_t index, DType dtype, std::uint64_t offset, std::uint64_t count,
+                            std::vector<double>& buffer) {
+  const DType stored = reader.tensors()[index].dtype;
+  if (stored == dtype) return false;
+  WAVG_ASSERT(is_float(stored) && is_float(dtype));
+  const std::uint64_t bytes = count * dtype_size(stored);
+  if (m_stored.size() < (bytes + 7) / 8) m_stored.resize((bytes + 7) / 8);
+  if (buffer.size() < (count * dtype_size(dtype) + 7) / 8) buffer.resize((count * dtype_size(dtype) + 7) / 8);
+  void* dst = buffer.data();
+  reader.read(index, offset, count, m_stored.data());
+  dispatch_float(stored, [&]<DType From>() {
+    dispatch_float(dtype, [&]<DType To>() {
+      for (std::uint64_t i = 0; i < count; ++i) store<To>(dst, i, load<From>(m_stored.data(), i));
+    });
+  });
+  return true;
 }
 
 BlockInputs Engine::block_view(const PlanEntry& entry, std::uint64_t count, std::size_t inputs) {

@@ -3,6 +3,8 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <map>
+#include <tuple>
 #include <optional>
 #include <string_view>
 #include <unordered_map>
@@ -208,6 +210,53 @@ bool pairs_by_order(const std::vector<Reader*>& inputs);
 
 namespace {
 
+// Tells whether the engine reads a tensor that input 1 stores as `want` from an input that stores it as `found`.
+bool converts(DType want, DType found, const PlanOptions& options) {
+  return options.float_dtypes == FloatDTypes::mixed && is_float(want) && is_float(found);
+}
+
+std::string float_against_integer(const TensorInfo& want, const TensorInfo& found) {
+  return is_float(want.dtype) != is_float(found.dtype) ? " (a float tensor is not averaged with an integer one)" : "";
+}
+
+// The narrowest dtype holding every value of both exactly: float16 and bfloat16 values are all float32 values.
+DType holding_both(DType a, DType b) {
+  if (a == b) return a;
+  return a == DType::f64 || b == DType::f64 ? DType::f64 : DType::f32;
+}
+
+// A tensor stored in other float dtypes than input 1's (FloatDTypes::mixed) is averaged from every input's exact
+// values (read in a dtype holding them all, the engine converting) and written in input 1's dtype, rounded once, as
+// --out-dtype would; a tensor that is not averaged (a hyper-parameter) is read in input 1's dtype, the engine
+// converting the others'. -v says so for the averaged ones, one line per input and pair of dtypes.
+void read_mixed_floats(const std::vector<Reader*>& inputs, Plan& plan) {
+  struct Seen {
+    std::size_t count = 0;
+    std::string first;
+  };
+  std::map<std::tuple<std::size_t, DType, DType>, Seen> seen;
+  for (PlanEntry& e : plan.entries) {
+    if (e.action != Action::average) continue;
+    DType read = e.info.dtype;
+    for (std::size_t k = 1; k < inputs.size(); ++k) {
+      const DType found = inputs[k]->tensors()[e.source[k]].dtype;
+      if (found == e.out_dtype) continue;
+      Seen& s = seen[{k, e.out_dtype, found}];
+      if (s.count++ == 0) s.first = e.info.name;
+      read = holding_both(read, found);
+    }
+    e.info.dtype = read;
+  }
+  for (const auto& [key, s] : seen) {
+    const auto& [k, want, found] = key;
+    plan.notes.push_back(inputs[k]->path() + ": " + std::to_string(s.count) + " tensor" + (s.count == 1 ? "" : "s") +
+                         " (" + s.first + (s.count == 1 ? "" : ", ...") + ") stored as " +
+                         std::string(dtype_name(found)) + " where " + inputs[0]->path() + " stores " +
+                         std::string(dtype_name(want)) + ": averaged from every input's exact values, written as " +
+                         std::string(dtype_name(want)) + " (input 1's dtype) unless --out-dtype is given");
+  }
+}
+
 // Puts first one line per input that has no tensor name in common with input 1: a different model (or another
 // framework's naming of it), said with each one's format and layout before a report of every tensor.
 void lead_with_different_models(const std::vector<Reader*>& inputs, const std::vector<NameIndex>& indexes,
@@ -354,10 +403,10 @@ Plan build_plan(const std::vector<Reader*>& inputs, const PlanOptions& options) 
                      {other.path(), want.name + ": expected shape " + shape_string(want.shape) + ", found " +
                                         shape_string(found.shape)},
                      Mismatch::shapes);
-      if (found.dtype != want.dtype)
+      if (found.dtype != want.dtype && !converts(want.dtype, found.dtype, options))
         tally[k].add(problems,
                      {other.path(), want.name + ": expected dtype " + std::string(dtype_name(want.dtype)) + ", found " +
-                                        std::string(dtype_name(found.dtype))},
+                                        std::string(dtype_name(found.dtype)) + float_against_integer(want, found)},
                      Mismatch::dtypes);
       tally[k].end_tensor();
       entry.source.push_back(it->second);
@@ -410,6 +459,7 @@ Plan build_plan(const std::vector<Reader*>& inputs, const PlanOptions& options) 
       lead_with_different_models(inputs, indexes, problems);
     throw Error(ExitCode::incompatible, std::move(problems));
   }
+  read_mixed_floats(inputs, plan);
   if (plan.entries.empty() && filtered)
     throw Error(ExitCode::incompatible, first.path(), "no tensor is left after --include / --exclude");
   if (plan.entries.empty()) {
@@ -436,9 +486,10 @@ std::vector<std::size_t> match_base(const Plan& plan, const Reader& base) {
     if (found.shape != want.shape)
       problems.push_back({base.path(), want.name + ": expected shape " + shape_string(want.shape) + ", found " +
                                            shape_string(found.shape)});
-    if (found.dtype != want.dtype)
-      problems.push_back({base.path(), want.name + ": expected dtype " + std::string(dtype_name(want.dtype)) +
-                                           ", found " + std::string(dtype_name(found.dtype))});
+    // The engine reads the base in the entry's dtype, converting a float one (FloatDTypes::mixed).
+    if (!is_float(found.dtype))
+      problems.push_back({base.path(), want.name + ": expected a float dtype (" + std::string(dtype_name(want.dtype)) +
+                                           "), found " + std::string(dtype_name(found.dtype))});
     source[e] = it->second;
   }
   if (!problems.empty()) throw Error(ExitCode::incompatible, std::move(problems));
