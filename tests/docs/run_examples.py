@@ -10,9 +10,8 @@ Each page's examples run in order, in one scratch folder holding a copy of sampl
 written to run from the repository root), each command in a subshell of one bash, with wavg on PATH.
 
 A command that cannot run here says so in the docs with a trailing comment "# needs: WHAT" (a host, a URL, a
-GPU): it is skipped, and printed as skipped, never silently. A command using an option this wavg lacks (the
-option named in NEEDS_OPTION below), or mpirun in a wavg built without MPI, is skipped with the rest of its
-block, also by name.
+GPU): it is skipped, and printed as skipped, never silently. A command using mpirun, in a wavg built without MPI or
+on a machine without mpirun, is skipped with the rest of its block, also by name.
 
 Blocks with no "$ " line are listings (a file's contents, a message), not commands; the script counts them.
 Also checked: no man page source has an example outside a literal block (a tab-indented "wavg ..." line, which
@@ -32,9 +31,6 @@ from pathlib import Path
 
 FENCE = re.compile(r"^\s*```")
 NEEDS = re.compile(r"#\s*needs:\s*(.+?)\s*$")
-# Options a documented command may use before this build has them: the command is skipped by name when
-# `wavg SUBCOMMAND --help` does not list the option.
-NEEDS_OPTION = [("convert", "--set-meta"), ("diff", "--exit-code")]
 
 
 class Command:
@@ -120,17 +116,12 @@ def unfilled_examples(path, name):
 
 
 def missing_options(wavg, env):
-    """The options of NEEDS_OPTION this wavg lacks, and "mpirun" when it was built without MPI or mpirun is not
-    on PATH (a build with -DWAVG_MPI=OFF runs every other example)."""
-    missing = []
+    """["mpirun"] when this wavg was built without MPI or mpirun is not on PATH (a build with -DWAVG_MPI=OFF runs
+    every other example), else []."""
     version = subprocess.run([wavg, "--version"], capture_output=True, text=True, env=env).stdout
     if not re.search(r"^mpi: yes", version, re.M) or not shutil.which("mpirun"):
-        missing.append("mpirun")
-    for sub, option in NEEDS_OPTION:
-        out = subprocess.run([wavg, sub, "--help"], capture_output=True, text=True, env=env).stdout
-        if option not in out:
-            missing.append(option)
-    return missing
+        return ["mpirun"]
+    return []
 
 
 def run_page(page_blocks, source, wavg_dir, missing, report):
