@@ -31,6 +31,7 @@
 #include "wavg/error.hpp"
 #include "wavg/format.hpp"
 #include "wavg/mapped_file.hpp"
+#include "wavg/names.hpp"
 #include "wavg/stdio_files.hpp"
 
 namespace wavg {
@@ -88,17 +89,21 @@ const std::array<Codec, 17> k_codecs{{
      .train_extension = ".keras", .sniff = looks_like_keras, .open = open_as<KerasArchiveReader>,
      .create = create_keras_writer},
     // After "pytorch" and "keras", the other zip archives: every member of an .npz is a .npy file.
-    {.id = FormatId::npz, .name = "npz", .display = "NumPy", .extensions = {".npz"}, .train_extension = ".npz",
+    {.id = FormatId::npz, .name = "npz", .display = "NumPy", .extensions = {".npz"},
+     .no_metadata = "an .npz holds arrays only", .train_extension = ".npz",
      .sniff = looks_like_npz, .open = open_as<NpzReader>, .create = create_npz_writer},
     {.id = FormatId::mxnet, .name = "mxnet", .display = "MXNet", .extensions = {".params"},
-     .train_extension = ".mxnet", .sniff = looks_like_mxnet, .open = open_as<MxnetReader>,
+     .no_metadata = "an MXNet .params file holds arrays only", .train_extension = ".mxnet",
+     .sniff = looks_like_mxnet, .open = open_as<MxnetReader>,
      .create = create_mxnet_writer},
     // Before "caffe", whose protobuf sniff a msgpack map could pass; Flax checkpoints often have no extension. An
     // output over a Flax input 1 keeps its state dict's other values (a step counter).
     {.id = FormatId::flax, .name = "flax", .display = "Flax", .extensions = {".msgpack"}, .keeps_entries = true,
-     .train_extension = ".flax", .sniff = looks_like_flax, .open = open_as<FlaxReader>, .create = create_flax_writer},
+     .no_metadata = "a Flax msgpack holds its state tree only", .train_extension = ".flax",
+     .sniff = looks_like_flax, .open = open_as<FlaxReader>, .create = create_flax_writer},
     {.id = FormatId::caffe, .name = "caffe", .display = "Caffe", .extensions = {".caffemodel"},
-     .train_extension = ".caffe", .sniff = looks_like_caffe, .open = open_as<CaffeReader>,
+     .no_metadata = "a Caffe NetParameter has no place for it", .train_extension = ".caffe",
+     .sniff = looks_like_caffe, .open = open_as<CaffeReader>,
      .create = create_caffe_writer},
     // Given by prefix (model.ckpt-1000) or by PREFIX.index, and committed as PREFIX.index with its data shard as
     // a companion; an output named *.ckpt-N is TensorFlow too. (A copy of standard input is never a prefix nor
@@ -132,12 +137,16 @@ const std::array<Codec, 17> k_codecs{{
     // A PyTorch Distributed Checkpoint folder (.metadata); an output folder is one when input 1 is (output_format).
     // The copied .metadata keeps input 1's non-tensor values (keeps_entries) and its chunking (no --shard-size).
     {.id = FormatId::dcp, .name = "dcp", .display = "PyTorch DCP", .folder = true, .commit_name = folder_name,
-     .keeps_entries = true, .train_extension = ".dcp", .sniff = dcp::looks_like_dcp,
+     .keeps_entries = true,
+     .no_metadata = "wavg reads no metadata back from a DCP folder (its wavg.json is a record)",
+     .train_extension = ".dcp", .sniff = dcp::looks_like_dcp,
      .folder_holds = "a DCP .metadata", .open = open_as<dcp::DcpReader>, .create = dcp::create_dcp_writer},
     // A DeepSpeed ZeRO checkpoint folder (global_stepN/, or the folder above with `latest`); an output folder is
     // one when input 1 is (output_format).
     {.id = FormatId::deepspeed, .name = "deepspeed", .display = "DeepSpeed", .folder = true,
-     .commit_name = folder_name, .keeps_entries = true, .train_extension = ".deepspeed",
+     .commit_name = folder_name, .keeps_entries = true,
+     .no_metadata = "wavg reads no metadata back from a DeepSpeed folder (its wavg.json is a record)",
+     .train_extension = ".deepspeed",
      .sniff = deepspeed::looks_like_deepspeed,
      .folder_holds = "DeepSpeed's *_model_states.pt", .open = open_as<deepspeed::DeepspeedReader>,
      .create = deepspeed::create_deepspeed_writer},
@@ -166,18 +175,6 @@ void check_stdin_head(const std::string& head) {
     if (c.sniff && c.sniff(input)) return;
   if (input.text(4) == "PK\x03\x04") return;
   fail(k_stdio_name, describe_unknown(head));
-}
-
-// Returns the message refusing a folder no row claims: what a folder of each folder format holds, the default
-// folder format's first.
-std::string folder_without() {
-  std::vector<const char*> holds;
-  for (const Codec& c : k_codecs)
-    if (c.folder_holds) holds.insert(c.default_folder ? holds.begin() : holds.end(), c.folder_holds);
-  std::string text = "a folder without ";
-  for (std::size_t i = 0; i < holds.size(); ++i)
-    text += std::string(i == 0 ? "" : i + 1 == holds.size() ? " or " : ", ") + holds[i];
-  return text;
 }
 
 // Returns the rows that sniff an input, in the order they are asked: every row with a sniffer for a file; for a
@@ -256,6 +253,32 @@ std::unique_ptr<Reader> open_reader(const std::string& given) {
   return open_sniffed(given, SniffInput(path, {file.data(), static_cast<std::size_t>(file.size())}), from_stdin);
 }
 
+namespace {
+
+// "; did you mean 'x.safetensors'?" for an output named x.safetensor: its extension close to one a format claims.
+std::string mistyped_extension(const std::string& path) {
+  const std::size_t dot = path.rfind('.'), slash = path.rfind('/');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
+  std::vector<std::string> extensions;
+  for (const Codec& c : k_codecs)
+    for (const char* ext : c.extensions)
+      if (ext && c.create) extensions.emplace_back(ext);
+  const std::string best = closest(path.substr(dot), extensions);
+  return best.empty() ? "" : "; did you mean '" + path.substr(0, dot) + best + "'?";
+}
+
+}  // namespace
+
+std::string folder_without() {
+  std::vector<const char*> holds;
+  for (const Codec& c : k_codecs)
+    if (c.folder_holds) holds.insert(c.default_folder ? holds.begin() : holds.end(), c.folder_holds);
+  std::string text = "a folder without ";
+  for (std::size_t i = 0; i < holds.size(); ++i)
+    text += std::string(i == 0 ? "" : i + 1 == holds.size() ? " or " : ", ") + holds[i];
+  return text;
+}
+
 FormatId output_format(const std::string& path, const std::string& forced, const Reader* template_input) {
   if (path == k_stdio_name) {
     if (forced.empty()) fail_usage("-o - (standard output) needs --format " + output_format_names());
@@ -266,7 +289,11 @@ FormatId output_format(const std::string& path, const std::string& forced, const
   if (!forced.empty()) {
     for (const Codec& c : k_codecs)
       if (forced == c.name && c.create) return c.id;
-    fail_usage("--format " + forced + ": unknown format; use one of " + output_format_names());
+    std::vector<std::string> names;
+    for (const Codec& c : k_codecs)
+      if (c.create) names.emplace_back(c.name);
+    fail_usage("--format " + forced + ": unknown format; use one of " + output_format_names() +
+               did_you_mean(forced, names));
   }
   std::error_code ec;
   if (ends_with(path, "/") || std::filesystem::is_directory(path, ec)) {
@@ -289,7 +316,8 @@ FormatId output_format(const std::string& path, const std::string& forced, const
     const Codec* input1 = codec_of(*template_input);
     if (input1 && input1->create) return input1->id;
   }
-  fail_usage("cannot tell the output format of '" + path + "'; use --format " + output_format_names());
+  fail_usage("cannot tell the output format of '" + path + "'; use --format " + output_format_names() +
+             mistyped_extension(path));
 }
 
 FormatId output_format(const std::string& path, const std::string& forced, const std::vector<Reader*>& inputs) {

@@ -73,9 +73,12 @@ class TfjsWriter final : public Writer {
       : m_tmp(tmp_path), m_display(display_path), m_spec(spec) {
     std::uint64_t total = 0;
     for (const TensorInfo& t : spec.tensors) {
+      // --out-dtype retypes floats only: an integer tensor has to be left out.
       if (tfjs_dtype_name(t.dtype).empty())
         fail(display_path, "TF.js holds float32, int32 and bool weights; " + t.name + " is " +
-                               std::string(dtype_name(t.dtype)) + " (use --out-dtype float32 for floats)");
+                               std::string(dtype_name(t.dtype)) +
+                               (is_float(t.dtype) ? " (use --out-dtype float32)"
+                                                  : " (leave it out with --exclude '" + t.name + "')"));
       m_start.push_back(total);
       total += t.bytes();
     }

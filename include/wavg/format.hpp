@@ -216,6 +216,9 @@ struct Codec {
   std::string (*commit_name)(const std::string& path) = nullptr;
   unsigned accepts = 0;        // the OutputOption bits an output of this format takes
   bool keeps_entries = false;  // an output over an input of this format keeps its non-tensor entries (an epoch)
+  // Why a file of this format has no file-level metadata that wavg reads back (convert --set-meta, --weight-by),
+  // or null when it has (HDF5 root attributes, safetensors __metadata__, ...: where writers put the provenance).
+  const char* no_metadata = nullptr;
   const char* train_extension = nullptr;  // what local-sgd names its checkpoints in this format
   // Tells whether an input is this format, by its content (SniffInput: the bytes open_reader mapped once); null
   // for a --format-only row.
@@ -245,6 +248,9 @@ std::span<const Codec> codecs();
 const Codec& codec(FormatId id);
 // Returns the row of a reader's format, or null for a reader no codec made.
 const Codec* codec_of(const Reader& reader);
+// Returns what refuses a folder no row claims: "a folder without " what a folder of each folder format holds, the
+// default folder format's first.
+std::string folder_without();
 
 // Runs a codec's helper process when the command line asks for one (the HDF5 structure probe: this executable
 // spawned with a hidden first argument) and returns its exit status; returns -1 for any other command line. Every

@@ -2,7 +2,9 @@
 // One table of names per enum. The command line (its choices, --help, error messages and completions) and the
 // methods' describe() read the same rows, so a value is spelled one way everywhere and a new value is one row.
 
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace wavg {
 
@@ -20,5 +22,12 @@ constexpr std::string_view name_of(const Table& table, Enum value) {
     if (!row.alias && row.value == value) return row.name;
   return "?";
 }
+
+// Returns the candidate closest to `word` when it is close enough to be a typo (at most one edit, or two in a
+// word of five or more letters, a swap of neighbours counting one), else "".
+std::string closest(const std::string& word, const std::vector<std::string>& candidates);
+// Returns "; did you mean 'NAME'?" for the closest candidate (closest()), or "" when none is close: the end of a
+// message refusing a mistyped name.
+std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates);
 
 }  // namespace wavg

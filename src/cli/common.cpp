@@ -133,6 +133,13 @@ void add_out_dtype(CLI::App& app, std::optional<DType>& out_dtype) {
   std::vector<Named<DType>> names;  // the float rows of DType's own table (dtype.cpp), short names as aliases
   for (DType t : {DType::f16, DType::bf16, DType::f32, DType::f64})
     names.insert(names.end(), {{dtype_name(t), t}, {dtype_short_name(t), t, true}});
+  // The spellings of the frameworks' command lines and dtypes (torch.half, torch.float, torch.double, "fp16").
+  names.insert(names.end(), {{"half", DType::f16, true},
+                             {"fp16", DType::f16, true},
+                             {"float", DType::f32, true},
+                             {"fp32", DType::f32, true},
+                             {"double", DType::f64, true},
+                             {"fp64", DType::f64, true}});
   add_choice(app, "--out-dtype", out_dtype, names,
              "Store floating-point tensors as this type, rounded once to nearest (default: as in input 1)");
 }
@@ -189,7 +196,8 @@ void add_shard_size(CLI::App& app, std::uint64_t& bytes) {
 
 void add_device(CLI::App& app, Device& device) {
   add_choice(app, "--device", device, k_device_names,
-             "Where the arithmetic runs: the GPU when it pays (auto), cpu or cuda");
+             "Where the arithmetic runs: cpu, cuda, or auto, which is the CPU (faster end to end wherever "
+             "measured; -v says why)");
 }
 
 std::unique_ptr<Backend> make_backend(Device device, const Verbosity& v) {

@@ -75,8 +75,7 @@ CLI::Option* add_choice(CLI::App& app, const std::string& name, Target& target, 
               if (r.name == text) return "";
               all.emplace_back(r.name);
             }
-            const std::string best = closest(text, all);
-            return "'" + text + "' is not one of " + names + (best.empty() ? "" : "; did you mean '" + best + "'?");
+            return "'" + text + "' is not one of " + names + did_you_mean(text, all);
           },
           "");
 }
@@ -114,7 +113,8 @@ void use_passive_wait_policy(char** argv);
 // room. Says so when `verbose`. Results are the same for any thread count (wait_policy.cpp says why).
 void fit_threads_to_address_space(int threads, bool verbose);
 
-// Adds --out-dtype float16|bfloat16|float32|float64 (or f16, bf16, f32, f64; unset when not given).
+// Adds --out-dtype float16|bfloat16|float32|float64 (or f16, bf16, f32, f64, and half, fp16, float, fp32, double,
+// fp64; unset when not given).
 void add_out_dtype(CLI::App& app, std::optional<DType>& out_dtype);
 // Returns the name --out-dtype records in the provenance ("" when not given).
 std::string out_dtype_name(const std::optional<DType>& out_dtype);

@@ -3,6 +3,7 @@
 // the value itself rounded once to the new type.
 
 #include <cstdio>
+#include <map>
 
 #include "cli/common.hpp"
 #include "cli/progress.hpp"
@@ -25,8 +26,30 @@ struct ConvertOptions {
   bool tf_state = false;
   std::uint64_t shard_size = 0;
   PlanOptions plan;  // only --include / --exclude
+  std::vector<std::string> set_meta;  // --set-meta KEY=VALUE, as given
+  std::map<std::string, std::string> metadata;  // the same, parsed by validate()
   Verbosity verbosity;
 };
+
+// Parses --set-meta KEY=VALUE into `o.metadata` (usage errors, exit 2). wavg_* keys are the provenance's own.
+void parse_set_meta(ConvertOptions& o) {
+  for (const std::string& item : o.set_meta) {
+    const std::size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) fail_usage("--set-meta " + item + ": give KEY=VALUE, such as num_examples=600");
+    const std::string key = item.substr(0, eq);
+    if (key.rfind("wavg_", 0) == 0)
+      fail_usage("--set-meta " + item + ": wavg_* keys are the provenance, which wavg writes itself");
+    o.metadata[key] = item.substr(eq + 1);
+  }
+}
+
+// Refuses --set-meta for an output format whose files hold no metadata wavg reads back (the registry says why).
+void check_metadata_place(const ConvertOptions& o, FormatId format) {
+  if (o.metadata.empty() || format == FormatId::none) return;
+  if (const char* why = codec(format).no_metadata)
+    fail_usage("--set-meta: a " + std::string(codec(format).name) + " output has no metadata (" + why +
+               "); convert to a format that has, such as hdf5 or safetensors");
+}
 
 // What convert adds to the plain job: only floating-point tensors whose dtype changes go through the mean (of one
 // input, the value itself rounded once); every other tensor is copied byte for byte.
@@ -47,7 +70,12 @@ class ConvertSteps final : public pipeline::Steps {
     return make_backend(m_o.device, m_o.verbosity);
   }
   void engine(Engine& engine) override { m_progress.follow(engine); }
+  void chose(const pipeline::Template&, FormatId format) override { check_metadata_place(m_o, format); }
   std::string describe(const Method&) override { return "copy"; }
+  // --set-meta's entries go where every writer records the provenance: the format's file-level metadata.
+  void output(OutputSpec& spec) override {
+    for (const auto& [key, value] : m_o.metadata) spec.provenance.add(key, value);
+  }
   void committed() override { m_progress.erase(); }
 
  private:
@@ -55,14 +83,16 @@ class ConvertSteps final : public pipeline::Steps {
   ProgressLine m_progress;
 };
 
-pipeline::Job validate(const ConvertOptions& o) {
+pipeline::Job validate(ConvertOptions& o) {
+  parse_set_meta(o);
   const Overwrite overwrite = o.force ? Overwrite::yes : Overwrite::no;
   pipeline::Target target =
       pipeline::check_target({o.output, o.format, overwrite, o.tf_state, o.shard_size}, {o.input});
+  check_metadata_place(o, target.format_id);
   return {{o.input}, std::move(target), "convert", o.plan, o.out_dtype, o.hash, {}};
 }
 
-int run_convert(const ConvertOptions& o) {
+int run_convert(ConvertOptions& o) {
   const pipeline::Job job = validate(o);
   apply_threads(o.threads);
   ConvertSteps steps(o);
@@ -84,6 +114,11 @@ RunFn setup_convert(CLI::App& app) {
   add_output(app, o->output, o->format, o->force);
   add_written_options(app, *o);
   add_filters(app, o->plan);
+  app.add_option("--set-meta", o->set_meta,
+                 "Set this file-level metadata entry of the output (repeatable; what --weight-by and --staleness "
+                 "read): HDF5 root attributes, safetensors __metadata__, ...")
+      ->type_name("KEY=VALUE")
+      ->allow_extra_args(false);
   add_run_options(app, *o);
   return [o] { return run_convert(*o); };
 }

@@ -19,6 +19,8 @@ struct DiffOptions {
   std::vector<std::string> inputs;
   PlanOptions plan;
   bool json = false, force = false;
+  bool exit_code = false;  // --exit-code: exit 1 when A and B differ beyond --tolerance
+  double tolerance = 0;
   std::string plot;
   int threads = 0;
   Verbosity verbosity;
@@ -113,6 +115,16 @@ plot::Figure figure(const DiffOptions& o, const ModelDiff& d) {
   return {"wavg diff: A = " + o.inputs[0] + ", B = " + o.inputs[1], subtitle, {relative, cosine}};
 }
 
+// Tells whether A and B differ beyond `tolerance` (--exit-code): a float tensor whose largest |B - A| exceeds it or
+// is NaN (NaN equals nothing, as in h5diff), another tensor with any differing value, or a tensor only one of them
+// holds (--tensors intersection).
+bool differ(const ModelDiff& d, const Plan& plan, double tolerance) {
+  if (!plan.dropped.empty()) return true;
+  for (const TensorDiff& t : d.tensors)
+    if (t.is_float ? !(t.sums.max_abs <= tolerance) : t.differing > 0) return true;
+  return false;
+}
+
 int run_diff(const DiffOptions& o) {
   if (o.inputs.size() != 2) fail_usage("diff compares exactly two checkpoints (A B)");
   const Overwrite overwrite = o.force ? Overwrite::yes : Overwrite::no;
@@ -128,7 +140,7 @@ int run_diff(const DiffOptions& o) {
   else
     print_table(d);
   if (!o.plot.empty()) plot::write(o.plot, figure(o, d), overwrite);
-  return 0;
+  return o.exit_code && differ(d, plan, o.tolerance) ? 1 : 0;
 }
 
 }  // namespace
@@ -145,6 +157,14 @@ RunFn setup_diff(CLI::App& app) {
   app.add_option("--plot", o->plot, "Also draw each tensor's relative distance and cosine as an SVG picture")
       ->type_name("FILE.svg");
   app.add_flag("-f,--force", o->force, "Replace an existing --plot file");
+  // git diff --exit-code's and cmp's convention (h5diff's too), so that "did the replicas drift?" is an `if`.
+  CLI::Option* exit_code =
+      app.add_flag("--exit-code", o->exit_code, "Exit 1 when A and B differ (beyond --tolerance), 0 when not");
+  app.add_option("--tolerance", o->tolerance,
+                 "With --exit-code: float values may differ by this much, absolute (default 0: not at all)")
+      ->check(CLI::NonNegativeNumber.description(""))
+      ->needs(exit_code)
+      ->type_name("X");
   add_threads(app, o->threads);
   add_verbosity(app, o->verbosity);
   return [o] { return run_diff(*o); };

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/common.hpp"
+#include "wavg/stdio_files.hpp"
 
 namespace wavg::cli {
 
@@ -35,7 +36,7 @@ Totals totals_of(const std::vector<TensorInfo>& tensors) {
 
 void print_json(const Reader& r, const Totals& t) {
   nlohmann::ordered_json j;
-  j["file"] = r.path();
+  j["file"] = as_given(r.path());  // "-" for standard input, not the path of its private copy
   j["format"] = r.format_name();
   j["layout"] = r.layout();
   j["tensors"] = nlohmann::json::array();
@@ -106,7 +107,8 @@ void print_lora(const LoraAdapter& a) {
 
 void print_table(const Reader& r, const Totals& t, bool verbose) {
   // Everything taken from the file is escaped as error lines are, so no name can end its line or drive the terminal.
-  std::printf("%s: %s, %s\n", printable(r.path()).c_str(), r.format_name().c_str(), printable(r.layout()).c_str());
+  std::printf("%s: %s, %s\n", printable(as_given(r.path())).c_str(), r.format_name().c_str(),
+              printable(r.layout()).c_str());
   for (const auto& [key, value] : r.metadata()) {
     // Provenance is shown whole; other metadata (model configs of tens of kB) only by size.
     const bool whole = key.rfind("wavg_", 0) == 0 || value.size() <= 60;

@@ -1,17 +1,21 @@
 // wavg's entry point: the table of subcommands, and the one place that catches errors and maps them to the
 // documented exit codes (0 success, 1 runtime error, 2 usage error, 3 incompatible inputs).
 
+#include <array>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
+#include <memory>
 #include <new>
 #include <vector>
 
 #include "cli/common.hpp"
+#include "cli/help.hpp"
 #include "cli/usage_errors.hpp"
 #include "wavg/build_info.hpp"
+#include "wavg/commit.hpp"
 #include "wavg/error.hpp"
 #include "wavg/format.hpp"
 #include "wavg/stdio_files.hpp"
@@ -23,27 +27,94 @@ struct Subcommand {
   const char* name;
   const char* summary;
   wavg::cli::SetupFn* setup;
+  // Two or three command lines that run from the repository's root on the bundled samples, for the help's end.
+  std::array<const char*, 3> examples;  // unused ones null
 };
 
 constexpr Subcommand k_subcommands[] = {
-    {"merge", "Average checkpoints into one", wavg::cli::setup_merge},
-    {"check", "Check that checkpoints can be merged, without writing anything", wavg::cli::setup_check},
-    {"inspect", "List the tensors of a checkpoint", wavg::cli::setup_inspect},
-    {"local-sgd", "Train replicas and average them every H steps (local SGD, FedAvg)", wavg::cli::setup_local_sgd},
-    {"allreduce", "Under mpirun, average the checkpoint each rank holds", wavg::cli::setup_allreduce},
-    {"convert", "Convert a checkpoint to another format or dtype", wavg::cli::setup_convert},
-    {"diff", "Show how far one checkpoint is from another, tensor by tensor", wavg::cli::setup_diff},
-    {"completion", "Print a shell completion script (bash, zsh or fish)", wavg::cli::setup_completion},
-    {"soup", "Greedy soup: average the inputs that raise an evaluation's score", wavg::cli::setup_soup},
-    {"align", "Permute a checkpoint's hidden units to match another's (weight matching)", wavg::cli::setup_align},
-    {"eval", "Score a built-in MLP checkpoint on a CSV's test split", wavg::cli::setup_eval},
-    {"barrier", "Score the straight line between two MLP checkpoints (loss barrier)", wavg::cli::setup_barrier},
+    {"merge",
+     "Average checkpoints into one",
+     wavg::cli::setup_merge,
+     {"wavg merge samples/mlp/node1.h5 samples/mlp/node2.h5 samples/mlp/node3.h5 -o avg.h5",
+      "wavg merge samples/mlp/node*.h5 -w 1200,300,500 -o weighted.h5",
+      "wavg merge samples/mlp/node*.h5 --method median -o median.h5"}},
+    {"check",
+     "Check that checkpoints can be merged, without writing anything",
+     wavg::cli::setup_check,
+     {"wavg check samples/mlp/node1.h5 samples/mlp/node2.h5",
+      "wavg check samples/mlp/node1.h5 samples/mlp/incompatible.h5"}},
+    {"inspect",
+     "List the tensors of a checkpoint",
+     wavg::cli::setup_inspect,
+     {"wavg inspect samples/mlp/node1.h5", "wavg inspect --json samples/keras3/einsum_a.keras"}},
+    {"local-sgd",
+     "Train replicas and average them every H steps (local SGD, FedAvg)",
+     wavg::cli::setup_local_sgd,
+     {"wavg local-sgd --data samples/digits/digits.csv.gz --workers 4 --rounds 20 --out-dir run",
+      "wavg local-sgd --data samples/digits/digits.csv.gz --workers 10 --shard label-sorted --out-dir fed",
+      "wavg local-sgd run fed --plot runs.svg"}},
+    {"allreduce",
+     "Under mpirun, average the checkpoint each rank holds",
+     wavg::cli::setup_allreduce,
+     {"mpirun -np 4 wavg allreduce 'worker-{rank}.h5' -o avg.h5",
+      "mpirun --oversubscribe --allow-run-as-root -np 4 wavg allreduce 'worker-{rank}.h5' -o avg.h5",
+      "mpirun -np 8 wavg allreduce 'worker-{rank}.h5' -o avg.h5 --stats traffic.json"}},
+    {"convert",
+     "Convert a checkpoint to another format or dtype",
+     wavg::cli::setup_convert,
+     {"wavg convert samples/mlp/node1.h5 -o node1.safetensors",
+      "wavg convert samples/mlp/node1.h5 -o node1-f16.h5 --out-dtype float16",
+      "wavg convert samples/mlp/node1.h5 -o client.h5 --set-meta num_examples=600 --set-meta round=3"}},
+    {"diff",
+     "Show how far one checkpoint is from another, tensor by tensor",
+     wavg::cli::setup_diff,
+     {"wavg diff samples/mlp/node1.h5 samples/mlp/node2.h5",
+      "wavg diff samples/mlp/node1.h5 samples/mlp/node2.h5 --plot drift.svg",
+      "wavg diff --exit-code --tolerance 1e-6 samples/mlp/node1.h5 samples/mlp/node2.h5 || echo drift"}},
+    {"completion",
+     "Print a shell completion script (bash, zsh or fish)",
+     wavg::cli::setup_completion,
+     {"source <(wavg completion bash)", "wavg completion zsh > ~/.zfunc/_wavg",
+      "wavg completion fish | source"}},
+    {"soup",
+     "Greedy soup: average the inputs that raise an evaluation's score",
+     wavg::cli::setup_soup,
+     {"wavg soup ft-*.h5 --eval 'python eval.py --weights {model} --split val' -o soup.h5",
+      "wavg soup run/round-00*.h5 --eval 'python eval.py --weights {model}' -o soup.h5 --plot soup.svg"}},
+    {"align",
+     "Permute a checkpoint's hidden units to match another's (weight matching)",
+     wavg::cli::setup_align,
+     {"wavg align r2/final.h5 --to r1/final.h5 -o r2-aligned.h5",
+      "wavg merge r1/final.h5 r2/final.h5 --align weights -o aligned-avg.h5"}},
+    {"eval",
+     "Score a built-in MLP checkpoint on a CSV's test split",
+     wavg::cli::setup_eval,
+     {"wavg local-sgd --data samples/digits/digits.csv.gz --rounds 20 --out-dir run",
+      "wavg eval run/final.h5 --data samples/digits/digits.csv.gz"}},
+    {"barrier",
+     "Score the straight line between two MLP checkpoints (loss barrier)",
+     wavg::cli::setup_barrier,
+     {"wavg barrier r1/final.h5 r2/final.h5 --data samples/digits/digits.csv.gz",
+      "wavg barrier r1/final.h5 r2-aligned.h5 --data samples/digits/digits.csv.gz --plot barrier.svg"}},
 };
 
-// `wavg --version`: the version, then what the build has, one `name: value` line each, so that scripts can grep a
-// feature and a bug report says which code paths the binary has (as ccache --version and ffmpeg -buildconf do).
+constexpr const char* k_exit_codes =
+    "Exit codes: 0 success, 1 runtime error, 2 usage error, 3 incompatible inputs.";
+
+// A subcommand's help ends with its examples and its own manual page.
+std::string footer(const Subcommand& s) {
+  std::string text = "Examples:";
+  for (const char* example : s.examples)
+    if (example) text += std::string("\n  ") + example;
+  return text + "\n\n" + k_exit_codes + "\nSee wavg-" + s.name + "(1).";
+}
+
+// `wavg --version`: the version, then the commit and what the build has, one `name: value` line each, so that
+// scripts can grep a feature and a bug report says which code the binary is and which code paths it has (as ccache
+// --version and ffmpeg -buildconf do).
 std::string version_text() {
-  std::string text = std::string("wavg ") + wavg::k_version;
+  std::string text = std::string("wavg ") + wavg::k_version + "\ncommit: " + wavg::k_commit;
+  if (std::string(wavg::k_commit) == "unknown") text += " (not built from a git checkout)";
   for (const auto& [name, value] : wavg::build_features()) text += "\n" + name + ": " + value;
   std::string libraries;
   for (const auto& [name, version] : wavg::format_libraries())
@@ -135,13 +206,15 @@ int main(int argc, char** argv) {
   if (const int helper = wavg::run_codec_helper(argc, argv); helper >= 0) return helper;
   wavg::cli::use_passive_wait_policy(argv);
   CLI::App app{"wavg averages and merges neural-network checkpoints.", "wavg"};
+  app.formatter(std::make_shared<wavg::cli::HelpFormatter>());
   app.set_version_flag("--version", version_text);
   app.require_subcommand(1);
-  app.footer("Exit codes: 0 success, 1 runtime error, 2 usage error, 3 incompatible inputs. See wavg(1).");
+  app.footer(std::string(k_exit_codes) + " See wavg(1).");
 
   std::vector<std::pair<CLI::App*, wavg::cli::RunFn>> runs;
   for (const Subcommand& s : k_subcommands) {
     CLI::App* sub = app.add_subcommand(s.name, s.summary);
+    sub->footer(footer(s));
     runs.emplace_back(sub, s.setup(*sub));
   }
 

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <optional>
 
 #include "cli/align_options.hpp"
@@ -140,6 +141,21 @@ bool federated_run(const MergeOptions& o) {
   return !task_run(o) && (is_federated(o.fed.options) || !o.fed.weight_by.empty());
 }
 
+// Refuses `-w 1 2 a.h5 b.h5`: the shell split the weights, and `2` became an input. A number that names no file
+// after --weights is taken for that.
+void check_split_weights(const MergeOptions& o) {
+  if (o.weights.empty()) return;
+  std::string rest;
+  for (const std::string& in : o.inputs) {
+    char* end = nullptr;
+    std::strtod(in.c_str(), &end);
+    std::error_code ec;
+    if (!in.empty() && *end == '\0' && !std::filesystem::exists(in, ec)) rest += "," + in;
+  }
+  if (!rest.empty())
+    fail_usage("'" + rest.substr(1) + "' is no checkpoint: weights are comma-separated: -w " + o.weights + rest);
+}
+
 // The task-vector options outside the task-vector methods are refused, never ignored, but for --normalize: the plain
 // (weighted) mean normalises its weights, so --no-normalize there is mergekit's linear without normalisation
 // (sum_k w_k x_k), run as a recipe's `normalize: false` runs it; the federated methods (a base, --weight-by, a robust
@@ -169,6 +185,7 @@ void apply_task_options_outside(MergeOptions& o) {
 // any file opens; returns the job. A checkpoint sequence (--last) is expanded first: it supplies the inputs and
 // their weights.
 pipeline::Job validate(MergeOptions& o) {
+  check_split_weights(o);
   apply_sequence(o.seq, o.inputs, o.weights, o.verbosity);
   o.plan.newest_input = newest_input(o.seq, o.inputs.size());
   if (!o.eval.empty()) check_eval_command(o.eval);

@@ -6,9 +6,12 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+
+#include "wavg/signals.hpp"
 
 namespace wavg::cli {
 
@@ -16,6 +19,14 @@ namespace {
 
 constexpr auto k_redraw = std::chrono::milliseconds(200);
 ProgressLine* g_current = nullptr;  // the line on the terminal now; one job draws at a time
+// Whether a line stands on the terminal, for the signal handlers: Ctrl-C ends the process without unwinding to
+// erase(), and the shell's prompt would then follow the line's text.
+std::atomic<bool> g_line_drawn{false};
+
+// A cleanup the handlers run (signals.hpp): erases the line with write(2) only.
+void erase_on_interrupt() noexcept {
+  if (g_line_drawn.exchange(false)) signals::write_stderr("\r\033[K");
+}
 
 // "812 MB", "1.9 GB": decimal units, two or three significant digits.
 std::string human_bytes(double bytes) {
@@ -35,7 +46,9 @@ ProgressLine::ProgressLine(const Verbosity& v, std::string what, std::size_t inp
       m_json(v.progress == ProgressStyle::json),
       m_what(std::move(what)),
       m_scale(inputs),
-      m_pass_start(Clock::now()) {}
+      m_pass_start(Clock::now()) {
+  if (m_enabled && !m_json) signals::add_cleanup(erase_on_interrupt);
+}
 
 ProgressLine::~ProgressLine() { erase(); }
 
@@ -78,12 +91,14 @@ void ProgressLine::update(std::uint64_t done, std::uint64_t total) {
   }
   std::fprintf(stderr, "\r%s\033[K", line.c_str());
   m_shown = true;
+  g_line_drawn = true;
   g_current = this;
 }
 
 void ProgressLine::erase() {
   if (g_current == this) g_current = nullptr;
   if (!m_shown || m_json) return;
+  g_line_drawn = false;
   std::fputs("\r\033[K", stderr);
   m_shown = false;
 }

@@ -10,10 +10,6 @@
 
 namespace wavg::cli {
 
-// Returns the candidate closest to `word` when it is close enough to be a typo (at most one edit, or two in a
-// word of five or more letters, a swap of neighbours counting one), else "".
-std::string closest(const std::string& word, const std::vector<std::string>& candidates);
-
 // Returns the line main prints for a parse error of `app` (without "wavg: error: "), ending with the help to see.
 std::string usage_message(const CLI::ParseError& e, const CLI::App& app);
 

@@ -27,17 +27,39 @@ void check_options(const Target& t) {
     fail_usage("--shard-size needs a folder output (a path ending in '/')");
 }
 
+// Refuses an existing folder that holds no checkpoint of any folder format: no output replaces it, --force or not
+// (the writers refuse it too), so saying "use --force" first would send the user round in a circle. An output
+// naming an existing folder is a folder output (output_format) unless --format names a file format (`format`;
+// none: not known yet).
+void check_folder_target(const std::string& path, FormatId format) {
+  if (format != FormatId::none && !codec(format).folder) return;
+  std::string folder = path;
+  while (folder.size() > 1 && folder.back() == '/') folder.pop_back();
+  std::error_code ec;
+  if (!std::filesystem::is_directory(std::filesystem::symlink_status(folder, ec)) ||
+      std::filesystem::is_empty(folder, ec))
+    return;
+  const SniffInput input(folder);
+  for (const Codec& c : codecs())
+    if (c.folder_holds && c.sniff && c.sniff(input)) return;
+  throw Error(ExitCode::usage, folder,
+              "is " + folder_without() +
+                  ", and wavg replaces only a checkpoint's folder, even with --force: give a new or empty folder");
+}
+
 }  // namespace
 
 Target check_target(const TargetOptions& options, const std::vector<std::string>& protect) {
   // An output whose name says nothing (ckpt-5) or is .ckpt takes its format from the inputs: settle() decides it
   // and checks what depends on it; the name itself is checked now.
   if (format_from_inputs(options.path, options.format)) {
+    check_folder_target(options.path, FormatId::none);
     check_output(options.path, protect, options.overwrite);
     return Target{options, FormatId::none};
   }
   Target t{options, output_format(options.path, options.format)};
   check_options(t);
+  check_folder_target(t.path(), t.format_id());
   check_output(output_file(t.format_id(), t.path()), protect, t.overwrite());
   return t;
 }
@@ -59,6 +81,17 @@ void check_output(const std::string& output, const std::vector<std::string>& inp
   if (output == k_stdio_name) return check_stdout_is_not_terminal();
   check_output_not_input(output, inputs);
   std::error_code ec;
+  // The output is made beside its target, so the target's folder must exist: said as such, not as a temporary
+  // file that cannot be created.
+  std::string target = output;
+  while (target.size() > 1 && target.back() == '/') target.pop_back();
+  const std::filesystem::path folder = std::filesystem::path(target).parent_path();
+  if (!folder.empty() && !std::filesystem::is_directory(folder, ec)) {
+    const bool exists = std::filesystem::exists(folder, ec);
+    fail(output, exists ? "the output's folder " + folder.string() + " is not a folder"
+                        : "the output's folder " + folder.string() + " does not exist (create it first: mkdir -p " +
+                              folder.string() + ")");
+  }
   if (overwrite == Overwrite::no && std::filesystem::exists(std::filesystem::symlink_status(output, ec)))
     throw Error(ExitCode::usage, output, "already exists (use --force to replace it)");
 }

@@ -5,7 +5,7 @@ check() {
   local page=$1; shift
   [ -f "$MAN/$page.1.scd" ] || { echo "missing man/$page.1.scd"; status=1; return; }
   [ -f "$MAN/$page.1" ] || { echo "missing man/$page.1"; status=1; }
-  for opt in $("$WAVG" "$@" --help | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u); do
+  for opt in $("$WAVG" "$@" --help | sed "/^Examples:/,\$d" | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u); do
     grep -qF -- "$opt" "$MAN/$page.1.scd" || { echo "man/$page.1.scd does not document $opt"; status=1; }
   done
 }

@@ -141,8 +141,18 @@ TEST_CASE("tfjs writer refuses dtypes TF.js cannot hold") {
   OutputSpec spec{{{"x", DType::f64, {2}}}, nullptr, {}, {}};
   AtomicFile out(dir / "x.json", Overwrite::no);
   const std::string want = dir / "x.json" +
-                           ": TF.js holds float32, int32 and bool weights; x is float64 (use --out-dtype float32 "
-                           "for floats)";
+                           ": TF.js holds float32, int32 and bool weights; x is float64 (use --out-dtype float32)";
+  CHECK_THROWS_WITH_AS(create_tfjs_writer(out.tmp_path(), dir / "x.json", spec), want.c_str(), Error);
+}
+
+TEST_CASE("tfjs writer refuses an integer tensor naming the --exclude that leaves it out") {
+  // --out-dtype retypes floats only, so for an int64 tensor it would fail the same way.
+  TempDir dir;
+  OutputSpec spec{{{"bn.num_batches_tracked", DType::i64, {}}}, nullptr, {}, {}};
+  AtomicFile out(dir / "x.json", Overwrite::no);
+  const std::string want = dir / "x.json" +
+                           ": TF.js holds float32, int32 and bool weights; bn.num_batches_tracked is int64 (leave it "
+                           "out with --exclude 'bn.num_batches_tracked')";
   CHECK_THROWS_WITH_AS(create_tfjs_writer(out.tmp_path(), dir / "x.json", spec), want.c_str(), Error);
 }
 

@@ -107,7 +107,8 @@ std::uint64_t Engine::block_elements(const PlanEntry& entry) const {
 std::vector<std::uint64_t> Engine::blocks(const PlanEntry& entry) const {
   const std::uint64_t n = entry.info.count();
   std::vector<std::uint64_t> cuts;
-  for (std::size_t k = 0; k < m_inputs.size(); ++k) {
+  // An entry only input 1 holds (a copied optimizer the others lack) has one source.
+  for (std::size_t k = 0; k < entry.source.size(); ++k) {
     const std::vector<std::uint64_t> b = m_inputs[k]->boundaries(entry.source[k]);
     if (b.empty() || n / (b.size() + 1) < k_min_piece) continue;
     cuts.insert(cuts.end(), b.begin(), b.end());

@@ -159,7 +159,7 @@ void check_ties(const std::vector<Reader*>& inputs, const PlanOptions& options, 
   for (std::size_t e = 0; e < plan.entries.size(); ++e) entry_of.emplace(plan.entries[e].info.name, e);
   for (PlanEntry& e : plan.entries) {
     std::string disagree;
-    for (std::size_t k = 0; k < inputs.size() && disagree.empty(); ++k) {
+    for (std::size_t k = 0; k < e.source.size() && disagree.empty(); ++k) {
       const TensorInfo& found = inputs[k]->tensors()[e.source[k]];
       const std::string& tie = found.name == e.info.name ? found.alias_of : e.info.alias_of;
       if (tie != e.info.alias_of) {
@@ -281,6 +281,45 @@ void lead_with_different_models(const std::vector<Reader*>& inputs, const std::v
   problems.insert(problems.begin(), lead.begin(), lead.end());
 }
 
+// Whether `t` belongs to an optimizer: its per-parameter state, its hyper-parameters, or its step counter (a
+// counter elsewhere, such as num_batches_tracked, is the model's).
+bool of_optimizer(const TensorInfo& t, RolesInFile roles) {
+  const Role r = resolve_role(t, nullptr, roles);
+  return r == Role::optimizer_state || r == Role::hyper_parameter ||
+         (r == Role::counter && is_optimizer_state(t.name));
+}
+
+// Returns, per input, whether only its optimizer differs from input 1's: an optimizer tensor one of them lacks, or
+// of another shape or dtype (Adam beside SGD, two Keras files saved with different optimizers), while every other
+// tensor pairs with one of the same shape and dtype. Inputs of different models get the usual report, which names
+// what differs in the model itself. Input 1's entry is false.
+std::vector<bool> optimizers_differ(const std::vector<Reader*>& inputs, const std::vector<NameIndex>& indexes) {
+  std::vector<bool> differ(inputs.size(), false);
+  const Reader& first = *inputs.front();
+  const RolesInFile roles = roles_in(first.tensors());
+  for (std::size_t k = 1; k < inputs.size(); ++k) {
+    const RolesInFile roles_k = roles_in(inputs[k]->tensors());
+    bool optimizer_differs = false, model_differs = false;
+    for (const TensorInfo& t : first.tensors()) {
+      const auto it = indexes[k].find(t.name);
+      const TensorInfo* found = it == indexes[k].end() ? nullptr : &inputs[k]->tensors()[it->second];
+      const bool same = found && found->shape == t.shape && found->dtype == t.dtype;
+      (of_optimizer(t, roles) ? optimizer_differs : model_differs) |= !same;
+    }
+    for (const TensorInfo& t : inputs[k]->tensors())
+      if (!indexes[0].contains(t.name)) (of_optimizer(t, roles_k) ? optimizer_differs : model_differs) = true;
+    differ[k] = optimizer_differs && !model_differs;
+  }
+  return differ;
+}
+
+// The line that leads the mismatch report when optimizers differ, saying what the flag does.
+Problem optimizers_differ_problem(const Reader& first, const Reader& other) {
+  return {other.path(), "its optimizer differs from " + first.path() +
+                            "'s (optimizer tensors missing, extra or of other shapes): --optimizer-state first keeps "
+                            "input 1's optimizer state, drop leaves it out"};
+}
+
 }  // namespace
 
 namespace {
@@ -345,13 +384,27 @@ Plan build_plan(const std::vector<Reader*>& inputs, const PlanOptions& options) 
 
   std::vector<MismatchTally> tally(inputs.size());
   const RolesInFile roles = roles_in(first.tensors());
+  // Inputs saved with different optimizers: --optimizer-state first keeps input 1's whole optimizer, drop leaves
+  // its state out and keeps its hyper-parameters and step, as for inputs with one optimizer; without either the
+  // report leads with what differs (below).
+  const std::vector<bool> differ = optimizers_differ(inputs, indexes);
+  const bool some_differ = std::find(differ.begin(), differ.end(), true) != differ.end();
+  const bool settle_optimizer = some_differ && options.optimizer_state != OptimizerState::average;
   for (std::size_t t = 0; t < first.tensors().size(); ++t) {
     const TensorInfo& want = first.tensors()[t];
     if (filtered_out(want.name, true)) continue;
     PlanEntry entry = plan_entry(want, t, options, roles);
+    const bool optimizer = settle_optimizer && of_optimizer(want, roles);
     if (dropped_by_options(entry.info.role, options) || tied_to_dropped(want, plan)) {
       plan.optimizer_dropped.push_back(want.name);
       plan.dropped_from_first.push_back(want.name);
+      continue;
+    }
+    if (optimizer) {  // input 1's values only: its state (first), its hyper-parameters and step (first or drop)
+      entry.action = Action::copy_first;
+      entry.copy_from = 0;
+      if (refused_by_policy(entry, options)) problems.push_back({first.path(), refusal(entry)});
+      plan.entries.push_back(std::move(entry));
       continue;
     }
     bool missing_somewhere = false;
@@ -398,8 +451,10 @@ Plan build_plan(const std::vector<Reader*>& inputs, const PlanOptions& options) 
   }
 
   for (std::size_t k = 1; k < inputs.size(); ++k) {
+    const RolesInFile roles_k = roles_in(inputs[k]->tensors());
     for (const TensorInfo& extra : inputs[k]->tensors()) {
       if (indexes[0].contains(extra.name) || filtered_out(extra.name, false)) continue;
+      if (settle_optimizer && of_optimizer(extra, roles_k)) continue;  // not input 1's optimizer: not in the output
       if (!extra.alias_of.empty() && indexes[0].contains(extra.alias_of)) {
         plan.notes.push_back(extra.name + ": left out, as " + first.path() + " holds it only as " + extra.alias_of +
                              " (tied in " + inputs[k]->path() + ")");
@@ -420,7 +475,12 @@ Plan build_plan(const std::vector<Reader*>& inputs, const PlanOptions& options) 
     const std::size_t details = problems.size();
     lead_with_summaries(inputs, tally, problems);
     // The hint leads: a Keras 2 vs Keras 3 comparison lists every tensor of both files below it.
-    if (names_differ && pairs_by_order(inputs))
+    if (some_differ && !settle_optimizer) {
+      std::vector<Problem> lead;
+      for (std::size_t k = 1; k < inputs.size(); ++k)
+        if (differ[k]) lead.push_back(optimizers_differ_problem(first, *inputs[k]));
+      problems.insert(problems.begin(), lead.begin(), lead.end());
+    } else if (names_differ && pairs_by_order(inputs))
       problems.insert(problems.begin(),
                       {first.path(),
                        std::to_string(details) +
