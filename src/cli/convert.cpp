@@ -73,7 +73,7 @@ class ConvertSteps final : public pipeline::Steps {
   void chose(const pipeline::Template&, FormatId format) override { check_metadata_place(m_o, format); }
   std::string describe(const Method&) override { return "copy"; }
   // --set-meta's entries go where every writer records the provenance: the format's file-level metadata.
-  void output(OutputSpec& spec) override {
+  void output(OutputSpec& spec, const pipeline::Run&) override {
     for (const auto& [key, value] : m_o.metadata) spec.provenance.add(key, value);
   }
   void committed() override { m_progress.erase(); }
@@ -88,7 +88,7 @@ pipeline::Job validate(ConvertOptions& o) {
   const Overwrite overwrite = o.force ? Overwrite::yes : Overwrite::no;
   pipeline::Target target =
       pipeline::check_target({o.output, o.format, overwrite, o.tf_state, o.shard_size}, {o.input});
-  check_metadata_place(o, target.format_id);
+  check_metadata_place(o, target.format_id());
   return {{o.input}, std::move(target), "convert", o.plan, o.out_dtype, o.hash, {}};
 }
 
