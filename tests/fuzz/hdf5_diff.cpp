@@ -22,8 +22,10 @@
 #include <cstdlib>
 
 #include "fuzz_input.hpp"
+#include "hdf5/hdf5_reader.hpp"
 #include "hdf5/native_index.hpp"
 #include "support/h5native_diff.hpp"
+#include "wavg/error.hpp"
 
 namespace {
 
@@ -31,7 +33,16 @@ constexpr unsigned k_child_seconds = 10;
 std::string g_path;  // the file the child's test case compares
 unsigned long g_compared = 0, g_library_faults = 0;
 
-TEST_CASE("the native HDF5 walk agrees with the library's") { wavg::test::check_walks_agree(g_path, std::nullopt); }
+// The native walk may refuse a damaged file the library would take (issue 39: it must be at least as strict, e.g.
+// data overlapping a group's B-tree): no finding. Every file it takes must read as the library reads it.
+TEST_CASE("the native HDF5 walk agrees with the library's") {
+  try {
+    const wavg::Hdf5Reader native(g_path, wavg::Hdf5Reader::Probe::no, wavg::Hdf5Reader::Walk::native);
+  } catch (const wavg::Error&) {
+    return;
+  }
+  wavg::test::check_walks_agree(g_path, std::nullopt);
+}
 
 // The child: the comparison as a doctest run; the library's faults end it by a signal the parent recognises.
 [[noreturn]] void compare_in_child() {
