@@ -65,7 +65,12 @@ void report() {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   // A file the native walk leaves whole to the library is walked twice by the library: nothing to compare.
-  if (!wavg::h5native::Index::read(data, size)) return 0;
+  // Damage the walk names refuses the file where the library may not: native stricter is no finding.
+  try {
+    if (!wavg::h5native::Index::read(data, size)) return 0;
+  } catch (const wavg::h5native::Index::Damage&) {
+    return 0;
+  }
   static const bool reporting = std::atexit(report) == 0;
   (void)reporting;
   g_path = wavg::fuzz::write_files(data, size, "model.h5") + "/model.h5";

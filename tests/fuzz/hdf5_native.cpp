@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 
 #include "hdf5/native_index.hpp"
 
@@ -17,7 +18,12 @@ void check(bool ok, const char* what) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const auto index = wavg::h5native::Index::read(data, size);
+  std::optional<wavg::h5native::Index> index;
+  try {
+    index = wavg::h5native::Index::read(data, size);
+  } catch (const wavg::h5native::Index::Damage&) {
+    return 0;  // damage the walk names (a B-tree sibling link): the reader refuses the file, as it should
+  }
   if (!index) return 0;
   for (const wavg::h5native::Link& link : index->links()) {
     const wavg::h5native::Object* found = index->find(link.path);
