@@ -1,8 +1,8 @@
-# The commit --version names is found at build time by cmake/commit.cmake: a git checkout's `git describe`, and
+# The commit --version names is found at build time by src/cli/commit.cmake: a git checkout's `git describe`, and
 # "unknown" for a source tree outside git (a release tarball), also when that tree is unpacked inside another
 # repository (whose commit is not the tree's). The header is rewritten only when its text changes.
 command -v cmake > /dev/null || { echo "no cmake"; exit 77; }
-script=$ROOT/cmake/commit.cmake
+script=$ROOT/src/cli/commit.cmake
 mkdir tarball
 cmake -DSOURCE_DIR="$PWD/tarball" -DOUT=plain.hpp -P "$script"
 grep -o 'k_commit = "[^"]*"' plain.hpp
