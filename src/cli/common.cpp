@@ -60,7 +60,8 @@ void add_filters(CLI::App& app, PlanOptions& options) {
 void report_roles(const Plan& plan, const Verbosity& v) {
   if (v.quiet || v.verbose < 1) return;
   // Per role and per what happened: "averaged: 4 weights, 8 optimizer moments; kept from input 1: 1 counter".
-  std::map<std::string, std::array<std::size_t, 8>> tally;
+  constexpr std::size_t roles = std::size(k_role_names);  // every Role, LoRA's included
+  std::map<std::string, std::array<std::size_t, roles>> tally;
   std::vector<std::string> order;
   for (const PlanEntry& e : plan.entries) {
     const std::string what = e.action == Action::average       ? "averaged"
@@ -72,7 +73,7 @@ void report_roles(const Plan& plan, const Verbosity& v) {
   std::string line;
   for (const std::string& what : order) {
     std::string parts;
-    for (std::size_t r = 0; r < 8; ++r)
+    for (std::size_t r = 0; r < roles; ++r)
       if (const std::size_t n = tally[what][r])
         parts += (parts.empty() ? "" : ", ") + role_phrase(static_cast<Role>(r), n);
     line += (line.empty() ? "" : "; ") + what + ": " + parts;

@@ -144,6 +144,7 @@ std::string role_phrase(Role role, std::size_t n) {
       "tensor of unknown role", "weight",        "buffer",          "optimizer moment",
       "hyper-parameter",        "counter",       "rng state",       "alias",
       "LoRA A factor",          "LoRA B factor", "DoRA magnitude",  "saved module"};
+  static_assert(k_plural.size() == std::size(k_role_names) && k_single.size() == std::size(k_role_names));
   const auto r = static_cast<std::size_t>(role);
   return std::to_string(n) + " " + (n == 1 ? k_single[r] : k_plural[r]);
 }
