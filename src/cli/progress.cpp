@@ -89,9 +89,10 @@ void ProgressLine::update(std::uint64_t done, std::uint64_t total) {
     line += ", " + human_bytes(rate * static_cast<double>(m_scale)) + "/s, ";
     line += std::to_string(static_cast<long long>(static_cast<double>(total - done) / rate + 0.5)) + " s left";
   }
+  // Marked drawn before the text goes out: a Ctrl-C between the two would otherwise leave the line standing.
+  g_line_drawn = true;
   std::fprintf(stderr, "\r%s\033[K", line.c_str());
   m_shown = true;
-  g_line_drawn = true;
   g_current = this;
 }
 
