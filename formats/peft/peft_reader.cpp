@@ -110,7 +110,7 @@ AdapterReader::AdapterReader(const std::string& path) : ListedReader(path, Forma
   read_config();
   find_modules();
   m_layout = std::string(m_adapter.dora ? "DoRA" : "LoRA") + " adapter of " + std::to_string(m_adapter.modules.size()) +
-             " modules, " + fs::path(m_weights->path()).filename().string();
+             (m_adapter.modules.size() == 1 ? " module, " : " modules, ") + fs::path(m_weights->path()).filename().string();
 }
 
 void AdapterReader::read_config() {
