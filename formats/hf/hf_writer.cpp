@@ -10,11 +10,14 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "hf/hf.hpp"
 #include "pytorch/pytorch.hpp"
 #include "safetensors/safetensors.hpp"
+#include "small_text.hpp"
 #include "wavg/atomic_directory.hpp"
 #include "wavg/error.hpp"
 #include "wavg/file_io.hpp"
@@ -32,6 +35,7 @@ enum class ShardFormat { safetensors, bin };
 // The largest plain file copied from input 1's folder: tokenizers and configs are a few MiB, a tokenizer.model or
 // vocabulary tens; weights are never copied.
 constexpr std::uint64_t k_max_copied = 1ull << 30;
+constexpr const char* k_config = "config.json";
 
 // What each safetensors shard's __metadata__ starts from: transformers refuses a safetensors file whose metadata
 // lacks "format" (modeling_utils: "pt", "tf", "flax" or "mlx"). Input 1's shard metadata, when it has some, is
@@ -74,6 +78,36 @@ std::vector<std::string> shard_names(ShardFormat f, std::size_t n, const std::st
   if (taken)
     for (std::size_t s = 0; s < n; ++s) names[s] = shard_name(f, s, n, run_token(tmp_dir));
   return names;
+}
+
+// The dtype most of the output's float values are written in, or nothing when it holds no float tensor.
+std::optional<DType> written_dtype(const std::vector<TensorInfo>& tensors) {
+  std::map<DType, std::uint64_t> values;
+  for (const TensorInfo& t : tensors)
+    if (is_float(t.dtype)) values[t.dtype] += t.count();
+  std::optional<DType> most;
+  for (const auto& [dtype, n] : values)
+    if (!most || n > values[*most]) most = dtype;
+  return most;
+}
+
+// `config` (a config.json) with the dtype it declares (transformers' torch_dtype, or dtype from 4.56 on: whichever
+// it holds) set to the one written, so that from_pretrained(dtype="auto") loads the model as it is stored, as
+// mergekit's config says its dtype; unchanged, byte for byte, when it already says so, declares none or is no JSON
+// object.
+std::string with_written_dtype(const std::string& config, const std::vector<TensorInfo>& tensors) {
+  const std::optional<DType> dtype = written_dtype(tensors);
+  if (!dtype) return config;
+  nlohmann::ordered_json json = nlohmann::ordered_json::parse(config, nullptr, false);
+  if (!json.is_object()) return config;
+  const std::string name(dtype_name(*dtype));
+  bool changed = false;
+  for (const char* key : {"torch_dtype", "dtype"})
+    if (json.contains(key) && json[key].is_string() && json[key] != name) {
+      json[key] = name;
+      changed = true;
+    }
+  return changed ? json.dump(2) + "\n" : config;
 }
 
 // Copies `from` (a regular file, not a link) to `to`, a new file.
@@ -252,15 +286,25 @@ class FolderWriter final : public Writer {
     return out;
   }
 
-  // Writes the spec's extra files (a recipe's mergekit_config.yml), then copies source_folder()'s other files.
+  // Writes the spec's extra files (a recipe's mergekit_config.yml), then copies source_folder()'s other files;
+  // config.json says the dtype written (with_written_dtype).
   void copy_other_files() const {
-    for (const auto& [name, text] : m_spec.extra_files) write_text(name, text);
+    for (const auto& [name, text] : m_spec.extra_files)
+      write_text(name, name == k_config ? with_written_dtype(text, m_spec.tensors) : text);
     const FolderReader* folder = source_folder();
     std::error_code ignored;
     for (const std::string& name : files_to_copy()) {
       const std::string to = (fs::path(m_dir) / name).string();
+      const std::string from = (fs::path(folder->folder()) / name).string();
       if (fs::exists(fs::symlink_status(to, ignored))) continue;  // one of the output's own files
-      copy_file((fs::path(folder->folder()) / name).string(), to, m_display);
+      if (name == k_config) {
+        const std::string config = read_small_text(from, k_max_copied, "config");
+        if (std::string fixed = with_written_dtype(config, m_spec.tensors); fixed != config) {
+          write_text(name, fixed);
+          continue;
+        }
+      }
+      copy_file(from, to, m_display);
     }
   }
 
