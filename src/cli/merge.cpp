@@ -2,6 +2,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -86,7 +87,7 @@ void apply_recipe(MergeOptions& o) {
   o.task.values = r.values;
   o.task.linear = r.linear;
   o.out_dtype = r.out_dtype;
-  o.companions = r.tokenizer_from_base ? MergeOptions::Companions::base : MergeOptions::Companions::input1;
+  o.companions = MergeOptions::Companions::base;  // mergekit's donor: base_model (else input 1)
   if (r.chat_template) {
     std::vector<std::string> models = r.inputs;
     if (!r.base.empty()) models.insert(models.begin(), r.base);
@@ -128,6 +129,7 @@ void report(const MergeOptions& o, FormatId format, const Plan& plan, const Meth
 // Every path the output must not replace: the inputs, the base and the server state.
 std::vector<std::string> protected_paths(const MergeOptions& o) {
   std::vector<std::string> paths = o.inputs;
+  if (o.recipe && !o.recipe->sliced.inputs.empty()) paths = o.recipe->sliced.models();
   if (!o.fed.base.empty()) paths.push_back(o.fed.base);
   if (!o.fed.state.empty()) paths.push_back(o.fed.state);
   return paths;
@@ -223,12 +225,21 @@ class MergeSteps final : public pipeline::Steps {
   MergeSteps(MergeOptions& o, std::vector<double> weights)
       : m_o(o), m_progress(o.verbosity, "merge", o.inputs.size()), m_weights(std::move(weights)) {}
 
-  std::vector<Reader*> inputs(const std::vector<Reader*>& opened) override {
+  std::vector<Reader*> inputs(const std::vector<Reader*>& models) override {
+    m_opened = models;
+    const std::vector<Reader*> tokenized = m_o.recipe && m_o.recipe->tokenizer ? tokenize(models) : models;
+    if (sliced()) m_sliced = std::make_unique<SlicedInputs>(m_o.recipe->sliced, tokenized);
+    const std::vector<Reader*> opened = m_sliced ? m_sliced->inputs() : tokenized;
     if (m_o.align.method == "weights") m_aligned = align_for_merge(opened, m_o.align, m_o.verbosity);
     // The plan and the engine see the aligned inputs; the output keeps input 1's own file as its template.
     const std::vector<Reader*> inputs = m_aligned.readers.empty() ? opened : m_aligned.raw();
     if (!m_o.fed.weight_by.empty() && !m_o.lora_apply) m_weights = weights_from_metadata(inputs, m_o.fed.weight_by);
     return adapters(inputs);
+  }
+  std::unique_ptr<Reader> base(const pipeline::Job& job) override {
+    if (m_sliced) return m_sliced->take_base();
+    if (m_tokenized && m_base) return m_tokenized->model(job.base);
+    return pipeline::Steps::base(job);
   }
   void plan(Plan& plan, const std::vector<Reader*>&) override {
     if (!m_aligned.readers.empty()) check_aligned_plan(plan, m_aligned);
@@ -264,9 +275,19 @@ class MergeSteps final : public pipeline::Steps {
     if (!m_o.recipe) return;
     spec.provenance.add("wavg_recipe", m_o.recipe->text);
     spec.extra_files = {{"mergekit_config.yml", m_o.recipe->text}};
+    if (m_sliced) sliced_output(spec);
+    if (m_tokenized) tokenizer_output(spec);
     if (m_o.chat_template.empty()) return;
     const bool from_base = m_o.companions == MergeOptions::Companions::base && run.base;
-    for (auto& file : chat_template_files(from_base ? m_o.fed.base : m_o.inputs.front(), m_o.chat_template))
+    std::string donor = from_base ? m_o.fed.base : m_o.inputs.front();
+    std::optional<std::string> donor_config;
+    if (m_tokenized) {
+      donor = m_tokenized->donor();
+      for (const auto& [name, text] : spec.extra_files)
+        if (name == "tokenizer_config.json") donor_config = text;
+      std::erase_if(spec.extra_files, [](const auto& f) { return f.first == "tokenizer_config.json"; });
+    }
+    for (auto& file : chat_template_files(donor, m_o.chat_template, donor_config))
       spec.extra_files.push_back(std::move(file));
   }
   void committed() override {
@@ -276,6 +297,66 @@ class MergeSteps final : public pipeline::Steps {
   }
 
  private:
+  bool sliced() const { return m_o.recipe && !m_o.recipe->sliced.inputs.empty(); }
+
+  // The paths of the models as opened (the job's inputs).
+  std::vector<std::string> opened_paths() const { return sliced() ? m_o.recipe->sliced.models() : m_o.inputs; }
+
+  // The opened model at `path`: an input, or the base opened for a tokenizer merge.
+  Reader* opened(const std::string& path) const {
+    const std::vector<std::string> paths = opened_paths();
+    const auto it = std::find(paths.begin(), paths.end(), path);
+    return it == paths.end() ? m_base.get() : m_opened[static_cast<std::size_t>(it - paths.begin())];
+  }
+
+  // mergekit's config donor: base_model, else the first model.
+  const std::string& config_donor() const {
+    return m_o.recipe->base_model.empty() ? m_o.inputs.front() : m_o.recipe->base_model;
+  }
+
+  // A recipe's tokenizer merge (recipe_tokenizer.hpp): every model, the base too (opened here when it is not an
+  // input), with its embeddings rebuilt to the output tokenizer.
+  std::vector<Reader*> tokenize(const std::vector<Reader*>& models) {
+    const std::vector<std::string> paths = opened_paths();
+    std::vector<std::pair<std::string, Reader*>> all;
+    if (!m_o.fed.base.empty() && !sliced()) {
+      m_base = open_reader(m_o.fed.base);
+      all.emplace_back(m_o.fed.base, m_base.get());
+    }
+    for (std::size_t i = 0; i < models.size(); ++i) all.emplace_back(paths[i], models[i]);
+    m_tokenized = std::make_unique<TokenizedModels>(*m_o.recipe->tokenizer, all, m_o.recipe->base_model);
+    for (const std::string& p : paths) m_tokenized_inputs.push_back(m_tokenized->model(p));
+    return pipeline::raw(m_tokenized_inputs);
+  }
+
+  // The tokenizer merge's files: the donor's tokenizer, tokenizer.json written anew where tokens were added or left
+  // out, and config.json's vocab_size the rebuilt row count.
+  void tokenizer_output(OutputSpec& spec) const {
+    if (!m_sliced) {  // the output's tensor list is the rebuilt input 1's
+      spec.template_input = m_tokenized_inputs.front().get();
+      spec.dropped.clear();
+    }
+    spec.companions = opened(m_tokenized->donor());
+    for (auto& file : m_tokenized->files()) spec.extra_files.push_back(std::move(file));
+    const auto config = std::find_if(spec.extra_files.begin(), spec.extra_files.end(),
+                                     [](const auto& f) { return f.first == "config.json"; });
+    if (config != spec.extra_files.end()) {
+      config->second = with_vocab_size(config->second, m_tokenized->rows());
+    } else if (const auto text = read_tokenizer_file(std::filesystem::path(config_donor()) / "config.json")) {
+      spec.extra_files.emplace_back("config.json", with_vocab_size(*text, m_tokenized->rows()));
+    }
+  }
+
+  // A sliced merge's output keeps the sliced input 1's tensor list; its config.json is base_model's (else the first
+  // model's) with the new layer count, as mergekit's is.
+  void sliced_output(OutputSpec& spec) const {
+    spec.template_input = m_sliced->inputs().front();
+    spec.dropped.clear();
+    spec.companions = opened(config_donor());
+    if (const std::string config = sliced_config(config_donor(), m_o.recipe->sliced.layers()); !config.empty())
+      spec.extra_files.emplace_back("config.json", config);
+  }
+
   // LoRA adapter folders become their aggregate (lora_merge.hpp), which the plan and the engine see as the one
   // input, taken as it is.
   std::vector<Reader*> adapters(const std::vector<Reader*>& inputs) {
@@ -312,6 +393,11 @@ class MergeSteps final : public pipeline::Steps {
   }
 
   MergeOptions& m_o;
+  std::vector<Reader*> m_opened;                            // the models as opened
+  std::unique_ptr<Reader> m_base;                           // a tokenizer merge's base, opened to read its rows
+  std::unique_ptr<TokenizedModels> m_tokenized;             // a tokenizer merge's output tokenizer and rows
+  std::vector<std::unique_ptr<Reader>> m_tokenized_inputs;  // the opened models with their rows rebuilt
+  std::unique_ptr<SlicedInputs> m_sliced;                   // a sliced merge's inputs and base, over those
   ProgressLine m_progress;
   Aligned m_aligned;
   std::vector<double> m_weights;
@@ -345,6 +431,7 @@ int run_merge(MergeOptions& o) {
     return run_passthrough({o.recipe->slices, o.output, o.format, o.recipe->text, o.out_dtype,
                             o.force ? Overwrite::yes : Overwrite::no, o.hash, o.verbosity});
   pipeline::Job job = validate(o);
+  if (o.recipe && !o.recipe->sliced.inputs.empty()) job.inputs = o.recipe->sliced.models();  // then sliced
   choose_default_threads(o);
   apply_threads(o.threads);
   MergeSteps steps(o, job.weights);

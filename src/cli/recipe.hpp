@@ -2,8 +2,9 @@
 // merge --recipe: a mergekit YAML (models, base_model, merge_method, parameters, dtype, out_dtype,
 // tokenizer_source) read into what merge's own options would say. Every key is checked before any model is
 // opened: a key wavg does not know, or knows from mergekit but does not run (modules, tokenizer, methods such as
-// sce, a chat_template naming one of mergekit's own template files), is refused by name. slices run only as a
-// passthrough frankenmerge (recipe_slices.hpp). The table of keys and flags is README's "Coming from mergekit".
+// sce, a chat_template naming one of mergekit's own template files), is refused by name. slices run with any
+// method: a passthrough frankenmerge, or each slice's sources merged (recipe_slices.hpp); tokenizer_source and the
+// tokenizer block rebuild the embeddings to the output tokenizer (recipe_tokenizer.hpp). The table of keys and flags is README's "Coming from mergekit".
 // What a recipe may claim is capped, so that reading one costs what a real one does: at most k_max_recipe_bytes of
 // YAML (mergekit's recipes are a few KiB) and k_max_gradient values in one gradient (mergekit interpolates a
 // gradient's anchors over the layers: one per layer is the most that says anything). Over either: one line, exit 2.
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "cli/recipe_slices.hpp"
+#include "cli/recipe_tokenizer.hpp"
 #include "wavg/dtype.hpp"
 #include "wavg/federated.hpp"
 #include "wavg/task_methods.hpp"
@@ -36,8 +38,10 @@ struct Recipe {
   std::optional<DareRescale> rescale;
   std::shared_ptr<TensorValues> values;      // every setting, per tensor
   std::optional<DType> out_dtype;            // out_dtype, else dtype
-  bool tokenizer_from_base = true;           // tokenizer_source: base (mergekit's default with a base model)
+  std::optional<TokenizerRecipe> tokenizer;  // tokenizer_source or tokenizer: mergekit's tokenizer merge
+  std::string base_model;                    // base_model (slice 0's in a sliced merge), or ""
   std::vector<Slice> slices;                 // merge_method passthrough: the frankenmerge's slices (no models)
+  SlicedSources sliced;                      // slices with another method (empty inputs: models were given)
   std::optional<std::string> chat_template;  // auto, or a Jinja text (recipe_chat.hpp)
 };
 

@@ -16,13 +16,10 @@ namespace wavg::cli {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-// A tokenizer file is small; one larger than this is not a tokenizer_config.json or template we should hold.
+// A tokenizer file is small; one larger than this is not a tokenizer file, config or template we should hold.
 constexpr std::uintmax_t k_max_tokenizer_file = 64u << 20;
 
-// The text of `path`, or nullopt when there is no such file.
-std::optional<std::string> read_small(const fs::path& path) {
+std::optional<std::string> read_tokenizer_file(const fs::path& path) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) return std::nullopt;
   const std::uintmax_t size = fs::file_size(path, ec);
@@ -34,6 +31,10 @@ std::optional<std::string> read_small(const fs::path& path) {
   if (!in) throw Error(ExitCode::runtime, path.string(), "cannot read the file");
   return buf.str();
 }
+
+namespace {
+
+const auto read_small = read_tokenizer_file;
 
 nlohmann::ordered_json parse_config(const fs::path& path, const std::string& text) {
   nlohmann::ordered_json doc = nlohmann::ordered_json::parse(text, nullptr, false);
@@ -90,10 +91,10 @@ std::string resolve_chat_template(const std::string& setting, const std::vector<
   return best;
 }
 
-std::vector<std::pair<std::string, std::string>> chat_template_files(const std::string& donor,
-                                                                     const std::string& text) {
+std::vector<std::pair<std::string, std::string>> chat_template_files(const std::string& donor, const std::string& text,
+                                                                     std::optional<std::string> donor_config) {
   const fs::path path = fs::path(donor) / "tokenizer_config.json";
-  const auto config = read_small(path);
+  const auto config = donor_config ? donor_config : read_small(path);
   if (!config)
     throw Error(ExitCode::usage, donor,
                 "chat_template: the tokenizer source has no tokenizer_config.json, so the output would have no "

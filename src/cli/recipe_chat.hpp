@@ -5,11 +5,17 @@
 // twice, so that every transformers version loads it: in chat_template.jinja (which transformers >= 4.43 reads
 // first, and writes) and as tokenizer_config.json's chat_template (which older versions read).
 
+#include <filesystem>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace wavg::cli {
+
+// Returns the text of a tokenizer or config file of a model folder (at most 64 MiB), or nothing when there is no
+// such file. Throws Error (exit 1) when it is larger or cannot be read.
+std::optional<std::string> read_tokenizer_file(const std::filesystem::path& path);
 
 // Returns the chat template of the model in `folder`: its chat_template.jinja, else tokenizer_config.json's
 // chat_template (a string, or the entry named "default" of a list of {name, template}); empty when it has none.
@@ -23,6 +29,8 @@ std::string resolve_chat_template(const std::string& setting, const std::vector<
 // Returns the files (name, content) that give the output folder the template `text`: chat_template.jinja and the
 // tokenizer_config.json of `donor` (the folder the output's tokenizer comes from) with chat_template set. Throws a
 // usage error (exit 2) when the donor has no tokenizer_config.json: the output would have no tokenizer to hold it.
-std::vector<std::pair<std::string, std::string>> chat_template_files(const std::string& donor, const std::string& text);
+// `donor_config`, when given, is that tokenizer_config.json's text as the output has it (a tokenizer merge's).
+std::vector<std::pair<std::string, std::string>> chat_template_files(const std::string& donor, const std::string& text,
+                                                                     std::optional<std::string> donor_config = {});
 
 }  // namespace wavg::cli

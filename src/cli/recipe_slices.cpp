@@ -1,68 +1,72 @@
-// Passthrough frankenmerges (recipe_slices.hpp): the slices are put together as one virtual model, a Reader whose
-// tensors are the source models' under their new names, and that model goes through the conductor
-// (pipeline::run) as the one input of a plain mean, which copies every value exactly (x / 1 in double, rounded
-// back to its own dtype).
+// Sliced models (recipe_slices.hpp): a virtual Reader per input position whose tensors are its sources' under
+// their new names. A passthrough frankenmerge is the one position's model through the conductor (pipeline::run) as
+// the one input of a plain mean, which copies every value exactly (x / 1 in double, rounded back to its own dtype).
 
 #include "cli/recipe_slices.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <map>
-#include <memory>
 #include <nlohmann/json.hpp>
-#include <regex>
 
 #include "pipeline/pipeline.hpp"
 #include "wavg/error.hpp"
+#include "wavg/tensor_values.hpp"
 
 namespace wavg::cli {
 
 namespace {
 
-// A layer tensor: what precedes the layer number, the number, and what follows (model.layers.3.mlp.up.weight).
-const std::regex k_layer_name(R"(^(.*?(?:^|\.)(?:layers|h|blocks|layer)\.)(\d{1,6})(\..*)$)");
-
-bool before_layers(const std::string& name) {
-  return name.find("embed") != std::string::npos || name.find("wte") != std::string::npos ||
-         name.find("wpe") != std::string::npos;
-}
+// One source opened: its reader and its layers.
+struct Segment {
+  Reader* reader;
+  Slice slice;
+};
 
 class SlicedModel final : public Reader {
  public:
-  SlicedModel(const std::vector<Slice>& slices, const std::vector<Reader*>& models) : m_path("slices") {
-    add_outside(*models.front(), true);
-    int next = 0;
-    for (std::size_t i = 0; i < slices.size(); ++i) {
-      Reader& r = *models[i];
-      std::map<long, std::vector<std::pair<std::size_t, std::string>>> by_layer;  // layer -> (tensor, its name)
-      for (std::size_t t = 0; t < r.tensors().size(); ++t) {
-        std::smatch m;
-        const std::string& name = r.tensors()[t].name;
-        if (std::regex_match(name, m, k_layer_name))
-          by_layer[std::stol(m[2].str())].push_back({t, m[1].str() + "#" + m[3].str()});
+  // `segments`: the sources of one position, by slice.
+  explicit SlicedModel(const std::vector<Segment>& segments) {
+    for (const Segment& s : segments) {
+      const std::string& p = s.reader->path();
+      if (std::find(m_models.begin(), m_models.end(), s.reader) == m_models.end()) {
+        m_models.push_back(s.reader);
+        m_path += (m_path.empty() ? "" : " + ") + p;
       }
-      for (int layer = slices[i].first; layer < slices[i].last; ++layer, ++next) {
+    }
+    add_outside(*segments.front().reader, true);
+    int next = 0;
+    for (const Segment& s : segments) {
+      Reader& r = *s.reader;
+      std::map<long, std::vector<std::pair<std::size_t, LayerName>>> by_layer;  // layer -> (tensor, its name)
+      for (std::size_t t = 0; t < r.tensors().size(); ++t)
+        if (auto n = layer_name(r.tensors()[t].name)) by_layer[n->layer].emplace_back(t, std::move(*n));
+      for (int layer = s.slice.first; layer < s.slice.last; ++layer, ++next) {
         const auto it = by_layer.find(layer);
         if (it == by_layer.end())
           throw Error(ExitCode::incompatible, r.path(),
                       "has no layer " + std::to_string(layer) + " (slice layer_range [" +
-                          std::to_string(slices[i].first) + ", " + std::to_string(slices[i].last) + "])");
-        for (const auto& [t, pattern] : it->second) {
+                          std::to_string(s.slice.first) + ", " + std::to_string(s.slice.last) + "])");
+        for (const auto& [t, n] : it->second) {
           TensorInfo info = r.tensors()[t];
-          info.name =
-              pattern.substr(0, pattern.find('#')) + std::to_string(next) + pattern.substr(pattern.find('#') + 1);
+          info.name = n.prefix + std::to_string(next) + n.suffix;
           add(info, r, t);
         }
       }
     }
-    add_outside(*models.back(), false);
-    m_layers = next;
+    add_outside(*segments.back().reader, false);
   }
 
-  int layers() const { return m_layers; }
   const std::string& path() const override { return m_path; }
+  std::vector<std::string> files() const override {
+    std::vector<std::string> out;
+    for (const Reader* r : m_models)
+      for (std::string& f : r->files()) out.push_back(std::move(f));
+    return out;
+  }
   std::string format_name() const override { return "slices"; }
-  std::string layout() const override { return "passthrough slices"; }
+  std::string layout() const override { return "slices"; }
   const std::vector<TensorInfo>& tensors() const override { return m_tensors; }
   void read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) override {
     m_source[index].first->read(m_source[index].second, offset, count, dst);
@@ -72,6 +76,12 @@ class SlicedModel final : public Reader {
   }
   void release(std::size_t index, std::uint64_t offset, std::uint64_t count) override {
     m_source[index].first->release(m_source[index].second, offset, count);
+  }
+  void prefetch(std::size_t index, std::uint64_t offset, std::uint64_t count) override {
+    m_source[index].first->prefetch(m_source[index].second, offset, count);
+  }
+  std::vector<std::uint64_t> boundaries(std::size_t index) const override {
+    return m_source[index].first->boundaries(m_source[index].second);
   }
   std::map<std::string, std::string> metadata() const override { return {}; }
 
@@ -84,29 +94,67 @@ class SlicedModel final : public Reader {
   void add_outside(Reader& r, bool before) {
     for (std::size_t t = 0; t < r.tensors().size(); ++t) {
       const std::string& name = r.tensors()[t].name;
-      if (!std::regex_match(name, k_layer_name) && before_layers(name) == before) add(r.tensors()[t], r, t);
+      if (!layer_name(name) && before_layers(name) == before) add(r.tensors()[t], r, t);
     }
   }
 
-  std::string m_path;
+  std::string m_path;             // its models' paths, joined by " + "
+  std::vector<Reader*> m_models;  // each once
   std::vector<TensorInfo> m_tensors;
   std::vector<std::pair<Reader*, std::size_t>> m_source;  // per tensor: its model and index there
-  int m_layers = 0;
 };
 
-// The first slice's model's config.json with the new number of layers, or nothing when it has none.
-std::string sliced_config(const std::string& model, int layers) {
-  std::ifstream in(model + "/config.json", std::ios::binary);
+}  // namespace
+
+std::vector<std::string> SlicedSources::models() const {
+  std::vector<std::string> out;
+  const auto add = [&](const std::vector<Slice>& slices) {
+    for (const Slice& s : slices)
+      if (std::find(out.begin(), out.end(), s.model) == out.end()) out.push_back(s.model);
+  };
+  add(base);
+  for (const auto& position : inputs) add(position);
+  return out;
+}
+
+int SlicedSources::layers() const {
+  int n = 0;
+  for (const Slice& s : inputs.front()) n += s.last - s.first;
+  return n;
+}
+
+SlicedInputs::SlicedInputs(const SlicedSources& sources, const std::vector<Reader*>& opened) {
+  const std::vector<std::string> models = sources.models();
+  const auto segments = [&](const std::vector<Slice>& slices) {
+    std::vector<Segment> out;
+    for (const Slice& s : slices)
+      out.push_back({opened[std::find(models.begin(), models.end(), s.model) - models.begin()], s});
+    return out;
+  };
+  for (const auto& position : sources.inputs) m_inputs.push_back(std::make_unique<SlicedModel>(segments(position)));
+  if (!sources.base.empty()) m_base = std::make_unique<SlicedModel>(segments(sources.base));
+}
+
+SlicedInputs::~SlicedInputs() = default;
+
+std::vector<Reader*> SlicedInputs::inputs() const { return pipeline::raw(m_inputs); }
+
+std::unique_ptr<Reader> SlicedInputs::take_base() { return std::move(m_base); }
+
+std::string sliced_config(const std::string& folder, int layers) {
+  std::ifstream in(folder + "/config.json", std::ios::binary);
   if (!in) return "";
   nlohmann::ordered_json config = nlohmann::ordered_json::parse(in, nullptr, false);
   if (!config.is_object() || !config.contains("num_hidden_layers"))
-    throw Error(ExitCode::incompatible, model + "/config.json",
-                "has no num_hidden_layers for the frankenmerge's new layer count");
+    throw Error(ExitCode::incompatible, folder + "/config.json",
+                "has no num_hidden_layers for the sliced model's new layer count");
   config["num_hidden_layers"] = layers;
   return config.dump(2) + "\n";
 }
 
-// The conductor's steps for a frankenmerge: the opened models become one SlicedModel, the plan's one input, which
+namespace {
+
+// The conductor's steps for a frankenmerge: the opened models become one sliced model, the plan's one input, which
 // is also the output's template (its tensor list); the first slice's model gives the companion files.
 class PassthroughSteps final : public pipeline::Steps {
  public:
@@ -114,39 +162,38 @@ class PassthroughSteps final : public pipeline::Steps {
 
   std::vector<Reader*> inputs(const std::vector<Reader*>& opened) override {
     m_first = opened.front();
-    m_model = std::make_unique<SlicedModel>(m_job.slices, opened);
-    return {m_model.get()};
+    m_model = std::make_unique<SlicedInputs>(sources(), opened);
+    return m_model->inputs();
   }
-  std::string describe(const Method&) override {
-    return "passthrough (" + std::to_string(m_model->layers()) + " layers)";
-  }
+  std::string describe(const Method&) override { return "passthrough (" + std::to_string(layers()) + " layers)"; }
   void output(OutputSpec& spec, const pipeline::Run&) override {
-    spec.template_input = m_model.get();
+    spec.template_input = m_model->inputs().front();
     spec.dropped.clear();
     spec.companions = m_first;
     spec.provenance.add("wavg_recipe", m_job.recipe_text);
     spec.extra_files.emplace_back("mergekit_config.yml", m_job.recipe_text);
-    if (const std::string config = sliced_config(m_job.slices.front().model, m_model->layers()); !config.empty())
+    if (const std::string config = sliced_config(m_job.slices.front().model, layers()); !config.empty())
       spec.extra_files.emplace_back("config.json", config);
   }
-  int layers() const { return m_model->layers(); }
+  int layers() const { return sources().layers(); }
+  SlicedSources sources() const { return {{}, {m_job.slices}}; }
 
  private:
   const PassthroughJob& m_job;
   Reader* m_first = nullptr;
-  std::unique_ptr<SlicedModel> m_model;
+  std::unique_ptr<SlicedInputs> m_model;
 };
 
 }  // namespace
 
 int run_passthrough(const PassthroughJob& job) {
+  PassthroughSteps steps(job);
   pipeline::Job run_job;
-  for (const Slice& s : job.slices) run_job.inputs.push_back(s.model);
+  run_job.inputs = steps.sources().models();
   run_job.output = pipeline::check_target({job.output, job.format, job.overwrite}, run_job.inputs);
   run_job.command = "merge";
   run_job.out_dtype = job.out_dtype;
   run_job.hash = job.hash;
-  PassthroughSteps steps(job);
   const pipeline::Run run = pipeline::run(run_job, steps);
   if (!job.verbosity.quiet)
     std::fprintf(report_stream(job.output), "passthrough: %zu tensors of %zu slices (%d layers) into %s\n",

@@ -191,6 +191,10 @@ std::unique_ptr<Method> Steps::method(Backend& backend, const Run&, const Job& j
   return make_weighted_mean(backend, job.weights);
 }
 
+std::unique_ptr<Reader> Steps::base(const Job& job) {
+  return job.base.empty() ? nullptr : open_reader(job.base);
+}
+
 PlanOptions engine_plan_options(PlanOptions options) {
   options.float_dtypes = FloatDTypes::mixed;
   return options;
@@ -198,11 +202,11 @@ PlanOptions engine_plan_options(PlanOptions options) {
 
 namespace {
 
-// The base phase: the job's base opened and matched against the plan (Error(incompatible) naming what differs).
-void open_base(const Job& job, Run& r) {
-  if (job.base.empty()) return;
-  r.base = open_reader(job.base);
-  r.base_source = match_base(r.plan, *r.base);
+// The base phase: the base opened (Steps::base) and matched against the plan (Error(incompatible) naming what
+// differs).
+void open_base(const Job& job, Steps& steps, Run& r) {
+  r.base = steps.base(job);
+  if (r.base) r.base_source = match_base(r.plan, *r.base);
 }
 
 // The state phase: the server state an earlier round left (if any) loaded and checked against the plan.
@@ -221,7 +225,7 @@ Run run(const Job& job, Steps& steps) {
   r.plan = build_plan(r.inputs, engine_plan_options(job.plan));
   steps.plan(r.plan, r.inputs);
   if (job.out_dtype) set_out_dtype(r.plan, *job.out_dtype);
-  open_base(job, r);
+  open_base(job, steps, r);
   open_state(job, r);
   r.backend = steps.backend(r.plan, r.inputs.size());
   r.method = steps.method(*r.backend, r, job);

@@ -164,6 +164,9 @@ class Steps {
   // Returns the readers the plan and the engine see (alignment permutes them); the output keeps the opened
   // inputs' own files as templates.
   virtual std::vector<Reader*> inputs(const std::vector<Reader*>& opened) { return opened; }
+  // Returns the base (Job::base opened; null without one), which run() matches against the plan: a sliced merge's
+  // is a virtual model of the base's slices.
+  virtual std::unique_ptr<Reader> base(const Job& job);
   // Adjusts the plan (each tensor's action) before --out-dtype applies.
   virtual void plan(Plan& /*plan*/, const std::vector<Reader*>& /*inputs*/) {}
   virtual std::unique_ptr<Backend> backend(const Plan& /*plan*/, std::size_t /*inputs*/) { return make_cpu_backend(); }

@@ -83,6 +83,18 @@ def model(seed):
     }
 
 
+def llama_shapes(layers, hidden, intermediate, vocab):
+    """The tensor shapes of a Llama-shaped model (embeddings, attention, MLP, input norm per layer, norm, head)."""
+    shapes = {"model.embed_tokens.weight": (vocab, hidden), "model.norm.weight": (hidden,),
+              "lm_head.weight": (vocab, hidden)}
+    for i in range(layers):
+        shapes.update({f"model.layers.{i}.self_attn.{m}_proj.weight": (hidden, hidden) for m in "qkvo"})
+        shapes.update({f"model.layers.{i}.mlp.{m}_proj.weight": (intermediate, hidden) for m in ("gate", "up")})
+        shapes[f"model.layers.{i}.mlp.down_proj.weight"] = (hidden, intermediate)
+        shapes[f"model.layers.{i}.input_layernorm.weight"] = (hidden,)
+    return shapes
+
+
 def mean_rounded(arrays):
     """The float64 mean rounded once to the inputs' dtype; integers are input 1's."""
     if arrays[0].dtype.kind != "f":

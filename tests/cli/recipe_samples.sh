@@ -4,14 +4,9 @@
 PYTHONPATH=$ROOT/tests/cli /usr/bin/python3 - <<'PY'
 import json, os
 import numpy as np
-from hf_tools import write_safetensors
+from hf_tools import llama_shapes, write_safetensors
 rng = np.random.default_rng(3)
-shapes = {"model.embed_tokens.weight": (16, 8), "model.norm.weight": (8,), "lm_head.weight": (16, 8)}
-for i in range(3):
-    shapes.update({f"model.layers.{i}.self_attn.{m}_proj.weight": (8, 8) for m in "qkvo"})
-    shapes.update({f"model.layers.{i}.mlp.{m}_proj.weight": (12, 8) for m in ("gate", "up")})
-    shapes[f"model.layers.{i}.mlp.down_proj.weight"] = (8, 12)
-    shapes[f"model.layers.{i}.input_layernorm.weight"] = (8,)
+shapes = llama_shapes(3, 8, 12, 16)
 base = {k: rng.normal(size=s).astype(np.float32) for k, s in shapes.items()}
 for name in ("base", "math", "code", "chat"):
     d = f"models/llama-{name}"
@@ -20,7 +15,9 @@ for name in ("base", "math", "code", "chat"):
                                      for k, v in base.items()}
     write_safetensors(f"{d}/model.safetensors", t, {"format": "pt"})
     json.dump({"num_hidden_layers": 3, "name": name}, open(f"{d}/config.json", "w"))
-    json.dump({"name": name}, open(f"{d}/tokenizer.json", "w"))
+    json.dump({"name": name, "added_tokens": [],  # task-negation's tokenizer_source: base reads its tokens
+               "model": {"type": "BPE", "vocab": {f"t{i}": i for i in range(16)}, "merges": []}},
+              open(f"{d}/tokenizer.json", "w"))
 PY
 for r in "$SAMPLES"/recipes/*.yml; do
   "$WAVG" merge -q --recipe "$r" -o "out-$(basename "$r" .yml)/"

@@ -41,3 +41,44 @@ TEST_CASE("layer i of L sits at i / (L - 1); tensors outside the layers at 0") {
   CHECK(t == std::vector<double>{0, 0, 1, 0.5, 0, 0.5});
   CHECK(layer_positions({"model.layers.0.w", "lm_head.weight"}) == std::vector<double>{1, 0});  // L = 1: t = 1
 }
+
+TEST_CASE("a sliced merge resolves a setting per output slice, its gradient over the slice's own layers") {
+  TensorValues v;
+  v.global["weight"] = {{"", {9}}};
+  SliceValues first;  // output layers 0-2, input 0's source starting at its layer 4
+  first.layers = 3;
+  first.global["weight"] = {{"", {0, 1}}};
+  first.per_input = {{{"weight", {{"layers.5.", {7}}}}}};
+  first.first = {4};
+  SliceValues second;  // output layer 3 alone: t = 1
+  second.layers = 1;
+  second.global["weight"] = {{"", {2, 3}}};
+  v.slices = {first, second};
+  // The slice's own gradient: layer 1 of 3 sits at 0.5 (not at 1/3 of the output's 4 layers).
+  CHECK(*v.get("weight", "model.layers.1.mlp.w", 0.0) == 0.5);
+  CHECK(*v.get("weight", "model.layers.2.mlp.w", 0.0) == 1.0);
+  CHECK(*v.get("weight", "model.layers.3.mlp.w", 0.0) == 3.0);  // one layer: t = 1
+  // A source's own filter sees its own name: output layer 1 is the source's layer 5.
+  CHECK(*v.get("weight", "model.layers.1.mlp.w", 0.0, 0) == 7.0);
+  CHECK(*v.get("weight", "model.layers.0.mlp.w", 0.0, 0) == 0.0);  // layer 4: the slice's setting
+  // Outside the layers: the embeddings take the first slice's settings, the rest the last one's, at t = 0.
+  CHECK(*v.get("weight", "model.embed_tokens.weight", 0.7) == 0.0);
+  CHECK(*v.get("weight", "lm_head.weight", 0.7) == 2.0);
+  CHECK_FALSE(v.get("lambda", "lm_head.weight", 0.7).has_value());
+  second.global.clear();
+  v.slices.back() = second;
+  CHECK(*v.get("weight", "model.layers.3.mlp.w", 0.0) == 9.0);  // the recipe's, last
+}
+
+TEST_CASE("a layer tensor's name splits around its layer number; the others are before or after the layers") {
+  const auto n = layer_name("model.layers.12.mlp.up_proj.weight");
+  REQUIRE(n);
+  CHECK(n->prefix == "model.layers.");
+  CHECK(n->layer == 12);
+  CHECK(n->suffix == ".mlp.up_proj.weight");
+  CHECK(layer_name("transformer.h.3.attn.c_attn.weight")->prefix == "transformer.h.");
+  CHECK_FALSE(layer_name("model.norm.weight"));
+  CHECK(before_layers("model.embed_tokens.weight"));
+  CHECK(before_layers("transformer.wte.weight"));
+  CHECK_FALSE(before_layers("lm_head.weight"));
+}
