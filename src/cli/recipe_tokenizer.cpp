@@ -182,14 +182,19 @@ struct TokenizedModels::Impl {
     return std::nullopt;
   }
 
+  // Refuses a row that model k's tensor `info` does not have (its tokenizer names more rows than it holds).
+  void check_row(std::size_t k, const TensorInfo& info, long row) const {
+    if (row < 0 || static_cast<std::uint64_t>(row) >= info.shape[0])
+      throw Error(ExitCode::incompatible, paths[k],
+                  info.name + " has " + std::to_string(info.shape[0]) + " rows; its tokenizer names row " +
+                      std::to_string(row));
+  }
+
   std::vector<double> source_row(std::size_t k, const std::string& name, long row) const {
     const auto t = tensor(k, name);
     if (!t) throw Error(ExitCode::incompatible, paths[k], "has no tensor " + name + " for a token's row");
     const TensorInfo& info = readers[k]->tensors()[*t];
-    if (row < 0 || static_cast<std::uint64_t>(row) >= info.shape[0])
-      throw Error(ExitCode::incompatible, paths[k],
-                  name + " has " + std::to_string(info.shape[0]) + " rows; its tokenizer names row " +
-                      std::to_string(row));
+    check_row(k, info, row);
     return read_values(*readers[k], *t, static_cast<std::uint64_t>(row) * info.shape[1], info.shape[1]);
   }
 
@@ -251,11 +256,15 @@ struct TokenizedModels::Impl {
     return row_locked(k, name, id, width);
   }
 
+  // Model k's own row for output row `id`, or -1 where the row is a default or padding.
+  long own_row(std::size_t k, long id) const {
+    if (id >= static_cast<long>(tokens.size())) return -1;
+    const auto s = settings.find(tokens[static_cast<std::size_t>(id)]);
+    return s != settings.end() && s->second.force ? -1 : rows[k][static_cast<std::size_t>(id)];
+  }
+
   std::vector<double> row_locked(std::size_t k, const std::string& name, long id, std::uint64_t width) {
-    const std::string& token = tokens[static_cast<std::size_t>(id)];
-    const auto s = settings.find(token);
-    const long own = rows[k][static_cast<std::size_t>(id)];
-    if (own >= 0 && (s == settings.end() || !s->second.force)) return source_row(k, name, own);
+    if (const long own = own_row(k, id); own >= 0) return source_row(k, name, own);
     auto& d = defaults[{name, id}];
     if (d.empty()) d = default_row(name, id, width);
     return d;
@@ -287,6 +296,12 @@ class TokenizedModel final : public Reader {
     std::vector<unsigned char> buf(width * size);
     for (std::uint64_t at = offset; at < offset + count;) {
       const std::uint64_t r = at / width, from = at % width, n = std::min(width - from, offset + count - at);
+      if (const long own = m_impl.own_row(m_k, static_cast<long>(r)); own >= 0) {  // the model's row, as stored
+        m_impl.check_row(m_k, m_r.tensors()[index], own);
+        m_r.read(index, static_cast<std::uint64_t>(own) * width + from, n, out + (at - offset) * size);
+        at += n;
+        continue;
+      }
       const std::vector<double> values = m_impl.row(m_k, t.name, static_cast<long>(r), width);
       dispatch_float(t.dtype, [&]<DType T>() {
         for (std::uint64_t j = 0; j < width; ++j) store<T>(buf.data(), j, values[j]);
