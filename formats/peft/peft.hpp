@@ -20,9 +20,12 @@
 // to the module's rank and a magnitude only with use_dora.
 //
 // The writer makes a folder (an AtomicDirectory's temporary directory) of adapter_model.safetensors (with
-// "format": "pt" and the provenance in __metadata__) and adapter_config.json: input 1's, with "r" and
-// "rank_pattern" rewritten to the ranks the output's factors have. An existing output folder (--force) must hold
-// an adapter; its adapter_config.json and adapter_model.* are replaced, the rest stays.
+// "format": "pt" and the provenance in __metadata__), or with --format peft-bin adapter_model.bin (a torch.save
+// state_dict, the provenance in its wavg.json entry, pytorch.hpp), and adapter_config.json: input 1's, with "r" and
+// "rank_pattern" rewritten to the ranks the output's factors have, or, when input 1 is no adapter, the
+// adapter_config.json among the spec's extra files (merge --lora-extract's). An existing output folder (--force)
+// must hold an adapter; its adapter_config.json and adapter_model.* are replaced (the other weights file removed,
+// since peft would load adapter_model.safetensors first), the rest stays.
 
 #include <memory>
 #include <string>
@@ -68,5 +71,8 @@ std::string pattern_target(const std::string& module);
 
 std::unique_ptr<Writer> create_peft_writer(const std::string& tmp_dir, const std::string& display_path,
                                            const OutputSpec& spec);
+// The same folder with adapter_model.bin, a torch.save state_dict (--format peft-bin).
+std::unique_ptr<Writer> create_peft_bin_writer(const std::string& tmp_dir, const std::string& display_path,
+                                               const OutputSpec& spec);
 
 }  // namespace wavg::peft

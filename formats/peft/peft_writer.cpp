@@ -1,5 +1,6 @@
-// Writing PEFT adapter folders: adapter_model.safetensors through the safetensors writer, and input 1's
-// adapter_config.json beside it, its ranks rewritten where the output's factors have others (layout in peft.hpp).
+// Writing PEFT adapter folders: adapter_model.safetensors through the safetensors writer (or adapter_model.bin
+// through the torch.save writer), and input 1's adapter_config.json beside it, its ranks rewritten where the
+// output's factors have others (layout in peft.hpp).
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 
 #include "hf/hf.hpp"
 #include "peft/peft.hpp"
+#include "pytorch/pytorch.hpp"
 #include "safetensors/safetensors.hpp"
 #include "wavg/atomic_directory.hpp"
 #include "wavg/error.hpp"
@@ -24,45 +26,51 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* k_weights = "adapter_model.safetensors";
 constexpr const char* k_config = "adapter_config.json";
 
-// `name` as a regular expression matching exactly it: rank_pattern's keys are expressions.
-std::string escaped(const std::string& name) {
-  std::string out;
-  for (const char c : name) {
-    if (std::strchr(R"(\^$.|?*+()[]{})", c)) out += '\\';
-    out += c;
-  }
-  return out;
+// The two weights files; peft loads the safetensors one when both are there, so writing one retires the other.
+enum class WeightsFile { safetensors, bin };
+const char* file_name(WeightsFile f) {
+  return f == WeightsFile::safetensors ? "adapter_model.safetensors" : "adapter_model.bin";
 }
+
+// rank_pattern's key for a module: its plain name. peft 0.13 looks a key up by the module's name when no key
+// matches `.*\.KEY$` (which a whole path starting at the model's root never does), later versions match
+// `(.*\.)?(KEY)$`, and a module path's dots match themselves either way; an escaped name (model\.layers\.0...)
+// would be found by neither in 0.13.
 
 class AdapterWriter final : public Writer {
  public:
-  AdapterWriter(const std::string& tmp_dir, const std::string& display, const OutputSpec& spec)
+  AdapterWriter(WeightsFile file, const std::string& tmp_dir, const std::string& display, const OutputSpec& spec)
       : m_dir(tmp_dir), m_display(display), m_spec(spec) {
+    const char* weights = file_name(file);
+    const char* other = file_name(file == WeightsFile::safetensors ? WeightsFile::bin : WeightsFile::safetensors);
     m_template = dynamic_cast<const AdapterReader*>(spec.template_input);
-    if (!m_template)
+    if (!m_template && !given_config())
       throw Error(ExitCode::usage, display,
                   "an adapter folder takes its adapter_config.json from input 1, which is no PEFT adapter");
     // --force replaces the adapter in an adapter folder (or fills an empty one), nothing else of the folder.
     check_model_folder(
         display, [&] { return looks_like_peft(display); }, "PEFT adapter");
-    set_switch_files(m_dir, {k_config, k_weights});
-    for (const char* name : {k_config, k_weights, "adapter_model.bin"}) hf::check_replaceable(display, name);
+    set_switch_files(m_dir, {k_config, weights});
+    for (const char* name : {k_config, weights, other}) hf::check_replaceable(display, name);
     std::error_code ec;
-    if (fs::exists(fs::symlink_status(fs::path(display) / "adapter_model.bin", ec)))
-      retire_in_folder(m_dir, "adapter_model.bin");
-    check_free_space(display, least_output_bytes(spec.tensors) + m_template->config_text().size());
+    if (fs::exists(fs::symlink_status(fs::path(display) / other, ec))) retire_in_folder(m_dir, other);
+    check_free_space(display, least_output_bytes(spec.tensors) + config_template().size());
     m_sub.tensors = spec.tensors;
     m_sub.provenance = spec.provenance;
-    m_sub.metadata = m_template->metadata();
-    m_sub.metadata.emplace("format", "pt");  // transformers refuses safetensors weights without it
-    const std::string path = (fs::path(m_dir) / k_weights).string();
+    const std::string path = (fs::path(m_dir) / weights).string();
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0) fail(m_display, std::string("cannot create ") + k_weights + ": " + std::strerror(errno));
+    if (fd < 0) fail(m_display, std::string("cannot create ") + weights + ": " + std::strerror(errno));
     ::close(fd);
-    m_weights = create_safetensors_writer(path, (fs::path(m_display) / k_weights).string(), m_sub);
+    const std::string shown = (fs::path(m_display) / weights).string();
+    if (file == WeightsFile::bin) {
+      m_weights = pytorch::create_pytorch_writer(path, shown, m_sub);  // a plain state_dict, as peft's torch.save
+      return;
+    }
+    if (m_template) m_sub.metadata = m_template->metadata();
+    m_sub.metadata.emplace("format", "pt");  // transformers refuses safetensors weights without it
+    m_weights = create_safetensors_writer(path, shown, m_sub);
   }
 
   bool holds_template_values(std::size_t) const override { return false; }
@@ -77,9 +85,21 @@ class AdapterWriter final : public Writer {
   }
 
  private:
+  // An adapter_config.json among the spec's extra files (merge --lora-extract's), or null.
+  const std::string* given_config() const {
+    for (const auto& [name, text] : m_spec.extra_files)
+      if (name == k_config) return &text;
+    return nullptr;
+  }
+
+  // The config the output's starts from: input 1's, or the one the spec brings.
+  const std::string& config_template() const { return m_template ? m_template->config_text() : *given_config(); }
+
   // Input 1's config, byte for byte when every module keeps its rank; otherwise with "r" set to the first
-  // module's rank and rank_pattern naming each module whose rank differs from that.
+  // module's rank and rank_pattern naming each module whose rank differs from that. A config the spec brings is
+  // written as it is.
   std::string config() const {
+    if (!m_template) return *given_config();
     std::map<std::string, std::uint64_t> old_rank;
     for (const LoraModule& m : m_template->lora_adapter()->modules) old_rank[m.name] = m.rank;
     std::vector<std::pair<std::string, std::uint64_t>> ranks;
@@ -98,7 +118,7 @@ class AdapterWriter final : public Writer {
     doc["r"] = r;
     nlohmann::ordered_json pattern = nlohmann::ordered_json::object();
     for (const auto& [module, rank] : ranks)
-      if (rank != r) pattern[escaped(pattern_target(module))] = rank;
+      if (rank != r) pattern[pattern_target(module)] = rank;
     doc["rank_pattern"] = pattern;
     return doc.dump(2) + "\n";
   }
@@ -115,7 +135,12 @@ class AdapterWriter final : public Writer {
 
 std::unique_ptr<Writer> create_peft_writer(const std::string& tmp_dir, const std::string& display_path,
                                            const OutputSpec& spec) {
-  return std::make_unique<AdapterWriter>(tmp_dir, display_path, spec);
+  return std::make_unique<AdapterWriter>(WeightsFile::safetensors, tmp_dir, display_path, spec);
+}
+
+std::unique_ptr<Writer> create_peft_bin_writer(const std::string& tmp_dir, const std::string& display_path,
+                                               const OutputSpec& spec) {
+  return std::make_unique<AdapterWriter>(WeightsFile::bin, tmp_dir, display_path, spec);
 }
 
 }  // namespace wavg::peft

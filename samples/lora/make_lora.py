@@ -12,6 +12,7 @@ products and means of a few of them are exact in float32 and tests can state res
                               rank
   rslora/                     LoRA, r 4, lora_alpha 8, use_rslora (scale 8 / sqrt(4) = 4), q_proj only
   dora/                       DoRA (use_dora), r 2, lora_alpha 4, q_proj with its lora_magnitude_vector
+  dora2/                      another DoRA client of dora/'s shape, rank 1 (lora_alpha 2: scale 2), other magnitudes
 
 Run from the repository root: /usr/bin/python3 samples/lora/make_lora.py samples/lora
 """
@@ -86,6 +87,9 @@ def main(root):
     adapter(os.path.join(root, "dora"), config(2, 4, use_dora=True, target_modules=["q_proj"]),
             {**lora("layers.0.q_proj", 2, 7),
              PREFIX + "layers.0.q_proj.lora_magnitude_vector": np.array([2, 3, 4], np.float32)})
+    adapter(os.path.join(root, "dora2"), config(1, 2, use_dora=True, target_modules=["q_proj"]),
+            {**lora("layers.0.q_proj", 1, 8),
+             PREFIX + "layers.0.q_proj.lora_magnitude_vector": np.array([1, 5, 2], np.float32)})
 
 
 if __name__ == "__main__":

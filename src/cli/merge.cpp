@@ -22,6 +22,7 @@
 #include "wavg/error.hpp"
 #include "wavg/federated.hpp"
 #include "wavg/lora_apply.hpp"
+#include "wavg/lora_extract.hpp"
 #include "wavg/lora_merge.hpp"
 #include "wavg/method_spec.hpp"
 #include "wavg/provenance.hpp"
@@ -55,6 +56,7 @@ struct MergeOptions {
   std::string chat_template;  // the recipe's chat_template, resolved (empty: the tokenizer's own)
   std::string lora;           // --lora: how adapter folders aggregate (empty: exact)
   bool lora_apply = false;    // --lora-apply: input 1 is a base, the others adapters folded into it
+  std::uint64_t lora_extract = 0;  // --lora-extract RANK: input 1 a base, input 2 its fine-tune (0: none)
 };
 
 // With --recipe, sets the inputs, base, method and its values from the mergekit YAML (recipe.cpp); a YAML file
@@ -183,6 +185,23 @@ void apply_task_options_outside(MergeOptions& o) {
   o.task.linear = true;
 }
 
+// The LoRA options against each other and the rest (usage errors): --lora-extract takes the base and its fine-tune
+// and writes an adapter folder (--format peft unless peft-bin is given); --lora-apply takes its base as input 1, so
+// no --base, and no --staleness (its clients' metadata would be the base's).
+void check_lora_options(MergeOptions& o) {
+  if (o.lora_apply && (!o.fed.base.empty() || !o.fed.staleness.empty()))
+    fail_usage("--lora-apply folds adapters into input 1, the base (with a federated option, the round's global "
+               "model): give no --base or --staleness");
+  if (!o.lora_extract) return;
+  if (o.inputs.size() != 2 || o.lora_apply || !o.lora.empty() || !o.weights.empty() || !o.fed.weight_by.empty() ||
+      !o.fed.base.empty() || is_federated(o.fed.options) || task_run(o))
+    fail_usage("--lora-extract RANK takes two inputs, the base and its fine-tune, and no other method, weights or "
+               "base");
+  if (o.format.empty()) o.format = codec(FormatId::peft).name;
+  if (o.format != codec(FormatId::peft).name && o.format != codec(FormatId::peft_bin).name)
+    fail_usage("--lora-extract writes a PEFT adapter folder: --format peft or peft-bin, not " + o.format);
+}
+
 // Checks the options against each other and the number of inputs (usage errors, exit 2), then the output, before
 // any file opens; returns the job. A checkpoint sequence (--last) is expanded first: it supplies the inputs and
 // their weights.
@@ -192,7 +211,12 @@ pipeline::Job validate(MergeOptions& o) {
   o.plan.newest_input = newest_input(o.seq, o.inputs.size());
   if (!o.eval.empty()) check_eval_command(o.eval);
   FederatedOptions& fed = o.fed.options;
+  check_lora_options(o);
   o.fed.resolve();
+  if (o.lora_apply && is_federated(fed)) {  // a round over adapters: input 1 is the global model
+    o.fed.base = o.inputs.front();
+    fed.has_base = true;
+  }
   apply_task_options_outside(o);
   const std::size_t least = fed.has_base || fed.inputs == InputKind::deltas ? 1 : 2;
   if (o.inputs.size() < least) fail_usage("merge needs at least two inputs (one with --base or deltas)");
@@ -200,10 +224,11 @@ pipeline::Job validate(MergeOptions& o) {
   check_align_inputs(o.align, fed.has_base || fed.inputs == InputKind::deltas);
   const std::vector<double> weights = parse_weights(o.weights);
   // With --lora-apply the weights are the adapters', input 1 being the base.
-  if (!task_run(o)) validate_weights(weights, o.inputs.size() - (o.lora_apply ? 1 : 0));  // task vectors: negatives
+  const std::size_t clients = o.inputs.size() - (o.lora_apply ? 1 : 0);
+  if (!task_run(o)) validate_weights(weights, clients);  // task vectors: negatives
   // Validation only needs to know whether there are weights; --weight-by's values come from the inputs.
-  fed.weights = o.fed.weight_by.empty() ? weights : std::vector<double>(o.inputs.size(), 1.0);
-  if (federated_run(o)) validate_federated(fed, o.inputs.size());
+  fed.weights = o.fed.weight_by.empty() ? weights : std::vector<double>(clients, 1.0);
+  if (federated_run(o)) validate_federated(fed, clients);
   if (task_run(o)) validate_task(o.task.resolve(fed, fed.weights), fed, o.inputs.size());
   if (fed.server.kind != ServerOptKind::none && fed.server.kind != ServerOptKind::sgd && !fed.has_state)
     note(o.verbosity, 0, "no --state: the server optimizer's moments start from zero and are not saved");
@@ -252,6 +277,7 @@ class MergeSteps final : public pipeline::Steps {
     fed.weights = m_weights;
     if (fed.staleness_fn)
       fed.staleness = staleness_from_metadata(*run.base, run.inputs, m_o.fed.staleness, *fed.staleness_fn);
+    if (!m_clients.empty()) return make_federated(backend, run.plan, fed, run.state.get());
     if (m_lora || m_folded) return make_weighted_mean(backend, m_weights);  // the one input, as it is
     if (task_run(m_o)) return make_task_method(backend, run.plan, m_o.task.resolve(fed, m_weights));
     if (federated_run(m_o)) return make_federated(backend, run.plan, fed, run.state.get());
@@ -268,9 +294,11 @@ class MergeSteps final : public pipeline::Steps {
   // Returns what the run computed: the method's name, or the LoRA aggregation's.
   std::string method_text(const Method& method) const {
     if (m_folded) return "LoRA folded into " + m_o.inputs.front() + (m_lora ? " (" + m_lora->describe() + ")" : "");
+    if (!m_clients.empty()) return method.describe() + ", the clients' adapters folded into " + m_o.inputs.front();
     return m_lora ? m_lora->describe() : method.describe();
   }
   void output(OutputSpec& spec, const pipeline::Run& run) override {
+    if (!m_adapter_config.empty()) spec.extra_files = {{"adapter_config.json", m_adapter_config}};
     if (m_o.companions == MergeOptions::Companions::base) spec.companions = run.base.get();
     if (!m_o.recipe) return;
     spec.provenance.add("wavg_recipe", m_o.recipe->text);
@@ -361,6 +389,7 @@ class MergeSteps final : public pipeline::Steps {
   // input, taken as it is.
   std::vector<Reader*> adapters(const std::vector<Reader*>& inputs) {
     if (m_o.lora_apply) return applied(inputs);
+    if (m_o.lora_extract) return extracted(inputs);
     if (!are_adapters(inputs)) {
       if (!m_o.lora.empty()) fail_usage("--lora merges PEFT adapter folders; " + inputs.front()->path() + " is none");
       return inputs;
@@ -378,18 +407,45 @@ class MergeSteps final : public pipeline::Steps {
     const std::vector<Reader*> adapters(inputs.begin() + 1, inputs.end());
     if (inputs.front()->lora_adapter() || !are_adapters(adapters))
       fail_usage("--lora-apply takes the base model first, then PEFT adapter folders");
-    if (m_o.align.method != "none" || !m_o.fed.base.empty() || task_run(m_o) || is_federated(m_o.fed.options))
+    if (m_o.align.method != "none" || task_run(m_o))
       fail_usage("--lora-apply folds adapters (aggregated by --lora) into input 1, with --weights or --weight-by, "
-                 "not with alignment, a base or another method");
+                 "not with alignment or a task-vector method");
+    if (!m_o.fed.weight_by.empty()) m_weights = weights_from_metadata(adapters, m_o.fed.weight_by);
+    if (is_federated(m_o.fed.options)) return round(*inputs.front(), adapters);
     Reader* adapter = adapters.front();
     if (adapters.size() > 1 || !m_o.lora.empty()) {  // --lora is applied to one adapter too (svd:RANK cuts it)
-      if (!m_o.fed.weight_by.empty()) m_weights = weights_from_metadata(adapters, m_o.fed.weight_by);
       m_lora = aggregate_lora(adapters, m_weights, parse_lora_merge(m_o.lora.empty() ? "exact" : m_o.lora));
       adapter = m_lora.get();
     }
     m_folded = fold_lora(*inputs.front(), *adapter);
     m_weights = {1.0};
     return {m_folded.get()};
+  }
+
+  // A federated round over adapters (--lora-apply with a server optimizer, a robust method, clipping, ...): each
+  // adapter folded into input 1, the global model, is its client's model, and the round runs over those with input
+  // 1 as its base, so the pseudo-gradient is the mean update (exactly, for LoRA) and the server state is the full
+  // model's, as in any round. The next global model is written whole: an adaptive server step is not low-rank.
+  std::vector<Reader*> round(Reader& global, const std::vector<Reader*>& adapters) {
+    if (!m_o.lora.empty())
+      fail_usage("--lora does not apply to a federated round: each client's adapter is folded into input 1 whole");
+    std::vector<Reader*> clients;
+    for (Reader* a : adapters) {
+      m_clients.push_back(fold_lora(global, *a));
+      clients.push_back(m_clients.back().get());
+    }
+    return clients;
+  }
+
+  // --lora-extract: input 2's difference from input 1 as a rank-R adapter (lora_extract.hpp).
+  std::vector<Reader*> extracted(const std::vector<Reader*>& inputs) {
+    if (inputs.front()->lora_adapter() || inputs.back()->lora_adapter())
+      fail_usage("--lora-extract takes two models, the base and its fine-tune, not adapters");
+    std::unique_ptr<LoraExtract> e = extract_lora(*inputs.front(), *inputs.back(), m_o.lora_extract);
+    m_adapter_config = e->config_text();
+    m_lora = std::move(e);
+    m_weights = {1.0};
+    return {m_lora.get()};
   }
 
   MergeOptions& m_o;
@@ -403,6 +459,8 @@ class MergeSteps final : public pipeline::Steps {
   std::vector<double> m_weights;
   std::unique_ptr<LoraAggregate> m_lora;
   std::unique_ptr<Reader> m_folded;  // --lora-apply's base with the adapter folded in
+  std::vector<std::unique_ptr<Reader>> m_clients;  // a round over adapters: each folded into the global model
+  std::string m_adapter_config;                    // --lora-extract's adapter_config.json
 };
 
 // Without -j or OMP_NUM_THREADS, the plain and weighted means (no --base, robust or task method, alignment or GPU)
@@ -466,7 +524,12 @@ RunFn setup_merge(CLI::App& app) {
       ->type_name("METHOD");
   app.add_flag("--lora-apply", o->lora_apply,
                "Fold PEFT adapters into input 1, their base (W + s*B*A; DoRA's normalised form): the adapters' "
-               "aggregate by --lora when there are several");
+               "aggregate by --lora when there are several; with a federated option, a round from input 1");
+  app.add_option("--lora-extract", o->lora_extract,
+                 "Extract a PEFT adapter of this rank from input 2 minus input 1, its base (truncated SVD of each "
+                 "weight's difference)")
+      ->type_name("RANK")
+      ->check(CLI::PositiveNumber);
   add_choice(app, "--tokenizer-source", o->companions,
              {{"base", MergeOptions::Companions::base}, {"input1", MergeOptions::Companions::input1}},
              "Folder outputs with --base: whose config.json, tokenizer and other files the output copies "

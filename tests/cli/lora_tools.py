@@ -8,7 +8,7 @@ import re
 
 import numpy as np
 
-from hf_tools import read_safetensors
+from hf_tools import read_safetensors, write_safetensors
 
 PREFIX = "base_model.model."
 
@@ -57,3 +57,11 @@ def update_of(folder):
     """{module: s B A} of one adapter folder."""
     _, modules, _ = read_adapter(folder)
     return {m: s * (b @ a) for m, (a, b, s) in modules.items()}
+
+
+def set_examples(counts):
+    """Adds num_examples (FedAvg's weight) to each adapter's __metadata__: {folder: count}."""
+    for folder, n in counts.items():
+        path = os.path.join(folder, "adapter_model.safetensors")
+        tensors, meta = read_safetensors(path)
+        write_safetensors(path, tensors, {**meta, "num_examples": str(n)})

@@ -27,8 +27,15 @@
 //   mean update is s (sum w_i B_i) A: only B is averaged, and the result is exact. A differing A is refused.
 //
 // Tensors besides the factors (modules_to_save's whole modules) are averaged with the same weights: for a whole
-// module the mean is the mean model's. DoRA adapters are refused: their update m (W + dW) / ||W + dW|| is not
-// linear in the factors, so no aggregate of DoRA adapters is the mean of their models.
+// module the mean is the mean model's.
+//
+// DoRA. Client i's module is m_i * (W + dW_i) / ||W + dW_i||, the norm taken over each output row: a magnitude
+// vector m_i (one value per row) times a direction, the row-normalised W + dW_i. That is not linear in anything the
+// adapter holds, so no adapter is the mean of the clients' models; the aggregate averages each part on its own
+// instead, the way DoRA separates them: the magnitude m = sum w_i m_i, and the direction's update dW by the method
+// above (exact, svd:K, factorwise, frozen-a), giving m * (W + dW) / ||W + dW||. With equal magnitudes and exact it
+// is the model whose direction update is the mean one; describe() says that it is not the mean model. DoRA and
+// plain LoRA adapters are not mixed.
 //
 // Every sum runs over the inputs in order, in double, so the result is the same for any thread count; a module's
 // factors are computed when first read and only the last module's are kept, so memory stays that of one module.
@@ -124,13 +131,10 @@ class Aggregate final : public LoraAggregate {
   const LoraAdapter* lora_adapter() const override { return &m_out; }
 
   std::string describe() const override {
-    switch (m_how.method) {
-      case LoraMethod::exact: return "LoRA exact: the mean update, factors stacked";
-      case LoraMethod::svd: return "LoRA svd:" + std::to_string(m_how.rank) + ": the mean update, truncated SVD";
-      case LoraMethod::factorwise: return "LoRA factorwise: A and B averaged each on its own, not the mean update";
-      case LoraMethod::frozen_a: return "LoRA frozen-a: the shared A, B averaged (exact)";
-    }
-    return {};
+    const std::string method = describe_method();
+    if (!m_out.dora) return method;
+    return "DoRA: magnitudes averaged, the direction's update by " + method +
+           "; not the mean model (DoRA is not linear)";
   }
 
   void read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) override {
@@ -151,6 +155,17 @@ class Aggregate final : public LoraAggregate {
   }
 
  private:
+  // What the factors of each module are.
+  std::string describe_method() const {
+    switch (m_how.method) {
+      case LoraMethod::exact: return "LoRA exact: the mean update, factors stacked";
+      case LoraMethod::svd: return "LoRA svd:" + std::to_string(m_how.rank) + ": the mean update, truncated SVD";
+      case LoraMethod::factorwise: return "LoRA factorwise: A and B averaged each on its own, not the mean update";
+      case LoraMethod::frozen_a: return "LoRA frozen-a: the shared A, B averaged (exact)";
+    }
+    return {};
+  }
+
   const LoraAdapter& adapter(std::size_t k) const { return *m_inputs[k]->lora_adapter(); }
 
   // Every difference between input 1's config and modules and another's, and what the method needs.
@@ -158,11 +173,6 @@ class Aggregate final : public LoraAggregate {
     std::vector<Problem> problems;
     const LoraAdapter& first = adapter(0);
     const std::string& p1 = m_inputs[0]->path();
-    for (std::size_t k = 0; k < m_inputs.size(); ++k)
-      if (adapter(k).dora)
-        problems.push_back({m_inputs[k]->path(),
-                            "a DoRA adapter: its update m (W + dW) / ||W + dW|| is not linear in the factors, so no "
-                            "aggregate of DoRA adapters is the mean of their models; wavg does not merge them"});
     auto differ = [&](std::size_t k, const std::string& what, const std::string& want, const std::string& found) {
       problems.push_back({m_inputs[k]->path(), what + ": expected " + want + " (as " + p1 + "), found " + found});
     };
@@ -170,6 +180,9 @@ class Aggregate final : public LoraAggregate {
     for (std::size_t k = 1; k < m_inputs.size(); ++k) {
       const LoraAdapter& a = adapter(k);
       if (a.base_model != first.base_model) differ(k, "base_model_name_or_path", first.base_model, a.base_model);
+      if (a.dora != first.dora)
+        differ(k, "use_dora (DoRA and plain LoRA adapters do not merge)", first.dora ? "true" : "false",
+               a.dora ? "true" : "false");
       if (sorted_list(a.target_modules) != sorted_list(first.target_modules))
         differ(k, "target_modules", sorted_list(first.target_modules), sorted_list(a.target_modules));
       if (sorted_list(a.modules_to_save) != sorted_list(first.modules_to_save))
@@ -233,6 +246,7 @@ class Aggregate final : public LoraAggregate {
     m_out = first;
     m_out.modules.clear();
     std::map<std::size_t, std::pair<std::size_t, Source::Kind>> factor_of;  // input 1's tensor -> module, A or B
+    std::map<std::size_t, std::size_t> magnitude_of;  // input 1's DoRA magnitude -> module (averaged as it is)
     for (const LoraModule& m1 : first.modules) {
       ModulePlan p;
       p.name = m1.name;
@@ -252,6 +266,7 @@ class Aggregate final : public LoraAggregate {
       m_out.modules.push_back({.name = m1.name, .rank = p.rank, .alpha = m1.alpha, .scale = p.scale});
       factor_of[m1.a] = {m_modules.size(), Source::Kind::a};
       factor_of[m1.b] = {m_modules.size(), Source::Kind::b};
+      if (m1.magnitude != k_no_tensor) magnitude_of[m1.magnitude] = m_modules.size();
       m_modules.push_back(std::move(p));
     }
     std::vector<std::map<std::string, std::size_t>> by_name(m_inputs.size());
@@ -273,6 +288,7 @@ class Aggregate final : public LoraAggregate {
           p.out_b = m_out.modules[s.module].b = m_tensors.size();
         }
       } else {
+        if (const auto g = magnitude_of.find(i); g != magnitude_of.end()) m_out.modules[g->second].magnitude = m_tensors.size();
         if (!is_float(t.dtype)) {
           problems.push_back({m_inputs[0]->path(), t.name + ": a " + std::string(dtype_name(t.dtype)) +
                                                        " tensor in an adapter, which wavg averages only when float"});
