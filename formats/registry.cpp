@@ -23,6 +23,7 @@
 #include "mxnet/mxnet.hpp"
 #include "peft/peft.hpp"
 #include "npz/npz.hpp"
+#include "onnx/onnx.hpp"
 #include "pytorch/pytorch.hpp"
 #include "safetensors/safetensors.hpp"
 #include "tensorflow/tensorflow.hpp"
@@ -74,7 +75,7 @@ constexpr unsigned k_shard_size = static_cast<unsigned>(OutputOption::shard_size
 
 // The rows, in sniffing order. A table, one row a codec, its facts in the order Codec declares them.
 // clang-format off
-const std::array<Codec, 18> k_codecs{{
+const std::array<Codec, 19> k_codecs{{
     {.id = FormatId::hdf5, .name = "hdf5", .display = "HDF5", .extensions = {".h5", ".hdf5", ".he5", ".keras_h5"},
      .train_extension = ".h5", .sniff = looks_like_hdf5, .open = open_as<Hdf5Reader>, .create = create_hdf5_writer},
     {.id = FormatId::safetensors, .name = "safetensors", .display = "safetensors", .extensions = {".safetensors"},
@@ -105,6 +106,7 @@ const std::array<Codec, 18> k_codecs{{
      .no_metadata = "a Caffe NetParameter has no place for it", .train_extension = ".caffe",
      .sniff = looks_like_caffe, .open = open_as<CaffeReader>,
      .create = create_caffe_writer},
+    {.id = FormatId::onnx, .name = "onnx", .display = "ONNX", .extensions = {".onnx"}, .companions = true, .train_extension = ".onnx", .sniff = looks_like_onnx, .open = open_as<OnnxReader>, .create = create_onnx_writer},
     // Given by prefix (model.ckpt-1000) or by PREFIX.index, and committed as PREFIX.index with its data shard as
     // a companion; an output named *.ckpt-N is TensorFlow too. (A copy of standard input is never a prefix nor
     // named .index, so it is never sniffed as one.)

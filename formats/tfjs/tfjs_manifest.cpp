@@ -13,6 +13,7 @@
 #include <optional>
 #include <set>
 
+#include "common/companion_path.hpp"
 #include "tfjs/tfjs.hpp"
 #include "wavg/error.hpp"
 #include "wavg/mapped_file.hpp"
@@ -22,19 +23,6 @@ namespace wavg {
 namespace {
 
 using Json = nlohmann::json;
-
-// Refuses shard paths that could name a file outside the model's directory; returns what is wrong, or "".
-std::string check_relative(const std::string& p) {
-  if (p.empty()) return "is empty";
-  if (p.find('\0') != std::string::npos) return "holds a NUL character";
-  if (p.front() == '/') return "is absolute";
-  for (std::size_t begin = 0; begin <= p.size();) {
-    const std::size_t end = std::min(p.find('/', begin), p.size());
-    if (end - begin == 2 && p.compare(begin, 2, "..") == 0) return "has a '..' component";
-    begin = end + 1;
-  }
-  return {};
-}
 
 std::string group_name(std::size_t g) { return "weightsManifest group " + std::to_string(g + 1); }
 
@@ -77,7 +65,7 @@ std::vector<std::string> tfjs_listed_shards(const std::string& path) {
     const Json doc = Json::parse(read_model_json(path));
     for (const Json& group : doc.at("weightsManifest"))
       for (const Json& p : group.at("paths"))
-        if (p.is_string() && check_relative(p.get<std::string>()).empty()) out.push_back(p.get<std::string>());
+        if (p.is_string() && relative_path_problem(p.get<std::string>()).empty()) out.push_back(p.get<std::string>());
   } catch (const std::exception&) {
     return {};  // not a TF.js model.json we can read: nothing of it to remove
   }
@@ -153,7 +141,7 @@ void TfjsReader::open_group(std::size_t g, const void* group_json) {
   for (const Json& p : *paths) {
     if (!p.is_string()) fail(m_path, group_name(g) + ": paths holds something other than a string");
     const std::string rel = p.get<std::string>();
-    if (const std::string bad = check_relative(rel); !bad.empty())
+    if (const std::string bad = relative_path_problem(rel); !bad.empty())
       fail(m_path, group_name(g) + ": shard path " + rel + " " + bad + " (shards must lie beside model.json)");
     const std::string shard_path = m_dir + rel;
     std::string why;

@@ -43,6 +43,7 @@ enum class FormatId : std::uint8_t {
   deepspeed,
   peft,
   peft_bin,
+  onnx,
 };
 
 // One layer of a model, as pairing by position (--match order) sees it.

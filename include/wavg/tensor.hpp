@@ -30,6 +30,7 @@ enum class Role : std::uint8_t {
   lora_b,           // a LoRA adapter's factor B (out x r)
   dora_magnitude,   // a DoRA adapter's magnitude vector of one module
   saved_module,     // a whole module an adapter saves beside its factors (PEFT's modules_to_save)
+  constant,         // a graph's constant that is no parameter: an ONNX shape, axes or index tensor
 };
 
 inline constexpr Named<Role> k_role_names[] = {{"unknown", Role::unknown},
@@ -43,7 +44,8 @@ inline constexpr Named<Role> k_role_names[] = {{"unknown", Role::unknown},
                                                {"lora-a", Role::lora_a},
                                                {"lora-b", Role::lora_b},
                                                {"dora-magnitude", Role::dora_magnitude},
-                                               {"saved-module", Role::saved_module}};
+                                               {"saved-module", Role::saved_module},
+                                               {"constant", Role::constant}};
 
 struct TensorInfo {
   std::string name;  // full path inside the checkpoint, e.g. model_weights/dense/dense/kernel:0

@@ -14,25 +14,12 @@
 using namespace wavg;
 using wavg::test::TempDir;
 constexpr auto floats = wavg::test::f32_bytes;
+using wavg::test::field;
+using wavg::test::number;
+using wavg::test::tag;
+using wavg::test::varint;
 
 namespace {
-
-std::string varint(std::uint64_t v) {
-  std::string s;
-  do {
-    s += static_cast<char>((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
-    v >>= 7;
-  } while (v);
-  return s;
-}
-std::string tag(int field, int wire) {
-  return varint(static_cast<std::uint64_t>(field) << 3 | static_cast<unsigned>(wire));
-}
-// A length-delimited field.
-std::string field(int number, const std::string& payload) { return tag(number, 2) + varint(payload.size()) + payload; }
-std::string number(int field_number, std::int64_t v) {
-  return tag(field_number, 0) + varint(static_cast<std::uint64_t>(v));
-}
 
 // A blob with a BlobShape and float data.
 std::string blob(std::initializer_list<std::uint64_t> dims, std::initializer_list<float> values) {

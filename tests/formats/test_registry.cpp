@@ -120,6 +120,8 @@ TEST_CASE("each sample is sniffed as its format by the first row that claims it,
       {"deepspeed/run/global_step1000/mp_rank_00_model_states.pt", FormatId::pytorch},
       {"lora/client1", FormatId::peft},  // a PEFT adapter folder
       {"lora/client1/adapter_model.safetensors", FormatId::safetensors},
+      {"onnx/a.onnx", FormatId::onnx},
+      {"onnx/ext/model.onnx", FormatId::onnx},  // external data in weights.bin beside it
       // JSON that is neither wavg JSON nor a TF.js model; not checkpoints at all.
       {"tfjs/expected.json", FormatId::none},
       {"tensorflow/v1_values.json", FormatId::none},

@@ -78,7 +78,7 @@ Action by_policy(const PlanOptions& options) {
 // by --optimizer-state first do not).
 bool refused_by_policy(const PlanEntry& e, const PlanOptions& options) {
   if (options.int_policy != IntPolicy::error || e.action == Action::average) return false;
-  if (e.info.role == Role::rng) return false;
+  if (e.info.role == Role::rng || e.info.role == Role::constant) return false;
   return !(e.info.role == Role::optimizer_state && is_float(e.info.dtype));
 }
 
@@ -91,7 +91,8 @@ std::string refusal(const PlanEntry& e) {
 
 Action action_for(const TensorInfo& t, Role role, const PlanOptions& options) {
   switch (role) {
-    case Role::rng: return Action::copy_first;
+    case Role::rng:
+    case Role::constant: return Action::copy_first;
     case Role::hyper_parameter:
     case Role::counter: return by_policy(options);
     case Role::optimizer_state:
@@ -136,14 +137,16 @@ bool tied_to_dropped(const TensorInfo& t, const Plan& plan) {
 }
 
 std::string role_phrase(Role role, std::size_t n) {
-  static constexpr std::array<const char*, 12> k_plural{
+  static constexpr std::array<const char*, 13> k_plural{
       "tensors of unknown role", "weights",        "buffers",          "optimizer moments",
       "hyper-parameters",        "counters",       "rng states",       "aliases",
-      "LoRA A factors",          "LoRA B factors", "DoRA magnitudes",  "saved modules"};
-  static constexpr std::array<const char*, 12> k_single{
+      "LoRA A factors",          "LoRA B factors", "DoRA magnitudes",  "saved modules",
+      "graph constants"};
+  static constexpr std::array<const char*, 13> k_single{
       "tensor of unknown role", "weight",        "buffer",          "optimizer moment",
       "hyper-parameter",        "counter",       "rng state",       "alias",
-      "LoRA A factor",          "LoRA B factor", "DoRA magnitude",  "saved module"};
+      "LoRA A factor",          "LoRA B factor", "DoRA magnitude",  "saved module",
+      "graph constant"};
   static_assert(k_plural.size() == std::size(k_role_names) && k_single.size() == std::size(k_role_names));
   const auto r = static_cast<std::size_t>(role);
   return std::to_string(n) + " " + (n == 1 ? k_single[r] : k_plural[r]);
