@@ -23,6 +23,7 @@
 #include "mxnet/mxnet.hpp"
 #include "peft/peft.hpp"
 #include "npz/npz.hpp"
+#include "orbax/orbax.hpp"
 #include "pytorch/pytorch.hpp"
 #include "safetensors/safetensors.hpp"
 #include "tensorflow/tensorflow.hpp"
@@ -74,7 +75,7 @@ constexpr unsigned k_shard_size = static_cast<unsigned>(OutputOption::shard_size
 
 // The rows, in sniffing order. A table, one row a codec, its facts in the order Codec declares them.
 // clang-format off
-const std::array<Codec, 17> k_codecs{{
+const std::array<Codec, 18> k_codecs{{
     {.id = FormatId::hdf5, .name = "hdf5", .display = "HDF5", .extensions = {".h5", ".hdf5", ".he5", ".keras_h5"},
      .train_extension = ".h5", .sniff = looks_like_hdf5, .open = open_as<Hdf5Reader>, .create = create_hdf5_writer},
     {.id = FormatId::safetensors, .name = "safetensors", .display = "safetensors", .extensions = {".safetensors"},
@@ -156,6 +157,7 @@ const std::array<Codec, 17> k_codecs{{
      .train_extension = ".peft", .sniff = peft::looks_like_peft,
      .folder_holds = "adapter_config.json with adapter_model.safetensors", .open = open_as<peft::AdapterReader>,
      .create = peft::create_peft_writer},
+    {.id = FormatId::orbax, .name = "orbax", .display = "Orbax", .folder = true, .commit_name = folder_name, .keeps_entries = true, .train_extension = ".orbax", .sniff = orbax::looks_like_orbax, .folder_holds = "Orbax's _METADATA", .open = open_as<orbax::OrbaxReader>, .create = orbax::create_orbax_writer},
 }};
 // clang-format on
 

@@ -42,6 +42,7 @@ enum class FormatId : std::uint8_t {
   dcp,
   deepspeed,
   peft,
+  orbax,
 };
 
 // One layer of a model, as pairing by position (--match order) sees it.
