@@ -140,7 +140,7 @@ bool looks_like_flax(const SniffInput& input) {
 }
 
 // A flax.training TrainState (and the dicts users save in its image) says what its leaves are by its fields:
-// `params` the weights, `batch_stats` the buffers, `opt_state` the optimizer's (optax's `count` its step
+// `step` its step counter, `params` the weights, `batch_stats` the buffers, `opt_state` the optimizer's (optax's `count` its step
 // counter, the rest moments). optax.inject_hyperparams keeps its state as the fields count, hyperparams and
 // inner_state: the leaves under `hyperparams` of a node that also holds `inner_state` are hyper-parameters (the
 // learning rate of a sweep: averaging two gives a rate no run used). Other trees leave roles to the plan.
@@ -162,6 +162,8 @@ void assign_train_state_roles(std::vector<TensorInfo>& tensors) {
       t.role = Role::weight;
     else if (top == "batch_stats")
       t.role = Role::buffer;
+    else if (t.name == "step")  // TrainState.step, an array when Orbax saved it
+      t.role = Role::counter;
     else if (top == "opt_state")
       t.role = leaf == "count" ? Role::counter : hyper(t.name) ? Role::hyper_parameter : Role::optimizer_state;
   }

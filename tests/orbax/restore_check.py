@@ -7,7 +7,8 @@ optax and jax[cpu] (WAVG_ORBAX_PYTHON).
   restore_check.py check DIR OUT  restores the Orbax folder OUT into the TrainState and checks every float leaf
                                   equals the float64 mean of DIR/ocdbt_1..3 rounded once to float32, count and step
                                   are input 1's, and one apply_gradients step runs
-  restore_check.py flax DIR F.msgpack   the same values from a Flax msgpack (flax.serialization.from_bytes)
+  restore_check.py flax DIR F.msgpack   the same values from a Flax msgpack (flax.serialization, into the TrainState)
+  restore_check.py safetensors DIR F.safetensors   the same values from a safetensors file
 """
 import os
 import sys
@@ -111,7 +112,10 @@ def check(d, out):
 def flax(d, path):
     ins = expected(d)
     with open(path, "rb") as f:
-        got = serialization.from_bytes(template(), f.read())
+        tree = serialization.msgpack_restore(f.read())
+    # optax's EmptyState (the tuple's second item) has no array, so no tensor names it: the msgpack lacks its {}.
+    tree["opt_state"].setdefault("1", {})
+    got = serialization.from_state_dict(template(), tree)
     n = compare(got, ins, path)
     print(f"{os.path.basename(path)}: {n} float arrays the mean")
 
@@ -142,6 +146,7 @@ def safetensors(d, path):
 
 
 if __name__ == "__main__":
+    sys.argv[2:] = [os.path.abspath(a) for a in sys.argv[2:]]  # orbax takes absolute paths
     {"save": lambda: save(sys.argv[2]), "check": lambda: check(sys.argv[2], sys.argv[3]),
      "flax": lambda: flax(sys.argv[2], sys.argv[3]),
      "safetensors": lambda: safetensors(sys.argv[2], sys.argv[3])}[sys.argv[1]]()
