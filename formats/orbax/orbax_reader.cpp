@@ -199,7 +199,15 @@ const std::vector<unsigned char>& OrbaxReader::decoded(std::size_t t, const Shap
   const std::size_t elem = dtype_size(a.dtype);
   std::uint64_t n = 1;
   for (const auto c : a.chunk) n *= c;  // fits: checked by parse_zarr
-  // Room first: the oldest chunks go (the one being decoded is the only one a huge chunk leaves).
+  // Room first: another tensor's chunks go (the engine is done with them), then the oldest of this one's, so that
+  // memory holds the chunks of one tensor at most (one chunk, as Orbax writes an unsplit array).
+  for (auto it = entries.begin(); it != entries.end();)
+    if (it->tensor != t) {
+      m_cache->bytes -= it->bytes.size();
+      it = entries.erase(it);
+    } else {
+      ++it;
+    }
   while (!entries.empty() && m_cache->bytes + n * elem > k_cache_bytes) {
     m_cache->bytes -= entries.back().bytes.size();
     entries.pop_back();
