@@ -55,7 +55,7 @@ void check_train_state(const std::string& folder, int k) {
     CAPTURE(info.name);
     if (info.name == "step") {
       CHECK(v == std::vector<double>{100.0 * k});
-      CHECK(info.role == Role::unknown);
+      CHECK(info.role == Role::counter);  // TrainState.step
     } else if (info.name == "opt_state/0/count") {
       CHECK(v == std::vector<double>{10.0 * k});
       CHECK(info.role == Role::counter);
