@@ -24,6 +24,7 @@
 #include "peft/peft.hpp"
 #include "npz/npz.hpp"
 #include "onnx/onnx.hpp"
+#include "orbax/orbax.hpp"
 #include "pytorch/pytorch.hpp"
 #include "safetensors/safetensors.hpp"
 #include "tensorflow/tensorflow.hpp"
@@ -75,7 +76,7 @@ constexpr unsigned k_shard_size = static_cast<unsigned>(OutputOption::shard_size
 
 // The rows, in sniffing order. A table, one row a codec, its facts in the order Codec declares them.
 // clang-format off
-const std::array<Codec, 19> k_codecs{{
+const std::array<Codec, 20> k_codecs{{
     {.id = FormatId::hdf5, .name = "hdf5", .display = "HDF5", .extensions = {".h5", ".hdf5", ".he5", ".keras_h5"},
      .train_extension = ".h5", .sniff = looks_like_hdf5, .open = open_as<Hdf5Reader>, .create = create_hdf5_writer},
     {.id = FormatId::safetensors, .name = "safetensors", .display = "safetensors", .extensions = {".safetensors"},
@@ -162,6 +163,7 @@ const std::array<Codec, 19> k_codecs{{
     {.id = FormatId::peft_bin, .name = "peft-bin", .display = "PEFT adapter", .read_as = FormatId::peft,
      .folder = true, .commit_name = folder_name, .train_extension = ".peft-bin",
      .create = peft::create_peft_bin_writer},
+    {.id = FormatId::orbax, .name = "orbax", .display = "Orbax", .folder = true, .commit_name = folder_name, .keeps_entries = true, .train_extension = ".orbax", .sniff = orbax::looks_like_orbax, .folder_holds = "Orbax's _METADATA", .open = open_as<orbax::OrbaxReader>, .create = orbax::create_orbax_writer},
 }};
 // clang-format on
 

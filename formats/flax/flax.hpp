@@ -59,8 +59,6 @@ class FlaxReader final : public MappedPiecesReader {
 
  private:
   void walk(std::uint32_t node, const std::string& name);
-  // Gives the tensors of a TrainState-shaped tree their roles (params, batch_stats, opt_state).
-  void assign_train_state_roles();
   void add_array(std::uint32_t node, const std::string& name);
   void add_chunked(std::uint32_t node, const std::string& name);
   void pieces(std::size_t index, std::uint64_t offset, std::uint64_t count, const PieceFn& f) const override;
@@ -71,6 +69,10 @@ class FlaxReader final : public MappedPiecesReader {
   std::vector<std::vector<FlaxPiece>> m_pieces;
   std::vector<std::string> m_kept;
 };
+
+// Gives the tensors of a TrainState-shaped tree (names "params/...", "batch_stats/...", "opt_state/...") their
+// roles: the Flax codec's and the Orbax codec's, whose trees are the same PyTrees.
+void assign_train_state_roles(std::vector<TensorInfo>& tensors);
 
 // Tells whether a file starts with a msgpack map whose first key is a string (or is an empty map).
 bool looks_like_flax(const SniffInput& input);

@@ -140,13 +140,13 @@ bool looks_like_flax(const SniffInput& input) {
 }
 
 // A flax.training TrainState (and the dicts users save in its image) says what its leaves are by its fields:
-// `params` the weights, `batch_stats` the buffers, `opt_state` the optimizer's (optax's `count` its step
+// `step` its step counter, `params` the weights, `batch_stats` the buffers, `opt_state` the optimizer's (optax's `count` its step
 // counter, the rest moments). optax.inject_hyperparams keeps its state as the fields count, hyperparams and
 // inner_state: the leaves under `hyperparams` of a node that also holds `inner_state` are hyper-parameters (the
 // learning rate of a sweep: averaging two gives a rate no run used). Other trees leave roles to the plan.
-void FlaxReader::assign_train_state_roles() {
+void assign_train_state_roles(std::vector<TensorInfo>& tensors) {
   std::set<std::string> injected;  // the nodes with an inner_state field: optax's InjectHyperparamsState
-  for (const TensorInfo& t : m_tensors)
+  for (const TensorInfo& t : tensors)
     for (std::size_t at = t.name.find("/inner_state/"); at != std::string::npos;
          at = t.name.find("/inner_state/", at + 1))
       injected.insert(t.name.substr(0, at));
@@ -155,13 +155,15 @@ void FlaxReader::assign_train_state_roles() {
       if (injected.contains(name.substr(0, at))) return true;
     return false;
   };
-  for (TensorInfo& t : m_tensors) {
+  for (TensorInfo& t : tensors) {
     const std::string top = t.name.substr(0, t.name.find('/'));
     const std::string leaf = t.name.substr(t.name.rfind('/') + 1);
     if (top == "params")
       t.role = Role::weight;
     else if (top == "batch_stats")
       t.role = Role::buffer;
+    else if (t.name == "step")  // TrainState.step, an array when Orbax saved it
+      t.role = Role::counter;
     else if (top == "opt_state")
       t.role = leaf == "count" ? Role::counter : hyper(t.name) ? Role::hyper_parameter : Role::optimizer_state;
   }
@@ -173,7 +175,7 @@ FlaxReader::FlaxReader(std::string path) : MappedPiecesReader(path, FormatId::fl
     fail(m_path, "the top level is " + std::string(msgpack_tree::kind_name(m_tree.nodes[0].kind)) +
                      ", not a map of named arrays");
   walk(0, "");
-  assign_train_state_roles();
+  assign_train_state_roles(m_tensors);
   std::size_t chunked = 0;
   for (const auto& p : m_pieces) chunked += p.size() > 1;
   m_layout = "msgpack state dict";

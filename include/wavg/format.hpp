@@ -44,6 +44,7 @@ enum class FormatId : std::uint8_t {
   peft,
   peft_bin,
   onnx,
+  orbax,
 };
 
 // One layer of a model, as pairing by position (--match order) sees it.

@@ -154,7 +154,7 @@ TEST_CASE("a folder no folder row claims is refused naming what a model folder h
   } catch (const Error& e) {
     CHECK(e.problems().at(0).what ==
           "a folder without model.safetensors, pytorch_model.bin, their sharded indexes, a DCP .metadata, "
-          "DeepSpeed's *_model_states.pt or adapter_config.json with adapter_model.safetensors");
+          "DeepSpeed's *_model_states.pt, adapter_config.json with adapter_model.safetensors or Orbax's _METADATA");
   }
 }
 

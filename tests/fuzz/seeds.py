@@ -201,6 +201,10 @@ def seeds(target, wavg, real):
         return files(samples("jax/*.msgpack"))
     if target == "npz":
         return files(samples("**/*.npz"))
+    if target == "orbax":
+        # The checkpoints orbax-checkpoint wrote for the suite (tests/orbax), each folder packed behind _METADATA.
+        steps = found(os.path.join(ROOT, "tests", "orbax"), "*/_METADATA")
+        return [(os.path.basename(os.path.dirname(m)), pack_folder(os.path.dirname(m), "_METADATA")) for m in steps]
     if target == "recipe":
         return files(samples("recipes/*.yml"))
     if target == "safetensors":
