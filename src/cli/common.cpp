@@ -142,12 +142,14 @@ void add_out_dtype(CLI::App& app, std::optional<DType>& out_dtype, std::string* 
                              {"fp32", DType::f32, true},
                              {"double", DType::f64, true},
                              {"fp64", DType::f64, true}});
-  std::vector<std::string> blocks;  // the rows' block types, computed in float32 and encoded by the writer
+  // The rows' block types, computed in float32 and encoded by the writer (the rows' own strings: the table keeps
+  // views of its names).
+  std::vector<std::string_view> blocks;
   if (block_type)
     for (const Codec& c : codecs())
       for (const char* b : c.block_types)
         if (b && std::find(blocks.begin(), blocks.end(), b) == blocks.end()) blocks.emplace_back(b);
-  for (const std::string& b : blocks) names.push_back({b, DType::f32});
+  for (const std::string_view b : blocks) names.push_back({b, DType::f32});
   CLI::Option* option = add_choice(
       app, "--out-dtype", out_dtype, names,
       "Store floating-point tensors as this type, rounded once to nearest (default: as in input 1)" +
