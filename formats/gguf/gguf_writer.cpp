@@ -86,11 +86,10 @@ class GgufWriter final : public FileWriter {
     if (whole) encode(index, offset + from, values + from, whole);
     from += whole * t.block;
     carry.values.assign(values + from, values + count);
-    if (carry.values.empty()) m_carry.erase(index);
   }
 
   void finish() override {
-    WAVG_ASSERT(m_carry.empty());  // every tensor's rows are whole blocks
+    for (const auto& [index, carry] : m_carry) WAVG_ASSERT(carry.values.empty());  // rows are whole blocks
     const std::string text = header(m_spec.provenance.entries());
     if (padded(text.size()) != m_data_start) fail(m_display, "the header changed length after the data was written");
     pwrite_all(m_fd, text.data(), text.size(), 0, m_display);

@@ -366,9 +366,11 @@ TEST_CASE("gguf writer lays out header, provenance, tensor infos and padded data
   for (int j = 0; j < 64; ++j) w[j] = static_cast<float>(q(j)) * 0.5f;
   {
     auto writer = create_gguf_writer(path, "out.gguf", spec);
-    // Pieces that end inside blocks, as the engine's blocks may: the writer carries the rest to the next piece.
+    // Pieces that end inside blocks, as the engine's blocks may (the writer carries the rest to the next piece),
+    // and on a block's end, after which a whole block follows.
     writer->write(0, 0, 5, w.data());
-    writer->write(0, 5, 40, w.data() + 5);
+    writer->write(0, 5, 27, w.data() + 5);
+    writer->write(0, 32, 13, w.data() + 32);
     writer->write(0, 45, 19, w.data() + 45);
     const float n[3] = {1.5f, -2.0f, 0.25f};
     writer->write(1, 0, 3, n);
