@@ -15,6 +15,7 @@
 #include "dcp/dcp.hpp"
 #include "deepspeed/deepspeed.hpp"
 #include "flax/flax.hpp"
+#include "gguf/gguf.hpp"
 #include "hdf5/hdf5_reader.hpp"
 #include "hdf5/hdf5_writer.hpp"
 #include "hf/hf.hpp"
@@ -76,7 +77,7 @@ constexpr unsigned k_shard_size = static_cast<unsigned>(OutputOption::shard_size
 
 // The rows, in sniffing order. A table, one row a codec, its facts in the order Codec declares them.
 // clang-format off
-const std::array<Codec, 20> k_codecs{{
+const std::array<Codec, 21> k_codecs{{
     {.id = FormatId::hdf5, .name = "hdf5", .display = "HDF5", .extensions = {".h5", ".hdf5", ".he5", ".keras_h5"},
      .train_extension = ".h5", .sniff = looks_like_hdf5, .open = open_as<Hdf5Reader>, .create = create_hdf5_writer},
     {.id = FormatId::safetensors, .name = "safetensors", .display = "safetensors", .extensions = {".safetensors"},
@@ -164,6 +165,7 @@ const std::array<Codec, 20> k_codecs{{
      .folder = true, .commit_name = folder_name, .train_extension = ".peft-bin",
      .create = peft::create_peft_bin_writer},
     {.id = FormatId::orbax, .name = "orbax", .display = "Orbax", .folder = true, .commit_name = folder_name, .keeps_entries = true, .train_extension = ".orbax", .sniff = orbax::looks_like_orbax, .folder_holds = "Orbax's _METADATA", .open = open_as<orbax::OrbaxReader>, .create = orbax::create_orbax_writer},
+    {.id = FormatId::gguf, .name = "gguf", .display = "GGUF", .extensions = {".gguf"}, .block_types = {"q8_0", "q4_0"}, .train_extension = ".gguf", .sniff = gguf::looks_like_gguf, .open = open_as<gguf::GgufReader>, .create = gguf::create_gguf_writer},
 }};
 // clang-format on
 

@@ -109,7 +109,6 @@ std::string describe_unknown(const std::string& path) {
   if (n >= 2 && static_cast<unsigned char>(buf[0]) == 0x80 && buf[1] >= 2 && buf[1] <= 5)
     return prefix + "a Python pickle, which wavg does not read (pickles can run code)";
   if (starts("\x93NUMPY", 6)) return prefix + "a NumPy .npy array, which wavg does not read";
-  if (starts("GGUF", 4)) return prefix + "a GGUF model (llama.cpp), which wavg does not read";
   std::size_t i = 0;
   while (i < static_cast<std::size_t>(n) && std::isspace(static_cast<unsigned char>(buf[i]))) ++i;
   if (i < static_cast<std::size_t>(n) && buf[i] == '{')

@@ -9,7 +9,6 @@
 //                                         whole ones)
 //   80 02..05                             a Python pickle
 //   93 'NUMPY'                            a NumPy .npy array
-//   'GGUF'                                a GGUF model (llama.cpp)
 //   JSON object with weight_map           Hugging Face sharded-checkpoint index (model.safetensors.index.json)
 //   JSON object with class_name + config  Keras model architecture (model.to_json()), no weights
 //   JSON object with modelTopology        TensorFlow.js model.json without a weightsManifest

@@ -45,6 +45,7 @@ enum class FormatId : std::uint8_t {
   peft_bin,
   onnx,
   orbax,
+  gguf,
 };
 
 // One layer of a model, as pairing by position (--match order) sees it.
@@ -116,6 +117,9 @@ class Reader {
     const auto it = meta.find("model_config");
     return it == meta.end() ? std::string() : it->second;
   }
+  // Returns the model's architecture as the file names it (a GGUF file's general.architecture: "llama"), or an
+  // empty string when it names none. The plan refuses inputs that name different ones.
+  virtual std::string architecture() const { return {}; }
   // Lists what the file holds besides its tensors that the output keeps from input 1 without averaging (a
   // training checkpoint's epoch, as "epoch (int 7)"), for -v.
   virtual std::vector<std::string> kept_entries() const { return {}; }
@@ -144,6 +148,10 @@ struct OutputSpec {
   // File-level metadata the output starts from, under the template's own and the provenance (a Hugging Face
   // folder's safetensors shards: {"format": "pt"}, which transformers requires, and input 1's shard metadata).
   std::map<std::string, std::string> metadata{};
+  // --out-dtype: whether it was given (a format with types of its own, GGUF, otherwise keeps input 1's type of each
+  // tensor), and the block type it named ("q8_0"; empty for a dtype), one of the row's block_types.
+  bool out_dtype_given = false;
+  std::string block_type{};
 };
 
 class Writer {
@@ -218,6 +226,9 @@ struct Codec {
   // trailing '/'). Null: `path` itself.
   std::string (*commit_name)(const std::string& path) = nullptr;
   unsigned accepts = 0;        // the OutputOption bits an output of this format takes
+  // The block-quantized types of the format's own that --out-dtype may name for its outputs (GGUF's "q8_0"): float
+  // tensors are computed as float32 and the writer encodes them.
+  std::array<const char*, 4> block_types{};
   bool keeps_entries = false;  // an output over an input of this format keeps its non-tensor entries (an epoch)
   // Why a file of this format has no file-level metadata that wavg reads back (convert --set-meta, --weight-by),
   // or null when it has (HDF5 root attributes, safetensors __metadata__, ...: where writers put the provenance).

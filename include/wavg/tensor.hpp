@@ -54,11 +54,17 @@ struct TensorInfo {
   Role role = Role::unknown;  // set by the codec; unknown leaves it to the plan's last-resort rule
   bool role_by_rule = false;  // the codec chose `role` by a last-resort rule of its own, not the file's structure
   std::string alias_of{};     // role alias: the name of the tensor whose storage this one shares (listed before it)
+  // The format's own type the values are decoded from when it is no dtype (a GGUF tensor's "Q8_0", read as
+  // float32), else empty; messages name it where they would name the dtype.
+  std::string stored_as{};
 
   // Returns the number of elements (1 for a scalar). Readers check the product for overflow when they build it.
   std::uint64_t count() const;
   std::uint64_t bytes() const { return count() * dtype_size(dtype); }
 };
+
+// Returns what a tensor is stored as, for messages: its stored_as, else its dtype's name ("Q8_0", "float16").
+std::string stored_name(const TensorInfo& t);
 
 // Formats a shape the way messages and `inspect` print it: "(4, 8)", "()" for a scalar.
 std::string shape_string(const Shape& shape);

@@ -3,6 +3,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -130,7 +131,7 @@ void apply_threads(int threads) {
   if (threads > 0) omp_set_num_threads(threads);
 }
 
-void add_out_dtype(CLI::App& app, std::optional<DType>& out_dtype) {
+void add_out_dtype(CLI::App& app, std::optional<DType>& out_dtype, std::string* block_type) {
   std::vector<Named<DType>> names;  // the float rows of DType's own table (dtype.cpp), short names as aliases
   for (DType t : {DType::f16, DType::bf16, DType::f32, DType::f64})
     names.insert(names.end(), {{dtype_name(t), t}, {dtype_short_name(t), t, true}});
@@ -141,8 +142,22 @@ void add_out_dtype(CLI::App& app, std::optional<DType>& out_dtype) {
                              {"fp32", DType::f32, true},
                              {"double", DType::f64, true},
                              {"fp64", DType::f64, true}});
-  add_choice(app, "--out-dtype", out_dtype, names,
-             "Store floating-point tensors as this type, rounded once to nearest (default: as in input 1)");
+  // The rows' block types, computed in float32 and encoded by the writer (the rows' own strings: the table keeps
+  // views of its names).
+  std::vector<std::string_view> blocks;
+  if (block_type)
+    for (const Codec& c : codecs())
+      for (const char* b : c.block_types)
+        if (b && std::find(blocks.begin(), blocks.end(), b) == blocks.end()) blocks.emplace_back(b);
+  for (const std::string_view b : blocks) names.push_back({b, DType::f32});
+  CLI::Option* option = add_choice(
+      app, "--out-dtype", out_dtype, names,
+      "Store floating-point tensors as this type, rounded once to nearest (default: as in input 1)" +
+          std::string(blocks.empty() ? "" : "; q8_0 and q4_0 (GGUF outputs): quantized from float32 values"));
+  if (block_type)
+    option->each([block_type, blocks](const std::string& text) {
+      *block_type = std::find(blocks.begin(), blocks.end(), text) == blocks.end() ? "" : text;
+    });
 }
 
 std::string out_dtype_name(const std::optional<DType>& out_dtype) {

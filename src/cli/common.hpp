@@ -114,8 +114,9 @@ void use_passive_wait_policy(char** argv);
 void fit_threads_to_address_space(int threads, bool verbose);
 
 // Adds --out-dtype float16|bfloat16|float32|float64 (or f16, bf16, f32, f64, and half, fp16, float, fp32, double,
-// fp64; unset when not given).
-void add_out_dtype(CLI::App& app, std::optional<DType>& out_dtype);
+// fp64; unset when not given); given `block_type`, also the block types the registry's rows name (GGUF's q8_0,
+// q4_0), which set `out_dtype` to float32 (the values the writer encodes) and `block_type` to the name.
+void add_out_dtype(CLI::App& app, std::optional<DType>& out_dtype, std::string* block_type = nullptr);
 // Returns the name --out-dtype records in the provenance ("" when not given).
 std::string out_dtype_name(const std::optional<DType>& out_dtype);
 
@@ -159,7 +160,10 @@ std::unique_ptr<Backend> make_backend(Device device, const Verbosity& v);
 // One place, so that each such subcommand offers them in one order with one help text.
 template <typename Options>
 void add_written_options(CLI::App& app, Options& o) {
-  add_out_dtype(app, o.out_dtype);
+  if constexpr (requires { o.block_type; })
+    add_out_dtype(app, o.out_dtype, &o.block_type);
+  else
+    add_out_dtype(app, o.out_dtype);
   add_hash(app, o.hash);
   if constexpr (requires { o.tf_state; }) add_tf_state(app, o.tf_state);
   if constexpr (requires { o.shard_size; }) add_shard_size(app, o.shard_size);

@@ -25,6 +25,7 @@ struct ConvertOptions {
   HashAlgo hash = HashAlgo::xxh3_128;
   bool tf_state = false;
   std::uint64_t shard_size = 0;
+  std::string block_type;  // --out-dtype q8_0 or q4_0 (a GGUF output)
   PlanOptions plan;  // only --include / --exclude
   std::vector<std::string> set_meta;  // --set-meta KEY=VALUE, as given
   std::map<std::string, std::string> metadata;  // the same, parsed by validate()
@@ -87,7 +88,7 @@ pipeline::Job validate(ConvertOptions& o) {
   parse_set_meta(o);
   const Overwrite overwrite = o.force ? Overwrite::yes : Overwrite::no;
   pipeline::Target target =
-      pipeline::check_target({o.output, o.format, overwrite, o.tf_state, o.shard_size}, {o.input});
+      pipeline::check_target({o.output, o.format, overwrite, o.tf_state, o.shard_size, o.block_type}, {o.input});
   check_metadata_place(o, target.format_id());
   return {{o.input}, std::move(target), "convert", o.plan, o.out_dtype, o.hash, {}};
 }

@@ -50,6 +50,7 @@ void print_json(const Reader& r, const Totals& t) {
                                   {"values", x.count()},
                                   {"role", name_of(k_role_names, role)}};
     if (!x.alias_of.empty()) tensor["alias_of"] = x.alias_of;
+    if (!x.stored_as.empty()) tensor["stored_as"] = x.stored_as;
     if (by_name) tensor["role_by_name"] = true;
     j["tensors"].push_back(std::move(tensor));
   }
@@ -105,6 +106,11 @@ void print_lora(const LoraAdapter& a) {
                 static_cast<unsigned long long>(m.rank), m.alpha, m.scale);
 }
 
+// The dtype a tensor is read as, and the format's own type it is decoded from: "float32 (Q8_0)".
+std::string dtype_column(const TensorInfo& t) {
+  return std::string(dtype_name(t.dtype)) + (t.stored_as.empty() ? "" : " (" + t.stored_as + ")");
+}
+
 void print_table(const Reader& r, const Totals& t, bool verbose) {
   // Everything taken from the file is escaped as error lines are, so no name can end its line or drive the terminal.
   std::printf("%s: %s, %s\n", printable(as_given(r.path())).c_str(), r.format_name().c_str(),
@@ -124,7 +130,7 @@ void print_table(const Reader& r, const Totals& t, bool verbose) {
     role_texts.push_back(std::string(name_of(k_role_names, role)) + (by_name ? " (by name)" : "") +
                          (x.alias_of.empty() ? "" : " of " + x.alias_of));
     name_w = std::max(name_w, printable(x.name).size());
-    dtype_w = std::max(dtype_w, dtype_name(x.dtype).size());
+    dtype_w = std::max(dtype_w, dtype_column(x).size());
     shape_w = std::max(shape_w, shape_string(x.shape).size());
     role_w = std::max(role_w, role_texts.back().size());
   }
@@ -134,7 +140,7 @@ void print_table(const Reader& r, const Totals& t, bool verbose) {
   for (std::size_t i = 0; i < r.tensors().size(); ++i) {
     const TensorInfo& x = r.tensors()[i];
     std::printf("%-*s  %-*s  %-*s  %-*s  %llu\n", nw, printable(x.name).c_str(), dw,
-                std::string(dtype_name(x.dtype)).c_str(), sw, shape_string(x.shape).c_str(), rw, role_texts[i].c_str(),
+                dtype_column(x).c_str(), sw, shape_string(x.shape).c_str(), rw, role_texts[i].c_str(),
                 static_cast<unsigned long long>(x.count()));
   }
   if (r.lora_adapter()) print_lora(*r.lora_adapter());

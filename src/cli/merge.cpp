@@ -44,6 +44,7 @@ struct MergeOptions {
   HashAlgo hash = HashAlgo::xxh3_128;
   bool tf_state = false;
   std::uint64_t shard_size = 0;
+  std::string block_type;  // --out-dtype q8_0 or q4_0 (a GGUF output)
   int threads = 0;
   Verbosity verbosity;
   FederatedCli fed;
@@ -234,7 +235,7 @@ pipeline::Job validate(MergeOptions& o) {
     note(o.verbosity, 0, "no --state: the server optimizer's moments start from zero and are not saved");
   const Overwrite overwrite = o.force ? Overwrite::yes : Overwrite::no;
   pipeline::Target target =
-      pipeline::check_target({o.output, o.format, overwrite, o.tf_state, o.shard_size}, protected_paths(o));
+      pipeline::check_target({o.output, o.format, overwrite, o.tf_state, o.shard_size, o.block_type}, protected_paths(o));
   if (!o.lora.empty()) parse_lora_merge(o.lora);
   if (o.recipe && o.recipe->chat_template && target.format_id() != FormatId::none && !codec(target.format_id()).folder)
     fail_usage("the recipe's chat_template goes into the tokenizer of a Hugging Face folder: give -o DIR/");

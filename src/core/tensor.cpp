@@ -10,6 +10,10 @@ std::uint64_t TensorInfo::count() const {
   return n;
 }
 
+std::string stored_name(const TensorInfo& t) {
+  return t.stored_as.empty() ? std::string(dtype_name(t.dtype)) : t.stored_as;
+}
+
 std::string shape_string(const Shape& shape) {
   std::string s = "(";
   for (std::size_t i = 0; i < shape.size(); ++i) {

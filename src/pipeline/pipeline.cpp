@@ -1,5 +1,6 @@
 #include "pipeline/pipeline.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 #include <string_view>
@@ -25,6 +26,16 @@ void check_options(const Target& t) {
     fail_usage("--tf-state needs a TensorFlow output (--format tensorflow)");
   if (t.options().shard_size && !c.accepts_option(OutputOption::shard_size))
     fail_usage("--shard-size needs a folder output (a path ending in '/')");
+  const std::string& block = t.options().block_type;
+  if (!block.empty() && std::none_of(c.block_types.begin(), c.block_types.end(),
+                                     [&](const char* b) { return b && block == b; })) {
+    std::string formats;
+    for (const Codec& other : codecs())
+      for (const char* b : other.block_types)
+        if (b && block == b) formats += (formats.empty() ? "" : ", ") + std::string(other.name);
+    fail_usage("--out-dtype " + block + " is a block type of " + formats + " outputs, and the output is " + c.name +
+               "; give float16, bfloat16, float32 or float64");
+  }
 }
 
 // Refuses an existing folder that holds no checkpoint of any folder format: no output replaces it, --force or not
@@ -156,6 +167,7 @@ Output::Output(const Target& target, OutputSpec spec, const std::vector<std::str
           [&] {
             spec.write_tf_state = target.options().tf_state;
             spec.shard_size = target.options().shard_size;
+            spec.block_type = target.options().block_type;
             return std::move(spec);
           }(),
           inputs) {}
@@ -247,7 +259,11 @@ Run run(const Job& job, Steps& steps) {
   for (std::string& p : steps.protect()) protect.push_back(std::move(p));
   OutputSpec spec{tensors, r.templ.input, r.templ.dropped,
                   make_provenance(job.command, steps.describe(*r.method), input_files(opened),
-                                  job.out_dtype ? std::string(dtype_name(*job.out_dtype)) : "", job.hash, base)};
+                                  !job.output.options().block_type.empty() ? job.output.options().block_type
+                                  : job.out_dtype                            ? std::string(dtype_name(*job.out_dtype))
+                                                                             : "",
+                                  job.hash, base)};
+  spec.out_dtype_given = job.out_dtype.has_value();
   steps.output(spec, r);
   Output out(r.output, std::move(spec), protect);
   // The next server state, a second output beside the main one, committed after it.

@@ -33,6 +33,7 @@ struct TargetOptions {
   Overwrite overwrite = Overwrite::no;
   bool tf_state = false;         // --tf-state
   std::uint64_t shard_size = 0;  // --shard-size
+  std::string block_type{};      // --out-dtype's block type (q8_0), one of the output row's block_types
 };
 
 // A checked output: its options and its format, the latter settled once input 1 is open (settle()). Only its makers

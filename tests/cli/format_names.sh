@@ -7,5 +7,5 @@ code=0
 "$WAVG" convert "$SAMPLES/mlp/node1.h5" -o x.out || code=$?
 echo "exit $code; $(ls | wc -l) files left"
 code=0
-"$WAVG" convert "$SAMPLES/mlp/node1.h5" --format gguf -o x.out || code=$?
+"$WAVG" convert "$SAMPLES/mlp/node1.h5" --format tflite -o x.out || code=$?
 echo "exit $code"

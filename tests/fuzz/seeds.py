@@ -216,6 +216,8 @@ def seeds(target, wavg, real):
         return real.files("*/*.params") + list(converted(wavg, ".params"))
     if target == "onnx":
         return files(samples("onnx/*.onnx")) + folders(samples("onnx/ext/model.onnx"))
+    if target == "gguf":
+        return files(samples("gguf/*.gguf")) + list(converted(wavg, ".gguf"))
     if target == "json":
         return list(converted(wavg, ".json")) + list(converted(wavg, ".b64.json", "json-base64"))
     sys.exit(f"seeds.py: no fuzz target {target}")

@@ -240,16 +240,17 @@ void read_mixed_floats(const std::vector<Reader*>& inputs, Plan& plan) {
     std::size_t count = 0;
     std::string first;
   };
-  std::map<std::tuple<std::size_t, DType, DType>, Seen> seen;
+  std::map<std::tuple<std::size_t, std::string, std::string>, Seen> seen;
   for (PlanEntry& e : plan.entries) {
     if (e.action != Action::average) continue;
     DType read = e.info.dtype;
     for (std::size_t k = 1; k < inputs.size(); ++k) {
-      const DType found = inputs[k]->tensors()[e.source[k]].dtype;
-      if (found == e.out_dtype) continue;
-      Seen& s = seen[{k, e.out_dtype, found}];
+      const TensorInfo& other = inputs[k]->tensors()[e.source[k]];
+      // Types of a format's own (GGUF's Q8_0 and Q4_0, both read as float32) differ as dtypes do.
+      if (other.dtype == e.out_dtype && other.stored_as == e.info.stored_as) continue;
+      Seen& s = seen[{k, stored_name(e.info), stored_name(other)}];
       if (s.count++ == 0) s.first = e.info.name;
-      read = holding_both(read, found);
+      read = holding_both(read, other.dtype);
     }
     e.info.dtype = read;
   }
@@ -257,9 +258,9 @@ void read_mixed_floats(const std::vector<Reader*>& inputs, Plan& plan) {
     const auto& [k, want, found] = key;
     plan.notes.push_back(inputs[k]->path() + ": " + std::to_string(s.count) + " tensor" + (s.count == 1 ? "" : "s") +
                          " (" + s.first + (s.count == 1 ? "" : ", ...") + ") stored as " +
-                         std::string(dtype_name(found)) + " where " + inputs[0]->path() + " stores " +
-                         std::string(dtype_name(want)) + ": averaged from every input's exact values, written as " +
-                         std::string(dtype_name(want)) + " (input 1's dtype) unless --out-dtype is given");
+                         found + " where " + inputs[0]->path() + " stores " + want +
+                         ": averaged from every input's exact values, written as " + want +
+                         " (input 1's dtype) unless --out-dtype is given");
   }
 }
 
@@ -475,6 +476,14 @@ Plan build_plan(const std::vector<Reader*>& inputs, const PlanOptions& options) 
 
   check_ties(inputs, options, plan);
   link_aliases(plan);
+  // Models whose files name different architectures (GGUF's general.architecture: llama beside qwen2, whose
+  // tensors llama.cpp names alike) do not pair, whatever their tensors.
+  for (std::size_t k = 1; k < inputs.size(); ++k) {
+    const std::string mine = inputs[k]->architecture(), first_arch = first.architecture();
+    if (!mine.empty() && !first_arch.empty() && mine != first_arch)
+      problems.insert(problems.begin(), {inputs[k]->path(), "architecture " + mine + ", where " + first.path() +
+                                                                 " is " + first_arch});
+  }
   if (!problems.empty()) {
     const std::size_t details = problems.size();
     lead_with_summaries(inputs, tally, problems);
