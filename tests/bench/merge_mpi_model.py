@@ -5,7 +5,7 @@ per-byte cost measured by tests/bench/merge_mpi_bench.py.
 Each of K ranks (one per node) reads N S / K input bytes over its node's link of L bytes/s, computes them at c
 seconds per input byte (the merge's arithmetic, measured from the page cache), and writes S / K output bytes
 (the link is full duplex: reads and writes overlap, as do reading and computing: the engine prefetches the next
-block). A fingerprint (the default --hash xxh3_128) hashes every input whole, one thread per input at h seconds
+block). A fingerprint (the default --hash xxh3) hashes every input whole, one thread per input at h seconds
 per byte beside the merge. One process (K = 1) hashes the pages the merge has just read, so it adds no reads;
 with K > 1 input i is hashed by rank i mod K, which reads it whole again: the busiest rank reads
 H = ceil(N / K) S more bytes (--hash none: H = 0). The shared file system's aggregate bandwidth F bounds everything:
@@ -32,7 +32,7 @@ def main():
     c, h, fs = args.ns_per_byte * 1e-9, 1 / (args.hash_gbps * 1e9), args.fs_gbps * 1e9
     print(f"{n} checkpoints of {args.size_gb:.0f} GB ({n * s / 1e12:.1f} TB in), merge {args.ns_per_byte} ns per "
           f"input byte, hash {args.hash_gbps} GB/s, file system {args.fs_gbps:.0f} GB/s in all. Minutes:")
-    print("| K | link GB/s | --hash none | --hash xxh3_128 (default) |")
+    print("| K | link GB/s | --hash none | --hash xxh3 (default) |")
     print("|---|---|---|---|")
     for k in [1, 8, 32, 64, 256]:
         for link_gbps in [2.0, 5.0]:
