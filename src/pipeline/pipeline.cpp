@@ -241,7 +241,8 @@ Run run(const Job& job, Steps& steps) {
   Engine engine(r.plan, r.inputs, *r.method, *r.backend);
   if (r.base) engine.set_base(r.base.get(), r.base_source);
   steps.engine(engine);
-  if (shared) r.division = divide(r.plan, r.inputs.size(), engine);
+  // An average reads every input and the base: the bytes the shares balance.
+  if (shared) r.division = divide(r.plan, r.inputs.size() + (r.base ? 1 : 0), engine);
   agreed([&] { engine.verify(); });
 
   const std::vector<TensorInfo> tensors = output_tensors(r.plan);

@@ -89,7 +89,12 @@ int with_mpi(const std::function<int()>& fn) {
     MPI_Finalize();
     return code;
   } catch (const Agreed& e) {
-    MPI_Finalize();
+    // Rank 0 prints the report after this returns (main's one catch). A rank that ended first would make mpirun
+    // end the job, rank 0 perhaps before it printed: so every rank leaves MPI only at exit, together.
+    std::atexit([] {
+      MPI_Barrier(MPI_COMM_WORLD);
+      MPI_Finalize();
+    });
     throw Error(e.code(), e.problems());
   } catch (const Error& e) {
     for (const Problem& p : e.problems())
