@@ -24,8 +24,8 @@ bool mpi_built();
 bool launched_by_mpi();
 
 // Runs `fn` between MPI_Init and MPI_Finalize. An error every rank agreed on (agreed()) is thrown, for rank 0 to
-// print, and every rank finalizes at exit, together; any other error is printed with its rank and aborts every rank (the others would wait for it in a
-// collective forever).
+// print, and every rank finalizes at exit, together; any other error is printed with its rank and aborts every
+// rank (the others would wait for it in a collective forever).
 int with_mpi(const std::function<int()>& fn);
 // This rank and the number of ranks: 0 and 1 outside with_mpi().
 int mpi_rank();
