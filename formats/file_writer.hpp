@@ -34,6 +34,12 @@ class FileWriter : public Writer {
     m_gathered.flush();
     close_output(m_fd, m_display);
   }
+  // The values this rank wrote reach the disk before rank 0 renames the file, which syncs only its own writes.
+  void finish_part() override {
+    m_gathered.flush();
+    if (::fsync(m_fd) != 0) fail(m_display, std::string("cannot sync the output: ") + std::strerror(errno));
+    close_output(m_fd, m_display);
+  }
 
  protected:
   FileWriter(const std::string& display_path, const OutputSpec& spec) : m_display(display_path), m_spec(spec) {}

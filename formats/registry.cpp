@@ -81,8 +81,8 @@ const std::array<Codec, 21> k_codecs{{
     {.id = FormatId::hdf5, .name = "hdf5", .display = "HDF5", .extensions = {".h5", ".hdf5", ".he5", ".keras_h5"},
      .train_extension = ".h5", .sniff = looks_like_hdf5, .open = open_as<Hdf5Reader>, .create = create_hdf5_writer},
     {.id = FormatId::safetensors, .name = "safetensors", .display = "safetensors", .extensions = {".safetensors"},
-     .train_extension = ".safetensors", .sniff = looks_like_safetensors, .open = open_as<SafetensorsReader>,
-     .create = create_safetensors_writer},
+     .in_place = true, .train_extension = ".safetensors", .sniff = looks_like_safetensors,
+     .open = open_as<SafetensorsReader>, .create = create_safetensors_writer},
     // Before "keras": both are zip archives; torch.save's first entry is TOP/data.pkl. An output over a PyTorch
     // input 1 keeps its pickle's other entries (an epoch, an optimizer's step).
     {.id = FormatId::pytorch, .name = "pytorch", .display = "PyTorch", .extensions = {".pt", ".pth", ".bin"},

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "wavg/error.hpp"
@@ -30,6 +31,16 @@ class Engine {
   // Streams `base` (the global model) alongside the inputs for averaged tensors: `source[e]` is plan entry e's
   // index in base->tensors() (see match_base). The method sees it as BlockInputs::base.
   void set_base(Reader* base, std::vector<std::size_t> source);
+
+  // Restricts run(), and verify()'s comparison of values that must be equal, to one rank's share of a distributed
+  // merge: per plan entry, the elements [first, second) it computes and writes (first == second: none). The
+  // method's passes (verify) still see every value, as their results feed every block.
+  using ElementRange = std::pair<std::uint64_t, std::uint64_t>;
+  void set_share(std::vector<ElementRange> share);
+  // Returns the element nearest `wanted` (at most the entry's count) where a share of plan entry `index` may begin:
+  // the start of a reduction chunk (and of a method's block unit) in the single-process blocks, so that a share's
+  // blocks, cut there (block_ends), give every method's single-process results bit for bit.
+  std::uint64_t share_cut(std::size_t index, std::uint64_t wanted) const;
 
   // Called after each block is read, with how far the current pass (verify's, or run's) is through the plan:
   // `done` of `total` bytes of one input (total > 0). Each pass starts again from 0.
@@ -57,7 +68,14 @@ class Engine {
   std::uint64_t block_elements(const PlanEntry& entry) const;
   // Returns block_ends() for `entry`, with the boundaries of every input whose pieces are long enough to matter.
   std::vector<std::uint64_t> blocks(const PlanEntry& entry) const;
-  void read_block(const PlanEntry& entry, std::uint64_t offset, std::uint64_t count, std::size_t inputs);
+  // Returns the element range plan entry `index` streams (set_share; all of `entry` without one).
+  ElementRange range(std::size_t index, const PlanEntry& entry) const;
+  // Returns blocks() of `entry` cut at both ends of `range`.
+  std::vector<std::uint64_t> blocks(const PlanEntry& entry, ElementRange range) const;
+  // Reads one block of every input (the first `inputs`), and announces the next one unless it lies at `until` or
+  // beyond (the end of this rank's share).
+  void read_block(const PlanEntry& entry, std::uint64_t offset, std::uint64_t count, std::size_t inputs,
+                  std::uint64_t until = UINT64_MAX);
   // Adds one problem per input whose current block (read_block) differs from input 1's, naming that input.
   void name_differing_inputs(const PlanEntry& entry, std::uint64_t offset, std::uint64_t count,
                              std::vector<Problem>& differ) const;
@@ -87,6 +105,7 @@ class Engine {
   std::vector<std::uint64_t> m_bytes_before;  // per plan entry, the bytes of the entries before it
   std::uint64_t m_total_bytes = 0;
   std::vector<ProgressFn> m_progress;
+  std::vector<ElementRange> m_share;  // set_share(); empty: every element
   BlockReads m_reads;
   std::optional<bool> m_inputs_finite;  // inputs_finite(), once a block needed it
   struct Held {                         // the block whose views the readers have lent, given back before the next one

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "wavg/error.hpp"
 #include "wavg/lora.hpp"
 #include "wavg/provenance.hpp"
 #include "wavg/tensor.hpp"
@@ -163,6 +164,9 @@ class Writer {
   virtual void write(std::size_t index, std::uint64_t offset, std::uint64_t count, const void* src) = 0;
   // Completes the file. After finish() the file is whole and may be renamed into place.
   virtual void finish() = 0;
+  // Completes this process's part of a file that the ranks of a distributed merge write together (Codec::in_place):
+  // its values are on disk (synced), and the rest (a header) is left to the one rank that calls finish().
+  virtual void finish_part() { WAVG_ASSERT(!"finish_part() of a writer whose format is not in_place"); }
 };
 
 class MappedFile;
@@ -230,6 +234,10 @@ struct Codec {
   // tensors are computed as float32 and the writer encodes them.
   std::array<const char*, 4> block_types{};
   bool keeps_entries = false;  // an output over an input of this format keeps its non-tensor entries (an epoch)
+  // The writer lays the whole file out from the OutputSpec alone (every rank computes the same offsets) and writes
+  // each value in place there: the ranks of a distributed merge write their shares into one file, each through a
+  // writer of its own (Writer::finish_part), rank 0's also writing the header (Writer::finish).
+  bool in_place = false;
   // Why a file of this format has no file-level metadata that wavg reads back (convert --set-meta, --weight-by),
   // or null when it has (HDF5 root attributes, safetensors __metadata__, ...: where writers put the provenance).
   const char* no_metadata = nullptr;

@@ -47,6 +47,13 @@ std::string hash_file(HashAlgo algo, const std::string& path);
 // Returns the lower-case hex SHA-256 of a file's bytes.
 std::string sha256_file(const std::string& path);
 
+// Which inputs one process of a distributed merge fingerprints: input i (the --base input counting last) when
+// i % parts == part. A digest covers a whole input and cannot be split, so the ranks share the inputs instead, each
+// read whole by one rank, and join the digests before the output's header is written (Provenance::join_digests).
+struct HashShare {
+  std::size_t part = 0, parts = 1;
+};
+
 class Provenance {
  public:
   // No provenance: writers record nothing.
@@ -57,7 +64,7 @@ class Provenance {
   // unless `hash` is none.
   Provenance(const std::string& command, const std::string& method, const InputFiles& inputs,
              const std::string& out_dtype, HashAlgo hash = HashAlgo::xxh3_128,
-             const std::vector<std::string>& base = {});
+             const std::vector<std::string>& base = {}, HashShare share = {});
 
   bool empty() const { return !m_state; }
   // Adds a fixed entry (wavg_recipe: the mergekit YAML a merge ran), before any writer asks for the entries.
@@ -66,6 +73,11 @@ class Provenance {
   std::map<std::string, std::string> entries() const;
   // The entries with every digest written as zeros: the same keys and value lengths as entries(), at once.
   std::map<std::string, std::string> layout_entries() const;
+  // Returns the digests this process computed (HashShare; "" for the others' and with --hash none), waiting for
+  // them; rethrows a hashing error (naming the file).
+  std::vector<std::string> own_digests() const;
+  // Takes the digests other processes computed: `digests[i]`, where not empty, is input i's.
+  void join_digests(const std::vector<std::string>& digests) const;
   // Lets the hash threads read up to `done` of `total` bytes of the plan (the engine's progress; tensors lie in the
   // files in about plan order), plus their lead. The furthest point any pass reached counts.
   void note_read_progress(std::uint64_t done, std::uint64_t total) const;
@@ -78,7 +90,7 @@ class Provenance {
 // Builds the provenance of an output made by `command` with `method` from `inputs`, and starts hashing them.
 Provenance make_provenance(const std::string& command, const std::string& method, const InputFiles& inputs,
                            const std::string& out_dtype, HashAlgo hash = HashAlgo::xxh3_128,
-                           const std::vector<std::string>& base = {});
+                           const std::vector<std::string>& base = {}, HashShare share = {});
 // The same for inputs of one file each.
 Provenance make_provenance(const std::string& command, const std::string& method,
                            const std::vector<std::string>& inputs, const std::string& out_dtype,

@@ -259,6 +259,25 @@ std::vector<double> parse_numbers(const std::string& option, const std::string& 
 
 std::FILE* report_stream(const std::string& output) { return output == k_stdio_name ? stderr : stdout; }
 
+Verbosity quiet_rank(Verbosity v) {
+  v.quiet = true;
+  v.verbose = 0;
+  v.progress = ProgressStyle::none;
+  return v;
+}
+
+void report_division(const pipeline::Division& division, const Verbosity& v) {
+  if (division.ranks < 2) return;
+  const double even = static_cast<double>(division.total) / division.ranks;
+  for (int r = 0; r < division.ranks; ++r) {
+    const std::uint64_t bytes = division.bytes[static_cast<std::size_t>(r)];
+    char share[96];
+    std::snprintf(share, sizeof share, "%llu bytes read and written, %.1f%% of an even share",
+                  static_cast<unsigned long long>(bytes), even > 0 ? 100.0 * static_cast<double>(bytes) / even : 100.0);
+    note(v, 1, "rank " + std::to_string(r) + " of " + std::to_string(division.ranks) + ": " + share);
+  }
+}
+
 void note(const Verbosity& v, int level, const std::string& text) {
   if (v.quiet || v.verbose < level) return;
   ProgressLine::erase_current();

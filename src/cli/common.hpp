@@ -40,6 +40,11 @@ struct Verbosity {
   ProgressStyle progress = ProgressStyle::automatic;
 };
 
+// Returns the verbosity of a rank other than 0 in a distributed run: quiet, rank 0 speaking for every rank.
+Verbosity quiet_rank(Verbosity v);
+// Says at -v how a distributed run shared its work: each rank's bytes read and written, against an even share.
+void report_division(const pipeline::Division& division, const Verbosity& v);
+
 // Adds -v/--verbose (repeatable) and -q/--quiet.
 void add_verbosity(CLI::App& app, Verbosity& v);
 // Adds --progress auto|json|none (the subcommands that show a progress line).

@@ -8,6 +8,7 @@
 #include "cli/common.hpp"
 #include "cli/progress.hpp"
 #include "pipeline/pipeline.hpp"
+#include "pipeline/ranks.hpp"
 #include "wavg/engine.hpp"
 
 namespace wavg::cli {
@@ -93,8 +94,9 @@ pipeline::Job validate(ConvertOptions& o) {
   return {{o.input}, std::move(target), "convert", o.plan, o.out_dtype, o.hash, {}};
 }
 
-int run_convert(ConvertOptions& o) {
-  const pipeline::Job job = validate(o);
+int convert(ConvertOptions& o) {
+  pipeline::Job job;
+  pipeline::agreed([&] { job = validate(o); });
   apply_threads(o.threads);
   ConvertSteps steps(o);
   const pipeline::Run run = pipeline::run(job, steps);
@@ -104,7 +106,17 @@ int run_convert(ConvertOptions& o) {
     std::fprintf(report_stream(o.output), "converted %s (%s) to %s (%s): %zu tensors, %zu retyped\n", o.input.c_str(),
                  input.format_name().c_str(), o.output.c_str(), codec(run.output.format_id()).name,
                  run.plan.entries.size(), run.plan.count(Action::average));
+  report_division(run.division, o.verbosity);
   return 0;
+}
+
+// Under mpirun or srun every rank converts a share (pipeline/distributed.hpp); rank 0 reports.
+int run_convert(ConvertOptions& o) {
+  if (!pipeline::launched_by_mpi()) return convert(o);
+  return pipeline::with_mpi([&] {
+    if (pipeline::mpi_rank() > 0) o.verbosity = quiet_rank(o.verbosity);
+    return convert(o);
+  });
 }
 
 }  // namespace

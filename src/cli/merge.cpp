@@ -18,6 +18,7 @@
 #include "cli/sequence.hpp"
 #include "cli/soup_options.hpp"
 #include "pipeline/pipeline.hpp"
+#include "pipeline/ranks.hpp"
 #include "wavg/engine.hpp"
 #include "wavg/error.hpp"
 #include "wavg/federated.hpp"
@@ -484,20 +485,39 @@ void choose_default_threads(MergeOptions& o) {
            " cores: the mean is bound by memory, and the fingerprint's threads use the others (-j sets the count)");
 }
 
-int run_merge(MergeOptions& o) {
-  apply_recipe(o);
-  if (o.recipe && !o.recipe->slices.empty())
+int merge(MergeOptions& o) {
+  std::optional<pipeline::Job> job;
+  bool passthrough = false;
+  pipeline::agreed([&] {
+    apply_recipe(o);
+    passthrough = o.recipe && !o.recipe->slices.empty();
+    const bool sliced = o.recipe && !o.recipe->sliced.inputs.empty();  // slices merged by a method
+    if ((passthrough || sliced) && pipeline::mpi_size() > 1)
+      fail_usage("a recipe with slices runs on one process: run it without mpirun");
+    if (passthrough) return;
+    job = validate(o);
+    if (sliced) job->inputs = o.recipe->sliced.models();
+  });
+  if (passthrough)
     return run_passthrough({o.recipe->slices, o.output, o.format, o.recipe->text, o.out_dtype,
                             o.force ? Overwrite::yes : Overwrite::no, o.hash, o.verbosity});
-  pipeline::Job job = validate(o);
-  if (o.recipe && !o.recipe->sliced.inputs.empty()) job.inputs = o.recipe->sliced.models();  // then sliced
   choose_default_threads(o);
   apply_threads(o.threads);
-  MergeSteps steps(o, job.weights);
-  const pipeline::Run run = pipeline::run(job, steps);
+  MergeSteps steps(o, job->weights);
+  const pipeline::Run run = pipeline::run(*job, steps);
   report(o, run.output.format_id(), run.plan, *run.method, run.inputs, steps.method_text(*run.method));
+  report_division(run.division, o.verbosity);
   if (!o.eval.empty() && !o.verbosity.quiet) print_scores(o.eval, o.inputs, o.output);
   return 0;
+}
+
+// Under mpirun or srun every rank runs the one merge, each a share of it (pipeline/distributed.hpp); rank 0 reports.
+int run_merge(MergeOptions& o) {
+  if (!pipeline::launched_by_mpi()) return merge(o);
+  return pipeline::with_mpi([&] {
+    if (pipeline::mpi_rank() > 0) o.verbosity = quiet_rank(o.verbosity);
+    return merge(o);
+  });
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <utility>
 
+#include "pipeline/ranks.hpp"
 #include "wavg/backend.hpp"
 #include "wavg/engine.hpp"
 #include "wavg/error.hpp"
@@ -188,6 +189,11 @@ Output::Output(const std::string& path, FormatId format, Overwrite overwrite, Ou
   m_writer = create_writer(format, m_dir ? m_dir->tmp_path() : m_file->tmp_path(), target, m_spec);
 }
 
+Output::Output(const Target& target, OutputSpec spec, const std::string& tmp_path) : m_spec(std::move(spec)) {
+  WAVG_ASSERT(codec(target.format_id()).in_place);
+  m_writer = create_writer(target.format_id(), tmp_path, output_file(target.format_id(), target.path()), m_spec);
+}
+
 Output::~Output() = default;
 
 void Output::commit() {
@@ -231,41 +237,73 @@ void open_state(const Job& job, Run& r) {
 
 Run run(const Job& job, Steps& steps) {
   Run r;
-  r.readers = open_inputs(job.inputs);
-  const std::vector<Reader*> opened = raw(r.readers);
-  r.inputs = steps.inputs(opened);
-  r.plan = build_plan(r.inputs, engine_plan_options(job.plan));
-  steps.plan(r.plan, r.inputs);
-  if (job.out_dtype) set_out_dtype(r.plan, *job.out_dtype);
-  open_base(job, steps, r);
-  open_state(job, r);
-  r.backend = steps.backend(r.plan, r.inputs.size());
-  r.method = steps.method(*r.backend, r, job);
+  const int ranks = mpi_size(), rank = mpi_rank();
+  const bool shared = ranks > 1;  // a distributed merge (distributed.hpp); agreed() is a plain call otherwise
+  std::vector<Reader*> opened;
+  agreed([&] {
+    if (shared && !job.state.empty())
+      fail_usage("--state writes a second output: a merge with a server state runs on one process");
+    r.readers = open_inputs(job.inputs);
+    opened = raw(r.readers);
+    r.inputs = steps.inputs(opened);
+    r.plan = build_plan(r.inputs, engine_plan_options(job.plan));
+    steps.plan(r.plan, r.inputs);
+    if (job.out_dtype) set_out_dtype(r.plan, *job.out_dtype);
+    open_base(job, steps, r);
+    open_state(job, r);
+    r.backend = steps.backend(r.plan, r.inputs.size());
+    r.method = steps.method(*r.backend, r, job);
+  });
   Engine engine(r.plan, r.inputs, *r.method, *r.backend);
   if (r.base) engine.set_base(r.base.get(), r.base_source);
   steps.engine(engine);
-  engine.verify();
+  // An average reads every input and the base: the bytes the shares balance.
+  if (shared) r.division = divide(r.plan, r.inputs.size() + (r.base ? 1 : 0), engine);
+  agreed([&] { engine.verify(); });
 
   const std::vector<TensorInfo> tensors = output_tensors(r.plan);
-  check_free_space(job.output.path(), least_output_bytes(tensors));
-  r.output = job.output;
-  settle(r.output, opened);
-  r.templ = choose_template(r.output.format_id(), opened, r.plan, tensors);
-  steps.chose(r.templ, r.output.format_id());
   const std::vector<std::string> base = r.base ? r.base->files() : std::vector<std::string>{};
-  std::vector<std::string> protect = files_of(opened);
-  protect.insert(protect.end(), base.begin(), base.end());
-  if (!job.state.empty()) protect.push_back(job.state);
-  for (std::string& p : steps.protect()) protect.push_back(std::move(p));
-  OutputSpec spec{tensors, r.templ.input, r.templ.dropped,
-                  make_provenance(job.command, steps.describe(*r.method), input_files(opened),
-                                  !job.output.options().block_type.empty() ? job.output.options().block_type
-                                  : job.out_dtype                            ? std::string(dtype_name(*job.out_dtype))
-                                                                             : "",
-                                  job.hash, base)};
-  spec.out_dtype_given = job.out_dtype.has_value();
-  steps.output(spec, r);
-  Output out(r.output, std::move(spec), protect);
+  std::vector<std::string> protect;
+  std::optional<OutputSpec> spec;
+  agreed([&] {
+    if (rank == 0) check_free_space(job.output.path(), least_output_bytes(tensors));
+    r.output = job.output;
+    settle(r.output, opened);
+    if (shared) check_distributed_output(r.output.format_id(), r.output.path());
+    r.templ = choose_template(r.output.format_id(), opened, r.plan, tensors);
+    steps.chose(r.templ, r.output.format_id());
+    protect = files_of(opened);
+    protect.insert(protect.end(), base.begin(), base.end());
+    if (!job.state.empty()) protect.push_back(job.state);
+    for (std::string& p : steps.protect()) protect.push_back(std::move(p));
+    // Each rank fingerprints its part of the inputs (HashShare), joined before the header is written.
+    spec.emplace(OutputSpec{tensors, r.templ.input, r.templ.dropped,
+                            make_provenance(job.command, steps.describe(*r.method), input_files(opened),
+                                            !job.output.options().block_type.empty()
+                                                ? job.output.options().block_type
+                                            : job.out_dtype ? std::string(dtype_name(*job.out_dtype))
+                                                            : "",
+                                            job.hash, base,
+                                            HashShare{static_cast<std::size_t>(rank),
+                                                            static_cast<std::size_t>(ranks)})});
+    spec->out_dtype_given = job.out_dtype.has_value();
+    steps.output(*spec, r);
+  });
+  if (shared) check_decisions(decisions_text(r.output.format_id(), r.plan, *spec));
+  // Rank 0 makes the output's temporary file; every other rank opens a writer of its own on it. Nothing is written
+  // before every writer exists (the agreement is a barrier): each one sizes the file as it opens it.
+  std::optional<Output> out;
+  agreed([&] {
+    if (rank == 0) out.emplace(r.output, std::move(*spec), protect);
+  });
+  if (shared) {
+    const std::string tmp = broadcast(rank == 0 ? out->tmp_path() : std::string());
+    agreed([&] {
+      if (rank == 0) return;
+      remove_on_signal(tmp);
+      out.emplace(r.output, std::move(*spec), tmp);
+    });
+  }
   // The next server state, a second output beside the main one, committed after it.
   std::optional<Output> state_out;
   if (r.state) {
@@ -273,9 +311,22 @@ Run run(const Job& job, Steps& steps) {
                       files_of(r.inputs));
     r.state->begin_write(state_out->writer());
   }
-  pace_hashing(engine, out.spec().provenance);
-  engine.run(out.writer());
-  out.commit();
+  if (!shared) {
+    pace_hashing(engine, out->spec().provenance);
+    engine.run(out->writer());
+  } else {
+    agreed([&] {
+      PartWriter part(out->writer());
+      engine.run(part);
+    });
+    join_fingerprints(out->spec().provenance);
+    agreed([&] { rank == 0 ? out->writer().finish() : out->writer().finish_part(); });
+  }
+  // Every rank's part is synced (finish_part) before rank 0 renames the file.
+  agreed([&] {
+    if (rank == 0) out->commit();
+  });
+  if (shared) remove_on_signal("");
   if (r.state) {
     r.state->finish();
     state_out->commit();

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "pipeline/distributed.hpp"
 #include "wavg/atomic_directory.hpp"
 #include "wavg/atomic_file.hpp"
 #include "wavg/backend.hpp"
@@ -107,6 +108,9 @@ class Output {
   // An output the program names itself (a server state, a trained model), replaced freely.
   Output(const std::string& path, FormatId format, Overwrite overwrite, OutputSpec spec,
          const std::vector<std::string>& inputs);
+  // Another rank's part of a distributed output (Codec::in_place) whose temporary file rank 0's Output made at
+  // `tmp_path`: a writer of its own there and no atomic file, since rank 0 commits or removes the file.
+  Output(const Target& target, OutputSpec spec, const std::string& tmp_path);
   ~Output();
   Output(const Output&) = delete;
   Output& operator=(const Output&) = delete;
@@ -115,6 +119,8 @@ class Output {
   const OutputSpec& spec() const { return m_spec; }
   // Closes the writer (which must have finished: Engine::run does it) and puts the output in place.
   void commit();
+  // Returns where the output is written until commit() (a file output's).
+  const std::string& tmp_path() const { return m_file->tmp_path(); }
 
  private:
   std::unique_ptr<TempFile> m_stdout;  // the whole output before it goes to standard output (path "-")
@@ -155,6 +161,7 @@ struct Run {
   std::unique_ptr<Method> method;
   Target output;  // the job's, its format settled from input 1
   Template templ;
+  Division division;  // how the ranks shared the work (one rank: all of it)
 };
 
 // The steps of run() a subcommand may change; each default is the plain job's, the weighted mean of Job::weights.
@@ -190,6 +197,8 @@ class Steps {
 // Returns `options` for a plan that the Engine runs: it reads a float tensor stored in several float dtypes.
 PlanOptions engine_plan_options(PlanOptions options);
 // Runs `job`: opens its inputs, plans, builds the backend and the method, verifies, writes the output and commits.
+// Under mpirun or srun with K > 1 ranks (with_mpi), every rank runs it and does a share of the work
+// (distributed.hpp); every error is agreed and reported once.
 Run run(const Job& job, Steps& steps);
 // Runs the plain job (the weighted mean of job.weights).
 Run run(const Job& job);

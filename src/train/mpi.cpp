@@ -29,13 +29,9 @@ namespace wavg::train {
 #if !WAVG_HAVE_MPI
 
 namespace {
-[[noreturn]] void no_mpi() { fail_usage("this wavg was built without MPI (configure with -DWAVG_MPI=ON)"); }
+[[noreturn]] void no_mpi() { pipeline::refuse_without_mpi(); }
 }  // namespace
 
-bool mpi_built() { return false; }
-int with_mpi(const std::function<int()>&) { no_mpi(); }
-int mpi_rank() { return 0; }
-int mpi_size() { return 1; }
 std::unique_ptr<Averager> make_mpi_averager(Reduction) { no_mpi(); }
 void write_averager_stats(const Averager&, const std::string&, Overwrite) { no_mpi(); }
 int allreduce_checkpoint(const AllreduceJob&) { no_mpi(); }
@@ -43,37 +39,6 @@ int allreduce_checkpoint(const AllreduceJob&) { no_mpi(); }
 #else
 
 namespace {
-
-// An error every rank knows about (each threw it or was told), so MPI can be shut down in order.
-struct Agreed : Error {
-  using Error::Error;
-};
-
-// Returns true when `ok` holds on every rank.
-bool all_ok(bool ok) {
-  int mine = ok ? 1 : 0, all = 0;
-  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  return all == 1;
-}
-
-// Runs `step` on every rank; if it fails anywhere, the failing ranks rethrow their error and the others throw a
-// silent one with the same exit code class, all as Agreed.
-template <class F>
-void agreed(F&& step) {
-  std::vector<Problem> problems;
-  ExitCode code = ExitCode::runtime;
-  try {
-    step();
-  } catch (const Error& e) {
-    problems = e.problems();
-    code = e.code();
-  }
-  if (all_ok(problems.empty())) return;
-  int mine = static_cast<int>(code), worst = 0;
-  if (problems.empty()) mine = 0;
-  MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  throw Agreed(static_cast<ExitCode>(worst), std::move(problems));
-}
 
 class MpiAverager final : public Averager {
  public:
@@ -182,48 +147,7 @@ class NoOutput final : public Writer {
   void finish() override {}
 };
 
-std::string broadcast(std::string text) {
-  auto n = static_cast<unsigned long long>(text.size());
-  MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
-  text.resize(n);
-  MPI_Bcast(text.data(), static_cast<int>(n), MPI_CHAR, 0, MPI_COMM_WORLD);
-  return text;
-}
-
 }  // namespace
-
-bool mpi_built() { return true; }
-
-int mpi_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-
-int mpi_size() {
-  int s = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &s);
-  return s;
-}
-
-int with_mpi(const std::function<int()>& fn) {
-  MPI_Init(nullptr, nullptr);
-  try {
-    const int code = fn();
-    MPI_Finalize();
-    return code;
-  } catch (const Agreed& e) {
-    MPI_Finalize();
-    throw Error(e.code(), e.problems());
-  } catch (const Error& e) {
-    for (const Problem& p : e.problems())
-      std::fprintf(stderr, "wavg: error: %s%s%s (rank %d)\n", p.file.c_str(), p.file.empty() ? "" : ": ",
-                   p.what.c_str(), mpi_rank());
-    std::fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, static_cast<int>(e.code()));
-    return static_cast<int>(e.code());
-  }
-}
 
 std::unique_ptr<Averager> make_mpi_averager(Reduction reduction) { return std::make_unique<MpiAverager>(reduction); }
 
@@ -253,7 +177,7 @@ int allreduce_checkpoint(const AllreduceJob& job) {
   for (std::size_t at = local.find("{rank}"); at != std::string::npos; at = local.find("{rank}"))
     local.replace(at, 6, std::to_string(rank));
   std::unique_ptr<Reader> reader;
-  agreed([&] {
+  pipeline::agreed([&] {
     if (rank == 0) {
       target = pipeline::check_target(job.output, {local});
       if (!job.stats.empty()) {
@@ -268,12 +192,12 @@ int allreduce_checkpoint(const AllreduceJob& job) {
   // Every rank checks its checkpoint against rank 0's tensor list, in rank 0's order, as merge checks input 2
   // against input 1; the plan over this rank's checkpoint alone then streams it in that order on every rank.
   TensorList rank0("rank 0's checkpoint",
-                   tensor_list(broadcast(rank == 0 ? tensor_list_text(reader->tensors()) : std::string())));
+                   tensor_list(pipeline::broadcast(rank == 0 ? tensor_list_text(reader->tensors()) : std::string())));
   Plan plan;
-  agreed([&] { plan = build_plan({&rank0, reader.get()}, PlanOptions{}); });
+  pipeline::agreed([&] { plan = build_plan({&rank0, reader.get()}, PlanOptions{}); });
   for (PlanEntry& e : plan.entries) e.source = {e.source[1]};
   // Rank 0 writes; every rank learns before the reduction starts when its disk cannot hold the output.
-  agreed([&] {
+  pipeline::agreed([&] {
     if (rank == 0) check_free_space(output, least_output_bytes(output_tensors(plan)));
   });
 

@@ -9,20 +9,18 @@
 #include <string>
 
 #include "pipeline/pipeline.hpp"
+#include "pipeline/ranks.hpp"
 #include "train/driver.hpp"
 #include "train/mpi_reduce.hpp"
 #include "wavg/atomic_file.hpp"
 
 namespace wavg::train {
 
-// Tells whether this wavg was built with MPI.
-bool mpi_built();
-
-// Runs `fn` between MPI_Init and MPI_Finalize. An error that only some ranks see is printed and aborts every rank
-// (the others would wait for it forever); one that every rank agreed on is thrown after MPI_Finalize.
-int with_mpi(const std::function<int()>& fn);
-int mpi_rank();
-int mpi_size();
+// MPI's set-up and the agreement between ranks are the pipeline's (ranks.hpp), which a distributed merge shares.
+using pipeline::mpi_built;
+using pipeline::mpi_rank;
+using pipeline::mpi_size;
+using pipeline::with_mpi;
 
 // Returns the averager for one worker per rank.
 std::unique_ptr<Averager> make_mpi_averager(Reduction reduction);

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <numeric>
 
 #include "wavg/dispatch_float.hpp"
 #include "wavg/element_math.hpp"
@@ -116,12 +117,44 @@ std::vector<std::uint64_t> Engine::blocks(const PlanEntry& entry) const {
   return block_ends(n, block_elements(entry), std::move(cuts));
 }
 
-void Engine::read_block(const PlanEntry& entry, std::uint64_t offset, std::uint64_t count, std::size_t inputs) {
+void Engine::set_share(std::vector<ElementRange> share) {
+  WAVG_ASSERT(share.size() == m_plan.entries.size());
+  m_share = std::move(share);
+}
+
+std::uint64_t Engine::share_cut(std::size_t index, std::uint64_t wanted) const {
+  const std::size_t from = m_plan.entries[index].same_as;
+  const PlanEntry& entry = m_plan.entries[from == k_no_entry ? index : from];
+  const std::uint64_t n = entry.info.count(), step = block_elements(entry);
+  const std::uint64_t unit = std::lcm<std::uint64_t>(k_reduce_chunk, std::max<std::uint64_t>(1, m_method.block_unit(entry)));
+  if (wanted >= n) return n;
+  const std::uint64_t start = wanted / step * step;
+  const std::uint64_t at = start + (wanted - start + unit / 2) / unit * unit;
+  return std::min({at, start + step, n});
+}
+
+Engine::ElementRange Engine::range(std::size_t index, const PlanEntry& entry) const {
+  return m_share.empty() ? ElementRange{0, entry.info.count()} : m_share[index];
+}
+
+std::vector<std::uint64_t> Engine::blocks(const PlanEntry& entry, ElementRange range) const {
+  std::vector<std::uint64_t> ends = blocks(entry);
+  if (range.first == 0 && range.second == entry.info.count()) return ends;
+  // Both ends are share_cut() places: where a chunk of the plain blocks begins, which block_ends cuts exactly.
+  for (const std::uint64_t cut : {range.first, range.second})
+    if (cut > 0 && cut < entry.info.count()) ends.push_back(cut);
+  std::sort(ends.begin(), ends.end());
+  ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
+  return ends;
+}
+
+void Engine::read_block(const PlanEntry& entry, std::uint64_t offset, std::uint64_t count, std::size_t inputs,
+                        std::uint64_t until) {
   release_block();
   const std::uint64_t bytes = count * dtype_size(entry.info.dtype);
   const std::size_t words = (bytes + 7) / 8;
   // Ask for the next block first, so the kernel reads it from disk while this one is computed.
-  const std::uint64_t next = offset + count, n = entry.info.count();
+  const std::uint64_t next = offset + count, n = std::min(entry.info.count(), until);
   if (next < n)
     for (std::size_t k = 0; k < inputs; ++k)
       m_inputs[k]->prefetch(entry.source[k], next, std::min(block_elements(entry), n - next));
@@ -224,10 +257,15 @@ void Engine::verify() {
   std::vector<Problem> differ;
   for (const PlanEntry& entry : m_plan.entries) {
     if (entry.action != Action::check_equal || entry.same_as != k_no_entry) continue;  // an alias: its target's
+    const ElementRange mine = range(static_cast<std::size_t>(&entry - m_plan.entries.data()), entry);
     std::uint64_t off = 0;
-    for (const std::uint64_t end : blocks(entry)) {
+    for (const std::uint64_t end : blocks(entry, mine)) {
       const std::uint64_t count = end - off;
-      read_block(entry, off, count, m_inputs.size());
+      if (off < mine.first || end > mine.second) {
+        off = end;
+        continue;
+      }
+      read_block(entry, off, count, m_inputs.size(), mine.second);
       if (!m_backend.all_equal(block_view(entry, count, m_inputs.size()))) {
         name_differing_inputs(entry, off, count, differ);
         break;
@@ -304,10 +342,15 @@ void Engine::run(Writer& writer) {
     if (!average && entry.copy_from == 0 && writer.holds_template_values(index)) continue;
     const std::size_t elem = dtype_size(entry.out_dtype);
     WAVG_ASSERT(average || entry.out_dtype == entry.info.dtype);
+    const ElementRange mine = range(index, entry);
     std::uint64_t off = 0;
-    for (const std::uint64_t end : blocks(entry)) {
+    for (const std::uint64_t end : blocks(entry, mine)) {
       const std::uint64_t count = end - off;
-      read_block(entry, off, count, average ? m_inputs.size() : entry.copy_from + 1);
+      if (off < mine.first || end > mine.second) {
+        off = end;
+        continue;
+      }
+      read_block(entry, off, count, average ? m_inputs.size() : entry.copy_from + 1, mine.second);
       const void* result = m_pointers[average ? 0 : entry.copy_from];
       if (average) {
         m_out.resize((count * elem + 7) / 8);

@@ -259,6 +259,7 @@ struct Provenance::State {
   std::vector<std::vector<std::string>> files;  // what each input's digest covers
   bool has_base = false;                        // the last of `inputs` is the --base input (wavg_base)
   std::vector<std::string> digests;
+  HashShare share;  // which inputs this process hashes
   std::vector<std::exception_ptr> errors;
   std::vector<std::thread> workers;
   std::atomic<std::size_t> next{0};
@@ -268,6 +269,7 @@ struct Provenance::State {
 
   void work() {
     for (std::size_t i; (i = next.fetch_add(1)) < inputs.size();) {
+      if (i % share.parts != share.part) continue;
       try {
         digests[i] = hash_files(algo, files[i], &stop, &pace);
       } catch (...) {
@@ -313,9 +315,12 @@ Provenance::Provenance(std::map<std::string, std::string> entries) : m_state(std
 }
 
 Provenance::Provenance(const std::string& command, const std::string& method, const InputFiles& inputs,
-                       const std::string& out_dtype, HashAlgo hash, const std::vector<std::string>& base)
+                       const std::string& out_dtype, HashAlgo hash, const std::vector<std::string>& base,
+                       HashShare share)
     : m_state(std::make_shared<State>()) {
   State& s = *m_state;
+  WAVG_ASSERT(share.parts > 0 && share.part < share.parts);
+  s.share = share;
   s.fixed = {{"wavg_version", k_version}, {"wavg_command", command}, {"wavg_method", method}};
   if (!out_dtype.empty()) s.fixed["wavg_out_dtype"] = out_dtype;
   s.record_inputs = true;
@@ -357,6 +362,22 @@ std::map<std::string, std::string> Provenance::entries() const {
   return out;
 }
 
+std::vector<std::string> Provenance::own_digests() const {
+  if (!m_state) return {};
+  m_state->join();
+  for (const auto& e : m_state->errors)
+    if (e) std::rethrow_exception(e);
+  return m_state->digests;
+}
+
+void Provenance::join_digests(const std::vector<std::string>& digests) const {
+  if (!m_state) return;
+  m_state->join();
+  WAVG_ASSERT(digests.size() == m_state->digests.size());
+  for (std::size_t i = 0; i < digests.size(); ++i)
+    if (!digests[i].empty()) m_state->digests[i] = digests[i];
+}
+
 std::map<std::string, std::string> Provenance::layout_entries() const {
   if (!m_state) return {};
   auto out = m_state->fixed;
@@ -389,8 +410,9 @@ const char* hash_algo_name(HashAlgo algo) {
 }
 
 Provenance make_provenance(const std::string& command, const std::string& method, const InputFiles& inputs,
-                           const std::string& out_dtype, HashAlgo hash, const std::vector<std::string>& base) {
-  return Provenance(command, method, inputs, out_dtype, hash, base);
+                           const std::string& out_dtype, HashAlgo hash, const std::vector<std::string>& base,
+                           HashShare share) {
+  return Provenance(command, method, inputs, out_dtype, hash, base, share);
 }
 
 Provenance make_provenance(const std::string& command, const std::string& method,
