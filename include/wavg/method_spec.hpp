@@ -57,6 +57,8 @@ struct ParamSpec {
   std::optional<bool> runs_only;
   std::string_view unsupported;
   std::string_view usage;  // what a refusal for a missing option shows after it: "D (the fraction ...)"
+  std::string_view help;   // merge's --help for the option, after the methods taking it; empty: declared elsewhere
+  bool whole = false;      // the option takes a whole number (--karcher-max-iter)
 };
 
 // Everything make() needs; `state` may be null.
@@ -114,6 +116,11 @@ const MethodSpec* find_mergekit_method(std::string_view name);
 const MethodSpec& task_row(const TaskOptions& options);
 // Returns the parameter of `spec` that recipes call `key`, or null.
 const ParamSpec* find_param(const MethodSpec& spec, std::string_view key);
+// Returns the numeric parameters merge takes as its own options (--lambda, --density, ...), each once, in --help's
+// order: every row's parameter with a key, an option and a help text.
+std::vector<const ParamSpec*> option_params();
+// Returns merge's option for the parameter recipes call `key` ("--karcher-max-iter" for "max_iter").
+std::string_view option_named(std::string_view key);
 // Returns the parameter of `spec` that merge calls `option` ("--density"), or null.
 const ParamSpec* find_option(const MethodSpec& spec, std::string_view option);
 // Returns the --method names of the rows taking `option`, for help and messages: "ties, dare-linear, della", the

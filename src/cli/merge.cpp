@@ -62,8 +62,7 @@ void apply_recipe(MergeOptions& o) {
   for (const std::string& in : o.inputs)
     if (looks_like_recipe(in)) fail_usage(in + " looks like a mergekit recipe: run it with --recipe " + in);
   if (o.recipe_path.empty()) return;
-  if (!o.inputs.empty() || !o.fed.base.empty() || !o.weights.empty() || o.task.lambda || o.task.density ||
-      o.task.gamma || o.task.epsilon || o.task.t || o.task.max_iter || o.task.tol || o.task.rescale ||
+  if (!o.inputs.empty() || !o.fed.base.empty() || !o.weights.empty() || !o.task.params.empty() || o.task.rescale ||
       o.task.normalize || o.out_dtype || o.fed.options.robust.method != Aggregator::mean)
     fail_usage("--recipe gives the models, base, method, parameters and dtype itself: give them only there");
   Recipe& r = o.recipe.emplace(read_recipe(o.recipe_path));
@@ -76,11 +75,7 @@ void apply_recipe(MergeOptions& o) {
     o.weights += exact;
   }
   o.task = TaskCli{};
-  o.task.lambda = r.lambda;
-  o.task.density = r.density;
-  o.task.gamma = r.gamma;
-  o.task.epsilon = r.epsilon;
-  o.task.t = r.t;
+  o.task.params = r.params;
   o.task.rescale = r.rescale;
   o.task.normalize = r.normalize;
   o.task.values = r.values;
@@ -164,13 +159,9 @@ void apply_task_options_outside(MergeOptions& o) {
   if (task_run(o)) return;
   const TaskCli& t = o.task;
   const std::string method(method_spec(o.fed.options.robust.method).name);
-  const std::pair<bool, const char*> given[] = {
-      {t.lambda.has_value(), "--lambda"},   {t.density.has_value(), "--density"},
-      {t.gamma.has_value(), "--gamma"},     {t.epsilon.has_value(), "--epsilon"},
-      {t.t.has_value(), "--t"},             {t.max_iter.has_value(), "--karcher-max-iter"},
-      {t.tol.has_value(), "--karcher-tol"}, {t.rescale.has_value(), "--rescale"}};
-  for (const auto& [set, option] : given)
-    if (set) fail_usage(std::string(option) + " does not apply to --method " + method);
+  for (const auto& [key, value] : t.params)
+    fail_usage(std::string(option_named(key)) + " does not apply to --method " + method);
+  if (t.rescale) fail_usage("--rescale does not apply to --method " + method);
   if (!t.normalize) return;
   if (federated_run(o))
     fail_usage("--normalize does not apply to --method " + method +

@@ -309,10 +309,14 @@ Recipe read_document(const Reading& r, const std::string& path) {
                " needs one for every model");
     if (weighted) out.weights.push_back(w.value_or(1.0));
   }
-  if (const ParamSpec* p = find_param(*row, "density")) out.density = scalar(v.global, "density").value_or(p->fallback);
-  if (find_param(*row, "gamma")) out.gamma = scalar(v.global, "gamma");
-  if (find_param(*row, "epsilon")) out.epsilon = scalar(v.global, "epsilon");
-  out.lambda = scalar(v.global, "lambda");
+  for (const ParamSpec& p : row->params) {
+    if (p.flag || p.option.empty() || p.key == "weight") continue;
+    const std::string key(p.key);
+    if (const std::optional<double> x = scalar(v.global, key))
+      out.params[key] = *x;
+    else if (p.need == Need::option && p.has_fallback)  // merge's option is required, a recipe keeps mergekit's
+      out.params[key] = p.fallback;
+  }
   if (v.names("normalize"))
     out.normalize = scalar(v.global, "normalize").value_or(1) != 0;
   else if (out.linear)
@@ -329,8 +333,6 @@ Recipe read_document(const Reading& r, const std::string& path) {
     if (!v.global.count("t")) r.refuse("merge_method slerp needs parameters.t");
     out.inputs.insert(out.inputs.begin(), base);
     out.values->per_input.insert(out.values->per_input.begin(), std::map<std::string, ParamSetting>{});
-    const ParamSetting& t = v.global.at("t");
-    out.t = t.front().values.front();
   } else if (row->base == BaseUse::none) {
     if (!base.empty()) r.refuse("merge_method " + name + " takes no base_model");
   } else if (row->base == BaseUse::optional) {

@@ -31,7 +31,7 @@ struct Recipe {
   Aggregator method = Aggregator::task_arithmetic;
   bool linear = false;          // mergekit's linear: the weighted sum of the models themselves
   std::vector<double> weights;  // the models' scalar weights (gradients and filters are in `values`)
-  std::optional<double> density, gamma, epsilon, lambda, t;
+  ParamValues params;           // the plain scalars of the numeric parameters (density: mergekit's 1 when none)
   std::optional<bool> normalize;
   std::optional<DareRescale> rescale;
   std::shared_ptr<TensorValues> values;      // every setting, per tensor

@@ -152,16 +152,16 @@ void set(Given& g, std::string_view option, double v) {
   TaskOptions& t = g.task;
   RobustOptions& r = g.fed.robust;
   if (option == "--weights") t.weights = g.fed.weights = std::vector<double>(g.inputs, v == 0 ? 1 : v);
-  if (option == "--lambda") t.lambda = v;
+  if (option == "--lambda") t.params["lambda"] = v;
   if (option == "--normalize") t.normalize = v != 0;
-  if (option == "--density") t.density = v;
-  if (option == "--gamma") t.gamma = v;
-  if (option == "--epsilon") t.epsilon = v;
+  if (option == "--density") t.params["density"] = v;
+  if (option == "--gamma") t.params["gamma"] = v;
+  if (option == "--epsilon") t.params["epsilon"] = v;
   if (option == "--rescale") t.rescale = DareRescale::l1;
   if (option == "--seed") t.seed = 7;
-  if (option == "--t") t.t = v;
-  if (option == "--karcher-max-iter") t.max_iter = static_cast<int>(v);
-  if (option == "--karcher-tol") t.tol = v;
+  if (option == "--t") t.params["t"] = v;
+  if (option == "--karcher-max-iter") t.params["max_iter"] = static_cast<int>(v);
+  if (option == "--karcher-tol") t.params["tol"] = v;
   if (option == "--trim") r.trim = v;
   if (option == "--byzantine") r.byzantine = static_cast<int>(v);
   if (option == "--select") r.select = v == 0 ? 1 : static_cast<int>(v);
@@ -172,8 +172,8 @@ void set(Given& g, std::string_view option, double v) {
 
 void unset(Given& g, std::string_view option) {
   if (option == "--weights") g.task.weights.clear(), g.fed.weights.clear();
-  if (option == "--density") g.task.density.reset();
-  if (option == "--t") g.task.t.reset();
+  if (option == "--density") g.task.params.erase("density");
+  if (option == "--t") g.task.params.erase("t");
   if (option == "--trim") g.fed.robust.trim.reset();
   if (option == "--byzantine") g.fed.robust.byzantine.reset();
   if (option == "--select") g.fed.robust.select.reset();

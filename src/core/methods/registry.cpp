@@ -1,6 +1,7 @@
 // The method table (method_spec.hpp): one row per --method. A row is all the rest of the program knows about a
 // method; its formulas live in the method's own file.
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -37,6 +38,11 @@ constexpr ParamSpec with_usage(ParamSpec p, std::string_view usage) {
   p.usage = usage;
   return p;
 }
+// merge's --help for the parameter's option (after the names of the methods taking it).
+constexpr ParamSpec with_help(ParamSpec p, std::string_view help) {
+  p.help = help;
+  return p;
+}
 // A switch a recipe sets to true or false for the whole merge.
 constexpr ParamSpec flag(std::string_view key, std::string_view option = {}) {
   ParamSpec p = param(key, option);
@@ -47,21 +53,34 @@ constexpr ParamSpec flag(std::string_view key, std::string_view option = {}) {
 // mergekit's weight has no default: a recipe gives one per model; merge's --weights defaults to 1 each.
 constexpr ParamSpec k_weight = param("weight", "--weights", Scope::per_model, Need::recipe);
 constexpr ParamSpec k_lambda =
-    with_default(ranged("lambda", "--lambda", Scope::global, Need::optional, -k_inf, true, k_inf, true), 1);
+    with_help(with_default(ranged("lambda", "--lambda", Scope::global, Need::optional, -k_inf, true, k_inf, true), 1),
+              "scale of the combined task vector (default 1)");
 // Merge's --density is required (a sparsifying method without it is a mistake); a recipe keeps mergekit's 1.
-constexpr ParamSpec k_density =
+constexpr ParamSpec k_density = with_help(
     with_usage(with_default(ranged("density", "--density", Scope::per_model, Need::option, 0, true, 1, false), 1),
-               "D (the fraction of each task vector kept)");
+               "D (the fraction of each task vector kept)"),
+    "fraction of each task vector kept, in (0, 1]");
 constexpr ParamSpec k_gamma =
-    with_default(ranged("gamma", "--gamma", Scope::per_model, Need::optional, 0, false, 1, false), 0.01);
-constexpr ParamSpec k_epsilon =
-    with_default(ranged("epsilon", "--epsilon", Scope::per_model, Need::optional, 0, false, 1, true), k_della_epsilon);
-constexpr ParamSpec k_t = with_usage(ranged("t", "--t", Scope::global, Need::always, 0, false, 1, false),
-                                     "T (0 gives input 1, 1 gives input 2)");
-constexpr ParamSpec k_max_iter =
-    with_default(ranged("max_iter", "--karcher-max-iter", Scope::global, Need::optional, 0, false, 1e6, false), 10);
+    with_help(with_default(ranged("gamma", "--gamma", Scope::per_model, Need::optional, 0, false, 1, false), 0.01),
+              "fraction of each task vector's largest entries dropped, in [0, 1] (default 0.01)");
+constexpr ParamSpec k_epsilon = with_help(
+    with_default(ranged("epsilon", "--epsilon", Scope::per_model, Need::optional, 0, false, 1, true), k_della_epsilon),
+    "keep probabilities run from density - epsilon (a row's smallest magnitude) to density + epsilon (its largest) "
+    "(default 0.15)");
+constexpr ParamSpec k_t = with_help(with_usage(ranged("t", "--t", Scope::global, Need::always, 0, false, 1, false),
+                                               "T (0 gives input 1, 1 gives input 2)"),
+                                    "position between input 1 (0) and input 2 (1)");
+constexpr ParamSpec whole(ParamSpec p) {
+  p.whole = true;
+  return p;
+}
+constexpr ParamSpec k_max_iter = with_help(
+    whole(with_default(ranged("max_iter", "--karcher-max-iter", Scope::global, Need::optional, 0, false, 1e6, false),
+                       10)),
+    "most tangent steps (default 10)");
 constexpr ParamSpec k_tol =
-    with_default(ranged("tol", "--karcher-tol", Scope::global, Need::optional, 0, false, 1, false), 1e-5);
+    with_help(with_default(ranged("tol", "--karcher-tol", Scope::global, Need::optional, 0, false, 1, false), 1e-5),
+              "norm below which a step or an input counts as zero (default 1e-5)");
 constexpr ParamSpec k_normalize = flag("normalize", "--normalize");
 constexpr ParamSpec k_rescale = flag("rescale", "--rescale");
 constexpr ParamSpec runs_only(ParamSpec p, bool value, std::string_view unsupported = {}) {
@@ -107,11 +126,15 @@ constexpr ParamSpec k_geometric_median[]{
 std::unique_ptr<Method> make_federated_row(const MethodArgs& a) {
   return make_federated(a.backend, a.plan, a.federated, a.state);
 }
-std::unique_ptr<Method> make_task_vectors_row(const MethodArgs& a) {
-  return make_task_vectors(a.backend, a.plan, *a.task);
-}
-std::unique_ptr<Method> make_della_row(const MethodArgs& a) { return make_della(a.backend, a.plan, *a.task); }
-std::unique_ptr<Method> make_spherical_row(const MethodArgs& a) { return make_slerp_stock(a.backend, a.plan, *a.task); }
+
+}  // namespace
+
+// Each method file defines its maker; the rows below are the only callers.
+std::unique_ptr<Method> make_task_vectors(const MethodArgs&);  // task_vectors.cpp
+std::unique_ptr<Method> make_della(const MethodArgs&);         // della.cpp
+std::unique_ptr<Method> make_slerp_stock(const MethodArgs&);   // slerp_stock.cpp
+
+namespace {
 
 MethodSpec row(Aggregator id, std::string_view name, std::string_view mergekit, Family family) {
   MethodSpec s;
@@ -145,7 +168,7 @@ MethodSpec task(Aggregator id, std::string_view name, std::string_view mergekit,
   s.params = params;
   s.weights = WeightRule::signed_;
   s.base = BaseUse::required;
-  s.make = make_task_vectors_row;
+  s.make = make_task_vectors;
   return s;
 }
 
@@ -159,7 +182,7 @@ MethodSpec spherical(Aggregator id, std::string_view name, std::string_view merg
   s.min_inputs = min_inputs;
   s.max_inputs = max_inputs;
   s.without_base = without_base;
-  s.make = make_spherical_row;
+  s.make = make_slerp_stock;
   return s;
 }
 
@@ -191,7 +214,7 @@ MethodSpec della(Aggregator id, std::string_view name, std::string_view mergekit
   // mergekit normalises della by the agreeing weights by default, della_linear not.
   MethodSpec s = task(id, name, mergekit, k_della, Sparsify::random, consensus, consensus == Consensus::sign);
   s.ranked_keep = true;
-  s.make = make_della_row;
+  s.make = make_della;
   return s;
 }
 
@@ -267,6 +290,24 @@ const MethodSpec* find_mergekit_method(std::string_view name) {
   for (const MethodSpec& s : rows())
     if (!s.mergekit.empty() && s.mergekit == name) return &s;
   return nullptr;
+}
+
+std::vector<const ParamSpec*> option_params() {
+  std::vector<const ParamSpec*> out;
+  for (const MethodSpec& s : rows())
+    for (const ParamSpec& p : s.params) {
+      if (p.key.empty() || p.option.empty() || p.help.empty()) continue;
+      const auto same = [&](const ParamSpec* q) { return q->option == p.option; };
+      if (std::none_of(out.begin(), out.end(), same)) out.push_back(&p);
+    }
+  return out;
+}
+
+std::string_view option_named(std::string_view key) {
+  for (const MethodSpec& s : rows())
+    if (const ParamSpec* p = find_param(s, key); p && !p->option.empty()) return p->option;
+  WAVG_ASSERT(!"option_named: a parameter without an option");
+  return key;
 }
 
 const ParamSpec* find_option(const MethodSpec& spec, std::string_view option) {
