@@ -22,9 +22,10 @@ namespace wavg {
 
 struct TaskOptions;
 
-// Which code runs a method: the (weighted) mean and the federated aggregators (federated.hpp), or the task-vector
-// and spherical methods (task_methods.hpp).
-enum class Family { federated, task_vectors, spherical };
+// Which code runs a method: the (weighted) mean and the federated aggregators (federated.hpp), the task-vector
+// and spherical methods (task_methods.hpp), or a method of its own file that shares no family's switches
+// (nearswap, sce, arcee-fusion); all but the first take TaskOptions.
+enum class Family { federated, task_vectors, spherical, standalone };
 
 // Which weights a method accepts (one per input):
 //   none    the method takes no weights;

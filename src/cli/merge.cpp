@@ -82,6 +82,8 @@ void apply_recipe(MergeOptions& o) {
   o.task.linear = r.linear;
   o.out_dtype = r.out_dtype;
   o.companions = r.tokenizer_from_base ? MergeOptions::Companions::base : MergeOptions::Companions::input1;
+  if (r.int8_mask)
+    note(o.verbosity, 1, "int8_mask: mergekit's memory saving for its masks; wavg's results are the same without it");
   if (r.chat_template) {
     std::vector<std::string> models = r.inputs;
     if (!r.base.empty()) models.insert(models.begin(), r.base);
@@ -172,6 +174,17 @@ void apply_task_options_outside(MergeOptions& o) {
   o.task.linear = true;
 }
 
+// mergekit's wrappers pass a seed with every recipe: every method takes --seed, and -v says where nothing is drawn
+// (only DARE's and DELLA's masks and the privacy noise are).
+void note_unused_seed(const MergeOptions& o) {
+  const FederatedOptions& fed = o.fed.options;
+  if (!fed.privacy.seed) return;
+  const MethodSpec& row = task_run(o) ? task_row(o.task.resolve(fed, {})) : method_spec(fed.robust.method);
+  if (row.sparsify == Sparsify::random || fed.privacy.noise_multiplier != 0) return;
+  note(o.verbosity, 1,
+       "--seed: " + std::string(row.linear ? row.mergekit : row.name) + " draws nothing at random; the seed is unused");
+}
+
 // Checks the options against each other and the number of inputs (usage errors, exit 2), then the output, before
 // any file opens; returns the job. A checkpoint sequence (--last) is expanded first: it supplies the inputs and
 // their weights.
@@ -194,6 +207,7 @@ pipeline::Job validate(MergeOptions& o) {
   fed.weights = o.fed.weight_by.empty() ? weights : std::vector<double>(o.inputs.size(), 1.0);
   if (federated_run(o)) validate_federated(fed, o.inputs.size());
   if (task_run(o)) validate_task(o.task.resolve(fed, fed.weights), fed, o.inputs.size());
+  note_unused_seed(o);
   if (fed.server.kind != ServerOptKind::none && fed.server.kind != ServerOptKind::sgd && !fed.has_state)
     note(o.verbosity, 0, "no --state: the server optimizer's moments start from zero and are not saved");
   const Overwrite overwrite = o.force ? Overwrite::yes : Overwrite::no;

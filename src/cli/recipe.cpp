@@ -29,7 +29,7 @@ std::set<std::string> keys(const MethodSpec& row, bool per_model_only) {
 }
 
 // mergekit's methods and keys that wavg knows of but does not run.
-const std::set<std::string> k_other_methods{"passthrough", "sce", "nearswap", "arcee_fusion", "ram"};
+const std::set<std::string> k_other_methods{"passthrough", "ram"};
 const std::set<std::string> k_keys{"models", "slices",    "base_model",       "merge_method", "parameters",
                                    "dtype",  "out_dtype", "tokenizer_source", "chat_template"};
 const std::set<std::string> k_other_keys{"modules", "tokenizer"};
@@ -240,6 +240,10 @@ Recipe read_document(const Reading& r, const std::string& path) {
   if (!doc.IsMap()) r.refuse("a mergekit recipe is a mapping (models, merge_method, ...)");
   for (const auto& kv : doc) {
     const std::string key = r.text(kv.first, "a key");
+    if (key == "int8_mask") {  // mergekit ignores it there too; in a method's parameters it is the row's flag
+      out.int8_mask = r.number(kv.second, key) != 0;
+      continue;
+    }
     if (k_other_keys.count(key)) r.refuse("mergekit's '" + key + "' is not supported by wavg merge --recipe");
     if (!k_keys.count(key)) r.refuse("unknown key '" + key + "' (wavg reads: " + Reading::join(k_keys) + ")");
   }

@@ -39,6 +39,7 @@ struct Recipe {
   bool tokenizer_from_base = true;           // tokenizer_source: base (mergekit's default with a base model)
   std::vector<Slice> slices;                 // merge_method passthrough: the frankenmerge's slices (no models)
   std::optional<std::string> chat_template;  // auto, or a Jinja text (recipe_chat.hpp)
+  bool int8_mask = false;                    // a top-level int8_mask (mergekit's memory hint): accepted, no effect
 };
 
 // Reads and checks the recipe at `path`. Throws a usage error (exit 2) naming the file and the key at fault.

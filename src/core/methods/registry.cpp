@@ -67,9 +67,12 @@ constexpr ParamSpec k_epsilon = with_help(
     with_default(ranged("epsilon", "--epsilon", Scope::per_model, Need::optional, 0, false, 1, true), k_della_epsilon),
     "keep probabilities run from density - epsilon (a row's smallest magnitude) to density + epsilon (its largest) "
     "(default 0.15)");
-constexpr ParamSpec k_t = with_help(with_usage(ranged("t", "--t", Scope::global, Need::always, 0, false, 1, false),
-                                               "T (0 gives input 1, 1 gives input 2)"),
-                                    "position between input 1 (0) and input 2 (1)");
+// slerp's t outside [0, 1] extrapolates along the arc (mergekit's formula, unchanged).
+constexpr ParamSpec k_t = with_help(
+    with_usage(ranged("t", "--t", Scope::global, Need::always, -k_inf, true, k_inf, true),
+               "T (0 gives input 1, 1 gives input 2)"),
+    "slerp: position between input 1 (0) and input 2 (1), extrapolated outside [0, 1]; nearswap: the distance "
+    "|base - input| at or below which an entry takes the input's value");
 constexpr ParamSpec whole(ParamSpec p) {
   p.whole = true;
   return p;
@@ -108,6 +111,14 @@ constexpr ParamSpec k_nuslerp[]{
     runs_only(flag("nuslerp_row_wise"), false, "it applies only with nuslerp_flatten: false")};
 constexpr ParamSpec k_multislerp[]{k_weight, flag("normalize_weights", "--normalize")};
 constexpr ParamSpec k_karcher[]{k_max_iter, k_tol};
+constexpr ParamSpec k_sce[]{
+    with_help(
+        with_default(ranged("select_topk", "--select-topk", Scope::global, Need::optional, 0, false, 1, false), 1),
+        "fraction of the entries kept, those where the task vectors' variance is largest, in [0, 1] (default 1)"),
+    k_int8_mask};
+// nearswap's t: the help is slerp's --t's, which names both.
+constexpr ParamSpec k_nearswap[]{
+    with_usage(ranged("t", "--t", Scope::global, Need::always, 0, false, k_inf, true), "T (the distance that swaps)")};
 // The robust aggregators' options (merge only: mergekit has no such methods). The relations between them and the
 // number of inputs (n > 2F + 2, M <= n - F, n > 2 trim) are checked in federated_options.cpp.
 constexpr ParamSpec k_trim_param = with_usage(ranged("", "--trim", Scope::global, Need::option, 0, false, 0.5, true),
@@ -133,6 +144,9 @@ std::unique_ptr<Method> make_federated_row(const MethodArgs& a) {
 std::unique_ptr<Method> make_task_vectors(const MethodArgs&);  // task_vectors.cpp
 std::unique_ptr<Method> make_della(const MethodArgs&);         // della.cpp
 std::unique_ptr<Method> make_slerp_stock(const MethodArgs&);   // slerp_stock.cpp
+std::unique_ptr<Method> make_nearswap(const MethodArgs&);      // nearswap.cpp
+std::unique_ptr<Method> make_sce(const MethodArgs&);           // sce.cpp
+std::unique_ptr<Method> make_arcee_fusion(const MethodArgs&);  // arcee_fusion.cpp
 
 namespace {
 
@@ -172,18 +186,33 @@ MethodSpec task(Aggregator id, std::string_view name, std::string_view mergekit,
   return s;
 }
 
-MethodSpec spherical(Aggregator id, std::string_view name, std::string_view mergekit, std::span<const ParamSpec> params,
-                     WeightRule weights, BaseUse base, std::size_t min_inputs, std::size_t max_inputs,
-                     std::string_view without_base = {}) {
-  MethodSpec s = row(id, name, mergekit, Family::spherical);
+// A method whose maker is given: its parameters, base and inputs (weights none).
+MethodSpec made(Aggregator id, std::string_view name, std::string_view mergekit, Family family,
+                std::span<const ParamSpec> params, BaseUse base, std::size_t min_inputs, std::size_t max_inputs,
+                MethodMaker make) {
+  MethodSpec s = row(id, name, mergekit, family);
   s.params = params;
-  s.weights = weights;
   s.base = base;
   s.min_inputs = min_inputs;
   s.max_inputs = max_inputs;
-  s.without_base = without_base;
-  s.make = make_slerp_stock;
+  s.make = make;
   return s;
+}
+
+MethodSpec spherical(Aggregator id, std::string_view name, std::string_view mergekit, std::span<const ParamSpec> params,
+                     WeightRule weights, BaseUse base, std::size_t min_inputs, std::size_t max_inputs,
+                     std::string_view without_base = {}) {
+  MethodSpec s = made(id, name, mergekit, Family::spherical, params, base, min_inputs, max_inputs, make_slerp_stock);
+  s.weights = weights;
+  s.without_base = without_base;
+  return s;
+}
+
+// A method of its own file (Family::standalone).
+MethodSpec standalone(Aggregator id, std::string_view name, std::string_view mergekit,
+                      std::span<const ParamSpec> params, BaseUse base, std::size_t min_inputs,
+                      std::size_t max_inputs, MethodMaker make) {
+  return made(id, name, mergekit, Family::standalone, params, base, min_inputs, max_inputs, make);
 }
 
 // multislerp divides its weights by their sum unless told not to (normalize_weights).
@@ -249,6 +278,9 @@ const std::vector<MethodSpec>& rows() {
            false),
       della(A::della, "della", "della", Consensus::sign),
       della(A::della_linear, "della-linear", "della_linear", Consensus::none),
+      standalone(A::nearswap, "nearswap", "nearswap", k_nearswap, BaseUse::required, 1, 1, make_nearswap),
+      standalone(A::sce, "sce", "sce", k_sce, BaseUse::required, 1, 0, make_sce),
+      standalone(A::arcee_fusion, "arcee-fusion", "arcee_fusion", {}, BaseUse::required, 1, 1, make_arcee_fusion),
   };
   return table;
 }

@@ -51,7 +51,6 @@ void validate_task(const TaskOptions& o, const FederatedOptions& f, std::size_t 
     if (const ParamSpec* p = find_param(row, key); !p || p->option.empty())
       fail_usage(std::string(option_named(key)) + " does not apply to --method " + m);
   const Given switches[]{
-      {"--seed", o.seed.has_value()},
       {"--rescale", o.rescale.has_value()},
       {"--weights", !o.weights.empty()},
       {"--normalize", o.normalize.has_value()},
@@ -86,8 +85,9 @@ void validate_task(const TaskOptions& o, const FederatedOptions& f, std::size_t 
                std::string(row.without_base.empty() ? "works on the models themselves" : row.without_base) +
                " and takes no --base");
   if (row.max_inputs == row.min_inputs && inputs != row.min_inputs)
-    fail_usage("--method " + m + " needs exactly " + count_text(row.min_inputs) + " inputs, got " +
-               std::to_string(inputs));
+    fail_usage("--method " + m + " needs exactly " +
+               (row.min_inputs == 1 ? std::string("one input") : count_text(row.min_inputs) + " inputs") +
+               (row.base == BaseUse::required ? " besides --base" : "") + ", got " + std::to_string(inputs));
   if (inputs < row.min_inputs)
     fail_usage("--method " + m + " needs at least " + count_text(row.min_inputs) + " inputs" +
                (row.base == BaseUse::required ? " besides --base" : "") + ", got " + std::to_string(inputs));
