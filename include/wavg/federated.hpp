@@ -42,7 +42,10 @@ enum class Aggregator {
   breadcrumbs,
   breadcrumbs_ties,
   della,
-  della_linear
+  della_linear,
+  nearswap,
+  sce,
+  arcee_fusion
 };
 enum class InputKind { models, deltas };
 

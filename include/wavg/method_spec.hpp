@@ -22,9 +22,10 @@ namespace wavg {
 
 struct TaskOptions;
 
-// Which code runs a method: the (weighted) mean and the federated aggregators (federated.hpp), or the task-vector
-// and spherical methods (task_methods.hpp).
-enum class Family { federated, task_vectors, spherical };
+// Which code runs a method: the (weighted) mean and the federated aggregators (federated.hpp), the task-vector
+// and spherical methods (task_methods.hpp), or a method of its own file that shares no family's switches
+// (nearswap, sce, arcee-fusion); all but the first take TaskOptions.
+enum class Family { federated, task_vectors, spherical, standalone };
 
 // Which weights a method accepts (one per input):
 //   none    the method takes no weights;
@@ -57,6 +58,8 @@ struct ParamSpec {
   std::optional<bool> runs_only;
   std::string_view unsupported;
   std::string_view usage;  // what a refusal for a missing option shows after it: "D (the fraction ...)"
+  std::string_view help;   // merge's --help for the option, after the methods taking it; empty: declared elsewhere
+  bool whole = false;      // the option takes a whole number (--karcher-max-iter)
 };
 
 // Everything make() needs; `state` may be null.
@@ -114,6 +117,11 @@ const MethodSpec* find_mergekit_method(std::string_view name);
 const MethodSpec& task_row(const TaskOptions& options);
 // Returns the parameter of `spec` that recipes call `key`, or null.
 const ParamSpec* find_param(const MethodSpec& spec, std::string_view key);
+// Returns the numeric parameters merge takes as its own options (--lambda, --density, ...), each once, in --help's
+// order: every row's parameter with a key, an option and a help text.
+std::vector<const ParamSpec*> option_params();
+// Returns merge's option for the parameter recipes call `key` ("--karcher-max-iter" for "max_iter").
+std::string_view option_named(std::string_view key);
 // Returns the parameter of `spec` that merge calls `option` ("--density"), or null.
 const ParamSpec* find_option(const MethodSpec& spec, std::string_view option);
 // Returns the --method names of the rows taking `option`, for help and messages: "ties, dare-linear, della", the

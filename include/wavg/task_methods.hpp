@@ -8,9 +8,12 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "wavg/backend.hpp"
@@ -28,16 +31,15 @@ enum class DareRescale { inverse_density, l1, none };
 inline constexpr std::array<Named<DareRescale>, 3> k_dare_rescale_names{
     {{"inverse-density", DareRescale::inverse_density}, {"l1", DareRescale::l1}, {"none", DareRescale::none}}};
 
+// A method's numeric parameters as given, by their row's key (ParamSpec::key in method_spec.hpp).
+using ParamValues = std::map<std::string, double, std::less<>>;
+
 struct TaskOptions {
   Aggregator method = Aggregator::task_arithmetic;
   std::vector<double> weights;         // empty: 1 for every input (task vectors' weights are not normalised)
-  std::optional<double> lambda;        // scale of the combined task vector (default 1)
-  std::optional<double> density;       // ties, dare-*, breadcrumbs*: fraction of each task vector kept
-  std::optional<double> gamma;         // breadcrumbs*: fraction of the largest entries dropped (default 0.01)
-  std::optional<double> epsilon;       // della*: half the spread of the keep probabilities around density (0.15)
-  std::optional<double> t;             // slerp: 0 gives input 1, 1 gives input 2
-  std::optional<int> max_iter;         // karcher: most tangent steps (default 10)
-  std::optional<double> tol;           // karcher: the norm below which a step or an input counts as zero (1e-5)
+  // The method's numeric parameters as given (--lambda, --density, ...; a recipe's plain scalars), by their row's
+  // key ("lambda", "max_iter"): what each means, its range and its default are its ParamSpec (registry.cpp).
+  ParamValues params;
   std::optional<std::uint64_t> seed;   // dare-*, della*: none draws one from the system's entropy source
   std::optional<DareRescale> rescale;  // dare-*, della*: none given means DareRescale::l1
   std::optional<bool> normalize;       // divide by the (agreeing) weights' sum; none given: ties yes, others no
@@ -45,6 +47,12 @@ struct TaskOptions {
   std::shared_ptr<const TensorValues> values;
   bool has_base = false;
   bool linear = false;  // task-arithmetic on the models themselves, no base: mergekit's linear (sum_k w_k x_k)
+
+  // Returns parameter `key` as given, or nothing.
+  std::optional<double> param(std::string_view key) const {
+    const auto it = params.find(key);
+    return it == params.end() ? std::nullopt : std::optional<double>(it->second);
+  }
 };
 
 // Tells whether --method names a task-vector method rather than a federated aggregator.
@@ -63,14 +71,8 @@ constexpr double k_della_epsilon = 0.15;
 // density + epsilon < 1) and epsilon in [0, 1): returns what is wrong, or an empty string.
 std::string della_problem(double density, double epsilon);
 
-// Builds della or della-linear (della.cpp).
-std::unique_ptr<Method> make_della(Backend& backend, const Plan& plan, const TaskOptions& options);
-// Builds task-arithmetic, ties, dare-linear, dare-ties, breadcrumbs or breadcrumbs-ties (task_vectors.cpp). The options
-// must have passed validate_task; `plan` must outlive the method.
-std::unique_ptr<Method> make_task_vectors(Backend& backend, const Plan& plan, const TaskOptions& options);
-// Builds slerp, nuslerp or model-stock (slerp_stock.cpp).
-std::unique_ptr<Method> make_slerp_stock(Backend& backend, const Plan& plan, const TaskOptions& options);
-// Builds whichever of the two `options.method` names.
+// Builds the task-vector or spherical method `options.method` names (its row's maker). The options must have
+// passed validate_task; `plan` must outlive the method.
 std::unique_ptr<Method> make_task_method(Backend& backend, const Plan& plan, const TaskOptions& options);
 
 }  // namespace wavg

@@ -67,8 +67,7 @@ void apply_recipe(MergeOptions& o) {
   for (const std::string& in : o.inputs)
     if (looks_like_recipe(in)) fail_usage(in + " looks like a mergekit recipe: run it with --recipe " + in);
   if (o.recipe_path.empty()) return;
-  if (!o.inputs.empty() || !o.fed.base.empty() || !o.weights.empty() || o.task.lambda || o.task.density ||
-      o.task.gamma || o.task.epsilon || o.task.t || o.task.max_iter || o.task.tol || o.task.rescale ||
+  if (!o.inputs.empty() || !o.fed.base.empty() || !o.weights.empty() || !o.task.params.empty() || o.task.rescale ||
       o.task.normalize || o.out_dtype || o.fed.options.robust.method != Aggregator::mean)
     fail_usage("--recipe gives the models, base, method, parameters and dtype itself: give them only there");
   Recipe& r = o.recipe.emplace(read_recipe(o.recipe_path));
@@ -81,17 +80,15 @@ void apply_recipe(MergeOptions& o) {
     o.weights += exact;
   }
   o.task = TaskCli{};
-  o.task.lambda = r.lambda;
-  o.task.density = r.density;
-  o.task.gamma = r.gamma;
-  o.task.epsilon = r.epsilon;
-  o.task.t = r.t;
+  o.task.params = r.params;
   o.task.rescale = r.rescale;
   o.task.normalize = r.normalize;
   o.task.values = r.values;
   o.task.linear = r.linear;
   o.out_dtype = r.out_dtype;
   o.companions = MergeOptions::Companions::base;  // mergekit's donor: base_model (else input 1)
+  if (r.int8_mask)
+    note(o.verbosity, 1, "int8_mask: mergekit's memory saving for its masks; wavg's results are the same without it");
   if (r.chat_template) {
     std::vector<std::string> models = r.inputs;
     if (!r.base.empty()) models.insert(models.begin(), r.base);
@@ -170,13 +167,9 @@ void apply_task_options_outside(MergeOptions& o) {
   if (task_run(o)) return;
   const TaskCli& t = o.task;
   const std::string method(method_spec(o.fed.options.robust.method).name);
-  const std::pair<bool, const char*> given[] = {
-      {t.lambda.has_value(), "--lambda"},   {t.density.has_value(), "--density"},
-      {t.gamma.has_value(), "--gamma"},     {t.epsilon.has_value(), "--epsilon"},
-      {t.t.has_value(), "--t"},             {t.max_iter.has_value(), "--karcher-max-iter"},
-      {t.tol.has_value(), "--karcher-tol"}, {t.rescale.has_value(), "--rescale"}};
-  for (const auto& [set, option] : given)
-    if (set) fail_usage(std::string(option) + " does not apply to --method " + method);
+  for (const auto& [key, value] : t.params)
+    fail_usage(std::string(option_named(key)) + " does not apply to --method " + method);
+  if (t.rescale) fail_usage("--rescale does not apply to --method " + method);
   if (!t.normalize) return;
   if (federated_run(o))
     fail_usage("--normalize does not apply to --method " + method +
@@ -202,6 +195,17 @@ void check_lora_options(MergeOptions& o) {
   if (o.format.empty()) o.format = codec(FormatId::peft).name;
   if (o.format != codec(FormatId::peft).name && o.format != codec(FormatId::peft_bin).name)
     fail_usage("--lora-extract writes a PEFT adapter folder: --format peft or peft-bin, not " + o.format);
+}
+
+// mergekit's wrappers pass a seed with every recipe: every method takes --seed, and -v says where nothing is drawn
+// (only DARE's and DELLA's masks and the privacy noise are).
+void note_unused_seed(const MergeOptions& o) {
+  const FederatedOptions& fed = o.fed.options;
+  if (!fed.privacy.seed) return;
+  const MethodSpec& row = task_run(o) ? task_row(o.task.resolve(fed, {})) : method_spec(fed.robust.method);
+  if (row.sparsify == Sparsify::random || fed.privacy.noise_multiplier != 0) return;
+  note(o.verbosity, 1,
+       "--seed: " + std::string(row.linear ? row.mergekit : row.name) + " draws nothing at random; the seed is unused");
 }
 
 // Checks the options against each other and the number of inputs (usage errors, exit 2), then the output, before
@@ -232,6 +236,7 @@ pipeline::Job validate(MergeOptions& o) {
   fed.weights = o.fed.weight_by.empty() ? weights : std::vector<double>(clients, 1.0);
   if (federated_run(o)) validate_federated(fed, clients);
   if (task_run(o)) validate_task(o.task.resolve(fed, fed.weights), fed, o.inputs.size());
+  note_unused_seed(o);
   if (fed.server.kind != ServerOptKind::none && fed.server.kind != ServerOptKind::sgd && !fed.has_state)
     note(o.verbosity, 0, "no --state: the server optimizer's moments start from zero and are not saved");
   const Overwrite overwrite = o.force ? Overwrite::yes : Overwrite::no;

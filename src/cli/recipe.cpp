@@ -30,7 +30,7 @@ std::set<std::string> keys(const MethodSpec& row, bool per_model_only) {
 }
 
 // mergekit's methods and keys that wavg knows of but does not run.
-const std::set<std::string> k_other_methods{"passthrough", "sce", "nearswap", "arcee_fusion", "ram"};
+const std::set<std::string> k_other_methods{"passthrough", "ram"};
 const std::set<std::string> k_keys{"models",    "slices",           "base_model", "merge_method",
                                    "parameters", "dtype",         "out_dtype",  "tokenizer_source",
                                    "tokenizer",  "chat_template"};
@@ -404,6 +404,10 @@ Recipe read_document(const Reading& r, const std::string& path) {
   if (!doc.IsMap()) r.refuse("a mergekit recipe is a mapping (models, merge_method, ...)");
   for (const auto& kv : doc) {
     const std::string key = r.text(kv.first, "a key");
+    if (key == "int8_mask") {  // mergekit ignores it there too; in a method's parameters it is the row's flag
+      out.int8_mask = r.number(kv.second, key) != 0;
+      continue;
+    }
     if (k_other_keys.count(key)) r.refuse("mergekit's '" + key + "' is not supported by wavg merge --recipe");
     if (!k_keys.count(key)) r.refuse("unknown key '" + key + "' (wavg reads: " + Reading::join(k_keys) + ")");
   }
@@ -484,10 +488,14 @@ Recipe read_document(const Reading& r, const std::string& path) {
                " needs one for every model");
     if (weighted) out.weights.push_back(w.value_or(1.0));
   }
-  if (const ParamSpec* p = find_param(*row, "density")) out.density = scalar(v.global, "density").value_or(p->fallback);
-  if (find_param(*row, "gamma")) out.gamma = scalar(v.global, "gamma");
-  if (find_param(*row, "epsilon")) out.epsilon = scalar(v.global, "epsilon");
-  out.lambda = scalar(v.global, "lambda");
+  for (const ParamSpec& p : row->params) {
+    if (p.flag || p.option.empty() || p.key == "weight") continue;
+    const std::string key(p.key);
+    if (const std::optional<double> x = scalar(v.global, key))
+      out.params[key] = *x;
+    else if (p.need == Need::option && p.has_fallback)  // merge's option is required, a recipe keeps mergekit's
+      out.params[key] = p.fallback;
+  }
   if (v.names("normalize"))
     out.normalize = scalar(v.global, "normalize").value_or(1) != 0;
   else if (out.linear)
@@ -503,8 +511,9 @@ Recipe read_document(const Reading& r, const std::string& path) {
     if (out.inputs.size() != 1)
       r.refuse("merge_method slerp takes the base model and one other, got " + std::to_string(out.inputs.size()) +
                " others");
-    out.t = first_anchor(v, "t");
-    if (!out.t) r.refuse("merge_method slerp needs parameters.t");
+    const std::optional<double> t = first_anchor(v, "t");  // a gradient's first anchor, for the options' checks
+    if (!t) r.refuse("merge_method slerp needs parameters.t");
+    out.params.try_emplace("t", *t);
     out.inputs.insert(out.inputs.begin(), base);
     out.values->per_input.insert(out.values->per_input.begin(), std::map<std::string, ParamSetting>{});
     if (!out.sliced.base.empty()) {  // the base is input 1 here, not a base

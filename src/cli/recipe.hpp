@@ -33,7 +33,7 @@ struct Recipe {
   Aggregator method = Aggregator::task_arithmetic;
   bool linear = false;          // mergekit's linear: the weighted sum of the models themselves
   std::vector<double> weights;  // the models' scalar weights (gradients and filters are in `values`)
-  std::optional<double> density, gamma, epsilon, lambda, t;
+  ParamValues params;           // the plain scalars of the numeric parameters (density: mergekit's 1 when none)
   std::optional<bool> normalize;
   std::optional<DareRescale> rescale;
   std::shared_ptr<TensorValues> values;      // every setting, per tensor
@@ -43,6 +43,7 @@ struct Recipe {
   std::vector<Slice> slices;                 // merge_method passthrough: the frankenmerge's slices (no models)
   SlicedSources sliced;                      // slices with another method (empty inputs: models were given)
   std::optional<std::string> chat_template;  // auto, or a Jinja text (recipe_chat.hpp)
+  bool int8_mask = false;                    // a top-level int8_mask (mergekit's memory hint): accepted, no effect
 };
 
 // Reads and checks the recipe at `path`. Throws a usage error (exit 2) naming the file and the key at fault.

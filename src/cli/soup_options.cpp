@@ -38,13 +38,7 @@ TaskOptions TaskCli::resolve(const FederatedOptions& fed, std::vector<double> we
   TaskOptions o;
   o.method = fed.robust.method;
   o.weights = std::move(weights);
-  o.lambda = lambda;
-  o.density = density;
-  o.gamma = gamma;
-  o.epsilon = epsilon;
-  o.t = t;
-  o.max_iter = max_iter;
-  o.tol = tol;
+  o.params = params;
   o.rescale = rescale;
   o.normalize = normalize;
   o.values = values;
@@ -56,25 +50,13 @@ TaskOptions TaskCli::resolve(const FederatedOptions& fed, std::vector<double> we
 
 void add_task_options(CLI::App& app, TaskCli& t) {
   const std::string k_task = task_heading();
-  app.add_option("--lambda", t.lambda, taking("--lambda") + ": scale of the combined task vector (default 1)")
-      ->group(k_task);
-  app.add_option("--density", t.density, taking("--density") + ": fraction of each task vector kept, in (0, 1]")
-      ->group(k_task);
-  app.add_option(
-         "--gamma", t.gamma,
-         taking("--gamma") + ": fraction of each task vector's largest entries dropped, in [0, 1] (default 0.01)")
-      ->group(k_task);
-  app.add_option("--epsilon", t.epsilon,
-                 taking("--epsilon") +
-                     ": keep probabilities run from density - epsilon (a row's smallest magnitude) to density + "
-                     "epsilon (its largest) (default 0.15)")
-      ->group(k_task);
-  app.add_option("--t", t.t, taking("--t") + ": position between input 1 (0) and input 2 (1)")->group(k_task);
-  app.add_option("--karcher-max-iter", t.max_iter, taking("--karcher-max-iter") + ": most tangent steps (default 10)")
-      ->group(k_task);
-  app.add_option("--karcher-tol", t.tol,
-                 taking("--karcher-tol") + ": norm below which a step or an input counts as zero (default 1e-5)")
-      ->group(k_task);
+  for (const ParamSpec* p : option_params()) {
+    const std::string option(p->option), help = taking(p->option) + ": " + std::string(p->help);
+    const auto set = [&t, key = std::string(p->key)](auto v) { t.params[key] = static_cast<double>(v); };
+    CLI::Option* added = p->whole ? app.add_option_function<int>(option, set, help)
+                                  : app.add_option_function<double>(option, set, help);
+    added->group(k_task);
+  }
   add_choice(app, "--rescale", t.rescale, k_dare_rescale_names,
              taking("--rescale") +
                  ": rescale of the kept entries: l1 (each tensor by |tau|_1 / |masked tau|_1, mergekit >= 0.1; "

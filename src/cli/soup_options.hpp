@@ -15,9 +15,7 @@
 namespace wavg::cli {
 
 struct TaskCli {
-  std::optional<double> lambda, density, gamma, epsilon, t;
-  std::optional<int> max_iter;  // --karcher-max-iter
-  std::optional<double> tol;    // --karcher-tol
+  ParamValues params;  // --lambda, --density, ...: the rows' numeric parameters, by key
   std::optional<DareRescale> rescale;
   std::optional<bool> normalize;
   std::shared_ptr<const TensorValues> values;  // merge --recipe's per-tensor values
@@ -27,7 +25,7 @@ struct TaskCli {
   TaskOptions resolve(const FederatedOptions& fed, std::vector<double> weights) const;
 };
 
-// Adds --lambda, --density, --gamma, --epsilon, --t, --rescale and --normalize under their own heading.
+// Adds the rows' numeric parameters (--lambda, --density, ...), --rescale and --normalize under their own heading.
 void add_task_options(CLI::App& app, TaskCli& t);
 
 }  // namespace wavg::cli

@@ -268,3 +268,41 @@ def layer_t(names):
     idx = {n: int(m.group(1)) for n in names if (m := re.search(r"(?:^|\.)layers\.(\d+)\.", n))}
     last = max(idx.values())
     return {n: (idx[n] / last if last else 1.0) if n in idx else 0.0 for n in names}
+
+
+def nearswap(t, a, b):
+    """nearswap.py: w = clamp(t / max(|a - b|, 1e-6), 0, 1); out = w b + (1 - w) a, a the base."""
+    w = np.clip(t / np.maximum(np.abs(a - b), 1e-6), 0, 1)
+    return w * b + (1 - w) * a
+
+
+def sce(xs, b, topk=1.0):
+    """sce.py: the floor(topk * nonzero) largest population variances across the task vectors kept (ties by index),
+    weights the task vectors' mean squares over their sum (1/n below 1e-6), TIES's sign election, divided by the
+    electing weights' sum (at least 1e-6)."""
+    tv = np.stack([x - b for x in xs])
+    if topk < 1:
+        var = np.var(tv, axis=0)
+        k = int(np.count_nonzero(var) * topk) if topk > 0 else 0
+        mask = np.zeros(var.size)
+        mask[np.argsort(-np.abs(var).reshape(-1), kind="stable")[:k]] = 1
+        tv = tv * mask.reshape(var.shape)
+    majority = np.where(tv.sum(axis=0) >= 0, 1.0, -1.0)
+    w = np.array([np.mean(t ** 2) for t in tv])
+    w = np.full(len(xs), 1 / len(xs)) if abs(w.sum()) < 1e-6 else w / w.sum()
+    ew = w.reshape((-1,) + (1,) * (tv.ndim - 1)) * (np.sign(tv) == majority)
+    return b + (tv * ew).sum(axis=0) / np.maximum(ew.sum(axis=0), 1e-6)
+
+
+def arcee_fusion(a, b):
+    """arcee_fusion.py: importance |b - a| times the KL divergence of the rows' softmaxes (+1e-8), kept where at
+    least median + 1.5 IQR (quantiles at floor(q (n - 1)) of the sorted importances; mergekit samples 10^6 of them
+    above that size, these tests stay below)."""
+    def softmax_eps(x):
+        e = np.exp(x - x.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True) + 1e-8
+    p, q = softmax_eps(b), softmax_eps(a)
+    imp = np.abs(b - a) * np.sum(p * np.log(p / q), axis=-1)[..., None]
+    s = np.sort(imp.reshape(-1))
+    at = lambda f: s[int(f * (s.size - 1))]
+    return a + (b - a) * (imp >= at(0.5) + 1.5 * (at(0.75) - at(0.25)))

@@ -229,3 +229,52 @@ close("model_stock", got, {k: ref.model_stock([t[k] for t in tunes], base[k]) fo
 assert json.load(open("stock/tokenizer.json")) == {"tag": "base"}
 assert json.load(open("stock/config.json"))["tag"] == "base"
 print("tokenizer and config from the base ok")
+
+# nearswap: t a layer gradient, 0.15 for mlp; entries of ft0 within t of the base's take ft0's value.
+NS = [{"filter": "mlp", "value": 0.15}, {"value": [0.02, 0.3]}]
+got, _ = run("nearswap", """models:
+  - model: ft0
+base_model: base
+merge_method: nearswap
+parameters:
+  t:
+    - filter: mlp
+      value: 0.15
+    - value: [0.02, 0.3]
+dtype: float64
+""")
+close("nearswap t gradient per filter", got, {k: ref.nearswap(value(NS, k), base[k], tunes[0][k]) for k in SHAPES})
+
+# slerp's t outside [0, 1] extrapolates along the arc, as mergekit's formula does.
+got, _ = run("slerp_out", """models:
+  - model: ft0
+  - model: ft1
+merge_method: slerp
+base_model: ft0
+parameters:
+  t: [-0.5, 1.5]
+dtype: float64
+""")
+close("slerp t outside [0, 1]", got, {k: ref.slerp(value([-0.5, 1.5], k), tunes[0][k], tunes[1][k]) for k in SHAPES})
+
+# sce: half the entries (those whose task vectors vary most) selected, and every one (select_topk's default).
+for topk, line in (("\nparameters:\n  select_topk: 0.5", "sce select_topk 0.5"), ("", "sce")):
+    got, _ = run("sce", f"""models:
+  - model: ft0
+  - model: ft1
+  - model: ft2
+base_model: base
+merge_method: sce{topk}
+dtype: float64
+""")
+    close(line, got, {k: ref.sce([t[k] for t in tunes], base[k], 0.5 if topk else 1.0) for k in SHAPES})
+    subprocess.run(["rm", "-r", "sce"], check=True)
+
+# arcee_fusion: ft0's changes kept where their importance is an outlier.
+got, _ = run("fusion", """models:
+  - model: ft0
+base_model: base
+merge_method: arcee_fusion
+dtype: float64
+""")
+close("arcee_fusion", got, {k: ref.arcee_fusion(base[k], tunes[0][k]) for k in SHAPES})

@@ -159,7 +159,7 @@ TEST_CASE("the reductions give the same bits with the inputs in pieces, for any 
       TaskOptions o;
       o.method = a;
       o.has_base = true;
-      if (a != Aggregator::model_stock) o.density = 0.3;
+      if (a != Aggregator::model_stock) o.params["density"] = 0.3;
       if (a == Aggregator::dare_linear) o.seed = 5;
       validate_task(o, FederatedOptions{}, 5);
       return make_task_method(b, plan, o);

@@ -62,8 +62,8 @@ struct Expected {
 };
 
 const std::vector<std::string> k_task_options{"--weights", "--lambda",           "--normalize",  "--density",
-                                              "--gamma",   "--epsilon",          "--rescale",    "--seed",
-                                              "--t",       "--karcher-max-iter", "--karcher-tol"};
+                                              "--gamma",   "--epsilon",          "--rescale",
+                                              "--t",       "--karcher-max-iter", "--karcher-tol", "--select-topk"};
 const std::vector<std::string> k_federated_options{"--weights", "--trim", "--byzantine", "--select"};
 
 const std::vector<Expected> k_expected{
@@ -77,7 +77,7 @@ const std::vector<Expected> k_expected{
     {"ties", true, {"--weights", "--lambda", "--normalize", "--density"}, {"--density"}, 'r', 3, 1, 0},
     {"dare-linear",
      true,
-     {"--weights", "--lambda", "--normalize", "--density", "--rescale", "--seed"},
+     {"--weights", "--lambda", "--normalize", "--density", "--rescale"},
      {"--density"},
      'r',
      3,
@@ -85,7 +85,7 @@ const std::vector<Expected> k_expected{
      0},
     {"dare-ties",
      true,
-     {"--weights", "--lambda", "--normalize", "--density", "--rescale", "--seed"},
+     {"--weights", "--lambda", "--normalize", "--density", "--rescale"},
      {"--density"},
      'r',
      3,
@@ -109,7 +109,7 @@ const std::vector<Expected> k_expected{
      0},
     {"della",
      true,
-     {"--weights", "--lambda", "--normalize", "--density", "--epsilon", "--rescale", "--seed"},
+     {"--weights", "--lambda", "--normalize", "--density", "--epsilon", "--rescale"},
      {"--density"},
      'r',
      3,
@@ -117,7 +117,7 @@ const std::vector<Expected> k_expected{
      0},
     {"della-linear",
      true,
-     {"--weights", "--lambda", "--normalize", "--density", "--epsilon", "--rescale", "--seed"},
+     {"--weights", "--lambda", "--normalize", "--density", "--epsilon", "--rescale"},
      {"--density"},
      'r',
      3,
@@ -128,6 +128,9 @@ const std::vector<Expected> k_expected{
     {"nuslerp", true, {"--weights"}, {"--weights"}, 'o', 2, 2, 2},
     {"multislerp", true, {"--weights", "--normalize"}, {}, 'o', 3, 1, 0},
     {"karcher", true, {"--karcher-max-iter", "--karcher-tol"}, {}, 'n', 3, 1, 0},
+    {"nearswap", true, {"--t"}, {"--t"}, 'r', 1, 1, 1},
+    {"sce", true, {"--select-topk"}, {}, 'r', 3, 1, 0},
+    {"arcee-fusion", true, {}, {}, 'r', 1, 1, 1},
 };
 
 // A documented value outside each ranged option's range, and one inside it.
@@ -137,10 +140,10 @@ struct Range {
 };
 const Range k_ranges[]{{"--density", 0, 1},     {"--density", 1.5, 0.5},
                        {"--gamma", -0.1, 1},    {"--epsilon", 1, 0},
-                       {"--t", 1.5, 0},         {"--karcher-max-iter", -1, 0},
+                       {"--t", std::numeric_limits<double>::infinity(), 1.5},         {"--karcher-max-iter", -1, 0},
                        {"--karcher-tol", 2, 1}, {"--lambda", std::numeric_limits<double>::infinity(), -2},
                        {"--trim", 0.5, 0},      {"--gm-tol", 1, 0},
-                       {"--gm-eps", 0, 1},      {"--gm-max-iter", 0, 1}};
+                       {"--gm-eps", 0, 1},  {"--select-topk", 1.5, 0},      {"--gm-max-iter", 0, 1}};
 
 struct Given {
   TaskOptions task;
@@ -152,16 +155,17 @@ void set(Given& g, std::string_view option, double v) {
   TaskOptions& t = g.task;
   RobustOptions& r = g.fed.robust;
   if (option == "--weights") t.weights = g.fed.weights = std::vector<double>(g.inputs, v == 0 ? 1 : v);
-  if (option == "--lambda") t.lambda = v;
+  if (option == "--lambda") t.params["lambda"] = v;
   if (option == "--normalize") t.normalize = v != 0;
-  if (option == "--density") t.density = v;
-  if (option == "--gamma") t.gamma = v;
-  if (option == "--epsilon") t.epsilon = v;
+  if (option == "--density") t.params["density"] = v;
+  if (option == "--gamma") t.params["gamma"] = v;
+  if (option == "--epsilon") t.params["epsilon"] = v;
   if (option == "--rescale") t.rescale = DareRescale::l1;
   if (option == "--seed") t.seed = 7;
-  if (option == "--t") t.t = v;
-  if (option == "--karcher-max-iter") t.max_iter = static_cast<int>(v);
-  if (option == "--karcher-tol") t.tol = v;
+  if (option == "--t") t.params["t"] = v;
+  if (option == "--karcher-max-iter") t.params["max_iter"] = static_cast<int>(v);
+  if (option == "--karcher-tol") t.params["tol"] = v;
+  if (option == "--select-topk") t.params["select_topk"] = v;
   if (option == "--trim") r.trim = v;
   if (option == "--byzantine") r.byzantine = static_cast<int>(v);
   if (option == "--select") r.select = v == 0 ? 1 : static_cast<int>(v);
@@ -172,8 +176,8 @@ void set(Given& g, std::string_view option, double v) {
 
 void unset(Given& g, std::string_view option) {
   if (option == "--weights") g.task.weights.clear(), g.fed.weights.clear();
-  if (option == "--density") g.task.density.reset();
-  if (option == "--t") g.task.t.reset();
+  if (option == "--density") g.task.params.erase("density");
+  if (option == "--t") g.task.params.erase("t");
   if (option == "--trim") g.fed.robust.trim.reset();
   if (option == "--byzantine") g.fed.robust.byzantine.reset();
   if (option == "--select") g.fed.robust.select.reset();
@@ -257,5 +261,15 @@ TEST_CASE("every method's row: the options it takes and needs, its base and its 
       else
         CHECK_THROWS_AS(validate(e, g), Error);
     }
+  }
+}
+
+// mergekit takes a seed for any recipe (wrappers always pass one): so does every method, using it where it draws.
+TEST_CASE("every method takes --seed") {
+  for (const Expected& e : k_expected) {
+    CAPTURE(std::string(e.name));
+    Given g = valid(e);
+    g.task.seed = g.fed.privacy.seed = 7;
+    CHECK_NOTHROW(validate(e, g));
   }
 }

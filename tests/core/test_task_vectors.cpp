@@ -133,7 +133,7 @@ void check_trim(const TaskOptions& o, const std::function<Band(std::size_t)>& ba
     CAPTURE(t);
     CHECK(std::memcmp(one[t].data(), two[t].data(), one[t].size() * sizeof(double)) == 0);
     const std::vector<double> want = ties_reference({tunes[0][t], tunes[1][t], tunes[2][t]}, base[t], o.weights,
-                                                    band_of(base[t].size()), *o.lambda, elect, normalize);
+                                                    band_of(base[t].size()), *o.param("lambda"), elect, normalize);
     std::size_t wrong = 0;
     for (std::size_t i = 0; i < want.size(); ++i) wrong += std::fabs(one[t][i] - want[i]) > 1e-12 * std::fabs(want[i]);
     CHECK(wrong == 0);
@@ -154,9 +154,9 @@ TEST_CASE(
       TaskOptions o;
       o.method = method;
       o.weights = {1.0, -0.5, 2.0};
-      o.density = density;
-      o.gamma = gamma;
-      o.lambda = 1.5;
+      o.params["density"] = density;
+      o.params["gamma"] = gamma;
+      o.params["lambda"] = 1.5;
       o.has_base = true;
       const auto band = [&](std::size_t n) { return density >= 1 ? Band{0, n} : crumbs_band(n, density, gamma); };
       check_trim(o, band, method == Aggregator::breadcrumbs_ties, false);
@@ -171,8 +171,8 @@ TEST_CASE(
     TaskOptions o;
     o.method = Aggregator::ties;
     o.weights = {1.0, 2.0, 0.5};
-    o.density = density;
-    o.lambda = 0.75;
+    o.params["density"] = density;
+    o.params["lambda"] = 0.75;
     o.has_base = true;
     check_trim(
         o, [&](std::size_t n) { return ties_band(n, density); }, true, true);
@@ -204,8 +204,8 @@ TEST_CASE("della gives the same bytes for any block size and thread count: its b
     TaskOptions o;
     o.method = method;
     o.weights = {1.0, 0.5};
-    o.density = 0.4;
-    o.epsilon = 0.3;
+    o.params["density"] = 0.4;
+    o.params["epsilon"] = 0.3;
     o.seed = 5;
     o.has_base = true;
     const Values whole = run_task(tunes, base, o, 1, 1 << 20, k_shapes);

@@ -153,7 +153,7 @@ class Della final : public Method {
     m_weights = o.weights.empty() ? std::vector<double>(m_n, 1.0) : o.weights;
     m_seed = o.seed ? *o.seed : random_seed();
     m_rescale = o.rescale.value_or(DareRescale::l1);
-    m_params.lambda = o.lambda.value_or(1.0);
+    m_params.lambda = o.param("lambda").value_or(1.0);
     const MethodSpec& row = method_spec(o.method);  // della's sign consensus and normalisation, della-linear's none
     m_params.consensus = row.consensus;
     m_params.normalize = o.normalize.value_or(row.normalize_default) ? Normalize::yes : Normalize::no;
@@ -174,8 +174,8 @@ class Della final : public Method {
       bool unranked = false;
       for (std::size_t k = 0; k < m_n; ++k) {
         m_w[e * m_n + k] = get("weight", m_weights[k], k);
-        m_d[e * m_n + k] = get("density", o.density.value_or(1.0), k);
-        m_e[e * m_n + k] = get("epsilon", o.epsilon.value_or(k_della_epsilon), k);
+        m_d[e * m_n + k] = get("density", o.param("density").value_or(1.0), k);
+        m_e[e * m_n + k] = get("epsilon", o.param("epsilon").value_or(k_della_epsilon), k);
         if (!averaged) continue;
         if (o.values)  // a recipe's values may differ per tensor: each is checked (the options were, as a whole)
           if (const std::string p = della_problem(m_d[e * m_n + k], m_e[e * m_n + k]); !p.empty())
@@ -197,8 +197,8 @@ class Della final : public Method {
 
   std::string describe() const override {
     std::string s(method_spec(m_o.method).name);
-    if (m_o.density) s += ", density " + parameter_text(*m_o.density);
-    s += ", epsilon " + parameter_text(m_o.epsilon.value_or(k_della_epsilon));
+    if (const auto d = m_o.param("density")) s += ", density " + parameter_text(*d);
+    s += ", epsilon " + parameter_text(m_o.param("epsilon").value_or(k_della_epsilon));
     s += ", seed " + std::to_string(m_seed) + ", rescale " + std::string(name_of(k_dare_rescale_names, m_rescale));
     return s + describe_common(m_o);
   }
@@ -320,8 +320,8 @@ class Della final : public Method {
 
 }  // namespace
 
-std::unique_ptr<Method> make_della(Backend& backend, const Plan& plan, const TaskOptions& options) {
-  return std::make_unique<Della>(backend, plan, options);
+std::unique_ptr<Method> make_della(const MethodArgs& a) {
+  return std::make_unique<Della>(a.backend, a.plan, *a.task);
 }
 
 }  // namespace wavg

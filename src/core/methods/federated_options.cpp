@@ -82,8 +82,6 @@ void validate_privacy(const FederatedOptions& o, std::size_t) {
                  std::string(method_spec(o.robust.method).name));
     if (!o.weights.empty())
       fail_usage("--noise-multiplier is calibrated for the unweighted mean (sensitivity C/n); drop the weights");
-  } else if (p.seed) {
-    fail_usage("--seed only applies to --noise-multiplier");
   }
 }
 
@@ -129,7 +127,7 @@ void validate_server(FederatedOptions& o) {
 bool is_federated(const FederatedOptions& o) {
   return o.has_base || o.inputs == InputKind::deltas || o.robust.method != Aggregator::mean || o.privacy.clip != 0 ||
          o.privacy.noise_multiplier != 0 || o.server.kind != ServerOptKind::none || o.has_state || o.robust.trim ||
-         o.robust.byzantine || o.robust.select || o.privacy.seed || o.server_lr || o.beta1 || o.beta2 || o.tau ||
+         o.robust.byzantine || o.robust.select || o.server_lr || o.beta1 || o.beta2 || o.tau ||
          o.staleness_fn || o.mix;
 }
 

@@ -1,6 +1,7 @@
 // The method table (method_spec.hpp): one row per --method. A row is all the rest of the program knows about a
 // method; its formulas live in the method's own file.
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -37,6 +38,11 @@ constexpr ParamSpec with_usage(ParamSpec p, std::string_view usage) {
   p.usage = usage;
   return p;
 }
+// merge's --help for the parameter's option (after the names of the methods taking it).
+constexpr ParamSpec with_help(ParamSpec p, std::string_view help) {
+  p.help = help;
+  return p;
+}
 // A switch a recipe sets to true or false for the whole merge.
 constexpr ParamSpec flag(std::string_view key, std::string_view option = {}) {
   ParamSpec p = param(key, option);
@@ -47,21 +53,37 @@ constexpr ParamSpec flag(std::string_view key, std::string_view option = {}) {
 // mergekit's weight has no default: a recipe gives one per model; merge's --weights defaults to 1 each.
 constexpr ParamSpec k_weight = param("weight", "--weights", Scope::per_model, Need::recipe);
 constexpr ParamSpec k_lambda =
-    with_default(ranged("lambda", "--lambda", Scope::global, Need::optional, -k_inf, true, k_inf, true), 1);
+    with_help(with_default(ranged("lambda", "--lambda", Scope::global, Need::optional, -k_inf, true, k_inf, true), 1),
+              "scale of the combined task vector (default 1)");
 // Merge's --density is required (a sparsifying method without it is a mistake); a recipe keeps mergekit's 1.
-constexpr ParamSpec k_density =
+constexpr ParamSpec k_density = with_help(
     with_usage(with_default(ranged("density", "--density", Scope::per_model, Need::option, 0, true, 1, false), 1),
-               "D (the fraction of each task vector kept)");
+               "D (the fraction of each task vector kept)"),
+    "fraction of each task vector kept, in (0, 1]");
 constexpr ParamSpec k_gamma =
-    with_default(ranged("gamma", "--gamma", Scope::per_model, Need::optional, 0, false, 1, false), 0.01);
-constexpr ParamSpec k_epsilon =
-    with_default(ranged("epsilon", "--epsilon", Scope::per_model, Need::optional, 0, false, 1, true), k_della_epsilon);
-constexpr ParamSpec k_t = with_usage(ranged("t", "--t", Scope::global, Need::always, 0, false, 1, false),
-                                     "T (0 gives input 1, 1 gives input 2)");
-constexpr ParamSpec k_max_iter =
-    with_default(ranged("max_iter", "--karcher-max-iter", Scope::global, Need::optional, 0, false, 1e6, false), 10);
+    with_help(with_default(ranged("gamma", "--gamma", Scope::per_model, Need::optional, 0, false, 1, false), 0.01),
+              "fraction of each task vector's largest entries dropped, in [0, 1] (default 0.01)");
+constexpr ParamSpec k_epsilon = with_help(
+    with_default(ranged("epsilon", "--epsilon", Scope::per_model, Need::optional, 0, false, 1, true), k_della_epsilon),
+    "keep probabilities run from density - epsilon (a row's smallest magnitude) to density + epsilon (its largest) "
+    "(default 0.15)");
+// slerp's t outside [0, 1] extrapolates along the arc (mergekit's formula, unchanged).
+constexpr ParamSpec k_t = with_help(
+    with_usage(ranged("t", "--t", Scope::global, Need::always, -k_inf, true, k_inf, true),
+               "T (0 gives input 1, 1 gives input 2)"),
+    "slerp: position between input 1 (0) and input 2 (1), extrapolated outside [0, 1]; nearswap: the distance "
+    "|base - input| at or below which an entry takes the input's value");
+constexpr ParamSpec whole(ParamSpec p) {
+  p.whole = true;
+  return p;
+}
+constexpr ParamSpec k_max_iter = with_help(
+    whole(with_default(ranged("max_iter", "--karcher-max-iter", Scope::global, Need::optional, 0, false, 1e6, false),
+                       10)),
+    "most tangent steps (default 10)");
 constexpr ParamSpec k_tol =
-    with_default(ranged("tol", "--karcher-tol", Scope::global, Need::optional, 0, false, 1, false), 1e-5);
+    with_help(with_default(ranged("tol", "--karcher-tol", Scope::global, Need::optional, 0, false, 1, false), 1e-5),
+              "norm below which a step or an input counts as zero (default 1e-5)");
 constexpr ParamSpec k_normalize = flag("normalize", "--normalize");
 constexpr ParamSpec k_rescale = flag("rescale", "--rescale");
 constexpr ParamSpec runs_only(ParamSpec p, bool value, std::string_view unsupported = {}) {
@@ -89,6 +111,14 @@ constexpr ParamSpec k_nuslerp[]{
     runs_only(flag("nuslerp_row_wise"), false, "it applies only with nuslerp_flatten: false")};
 constexpr ParamSpec k_multislerp[]{k_weight, flag("normalize_weights", "--normalize")};
 constexpr ParamSpec k_karcher[]{k_max_iter, k_tol};
+constexpr ParamSpec k_sce[]{
+    with_help(
+        with_default(ranged("select_topk", "--select-topk", Scope::global, Need::optional, 0, false, 1, false), 1),
+        "fraction of the entries kept, those where the task vectors' variance is largest, in [0, 1] (default 1)"),
+    k_int8_mask};
+// nearswap's t: the help is slerp's --t's, which names both.
+constexpr ParamSpec k_nearswap[]{
+    with_usage(ranged("t", "--t", Scope::global, Need::always, 0, false, k_inf, true), "T (the distance that swaps)")};
 // The robust aggregators' options (merge only: mergekit has no such methods). The relations between them and the
 // number of inputs (n > 2F + 2, M <= n - F, n > 2 trim) are checked in federated_options.cpp.
 constexpr ParamSpec k_trim_param = with_usage(ranged("", "--trim", Scope::global, Need::option, 0, false, 0.5, true),
@@ -107,11 +137,18 @@ constexpr ParamSpec k_geometric_median[]{
 std::unique_ptr<Method> make_federated_row(const MethodArgs& a) {
   return make_federated(a.backend, a.plan, a.federated, a.state);
 }
-std::unique_ptr<Method> make_task_vectors_row(const MethodArgs& a) {
-  return make_task_vectors(a.backend, a.plan, *a.task);
-}
-std::unique_ptr<Method> make_della_row(const MethodArgs& a) { return make_della(a.backend, a.plan, *a.task); }
-std::unique_ptr<Method> make_spherical_row(const MethodArgs& a) { return make_slerp_stock(a.backend, a.plan, *a.task); }
+
+}  // namespace
+
+// Each method file defines its maker; the rows below are the only callers.
+std::unique_ptr<Method> make_task_vectors(const MethodArgs&);  // task_vectors.cpp
+std::unique_ptr<Method> make_della(const MethodArgs&);         // della.cpp
+std::unique_ptr<Method> make_slerp_stock(const MethodArgs&);   // slerp_stock.cpp
+std::unique_ptr<Method> make_nearswap(const MethodArgs&);      // nearswap.cpp
+std::unique_ptr<Method> make_sce(const MethodArgs&);           // sce.cpp
+std::unique_ptr<Method> make_arcee_fusion(const MethodArgs&);  // arcee_fusion.cpp
+
+namespace {
 
 MethodSpec row(Aggregator id, std::string_view name, std::string_view mergekit, Family family) {
   MethodSpec s;
@@ -145,22 +182,37 @@ MethodSpec task(Aggregator id, std::string_view name, std::string_view mergekit,
   s.params = params;
   s.weights = WeightRule::signed_;
   s.base = BaseUse::required;
-  s.make = make_task_vectors_row;
+  s.make = make_task_vectors;
+  return s;
+}
+
+// A method whose maker is given: its parameters, base and inputs (weights none).
+MethodSpec made(Aggregator id, std::string_view name, std::string_view mergekit, Family family,
+                std::span<const ParamSpec> params, BaseUse base, std::size_t min_inputs, std::size_t max_inputs,
+                MethodMaker make) {
+  MethodSpec s = row(id, name, mergekit, family);
+  s.params = params;
+  s.base = base;
+  s.min_inputs = min_inputs;
+  s.max_inputs = max_inputs;
+  s.make = make;
   return s;
 }
 
 MethodSpec spherical(Aggregator id, std::string_view name, std::string_view mergekit, std::span<const ParamSpec> params,
                      WeightRule weights, BaseUse base, std::size_t min_inputs, std::size_t max_inputs,
                      std::string_view without_base = {}) {
-  MethodSpec s = row(id, name, mergekit, Family::spherical);
-  s.params = params;
+  MethodSpec s = made(id, name, mergekit, Family::spherical, params, base, min_inputs, max_inputs, make_slerp_stock);
   s.weights = weights;
-  s.base = base;
-  s.min_inputs = min_inputs;
-  s.max_inputs = max_inputs;
   s.without_base = without_base;
-  s.make = make_spherical_row;
   return s;
+}
+
+// A method of its own file (Family::standalone).
+MethodSpec standalone(Aggregator id, std::string_view name, std::string_view mergekit,
+                      std::span<const ParamSpec> params, BaseUse base, std::size_t min_inputs,
+                      std::size_t max_inputs, MethodMaker make) {
+  return made(id, name, mergekit, Family::standalone, params, base, min_inputs, max_inputs, make);
 }
 
 // multislerp divides its weights by their sum unless told not to (normalize_weights).
@@ -191,7 +243,7 @@ MethodSpec della(Aggregator id, std::string_view name, std::string_view mergekit
   // mergekit normalises della by the agreeing weights by default, della_linear not.
   MethodSpec s = task(id, name, mergekit, k_della, Sparsify::random, consensus, consensus == Consensus::sign);
   s.ranked_keep = true;
-  s.make = make_della_row;
+  s.make = make_della;
   return s;
 }
 
@@ -226,6 +278,9 @@ const std::vector<MethodSpec>& rows() {
            false),
       della(A::della, "della", "della", Consensus::sign),
       della(A::della_linear, "della-linear", "della_linear", Consensus::none),
+      standalone(A::nearswap, "nearswap", "nearswap", k_nearswap, BaseUse::required, 1, 1, make_nearswap),
+      standalone(A::sce, "sce", "sce", k_sce, BaseUse::required, 1, 0, make_sce),
+      standalone(A::arcee_fusion, "arcee-fusion", "arcee_fusion", {}, BaseUse::required, 1, 1, make_arcee_fusion),
   };
   return table;
 }
@@ -267,6 +322,24 @@ const MethodSpec* find_mergekit_method(std::string_view name) {
   for (const MethodSpec& s : rows())
     if (!s.mergekit.empty() && s.mergekit == name) return &s;
   return nullptr;
+}
+
+std::vector<const ParamSpec*> option_params() {
+  std::vector<const ParamSpec*> out;
+  for (const MethodSpec& s : rows())
+    for (const ParamSpec& p : s.params) {
+      if (p.key.empty() || p.option.empty() || p.help.empty()) continue;
+      const auto same = [&](const ParamSpec* q) { return q->option == p.option; };
+      if (std::none_of(out.begin(), out.end(), same)) out.push_back(&p);
+    }
+  return out;
+}
+
+std::string_view option_named(std::string_view key) {
+  for (const MethodSpec& s : rows())
+    if (const ParamSpec* p = find_param(s, key); p && !p->option.empty()) return p->option;
+  WAVG_ASSERT(!"option_named: a parameter without an option");
+  return key;
 }
 
 const ParamSpec* find_option(const MethodSpec& spec, std::string_view option) {

@@ -65,7 +65,7 @@ class SlerpStock final : public Method {
       const std::vector<double> pos = layer_positions(names);
       m_pos = pos;
       for (std::size_t e = 0; e < names.size(); ++e) {
-        m_t.push_back(o.values->get("t", names[e], pos[e]).value_or(o.t.value_or(0.0)));
+        m_t.push_back(o.values->get("t", names[e], pos[e]).value_or(o.param("t").value_or(0.0)));
         if (o.method != Aggregator::nuslerp && o.method != Aggregator::multislerp) continue;
         for (std::size_t k = 0; k < m_n; ++k) {
           const double fallback = k < o.weights.size() ? o.weights[k] : 1;
@@ -95,8 +95,8 @@ class SlerpStock final : public Method {
     if (m_o.method == Aggregator::model_stock) return "model stock";
     if (m_o.method == Aggregator::karcher)
       return "karcher mean" + std::string(m_o.values ? " (from the recipe)" : "") +
-             (m_o.max_iter ? ", max_iter " + std::to_string(*m_o.max_iter) : "") +
-             (m_o.tol ? ", tol " + parameter_text(*m_o.tol) : "");
+             (m_o.param("max_iter") ? ", max_iter " + std::to_string(static_cast<long>(*m_o.param("max_iter"))) : "") +
+             (m_o.param("tol") ? ", tol " + parameter_text(*m_o.param("tol")) : "");
     if (m_o.method == Aggregator::multislerp)
       return std::string("multislerp") + (m_w.empty() ? "" : " (per-tensor weights from the recipe)") +
              (m_o.has_base ? " on task vectors" : "");
@@ -105,7 +105,7 @@ class SlerpStock final : public Method {
                                parameter_text(m_o.weights[1]) + (m_o.has_base ? ", on task vectors)" : ")")
                          : std::string("nuslerp (per-tensor weights from the recipe)");
     char buf[48];
-    std::snprintf(buf, sizeof buf, "slerp (t %g)", m_o.t.value_or(0.0));
+    std::snprintf(buf, sizeof buf, "slerp (t %g)", m_o.param("t").value_or(0.0));
     return m_t.empty() ? buf : "slerp (per-tensor t from the recipe)";
   }
 
@@ -121,7 +121,7 @@ class SlerpStock final : public Method {
       const double* g = m_gram.data() + e * m_n * m_n;
       double* c = m_coeffs.data() + e * (m_n + 1);
       if (m_o.method == Aggregator::slerp)
-        slerp_coeffs(m_t.empty() ? *m_o.t : m_t[e], g, c);
+        slerp_coeffs(m_t.empty() ? *m_o.param("t") : m_t[e], g, c);
       else if (m_o.method == Aggregator::nuslerp)
         nuslerp_coeffs(m_w.empty() ? m_o.weights.data() : &m_w[e * m_n], g, c);
       else if (m_o.method == Aggregator::karcher)
@@ -230,8 +230,8 @@ class SlerpStock final : public Method {
     const auto param = [&](const char* key, double fallback) {
       return m_o.values ? m_o.values->get(key, name, pos).value_or(fallback) : fallback;
     };
-    const double tol = param("tol", m_o.tol.value_or(1e-5));
-    const auto max_iter = static_cast<long>(param("max_iter", m_o.max_iter.value_or(10)));
+    const double tol = param("tol", m_o.param("tol").value_or(1e-5));
+    const auto max_iter = static_cast<long>(param("max_iter", m_o.param("max_iter").value_or(10)));
     std::vector<std::size_t> valid;
     double scale = 0;
     for (std::size_t k = 0; k < m_n; ++k) {
@@ -324,8 +324,8 @@ class SlerpStock final : public Method {
 
 }  // namespace
 
-std::unique_ptr<Method> make_slerp_stock(Backend& backend, const Plan& plan, const TaskOptions& options) {
-  return std::make_unique<SlerpStock>(backend, plan, options);
+std::unique_ptr<Method> make_slerp_stock(const MethodArgs& a) {
+  return std::make_unique<SlerpStock>(a.backend, a.plan, *a.task);
 }
 
 }  // namespace wavg

@@ -17,11 +17,10 @@ bool is_task_method(Aggregator a) { return method_spec(a).family != Family::fede
 
 namespace {
 
-// One option merge was given for a task-vector method, with its value where it has a range.
+// One option merge was given for a task-vector method that is no numeric parameter.
 struct Given {
   std::string_view option;
   bool given;
-  std::optional<double> value;
 };
 
 std::string count_text(std::size_t n) { return n == 2 ? "two" : std::to_string(n); }
@@ -47,30 +46,27 @@ void validate_task(const TaskOptions& o, const FederatedOptions& f, std::size_t 
     fail_usage("--method " + m +
                " takes none of the federated options (--inputs-are, --clip, --noise-multiplier, "
                "--server-opt, --state, --trim, --byzantine, --select)");
-  const auto number = [](const auto& v) { return v ? std::optional<double>(*v) : std::nullopt; };
-  const Given given[]{
-      {"--density", o.density.has_value(), o.density},
-      {"--seed", o.seed.has_value(), {}},
-      {"--epsilon", o.epsilon.has_value(), o.epsilon},
-      {"--gamma", o.gamma.has_value(), o.gamma},
-      {"--karcher-max-iter", o.max_iter.has_value(), number(o.max_iter)},
-      {"--karcher-tol", o.tol.has_value(), o.tol},
-      {"--rescale", o.rescale.has_value(), {}},
-      {"--t", o.t.has_value(), o.t},
-      {"--lambda", o.lambda.has_value(), o.lambda},
-      {"--weights", !o.weights.empty(), {}},
-      {"--normalize", o.normalize.has_value(), {}},
+  // The numeric parameters by their key; the switches and the weights, which have no range.
+  for (const auto& [key, value] : o.params)
+    if (const ParamSpec* p = find_param(row, key); !p || p->option.empty())
+      fail_usage(std::string(option_named(key)) + " does not apply to --method " + m);
+  const Given switches[]{
+      {"--rescale", o.rescale.has_value()},
+      {"--weights", !o.weights.empty()},
+      {"--normalize", o.normalize.has_value()},
   };
-  for (const Given& g : given)
+  for (const Given& g : switches)
     if (g.given && !find_option(row, g.option)) fail_usage(std::string(g.option) + " does not apply to --method " + m);
   // della's own rule on epsilon and the density's band comes before the ranges, for a density in its range. A
   // recipe's values may differ per tensor: the method checks each tensor's.
-  if (row.ranked_keep && o.density && range_problem(*find_param(row, "density"), {}, *o.density).empty() && !o.values)
-    if (const std::string p = della_problem(*o.density, o.epsilon.value_or(k_della_epsilon)); !p.empty()) fail_usage(p);
-  for (const Given& g : given)
-    if (g.value)
-      if (const std::string p = range_problem(*find_option(row, g.option), g.option, *g.value); !p.empty())
-        fail_usage(p);
+  const std::optional<double> density = o.param("density");
+  if (row.ranked_keep && density && range_problem(*find_param(row, "density"), {}, *density).empty() && !o.values)
+    if (const std::string p = della_problem(*density, o.param("epsilon").value_or(k_della_epsilon)); !p.empty())
+      fail_usage(p);
+  for (const auto& [key, value] : o.params) {
+    const ParamSpec& p = *find_param(row, key);
+    if (const std::string problem = range_problem(p, p.option, value); !problem.empty()) fail_usage(problem);
+  }
   if (row.ranked_keep && o.rescale == DareRescale::inverse_density)
     fail_usage("--rescale inverse-density does not apply to --method " + m +
                " (its keep probability differs per entry): l1 or none");
@@ -89,21 +85,21 @@ void validate_task(const TaskOptions& o, const FederatedOptions& f, std::size_t 
                std::string(row.without_base.empty() ? "works on the models themselves" : row.without_base) +
                " and takes no --base");
   if (row.max_inputs == row.min_inputs && inputs != row.min_inputs)
-    fail_usage("--method " + m + " needs exactly " + count_text(row.min_inputs) + " inputs, got " +
-               std::to_string(inputs));
+    fail_usage("--method " + m + " needs exactly " +
+               (row.min_inputs == 1 ? std::string("one input") : count_text(row.min_inputs) + " inputs") +
+               (row.base == BaseUse::required ? " besides --base" : "") + ", got " + std::to_string(inputs));
   if (inputs < row.min_inputs)
     fail_usage("--method " + m + " needs at least " + count_text(row.min_inputs) + " inputs" +
                (row.base == BaseUse::required ? " besides --base" : "") + ", got " + std::to_string(inputs));
   // A recipe gives its own required values (TensorValues::required, mergekit's defaults).
   for (const ParamSpec& p : row.params)
     if ((p.need == Need::option || p.need == Need::always) && !p.option.empty() && !o.values)
-      for (const Given& g : given)
-        if (g.option == p.option && !g.given)
-          fail_usage("--method " + m + " needs " + std::string(p.option) + " " + std::string(p.usage));
+      if (p.key == "weight" ? o.weights.empty() : !o.params.count(p.key))
+        fail_usage("--method " + m + " needs " + std::string(p.option) + " " + std::string(p.usage));
 }
 
 std::string describe_common(const TaskOptions& o) {
-  std::string s = ", lambda " + parameter_text(o.lambda.value_or(1.0));
+  std::string s = ", lambda " + parameter_text(o.param("lambda").value_or(1.0));
   if (o.normalize) s += *o.normalize ? ", normalize" : ", no normalize";
   if (!o.weights.empty()) {
     s += ", weights ";

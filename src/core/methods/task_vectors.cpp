@@ -61,10 +61,10 @@ class TaskVectors final : public Method {
     const ParamSpec* gamma = find_param(row, "gamma");
     m_crumbs = gamma != nullptr;
     m_params.weights = m_weights.data();
-    m_params.lambda = o.lambda.value_or(1.0);
+    m_params.lambda = o.param("lambda").value_or(1.0);
     m_params.sparsify = row.sparsify;
-    m_params.density = o.density.value_or(1.0);
-    m_gamma = o.gamma.value_or(gamma ? gamma->fallback : 0);
+    m_params.density = o.param("density").value_or(1.0);
+    m_gamma = o.param("gamma").value_or(gamma ? gamma->fallback : 0);
     m_params.seed = dare ? (o.seed ? *o.seed : random_seed()) : 0;
     m_params.consensus = row.consensus;
     m_params.normalize = o.normalize.value_or(row.normalize_default) ? Normalize::yes : Normalize::no;
@@ -77,7 +77,7 @@ class TaskVectors final : public Method {
 
   std::string describe() const override {
     std::string s = m_o.linear ? "linear" : std::string(method_spec(m_o.method).name);
-    if (m_o.density) s += ", density " + parameter_text(*m_o.density);
+    if (const auto d = m_o.param("density")) s += ", density " + parameter_text(*d);
     if (m_crumbs) s += ", gamma " + parameter_text(m_gamma);
     if (m_params.sparsify == Sparsify::random)
       s += ", seed " + std::to_string(m_params.seed) + ", rescale " +
@@ -333,8 +333,8 @@ class TaskVectors final : public Method {
 
 }  // namespace
 
-std::unique_ptr<Method> make_task_vectors(Backend& backend, const Plan& plan, const TaskOptions& options) {
-  return std::make_unique<TaskVectors>(backend, plan, options);
+std::unique_ptr<Method> make_task_vectors(const MethodArgs& a) {
+  return std::make_unique<TaskVectors>(a.backend, a.plan, *a.task);
 }
 
 }  // namespace wavg
