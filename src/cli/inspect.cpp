@@ -24,11 +24,11 @@ Totals totals_of(const std::vector<TensorInfo>& tensors) {
   Totals t;
   for (const auto& x : tensors) {
     ++t.tensors;
-    t.values += x.count();
+    t.values += x.count() / parts_per_element(x);
     t.bytes += x.bytes();
     if (is_float(x.dtype)) {
       ++t.float_tensors;
-      t.float_values += x.count();
+      t.float_values += x.count() / parts_per_element(x);
     }
   }
   return t;
@@ -45,9 +45,9 @@ void print_json(const Reader& r, const Totals& t) {
     bool by_name = false;
     const Role role = resolve_role(x, &by_name, roles);
     nlohmann::ordered_json tensor{{"name", x.name},
-                                  {"dtype", dtype_name(x.dtype)},
-                                  {"shape", x.shape},
-                                  {"values", x.count()},
+                                  {"dtype", element_type_name(x)},
+                                  {"shape", stored_shape(x)},
+                                  {"values", x.count() / parts_per_element(x)},
                                   {"role", name_of(k_role_names, role)}};
     if (!x.alias_of.empty()) tensor["alias_of"] = x.alias_of;
     if (by_name) tensor["role_by_name"] = true;
@@ -124,8 +124,8 @@ void print_table(const Reader& r, const Totals& t, bool verbose) {
     role_texts.push_back(std::string(name_of(k_role_names, role)) + (by_name ? " (by name)" : "") +
                          (x.alias_of.empty() ? "" : " of " + x.alias_of));
     name_w = std::max(name_w, printable(x.name).size());
-    dtype_w = std::max(dtype_w, dtype_name(x.dtype).size());
-    shape_w = std::max(shape_w, shape_string(x.shape).size());
+    dtype_w = std::max(dtype_w, element_type_name(x).size());
+    shape_w = std::max(shape_w, shape_string(stored_shape(x)).size());
     role_w = std::max(role_w, role_texts.back().size());
   }
   const int nw = static_cast<int>(name_w), dw = static_cast<int>(dtype_w), sw = static_cast<int>(shape_w),
@@ -134,8 +134,8 @@ void print_table(const Reader& r, const Totals& t, bool verbose) {
   for (std::size_t i = 0; i < r.tensors().size(); ++i) {
     const TensorInfo& x = r.tensors()[i];
     std::printf("%-*s  %-*s  %-*s  %-*s  %llu\n", nw, printable(x.name).c_str(), dw,
-                std::string(dtype_name(x.dtype)).c_str(), sw, shape_string(x.shape).c_str(), rw, role_texts[i].c_str(),
-                static_cast<unsigned long long>(x.count()));
+                element_type_name(x).c_str(), sw, shape_string(stored_shape(x)).c_str(), rw, role_texts[i].c_str(),
+                static_cast<unsigned long long>(x.count() / parts_per_element(x)));
   }
   if (r.lora_adapter()) print_lora(*r.lora_adapter());
   print_kept(r, verbose);
