@@ -24,7 +24,7 @@ inline std::optional<std::string> read_back_difference(const std::vector<TensorI
   for (const TensorInfo& t : meant) {
     const auto it = found.find(t.name);
     if (it == found.end()) return t.name + " is missing";
-    if (it->second->dtype != t.dtype || it->second->shape != t.shape) return t.name + " changed type or shape";
+    if (!same_element_type(*it->second, t) || it->second->shape != t.shape) return t.name + " changed type or shape";
   }
   return std::nullopt;
 }

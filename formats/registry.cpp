@@ -79,7 +79,7 @@ constexpr unsigned k_shard_size = static_cast<unsigned>(OutputOption::shard_size
 // clang-format off
 const std::array<Codec, 21> k_codecs{{
     {.id = FormatId::hdf5, .name = "hdf5", .display = "HDF5", .extensions = {".h5", ".hdf5", ".he5", ".keras_h5"},
-     .train_extension = ".h5", .sniff = looks_like_hdf5, .open = open_as<Hdf5Reader>, .create = create_hdf5_writer},
+     .holds_complex = true, .train_extension = ".h5", .sniff = looks_like_hdf5, .open = open_as<Hdf5Reader>, .create = create_hdf5_writer},
     {.id = FormatId::safetensors, .name = "safetensors", .display = "safetensors", .extensions = {".safetensors"},
      .in_place = true, .train_extension = ".safetensors", .sniff = looks_like_safetensors,
      .open = open_as<SafetensorsReader>, .create = create_safetensors_writer},
@@ -92,7 +92,7 @@ const std::array<Codec, 21> k_codecs{{
      .train_extension = ".keras", .sniff = looks_like_keras, .open = open_as<KerasArchiveReader>,
      .create = create_keras_writer},
     // After "pytorch" and "keras", the other zip archives: every member of an .npz is a .npy file.
-    {.id = FormatId::npz, .name = "npz", .display = "NumPy", .extensions = {".npz"},
+    {.id = FormatId::npz, .name = "npz", .display = "NumPy", .extensions = {".npz"}, .holds_complex = true,
      .no_metadata = "an .npz holds arrays only", .train_extension = ".npz",
      .sniff = looks_like_npz, .open = open_as<NpzReader>, .create = create_npz_writer},
     {.id = FormatId::mxnet, .name = "mxnet", .display = "MXNet", .extensions = {".params"},
@@ -386,6 +386,15 @@ std::string output_file(FormatId format, const std::string& path) {
 std::unique_ptr<Writer> create_writer(FormatId format, const std::string& tmp_path, const std::string& display_path,
                                       const OutputSpec& spec) {
   const Codec& c = codec(format);
+  if (!c.holds_complex)
+    for (const TensorInfo& t : spec.tensors)
+      if (t.numbers == Numbers::complex) {
+        std::string holding;
+        for (const Codec& other : k_codecs)
+          if (other.holds_complex && other.create) holding += std::string(holding.empty() ? "" : ", ") + other.name;
+        fail(display_path, t.name + ": " + c.display + " cannot hold complex numbers (" + element_type_name(t) +
+                               "); write " + holding);
+      }
   try {
     return c.create(tmp_path, display_path, spec);
   } catch (const std::exception& e) {  // laying out an output of very many tensors, named by the output

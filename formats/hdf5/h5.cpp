@@ -206,6 +206,42 @@ std::optional<DType> dtype_of(hid_t t) {
   }
 }
 
+std::optional<DType> complex_part(hid_t t) {
+  if (H5Tget_class(t) != H5T_COMPOUND || H5Tget_nmembers(t) != 2) return std::nullopt;
+  const Handle real(H5Tget_member_type(t, 0), H5Tclose), imag(H5Tget_member_type(t, 1), H5Tclose);
+  if (real.get() < 0 || imag.get() < 0) return std::nullopt;
+  const std::optional<DType> part = dtype_of(real.get());
+  if (!part || (*part != DType::f32 && *part != DType::f64) || H5Tequal(real.get(), imag.get()) <= 0)
+    return std::nullopt;
+  const std::size_t size = dtype_size(*part);
+  if (H5Tget_size(t) != 2 * size || H5Tget_member_offset(t, 0) != 0 || H5Tget_member_offset(t, 1) != size)
+    return std::nullopt;
+  const auto named = [&](unsigned i, const char* want) {
+    char* name = H5Tget_member_name(t, i);
+    const bool same = name && std::strcmp(name, want) == 0;
+    H5free_memory(name);
+    return same;
+  };
+  if (!named(0, "r") || !named(1, "i")) return std::nullopt;
+  return part;
+}
+
+bool holds(hid_t file_type, const TensorInfo& t) {
+  if (t.numbers == Numbers::complex) return complex_part(file_type) == t.dtype;
+  return dtype_of(file_type) == t.dtype;
+}
+
+Handle memory_type(const TensorInfo& t, hid_t file_type) {
+  if (t.numbers == Numbers::real) return memory_type(t.dtype, file_type);
+  // h5py's layout, in native order: {r, i} of the part's type, packed.
+  const std::size_t size = dtype_size(t.dtype);
+  Handle c(H5Tcreate(H5T_COMPOUND, 2 * size), H5Tclose);
+  const hid_t part = t.dtype == DType::f64 ? H5T_NATIVE_DOUBLE : H5T_NATIVE_FLOAT;
+  H5Tinsert(c.get(), "r", 0, part);
+  H5Tinsert(c.get(), "i", size, part);
+  return c;
+}
+
 std::string unread_numbers(hid_t t) {
   const std::string bits = std::to_string(H5Tget_size(t) * 8) + "-bit";
   switch (H5Tget_class(t)) {
@@ -224,8 +260,8 @@ std::string unread_numbers(hid_t t) {
       bool floats = n == 2;
       for (int i = 0; floats && i < n; ++i) floats = H5Tget_member_class(t, static_cast<unsigned>(i)) == H5T_FLOAT;
       if (!floats) return "";
-      return "complex numbers (a compound of two floats, " + bits + " in all, as h5py stores complex" +
-             std::to_string(H5Tget_size(t) * 8) + "); wavg averages real tensors only";
+      return "a compound of two floats (" + bits + ") that is not h5py's complex type (members r and i, both "
+             "IEEE float32 or both float64, packed); wavg reads complex64 and complex128 as h5py writes them";
     }
     case H5T_ARRAY: {
       const Handle base(H5Tget_super(t), H5Tclose);

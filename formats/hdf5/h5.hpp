@@ -104,8 +104,16 @@ std::optional<std::vector<std::string>> read_string_list(hid_t object, const cha
 
 // Maps an HDF5 file type to a wavg dtype, or nullopt for types that are not tensors (strings, compounds, ...).
 std::optional<DType> dtype_of(hid_t file_type);
+// Returns the float type of each part when `file_type` is h5py's complex (a compound of two members r and i, each
+// the same IEEE float32 or float64 that dtype_of reads, packed: numpy's complex64 / complex128), else nullopt.
+std::optional<DType> complex_part(hid_t file_type);
+// Tells whether a dataset of `file_type` holds the numbers `t` says (dtype_of, or complex_part for complex ones).
+bool holds(hid_t file_type, const TensorInfo& t);
+// Returns a memory type for `t`'s elements in native byte order (h5py's complex compound for complex numbers; for
+// bool, the file's own enum when `file_type` is given), owned by the caller.
+Handle memory_type(const TensorInfo& t, hid_t file_type);
 // Says what numbers a type holds that dtype_of has no dtype for (a long double, a float with another exponent bias,
-// h5py's complex: a compound of two floats, an array of numbers per element), or returns an empty string for a
+// a compound of two floats that is not h5py's complex, an array of numbers per element), or returns an empty string for a
 // type that holds no numbers (strings, opaque bytes, references), which the writers copy from input 1 unread.
 std::string unread_numbers(hid_t file_type);
 // Returns a memory type for `dtype` in native byte order, owned by the caller.

@@ -237,7 +237,8 @@ bool Hdf5Reader::add_opened(h5::Handle ds, const std::string& name, Listed liste
   const std::string what = "cannot open dataset " + name;
   h5::Handle type = h5::check(H5Dget_type(ds.get()), H5Tclose, m_path, what);
   const auto dtype = h5::dtype_of(type.get());
-  if (!dtype) {
+  const auto part = dtype ? std::nullopt : h5::complex_part(type.get());
+  if (!dtype && !part) {
     // Numbers without a dtype here are refused by name: dropped, or copied from input 1 into a merge, they would
     // leave a tensor unaccounted for.
     if (const std::string numbers = h5::unread_numbers(type.get()); !numbers.empty()) fail(m_path, name + ": " + numbers);
@@ -253,28 +254,29 @@ bool Hdf5Reader::add_opened(h5::Handle ds, const std::string& name, Listed liste
   std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
   if (rank > 0 && H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr) < 0)
     fail(m_path, name + ": unreadable dataspace");
-  TensorInfo info{name, *dtype, Shape(dims.begin(), dims.end())};
+  TensorInfo info = part ? complex_tensor(name, *part, Shape(dims.begin(), dims.end()))
+                         : TensorInfo{name, *dtype, Shape(dims.begin(), dims.end())};
   std::uint64_t count = 0;
-  if (!checked_count(info.shape, dtype_size(*dtype), count))
-    fail(m_path, name + ": shape " + shape_string(info.shape) + " overflows");
-  const std::uint64_t bytes = count * dtype_size(*dtype);
+  if (!checked_count(info.shape, dtype_size(info.dtype), count))
+    fail(m_path, name + ": shape " + shape_string(stored_shape(info)) + " overflows");
+  const std::uint64_t bytes = count * dtype_size(info.dtype);
   // A contiguous dataset's storage is allocated exactly when it has an address (H5Dget_space_status asks the same).
   const haddr_t addr = H5Dget_offset(ds.get());
   if (addr == HADDR_UNDEF) check_allocated(ds.get(), name, bytes);
 
   Entry entry;
   entry.listed = listed == Listed::yes;
-  entry.mem_type = h5::memory_type(*dtype, type.get());
+  entry.mem_type = h5::memory_type(info, type.get());
   if (H5Pget_layout(dcpl.get()) == H5D_CONTIGUOUS) {
     const hsize_t stored = H5Dget_storage_size(ds.get());
     // Written contiguous storage is exactly the extent's elements, inside the file: a damaged dataspace or layout
     // (a shape of 1.1e9 elements over 8 bytes) would otherwise be listed, and an output sized, from the shape
     // before the first read fails. The native walk holds its datasets to the same (native_index.cpp).
-    const std::uint64_t need = count * H5Tget_size(type.get());
+    const std::uint64_t need = count / parts_per_element(info) * H5Tget_size(type.get());
     if (addr != HADDR_UNDEF && (stored != need || addr > m_file_size || stored > m_file_size - addr))
       fail(m_path, name + ": its contiguous storage is " + std::to_string(stored) + " bytes at offset " +
                        std::to_string(addr) + " of a " + std::to_string(m_file_size) + "-byte file; its shape " +
-                       shape_string(info.shape) + " needs " + std::to_string(need) + " bytes");
+                       shape_string(stored_shape(info)) + " needs " + std::to_string(need) + " bytes");
     if (addr != HADDR_UNDEF && stored > 0 && addr <= m_file_size && stored <= m_file_size - addr)
       m_data_ranges.push_back({{addr, addr + stored}, m_tensors.size()});
     // The direct path: contiguous storage, no filters, file type equal to the memory type, and the whole extent
@@ -374,7 +376,21 @@ void Hdf5Reader::read(std::size_t index, std::uint64_t offset, std::uint64_t cou
     return;
   }
   const h5::CrashGuard guard(m_path);
-  h5::read_range(e.dataset.get(), e.mem_type.get(), t.shape, offset, count, dst, m_path, t.name);
+  const std::uint64_t parts = parts_per_element(t);
+  if (parts == 1) {
+    h5::read_range(e.dataset.get(), e.mem_type.get(), t.shape, offset, count, dst, m_path, t.name);
+    return;
+  }
+  // Complex numbers: HDF5 reads whole ones, so a range that starts or ends inside one goes through a copy.
+  const std::uint64_t first = offset / parts, last = (offset + count + parts - 1) / parts;
+  if (offset % parts == 0 && count % parts == 0) {
+    h5::read_range(e.dataset.get(), e.mem_type.get(), stored_shape(t), first, last - first, dst, m_path, t.name);
+    return;
+  }
+  const std::size_t part = dtype_size(t.dtype);
+  std::vector<unsigned char> whole((last - first) * parts * part);
+  h5::read_range(e.dataset.get(), e.mem_type.get(), stored_shape(t), first, last - first, whole.data(), m_path, t.name);
+  std::memcpy(dst, whole.data() + (offset - first * parts) * part, count * part);
 }
 
 void Hdf5Reader::read_metadata() {

@@ -32,7 +32,7 @@ hid_t file_type_for(DType t) {
     case DType::u16: return H5T_STD_U16LE;
     case DType::u32: return H5T_STD_U32LE;
     case DType::u64: return H5T_STD_U64LE;
-    default: return H5I_INVALID_HID;  // f16, bf16, bool: built by h5::memory_type
+    default: return H5I_INVALID_HID;  // f16, bf16, bool (and complex numbers): built by h5::memory_type
   }
 }
 
@@ -80,9 +80,13 @@ class Hdf5Writer final : public Writer {
     if (!ds.first) {
       ds.first = h5::open_dataset(m_file.get(), t.name, m_display, "cannot open dataset " + t.name);
       h5::Handle ftype = h5::check(H5Dget_type(ds.first.get()), H5Tclose, m_display, "cannot open " + t.name);
-      ds.second = h5::memory_type(t.dtype, ftype.get());
+      ds.second = h5::memory_type(t, ftype.get());
     }
-    h5::write_range(ds.first.get(), ds.second.get(), t.shape, offset, count, src, m_display, t.name);
+    // The engine's blocks hold whole complex numbers (both parts): write them as such.
+    const std::uint64_t parts = parts_per_element(t);
+    WAVG_ASSERT(offset % parts == 0 && count % parts == 0);
+    h5::write_range(ds.first.get(), ds.second.get(), stored_shape(t), offset / parts, count / parts, src, m_display,
+                    t.name);
   }
 
   void finish() override {
@@ -121,7 +125,7 @@ class Hdf5Writer final : public Writer {
       auto it = by_name.find(t.name);
       WAVG_ASSERT(it != by_name.end());
       m_source.push_back(it->second);
-      m_retyped.push_back(tt[it->second].dtype != t.dtype);
+      m_retyped.push_back(!same_element_type(tt[it->second], t));
       m_pending.push_back(direct_range(m_source.size() - 1));
       if (m_pending.back().second > m_pending.back().first) holes.push_back(m_pending.back());
     }
@@ -189,12 +193,14 @@ class Hdf5Writer final : public Writer {
 
   std::pair<h5::Handle, h5::Handle> create_dataset(const TensorInfo& t, hid_t lcpl) {
     const std::string what = "cannot create dataset " + t.name;
-    std::vector<hsize_t> dims(t.shape.begin(), t.shape.end());
+    const Shape shape = stored_shape(t);
+    std::vector<hsize_t> dims(shape.begin(), shape.end());
     h5::Handle space = h5::check(
-        t.shape.empty() ? H5Screate(H5S_SCALAR) : H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
+        shape.empty() ? H5Screate(H5S_SCALAR) : H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
         H5Sclose, m_display, what);
-    h5::Handle mem = h5::memory_type(t.dtype, H5I_INVALID_HID);
-    const hid_t ftype = file_type_for(t.dtype) >= 0 ? file_type_for(t.dtype) : mem.get();
+    h5::Handle mem = h5::memory_type(t, H5I_INVALID_HID);
+    const hid_t ftype =
+        t.numbers == Numbers::real && file_type_for(t.dtype) >= 0 ? file_type_for(t.dtype) : mem.get();
     h5::Handle ds =
         h5::check(H5Dcreate2(m_file.get(), t.name.c_str(), ftype, space.get(), lcpl, H5P_DEFAULT, H5P_DEFAULT),
                   H5Dclose, m_display, what);

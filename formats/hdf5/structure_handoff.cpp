@@ -5,12 +5,13 @@
 //
 // The bytes, all integers little-endian u64 unless said, a string being its length and then its bytes:
 //
-//   "wavgH5S1"                                        magic and version
+//   "wavgH5S2"                                        magic and version
 //   layout string
 //   metadata count, then per entry: key string, value string
 //   layer order (0 model, 1 per_kind), layer count, then per layer: name string, kind string, sub_objects (0/1),
 //     tensor count, tensor indices
-//   tensor count, then per tensor: name string, dtype, role, role_by_rule (0/1), listed (0/1), rank, dims,
+//   tensor count, then per tensor: name string, dtype, numbers (0 real, 1 complex), role, role_by_rule (0/1),
+//     listed (0/1), rank, dims (a complex tensor's with its parts' 2),
 //     direct offset (the file offset of its data, or 2^64 - 1 when it goes through H5Dread)
 //
 // The parent distrusts the answer as it would a file (the child read hostile bytes): every count is checked
@@ -31,7 +32,7 @@ namespace wavg {
 
 namespace {
 
-constexpr std::string_view k_magic = "wavgH5S1";
+constexpr std::string_view k_magic = "wavgH5S2";
 constexpr std::uint64_t k_not_direct = ~std::uint64_t{0};
 
 class Encoder {
@@ -111,6 +112,7 @@ std::string Hdf5Reader::structure() const {
     WAVG_ASSERT(t.alias_of.empty());  // HDF5 has no aliases to hand over
     w.str(t.name);
     w.u64(static_cast<std::uint64_t>(t.dtype));
+    w.u64(static_cast<std::uint64_t>(t.numbers));
     w.u64(static_cast<std::uint64_t>(t.role));
     w.u64(t.role_by_rule);
     w.u64(m_entries[i].listed);
@@ -150,11 +152,14 @@ void Hdf5Reader::adopt_structure(std::string_view answer) {
     Entry& e = m_entries[i];
     t.name = in.str();
     t.dtype = static_cast<DType>(in.below(static_cast<std::uint64_t>(DType::boolean) + 1));
+    t.numbers = static_cast<Numbers>(in.below(2));
+    if (t.numbers == Numbers::complex && t.dtype != DType::f32 && t.dtype != DType::f64) in.bad();
     t.role = static_cast<Role>(in.below(static_cast<std::uint64_t>(Role::alias)));  // never an alias
     t.role_by_rule = in.below(2) == 1;
     e.listed = in.below(2) == 1;
     t.shape.resize(in.count(8));
     for (std::uint64_t& d : t.shape) d = in.u64();
+    if (t.numbers == Numbers::complex && (t.shape.empty() || t.shape.back() != 2)) in.bad();
     std::uint64_t count = 0;
     if (t.name.empty() || !checked_count(t.shape, dtype_size(t.dtype), count)) in.bad();
     const std::uint64_t bytes = count * dtype_size(t.dtype);
@@ -182,9 +187,10 @@ void Hdf5Reader::open_again(std::size_t index) {
   std::vector<hsize_t> dims(rank > 0 && rank <= H5S_MAX_RANK ? static_cast<std::size_t>(rank) : 0);
   if (rank < 0 || rank > H5S_MAX_RANK || (rank > 0 && H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr) < 0))
     fail(m_path, t.name + ": unreadable dataspace");
-  if (h5::dtype_of(type.get()) != t.dtype || !std::equal(dims.begin(), dims.end(), t.shape.begin(), t.shape.end()))
+  const Shape stored = stored_shape(t);
+  if (!h5::holds(type.get(), t) || !std::equal(dims.begin(), dims.end(), stored.begin(), stored.end()))
     fail(m_path, t.name + ": changed while wavg read it");
-  e.mem_type = h5::memory_type(t.dtype, type.get());
+  e.mem_type = h5::memory_type(t, type.get());
   e.dataset = std::move(ds);
   H5Eclear2(H5E_DEFAULT);
 }

@@ -103,7 +103,7 @@ bool Hdf5Reader::note_header(TreeWalk& walk, const H5O_info_t& info, const std::
 
 void Hdf5Reader::walk_group(TreeWalk& walk, hid_t group, const std::string& prefix, int depth) {
   if (depth > k_max_depth)
-    fail(m_path, prefix + ": groups nest deeper than " + std::to_string(k_max_depth) + " levels");
+    fail(m_path, clipped(prefix, 120) + ": groups nest deeper than " + std::to_string(k_max_depth) + " levels");
   std::vector<std::string> links;
   h5::check(hard_links(group, links), m_path, "cannot walk the HDF5 tree");
   for (const std::string& link : links) {

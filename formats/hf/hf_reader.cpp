@@ -134,6 +134,7 @@ void FolderReader::open_index(const std::string& index_name) {
   if (!sax.error.empty())
     fail(m_index, "index is not valid JSON (at byte " + std::to_string(sax.error_byte) + ": " + sax.error + ")");
   if (!sax.duplicate.empty()) fail(m_index, "index has the key " + sax.duplicate + " twice");
+  if (sax.too_deep) fail(m_index, "index nests deeper than " + std::to_string(DuplicateKeys::k_max_depth) + " levels");
   const nlohmann::json doc = nlohmann::json::parse(text);
   if (!doc.is_object() || !doc.contains("weight_map") || !doc["weight_map"].is_object())
     fail(m_index, "index has no weight_map object");

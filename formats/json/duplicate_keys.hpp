@@ -1,7 +1,9 @@
 #pragma once
 // A SAX pass over JSON text that finds what nlohmann's DOM parser hides: a key given twice in one object (the DOM
 // keeps the last silently) and where a syntax error lies. Used before parsing headers and indexes that must not be
-// ambiguous (a safetensors header, a Hugging Face weight_map).
+// ambiguous (a safetensors header, a Hugging Face weight_map, a PEFT adapter_config.json). It also stops at nesting
+// deeper than k_max_depth: nlohmann parses any depth without recursing, but copying or converting a document
+// (json from ordered_json) recurses once per level, and 1,000,000 levels in 2 MB of config overflowed the stack.
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -10,10 +12,13 @@
 
 namespace wavg {
 
-// Records the first key that appears twice in one object, and the first syntax error or out-of-range number.
+// Records the first key that appears twice in one object, and the first syntax error or out-of-range number; stops
+// (too_deep) at nesting deeper than k_max_depth, which no file it reads has.
 class DuplicateKeys final : public nlohmann::json_sax<nlohmann::json> {
  public:
+  static constexpr std::size_t k_max_depth = 64;
   std::string duplicate;
+  bool too_deep = false;
   std::string error;
   std::size_t error_byte = 0;
 
@@ -26,7 +31,7 @@ class DuplicateKeys final : public nlohmann::json_sax<nlohmann::json> {
   bool binary(binary_t&) override { return true; }
   bool start_object(std::size_t) override {
     m_open.emplace_back();
-    return true;
+    return deeper();
   }
   bool key(string_t& k) override {
     if (!m_open.empty() && !m_open.back().insert(k).second && duplicate.empty()) duplicate = k;
@@ -34,10 +39,14 @@ class DuplicateKeys final : public nlohmann::json_sax<nlohmann::json> {
   }
   bool end_object() override {
     if (!m_open.empty()) m_open.pop_back();
+    --m_depth;
     return true;
   }
-  bool start_array(std::size_t) override { return true; }
-  bool end_array() override { return true; }
+  bool start_array(std::size_t) override { return deeper(); }
+  bool end_array() override {
+    --m_depth;
+    return true;
+  }
   bool parse_error(std::size_t position, const std::string&, const nlohmann::json::exception& e) override {
     error_byte = position;
     // nlohmann's text is "[json.exception.parse_error.101] parse error at line 1, column 3: ..."; keep the reason.
@@ -48,7 +57,13 @@ class DuplicateKeys final : public nlohmann::json_sax<nlohmann::json> {
   }
 
  private:
+  bool deeper() {
+    too_deep = too_deep || ++m_depth > k_max_depth;
+    return !too_deep;
+  }
+
   std::vector<std::unordered_set<std::string>> m_open;
+  std::size_t m_depth = 0;
 };
 
 }  // namespace wavg

@@ -89,28 +89,40 @@ struct NpyType {
   char kind;
   std::string_view size;
   DType dtype;
+  Numbers numbers = Numbers::real;  // complex ('<c8'): dtype is each part's
 };
-constexpr NpyType k_npy_types[] = {{'f', "2", DType::f16}, {'f', "4", DType::f32}, {'f', "8", DType::f64},
-                                   {'i', "1", DType::i8},  {'i', "2", DType::i16}, {'i', "4", DType::i32},
-                                   {'i', "8", DType::i64}, {'u', "1", DType::u8},  {'u', "2", DType::u16},
-                                   {'u', "4", DType::u32}, {'u', "8", DType::u64}, {'b', "1", DType::boolean}};
+constexpr NpyType k_npy_types[] = {{'f', "2", DType::f16},
+                                   {'f', "4", DType::f32},
+                                   {'f', "8", DType::f64},
+                                   {'c', "8", DType::f32, Numbers::complex},
+                                   {'c', "16", DType::f64, Numbers::complex},
+                                   {'i', "1", DType::i8},
+                                   {'i', "2", DType::i16},
+                                   {'i', "4", DType::i32},
+                                   {'i', "8", DType::i64},
+                                   {'u', "1", DType::u8},
+                                   {'u', "2", DType::u16},
+                                   {'u', "4", DType::u32},
+                                   {'u', "8", DType::u64},
+                                   {'b', "1", DType::boolean}};
 
-// The wavg dtype of a numpy type string, or a refusal naming what it is.
-DType dtype_of_descr(const std::string& file, const std::string& what, std::string_view d) {
+// The row of a numpy type string, or a refusal naming what it is ('<c32', numpy's long double complex, among them).
+const NpyType& type_of_descr(const std::string& file, const std::string& what, std::string_view d) {
   if (d.size() >= 2) {
     const char order = d[0], kind = d[1];
     const std::string_view size = d.substr(2);
     for (const NpyType& r : k_npy_types)
       if (r.kind == kind && r.size == size) {
         const bool one_byte = r.size == "1";
-        if (order == '<' || (one_byte && order == '|')) return r.dtype;
+        if (order == '<' || (one_byte && order == '|')) return r;
         if (order == '>' && !one_byte)
           fail(file, what + ": big-endian data ('" + std::string(d) +
                          "') are not supported; save with "
                          "a.astype(a.dtype.newbyteorder('<'))");
       }
     const char* named = kind == 'O'                  ? "object arrays"
-                        : kind == 'c'                ? "complex arrays"
+                        : kind == 'c'                ? "complex arrays other than complex64 and complex128"
+                        : kind == 'f'                ? "floats other than float16, float32 and float64"
                         : kind == 'V'                ? "void "
                                                        "(raw or ml_dtypes, such as bfloat16) arrays"
                         : kind == 'U' || kind == 'S' ? "string arrays"
@@ -163,7 +175,9 @@ NpyHeader parse_npy_header(const std::string& file, const std::string& what, con
     if (key == "descr") {
       bit = 1;
       if (lit.peek('[')) fail(file, what + ": structured arrays (a list descr) are not supported");
-      h.info.dtype = dtype_of_descr(file, what, lit.string());
+      const NpyType& type = type_of_descr(file, what, lit.string());
+      h.info.dtype = type.dtype;
+      h.info.numbers = type.numbers;
     } else if (key == "fortran_order") {
       bit = 2;
       fortran = lit.boolean();
@@ -194,28 +208,30 @@ NpyHeader parse_npy_header(const std::string& file, const std::string& what, con
     fail(file, what + ": the .npy header lacks " + (seen & 1 ? seen & 2 ? "shape" : "fortran_order" : "descr"));
   if (fortran && h.info.shape.size() > 1)
     fail(file, what + ": Fortran-ordered arrays are not supported; save np.ascontiguousarray(a)");
+  if (h.info.numbers == Numbers::complex) h.info.shape.push_back(2);  // the parts (tensor.hpp)
   std::uint64_t count = 0;
   if (!checked_count(h.info.shape, dtype_size(h.info.dtype), count))
-    fail(file, what + ": shape " + shape_string(h.info.shape) + " overflows");
+    fail(file, what + ": shape " + shape_string(stored_shape(h.info)) + " overflows");
   return h;
 }
 
 std::string npy_header(const TensorInfo& info) {
   std::string descr;
   for (const NpyType& r : k_npy_types)
-    if (r.dtype == info.dtype) {
+    if (r.dtype == info.dtype && r.numbers == info.numbers) {
       descr += r.size == "1" ? '|' : '<';
       descr += r.kind;
       descr += r.size;
     }
   WAVG_ASSERT(!descr.empty() && "npy_header: bfloat16 has no numpy dtype");
+  const Shape stored = stored_shape(info);
   std::string shape = "(";
-  for (std::size_t d = 0; d < info.shape.size(); ++d) shape += (d ? ", " : "") + std::to_string(info.shape[d]);
-  shape += info.shape.size() == 1 ? ",)" : ")";
+  for (std::size_t d = 0; d < stored.size(); ++d) shape += (d ? ", " : "") + std::to_string(stored[d]);
+  shape += stored.size() == 1 ? ",)" : ")";
   std::string dict = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
   // numpy leaves room to grow the first dimension to 21 digits in place, then pads with spaces to a multiple of 64
   // bytes, counting the magic, version, length and final newline: the same bytes as numpy.save.
-  if (!info.shape.empty()) dict.append(21 - std::to_string(info.shape[0]).size(), ' ');
+  if (!stored.empty()) dict.append(21 - std::to_string(stored[0]).size(), ' ');
   const bool v2 = dict.size() + 11 > 65535;
   const std::size_t prefix = v2 ? 12 : 10;
   dict.append((64 - (prefix + dict.size() + 1) % 64) % 64, ' ');

@@ -12,8 +12,9 @@
 //   data       product(shape) elements, C order (Fortran order when fortran_order is True), no padding
 //
 // The reader parses that dict itself, strictly: exactly the three keys, descr one of the little-endian (or
-// one-byte '|') number and bool types wavg knows, fortran_order False (True only for 0-d and 1-d arrays, where it
-// changes nothing), shape a tuple of non-negative integers; object, structured, string, complex, big-endian and
+// one-byte '|') number and bool types wavg knows (complex64 '<c8' and complex128 '<c16' among them, carried as
+// their parts: tensor.hpp), fortran_order False (True only for 0-d and 1-d arrays, where it changes nothing), shape
+// a tuple of non-negative integers; object, structured, string, long double ('<f16', '<c32'), big-endian and
 // void ('<V2': ml_dtypes' bfloat16) arrays are refused, as are members that are not `.npy` files and data shorter
 // or longer than the header says. Stored members are served by view() from the mapping; deflated ones are
 // inflated through libzip as the engine asks for them, front to back (a step back reopens the member).

@@ -118,7 +118,7 @@ void NpzReader::list_members() {
     info.name = e.name.substr(0, n - k_suffix.size());
     if (e.size - header != info.bytes())
       fail(m_path, e.name + ": holds " + std::to_string(e.size - header) + " bytes of data; " +
-                       std::string(dtype_name(info.dtype)) + " " + shape_string(info.shape) + " needs " +
+                       element_type_name(info) + " " + shape_string(stored_shape(info)) + " needs " +
                        std::to_string(info.bytes()));
     if (!seen.insert(info.name).second) fail(m_path, "member " + e.name + " appears twice");
     m_tensors.push_back(std::move(info));

@@ -123,6 +123,7 @@ void AdapterReader::read_config() {
   if (!sax.error.empty())
     fail(path, "config is not valid JSON (at byte " + std::to_string(sax.error_byte) + ": " + sax.error + ")");
   if (!sax.duplicate.empty()) fail(path, "config has the key " + sax.duplicate + " twice");
+  if (sax.too_deep) fail(path, "config nests deeper than " + std::to_string(DuplicateKeys::k_max_depth) + " levels");
   const auto doc = nlohmann::ordered_json::parse(m_config_text);
   if (!doc.is_object()) fail(path, "config is not a JSON object");
   if (doc.contains("peft_type") && doc["peft_type"] != "LORA")

@@ -97,6 +97,7 @@ void SafetensorsReader::parse_header(const char* text, std::size_t size) {
     fail(path(), "safetensors header is not valid JSON (at byte " + std::to_string(8 + sax.error_byte) + ": " +
                      sax.error + ")");
   if (!sax.duplicate.empty()) fail(path(), "safetensors header has the key " + sax.duplicate + " twice");
+  if (sax.too_deep) fail(path(), "safetensors header nests deeper than " + std::to_string(DuplicateKeys::k_max_depth) + " levels");
   nlohmann::json header;
   try {
     header = nlohmann::json::parse(text, text + size);

@@ -39,7 +39,9 @@
 // an input's shards) is refused before anything is written.
 
 #include <memory>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "listed_reader.hpp"
@@ -100,6 +102,8 @@ class TfjsReader final : public ListedReader {
   std::string m_text;
   std::vector<Weight> m_weights;
   std::vector<Group> m_groups;
+  std::set<std::pair<std::uint64_t, std::uint64_t>> m_shard_files;  // every shard's (device, inode): one file
+                                                                    // listed twice (or hard-linked) is refused
 };
 
 // The largest model.json wavg reads: it holds no weights, and the largest real ones are a few MiB.

@@ -156,6 +156,13 @@ void TfjsReader::open_group(std::size_t g, const void* group_json) {
       fail(m_path, "shard " + rel + " resolves to " + real + ", outside the model's directory " + model_dir +
                        " (through a symbolic link)");
     }
+    // One file as two shards (by name or by a hard link) is no model TF.js writes, and it let a few bytes of
+    // model.json list a shard 200,000 times: as many mappings, until the system refused them (4 s, "out of memory").
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !m_shard_files.emplace(st.st_dev, st.st_ino).second) {
+      ::close(fd);
+      fail(m_path, group_name(g) + ": shard " + rel + " is listed twice in weightsManifest");
+    }
     std::optional<MappedFile> file;
     try {
       file.emplace(shard_path, fd);

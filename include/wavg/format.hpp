@@ -238,6 +238,7 @@ struct Codec {
   // each value in place there: the ranks of a distributed merge write their shares into one file, each through a
   // writer of its own (Writer::finish_part), rank 0's also writing the header (Writer::finish).
   bool in_place = false;
+  bool holds_complex = false;  // an output may hold complex numbers (Numbers::complex); create_writer refuses others
   // Why a file of this format has no file-level metadata that wavg reads back (convert --set-meta, --weight-by),
   // or null when it has (HDF5 root attributes, safetensors __metadata__, ...: where writers put the provenance).
   const char* no_metadata = nullptr;
@@ -312,7 +313,7 @@ std::string output_format_names();
 std::string output_file(FormatId format, const std::string& path);
 
 // Creates a writer of `format` at `tmp_path` (a temporary file beside the target, already created empty; a
-// temporary folder for a folder format).
+// temporary folder for a folder format). Refuses complex tensors, by name, for a format that cannot hold them.
 std::unique_ptr<Writer> create_writer(FormatId format, const std::string& tmp_path, const std::string& display_path,
                                       const OutputSpec& spec);
 

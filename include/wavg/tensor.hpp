@@ -47,6 +47,14 @@ inline constexpr Named<Role> k_role_names[] = {{"unknown", Role::unknown},
                                                {"saved-module", Role::saved_module},
                                                {"constant", Role::constant}};
 
+// How a tensor's elements hold numbers. Complex numbers (numpy's complex64 and complex128, h5py's compound {r, i},
+// torch's ComplexFloat and ComplexDouble) are carried as their real and imaginary parts: `dtype` is the type of one
+// part (float32 for complex64) and `shape` ends in an extra dimension of 2 (real, imaginary: how every one of those
+// formats lays them out), so the plan, the engine and every method combine the parts element-wise as any float
+// tensor's values, in double, each rounded once. Only the codecs and what shows a tensor to people
+// (element_type_name, stored_shape) see complex numbers.
+enum class Numbers : std::uint8_t { real, complex };
+
 struct TensorInfo {
   std::string name;  // full path inside the checkpoint, e.g. model_weights/dense/dense/kernel:0
   DType dtype = DType::f32;
@@ -57,6 +65,7 @@ struct TensorInfo {
   // The format's own type the values are decoded from when it is no dtype (a GGUF tensor's "Q8_0", read as
   // float32), else empty; messages name it where they would name the dtype.
   std::string stored_as{};
+  Numbers numbers{};          // complex: dtype and shape are those of the parts (see Numbers)
 
   // Returns the number of elements (1 for a scalar). Readers check the product for overflow when they build it.
   std::uint64_t count() const;
@@ -65,6 +74,18 @@ struct TensorInfo {
 
 // Returns what a tensor is stored as, for messages: its stored_as, else its dtype's name ("Q8_0", "float16").
 std::string stored_name(const TensorInfo& t);
+// Returns a tensor of complex numbers of `part`'s float type (f32 for complex64) and stored `shape`, as carried.
+TensorInfo complex_tensor(std::string name, DType part, Shape shape);
+// Returns the element type's name as the file stores it: dtype_name, or complex64 / complex128.
+std::string element_type_name(const TensorInfo& t);
+// Returns the shape as the file stores it: without the parts' dimension of a complex tensor.
+Shape stored_shape(const TensorInfo& t);
+// Returns the number of values per stored element: 2 for complex numbers, else 1.
+inline std::uint64_t parts_per_element(const TensorInfo& t) { return t.numbers == Numbers::complex ? 2 : 1; }
+// Tells whether two tensors hold numbers alike: the same dtype and kind of numbers.
+inline bool same_element_type(const TensorInfo& a, const TensorInfo& b) {
+  return a.dtype == b.dtype && a.numbers == b.numbers;
+}
 
 // Formats a shape the way messages and `inspect` print it: "(4, 8)", "()" for a scalar.
 std::string shape_string(const Shape& shape);

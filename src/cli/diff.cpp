@@ -41,8 +41,8 @@ void print_json(const DiffOptions& o, const ModelDiff& d) {
   nlohmann::json tensors = nlohmann::json::array();
   for (const TensorDiff& t : d.tensors) {
     nlohmann::json j = {{"name", t.entry.info.name},
-                        {"dtype", std::string(dtype_name(t.entry.info.dtype))},
-                        {"shape", t.entry.info.shape}};
+                        {"dtype", element_type_name(t.entry.info)},
+                        {"shape", stored_shape(t.entry.info)}};
     if (t.is_float)
       j.update(sums_json(t.sums));
     else
@@ -74,7 +74,7 @@ void print_table(const ModelDiff& d) {
     if (t.is_float) {
       ++floats;
       std::printf("%-*s  %-8s  %12llu  %12s  %12s  %12s  %12s\n", w, printable(info.name).c_str(),
-                  std::string(dtype_name(info.dtype)).c_str(), static_cast<unsigned long long>(info.count()),
+                  element_type_name(info).c_str(), static_cast<unsigned long long>(info.count()),
                   fmt(t.sums.l2()).c_str(), fmt(t.sums.relative()).c_str(), fmt(t.sums.cosine()).c_str(),
                   fmt(t.sums.max_abs).c_str());
     } else {
@@ -82,7 +82,7 @@ void print_table(const ModelDiff& d) {
           t.differing == 0 ? "equal"
                            : std::to_string(t.differing) + " of " + std::to_string(info.count()) + " values differ";
       std::printf("%-*s  %-8s  %12llu  %s\n", w, printable(info.name).c_str(),
-                  std::string(dtype_name(info.dtype)).c_str(), static_cast<unsigned long long>(info.count()),
+                  element_type_name(info).c_str(), static_cast<unsigned long long>(info.count()),
                   what.c_str());
     }
   }

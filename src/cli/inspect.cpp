@@ -24,11 +24,11 @@ Totals totals_of(const std::vector<TensorInfo>& tensors) {
   Totals t;
   for (const auto& x : tensors) {
     ++t.tensors;
-    t.values += x.count();
+    t.values += x.count() / parts_per_element(x);
     t.bytes += x.bytes();
     if (is_float(x.dtype)) {
       ++t.float_tensors;
-      t.float_values += x.count();
+      t.float_values += x.count() / parts_per_element(x);
     }
   }
   return t;
@@ -45,9 +45,9 @@ void print_json(const Reader& r, const Totals& t) {
     bool by_name = false;
     const Role role = resolve_role(x, &by_name, roles);
     nlohmann::ordered_json tensor{{"name", x.name},
-                                  {"dtype", dtype_name(x.dtype)},
-                                  {"shape", x.shape},
-                                  {"values", x.count()},
+                                  {"dtype", element_type_name(x)},
+                                  {"shape", stored_shape(x)},
+                                  {"values", x.count() / parts_per_element(x)},
                                   {"role", name_of(k_role_names, role)}};
     if (!x.alias_of.empty()) tensor["alias_of"] = x.alias_of;
     if (!x.stored_as.empty()) tensor["stored_as"] = x.stored_as;
@@ -108,7 +108,7 @@ void print_lora(const LoraAdapter& a) {
 
 // The dtype a tensor is read as, and the format's own type it is decoded from: "float32 (Q8_0)".
 std::string dtype_column(const TensorInfo& t) {
-  return std::string(dtype_name(t.dtype)) + (t.stored_as.empty() ? "" : " (" + t.stored_as + ")");
+  return element_type_name(t) + (t.stored_as.empty() ? "" : " (" + t.stored_as + ")");
 }
 
 void print_table(const Reader& r, const Totals& t, bool verbose) {
@@ -131,7 +131,7 @@ void print_table(const Reader& r, const Totals& t, bool verbose) {
                          (x.alias_of.empty() ? "" : " of " + x.alias_of));
     name_w = std::max(name_w, printable(x.name).size());
     dtype_w = std::max(dtype_w, dtype_column(x).size());
-    shape_w = std::max(shape_w, shape_string(x.shape).size());
+    shape_w = std::max(shape_w, shape_string(stored_shape(x)).size());
     role_w = std::max(role_w, role_texts.back().size());
   }
   const int nw = static_cast<int>(name_w), dw = static_cast<int>(dtype_w), sw = static_cast<int>(shape_w),
@@ -140,8 +140,8 @@ void print_table(const Reader& r, const Totals& t, bool verbose) {
   for (std::size_t i = 0; i < r.tensors().size(); ++i) {
     const TensorInfo& x = r.tensors()[i];
     std::printf("%-*s  %-*s  %-*s  %-*s  %llu\n", nw, printable(x.name).c_str(), dw,
-                dtype_column(x).c_str(), sw, shape_string(x.shape).c_str(), rw, role_texts[i].c_str(),
-                static_cast<unsigned long long>(x.count()));
+                dtype_column(x).c_str(), sw, shape_string(stored_shape(x)).c_str(), rw, role_texts[i].c_str(),
+                static_cast<unsigned long long>(x.count() / parts_per_element(x)));
   }
   if (r.lora_adapter()) print_lora(*r.lora_adapter());
   print_kept(r, verbose);

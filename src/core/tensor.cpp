@@ -2,6 +2,8 @@
 
 #include <limits>
 
+#include "wavg/error.hpp"
+
 namespace wavg {
 
 std::uint64_t TensorInfo::count() const {
@@ -11,7 +13,25 @@ std::uint64_t TensorInfo::count() const {
 }
 
 std::string stored_name(const TensorInfo& t) {
-  return t.stored_as.empty() ? std::string(dtype_name(t.dtype)) : t.stored_as;
+  return t.stored_as.empty() ? element_type_name(t) : t.stored_as;
+}
+
+TensorInfo complex_tensor(std::string name, DType part, Shape shape) {
+  WAVG_ASSERT(part == DType::f32 || part == DType::f64);
+  shape.push_back(2);
+  TensorInfo t{std::move(name), part, std::move(shape)};
+  t.numbers = Numbers::complex;
+  return t;
+}
+
+std::string element_type_name(const TensorInfo& t) {
+  if (t.numbers == Numbers::real) return std::string(dtype_name(t.dtype));
+  return t.dtype == DType::f64 ? "complex128" : t.dtype == DType::f32 ? "complex64" : "complex " + std::string(dtype_name(t.dtype));
+}
+
+Shape stored_shape(const TensorInfo& t) {
+  if (t.numbers == Numbers::real || t.shape.empty()) return t.shape;
+  return Shape(t.shape.begin(), t.shape.end() - 1);
 }
 
 std::string shape_string(const Shape& shape) {

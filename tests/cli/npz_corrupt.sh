@@ -19,7 +19,7 @@ npz("magic", [("w.npy", npy(magic=b"\x93NUMPX"))])
 npz("version", [("w.npy", npy(version=b"\x09\x00"))])
 npz("big_endian", [("w.npy", npy(d % ">f4"))])
 npz("object", [("w.npy", npy(d % "|O"))])
-npz("complex", [("w.npy", npy(d % "<c8", data=b"\0" * 16))])
+npz("complex", [("w.npy", npy(d % "<c32", data=b"\0" * 64))])  # long double complex
 npz("bfloat16", [("w.npy", npy(d % "<V2", data=b"\0" * 4))])
 npz("structured", [("w.npy", npy("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2,), }"))])
 npz("fortran", [("w.npy", npy("{'descr': '<f4', 'fortran_order': True, 'shape': (1, 2), }"))])

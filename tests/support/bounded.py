@@ -6,20 +6,36 @@ the reader needs on a loaded 2-core machine and far below what a reader doing wo
 
 Prints "exit N, within MAX_MIB MiB and MAX_SECONDS s", or what was over (peak resident memory from the kernel's
 accounting of the child, wall time); the command's own stdout and stderr pass through. A command still running at
-twice MAX_SECONDS is killed (so a quadratic reader fails the test, not the suite's timeout)."""
+twice MAX_SECONDS is killed (so a quadratic reader fails the test, not the suite's timeout), and it runs under an
+address-space limit of 4 GiB, so a reader that believes a hostile file's counts fails (its stderr then says so:
+the case's .stderr pins the one line it must print) without taking the shared machine's memory first.
+
+With WAVG_BOUNDS_LOG=FILE in the environment, appends "PEAK_KIB SECONDS COMMAND ARGS" to FILE: the figures of each
+reader's bound (issue 39's closing note), e.g. WAVG_BOUNDS_LOG=/tmp/b ctest -R hostile."""
+import os
 import resource
 import subprocess
 import sys
 import time
 
+k_address_space = 4 << 30
+
+
+def limit():
+    resource.setrlimit(resource.RLIMIT_AS, (k_address_space, k_address_space))
+
+
 max_mib, max_s, command = float(sys.argv[1]), float(sys.argv[2]), sys.argv[3:]
 start = time.monotonic()
 try:
-    code = subprocess.run(command, timeout=2 * max_s).returncode
+    code = subprocess.run(command, timeout=2 * max_s, preexec_fn=limit).returncode
 except subprocess.TimeoutExpired:
     code = "killed"
 elapsed = time.monotonic() - start
 peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # KiB on Linux
+if os.environ.get("WAVG_BOUNDS_LOG"):
+    with open(os.environ["WAVG_BOUNDS_LOG"], "a") as log:
+        log.write(f"{peak_mib * 1024:.0f} {elapsed:.3f} {' '.join([os.path.basename(command[0])] + command[1:])}\n")
 over = []
 if peak_mib > max_mib:
     over.append(f"{peak_mib:.0f} MiB")

@@ -115,7 +115,7 @@ void check_reads(Hdf5Reader& native, Hdf5Reader& library, const Written* written
 
 std::optional<std::vector<std::string>> structure_lines(std::string_view answer) {
   std::vector<std::string> out;
-  if (answer.substr(0, 8) != "wavgH5S1") return std::nullopt;
+  if (answer.substr(0, 8) != "wavgH5S2") return std::nullopt;
   try {
     Fields f(answer);
     out.push_back("layout " + f.str());
@@ -134,6 +134,7 @@ std::optional<std::vector<std::string>> structure_lines(std::string_view answer)
     for (std::uint64_t n = f.u64(); n-- > 0;) {
       std::string line = "tensor " + f.str();
       line += " dtype=" + dtype_text(f.u64());
+      line += " numbers=" + std::to_string(f.u64());
       line += " role=" + std::to_string(f.u64());
       line += " role_by_rule=" + std::to_string(f.u64());
       line += " listed=" + std::to_string(f.u64()) + " shape=(";

@@ -8,8 +8,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <array>
-#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
@@ -17,27 +15,21 @@
 #include <set>
 #include <utility>
 
+#include "path_table.hpp"
 #include "wavg/signals.hpp"
 
 namespace wavg {
 
 namespace {
 
-struct Slot {
-  std::atomic<bool> used{false};
-  char path[4096];
-};
-std::array<Slot, 8> g_locks;
-std::mutex g_mutex;  // the table's registration and g_held; the handler reads without it
+PathTable<8> g_locks;
+std::mutex g_mutex;  // held(); the handler reads g_locks without it
 std::set<std::string>& held() {
   static std::set<std::string> s;  // canonical lock paths this process holds
   return s;
 }
 
-void remove_lock_files() noexcept {
-  for (const Slot& s : g_locks)
-    if (s.used.load(std::memory_order_acquire)) ::unlink(s.path);
-}
+void remove_lock_files() noexcept { g_locks.unlink_all(); }
 
 std::string lock_path_of(const std::string& target) {
   namespace fs = std::filesystem;
@@ -84,7 +76,7 @@ int take(const std::string& path, const std::string& target) {
 
 OutputLock::OutputLock(const std::string& target) {
   const std::string path = lock_path_of(target);
-  if (path.size() >= sizeof Slot::path) return;
+  if (path.size() >= PathTable<8>::k_max_path) return;
   {
     const std::lock_guard lock(g_mutex);
     if (held().count(path)) return;
@@ -93,16 +85,13 @@ OutputLock::OutputLock(const std::string& target) {
   const int fd = take(path, target);
   if (fd < 0) return;
   const std::lock_guard lock(g_mutex);
-  for (Slot& s : g_locks)
-    if (!s.used.load()) {
-      std::snprintf(s.path, sizeof s.path, "%s", path.c_str());
-      s.used.store(true, std::memory_order_release);
-      held().insert(path);
-      m_fd = fd;
-      m_path = path;
-      return;
-    }
-  ::close(fd);  // more outputs at once than the table holds: this one goes without a lock
+  if (!g_locks.add(path)) {
+    ::close(fd);  // more outputs at once than the table holds: this one goes without a lock
+    return;
+  }
+  held().insert(path);
+  m_fd = fd;
+  m_path = path;
 }
 
 OutputLock::~OutputLock() { release(); }
@@ -124,8 +113,7 @@ void OutputLock::release() noexcept {
   const std::lock_guard lock(g_mutex);
   // Removed while still locked, so that no run takes it between the removal and the unlock and then loses it.
   ::unlink(m_path.c_str());
-  for (Slot& s : g_locks)
-    if (s.used.load() && m_path == s.path) s.used.store(false, std::memory_order_release);
+  g_locks.remove(m_path);
   held().erase(m_path);
   ::close(m_fd);
   m_fd = -1;

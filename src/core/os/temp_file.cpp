@@ -5,14 +5,12 @@
 #include <unistd.h>
 #include <cstdlib>
 
-#include <array>
-#include <atomic>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
 
+#include "path_table.hpp"
 #include "wavg/error.hpp"
 #include "wavg/signals.hpp"
 
@@ -20,17 +18,10 @@ namespace wavg {
 
 namespace {
 
-struct Slot {
-  std::atomic<bool> used{false};
-  char path[4096];
-};
-std::array<Slot, 64> g_temp_files;
-std::mutex g_mutex;  // registration only; the handler reads without it
+PathTable<64> g_temp_files;
+std::mutex g_mutex;  // creation: a slot is sure to be free before mkstemps makes the file
 
-void remove_temp_files() noexcept {
-  for (const Slot& s : g_temp_files)
-    if (s.used.load(std::memory_order_acquire)) ::unlink(s.path);
-}
+void remove_temp_files() noexcept { g_temp_files.unlink_all(); }
 
 }  // namespace
 
@@ -44,29 +35,27 @@ TempFile::TempFile(const std::string& prefix, const std::string& suffix, const s
                        ": " + ec.message());
   }
   std::string name = (dir / ("wavg-" + prefix + "-XXXXXX" + suffix)).string();
-  if (name.size() >= sizeof Slot::path) fail(for_file, "the temporary directory's path is too long: " + dir.string());
+  if (name.size() >= PathTable<64>::k_max_path)
+    fail(for_file, "the temporary directory's path is too long: " + dir.string());
   const std::lock_guard lock(g_mutex);
   const signals::DeferInterrupts deferred;
-  Slot* slot = nullptr;
-  for (Slot& candidate : g_temp_files)
-    if (!candidate.used.load()) slot = &candidate;
-  WAVG_ASSERT(slot && "too many temporary files");
   const int fd = ::mkstemps(name.data(), static_cast<int>(suffix.size()));
   if (fd < 0) {
     const int e = errno;
     fail(for_file, "cannot create a temporary file in " + dir.string() + ": " + std::strerror(e));
   }
   ::close(fd);
-  std::snprintf(slot->path, sizeof slot->path, "%s", name.c_str());
-  slot->used.store(true, std::memory_order_release);
+  if (!g_temp_files.add(name)) {
+    ::unlink(name.c_str());
+    WAVG_ASSERT(!"too many temporary files");
+  }
   m_path = std::move(name);
 }
 
 TempFile::~TempFile() {
   const std::lock_guard lock(g_mutex);
   const signals::DeferInterrupts deferred;
-  for (Slot& s : g_temp_files)
-    if (s.used.load() && m_path == s.path) s.used.store(false);
+  g_temp_files.remove(m_path);
   ::unlink(m_path.c_str());
 }
 

@@ -101,7 +101,9 @@ Engine::Engine(const Plan& plan, std::vector<Reader*> inputs, Method& method, Ba
 
 std::uint64_t Engine::block_elements(const PlanEntry& entry) const {
   const std::uint64_t per_input = m_block_bytes / m_inputs.size();
-  const std::uint64_t unit = std::max<std::uint64_t>(1, m_method.block_unit(entry));
+  std::uint64_t unit = std::max<std::uint64_t>(1, m_method.block_unit(entry));
+  // A complex number's two parts stay in one block: the readers and writers of complex numbers count in them.
+  if (unit % parts_per_element(entry.info) != 0) unit *= parts_per_element(entry.info);
   return std::max<std::uint64_t>(1, per_input / dtype_size(entry.info.dtype) / unit) * unit;
 }
 

@@ -308,7 +308,7 @@ std::vector<bool> optimizers_differ(const std::vector<Reader*>& inputs, const st
     for (const TensorInfo& t : first.tensors()) {
       const auto it = indexes[k].find(t.name);
       const TensorInfo* found = it == indexes[k].end() ? nullptr : &inputs[k]->tensors()[it->second];
-      const bool same = found && found->shape == t.shape && found->dtype == t.dtype;
+      const bool same = found && found->shape == t.shape && same_element_type(*found, t);
       (of_optimizer(t, roles) ? optimizer_differs : model_differs) |= !same;
     }
     for (const TensorInfo& t : inputs[k]->tensors())
@@ -434,15 +434,16 @@ Plan build_plan(const std::vector<Reader*>& inputs, const PlanOptions& options) 
         continue;
       }
       const TensorInfo& found = other.tensors()[it->second];
-      if (found.shape != want.shape)
+      if (stored_shape(found) != stored_shape(want))
         tally[k].add(problems,
-                     {other.path(), want.name + ": expected shape " + shape_string(want.shape) + ", found " +
-                                        shape_string(found.shape)},
+                     {other.path(), want.name + ": expected shape " + shape_string(stored_shape(want)) + ", found " +
+                                        shape_string(stored_shape(found))},
                      Mismatch::shapes);
-      if (found.dtype != want.dtype && !converts(want.dtype, found.dtype, options))
+      if (!same_element_type(found, want) &&
+          (found.numbers != want.numbers || !converts(want.dtype, found.dtype, options)))
         tally[k].add(problems,
-                     {other.path(), want.name + ": expected dtype " + std::string(dtype_name(want.dtype)) + ", found " +
-                                        std::string(dtype_name(found.dtype)) + float_against_integer(want, found)},
+                     {other.path(), want.name + ": expected dtype " + element_type_name(want) + ", found " +
+                                        element_type_name(found) + float_against_integer(want, found)},
                      Mismatch::dtypes);
       tally[k].end_tensor();
       entry.source.push_back(it->second);
@@ -528,13 +529,13 @@ std::vector<std::size_t> match_base(const Plan& plan, const Reader& base) {
       continue;
     }
     const TensorInfo& found = base.tensors()[it->second];
-    if (found.shape != want.shape)
-      problems.push_back({base.path(), want.name + ": expected shape " + shape_string(want.shape) + ", found " +
-                                           shape_string(found.shape)});
+    if (stored_shape(found) != stored_shape(want))
+      problems.push_back({base.path(), want.name + ": expected shape " + shape_string(stored_shape(want)) +
+                                           ", found " + shape_string(stored_shape(found))});
     // The engine reads the base in the entry's dtype, converting a float one (FloatDTypes::mixed).
-    if (!is_float(found.dtype))
-      problems.push_back({base.path(), want.name + ": expected a float dtype (" + std::string(dtype_name(want.dtype)) +
-                                           "), found " + std::string(dtype_name(found.dtype))});
+    if (!is_float(found.dtype) || found.numbers != want.numbers)
+      problems.push_back({base.path(), want.name + ": expected " + (want.numbers == Numbers::complex ? "" : "a float dtype (") +
+                                           element_type_name(want) + (want.numbers == Numbers::complex ? "" : ")") + ", found " + element_type_name(found)});
     source[e] = it->second;
   }
   if (!problems.empty()) throw Error(ExitCode::incompatible, std::move(problems));
@@ -543,8 +544,15 @@ std::vector<std::size_t> match_base(const Plan& plan, const Reader& base) {
 
 void set_out_dtype(Plan& plan, DType dtype) {
   WAVG_ASSERT(is_float(dtype));
-  for (PlanEntry& e : plan.entries)
-    if (e.action == Action::average) e.out_dtype = dtype;
+  for (PlanEntry& e : plan.entries) {
+    if (e.action != Action::average) continue;
+    // Complex numbers come in float32 or float64 parts only (numpy, h5py and torch have no complex of halves).
+    if (e.info.numbers == Numbers::complex && dtype != DType::f32 && dtype != DType::f64)
+      fail_usage("--out-dtype " + std::string(dtype_name(dtype)) + ": " + e.info.name + " is " +
+                 element_type_name(e.info) + ", whose parts are float32 or float64 (--out-dtype float32 writes " +
+                 "complex64, float64 complex128)");
+    e.out_dtype = dtype;
+  }
 }
 
 std::vector<TensorInfo> output_tensors(const Plan& plan) {

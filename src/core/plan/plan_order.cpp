@@ -31,7 +31,7 @@ namespace {
 
 constexpr std::size_t npos = static_cast<std::size_t>(-1);
 
-bool same_kind(const TensorInfo& a, const TensorInfo& b) { return a.shape == b.shape && a.dtype == b.dtype; }
+bool same_kind(const TensorInfo& a, const TensorInfo& b) { return a.shape == b.shape && same_element_type(a, b); }
 
 // A file's tensors as pairing sees them: layers with floating-point weights, and the rest in the file's order.
 struct Parts {
@@ -145,9 +145,9 @@ void pair_tensors(const Reader& first, const std::vector<std::size_t>& a, const 
     if (!same_kind(want, found))
       tally.add(
           problems,
-          {other.path(), found.name + " is " + std::string(dtype_name(found.dtype)) + " " + shape_string(found.shape) +
+          {other.path(), found.name + " is " + element_type_name(found) + " " + shape_string(stored_shape(found)) +
                              ", but " + want.name + " in " + first.path() + " is " +
-                             std::string(dtype_name(want.dtype)) + " " + shape_string(want.shape) + " (--match order)"},
+                             element_type_name(want) + " " + shape_string(stored_shape(want)) + " (--match order)"},
           want.shape != found.shape ? Mismatch::shapes : Mismatch::dtypes);
     tally.end_tensor();
     source[a[i]] = b[i];
