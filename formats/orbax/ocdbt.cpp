@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <regex>
+#include <set>
 
 #include "tensorflow/crc32c.hpp"
 #include "wavg/error.hpp"
@@ -23,7 +24,12 @@ constexpr std::uint32_t k_btree_magic = 0x0cdb20de;
 constexpr std::uint64_t k_max_arity = 1u << 20;        // tensorstore's kMaxNodeArity
 constexpr std::uint64_t k_max_path = 65535;            // tensorstore's kMaxPathLength
 constexpr std::uint64_t k_max_node_bytes = 64u << 20;  // no writer's node is near it (8 MiB by default)
-constexpr std::uint64_t k_max_nodes = 1u << 20;        // nodes one walk visits, counting repeats
+// What one walk may decode and hold, in all: a floor, then a multiple of the node bytes read from the files. A
+// prefix-compressed key costs a few bytes on disk however long it is, and a zstd body can be a thousand times its
+// encoded size; tensorstore's trees stay far inside these (keys about 6x, bodies about 3x their encoded bytes), so
+// the bounds refuse only a tree made to exhaust memory or time.
+constexpr std::uint64_t k_budget_floor = 64u << 20;
+constexpr std::uint64_t k_budget_factor = 64;
 
 // Reads a body front to back; every read checks the bytes left and fails naming the structure.
 class Cursor {
@@ -142,13 +148,21 @@ struct Walk {
   const std::string& folder;
   const OcdbtFiles& files;
   std::uint64_t max_body;
-  std::uint64_t visited = 0;
   OcdbtKeys keys;
+  std::set<std::pair<std::string, std::uint64_t>> seen;  // the nodes walked: a B+tree node has one parent
+  std::uint64_t encoded = 0;                               // node bytes read from the files
+  std::uint64_t decoded = 0;                               // their bodies' bytes, decompressed
+  std::uint64_t key_bytes = 0;                             // key and prefix bytes made from them
+
+  std::uint64_t budget() const { return k_budget_floor + k_budget_factor * encoded; }
 };
 
 // The keys of a node: num_entries - 1 prefix lengths, the suffix lengths, (interior) the subtree prefixes, the
 // suffixes; each key longer than the one before.
-std::vector<std::string> node_keys(Cursor& c, std::uint64_t n, bool interior, std::vector<std::uint64_t>& subtree) {
+// Keys are checked for length, and their bytes with the node's `prefix` (each key and each child's prefix holds a
+// copy) counted against the walk's budget, before any is made.
+std::vector<std::string> node_keys(Cursor& c, Walk& w, std::uint64_t prefix_bytes, std::uint64_t n, bool interior,
+                                   std::vector<std::uint64_t>& subtree) {
   std::vector<std::uint64_t> prefix(n, 0), suffix(n);
   for (std::uint64_t i = 1; i < n; ++i) prefix[i] = c.varint("a key prefix length");
   for (auto& s : suffix) s = c.varint("a key suffix length");
@@ -156,12 +170,23 @@ std::vector<std::string> node_keys(Cursor& c, std::uint64_t n, bool interior, st
     subtree.resize(n);
     for (auto& s : subtree) s = c.varint("a subtree common prefix length");
   }
+  std::uint64_t length = 0, total = 0;
+  for (std::uint64_t i = 0; i < n; ++i) {
+    if (prefix[i] > length)
+      c.bad("key " + std::to_string(i) + " shares more bytes with the key before than it has");
+    if (suffix[i] > k_max_path || prefix_bytes + prefix[i] + suffix[i] > k_max_path)
+      c.bad("key " + std::to_string(i) + " is longer than 65535 bytes");
+    length = prefix[i] + suffix[i];
+    total += (interior ? 2 : 1) * (prefix_bytes + length);
+  }
+  w.key_bytes += total;
+  if (w.key_bytes > w.budget())
+    c.bad("its keys take " + std::to_string(w.key_bytes) + " bytes with those before, from " +
+          std::to_string(w.encoded) + " bytes of nodes (more than " + std::to_string(k_budget_factor) +
+          " times, which no OCDBT writer makes)");
   std::vector<std::string> keys(n);
   for (std::uint64_t i = 0; i < n; ++i) {
     const std::string& last = i ? keys[i - 1] : keys[0];
-    if (prefix[i] > (i ? last.size() : 0))
-      c.bad("key " + std::to_string(i) + " shares more bytes with the key before than it has");
-    if (suffix[i] > k_max_path) c.bad("key " + std::to_string(i) + " is longer than 65535 bytes");
     keys[i] = (i ? last.substr(0, prefix[i]) : std::string()) + std::string(c.take(suffix[i], "a key"));
     if (i && keys[i] <= keys[i - 1]) c.bad("its keys are out of order");
     if (interior && subtree[i] > keys[i].size()) c.bad("a subtree prefix is longer than its key");
@@ -170,11 +195,16 @@ std::vector<std::string> node_keys(Cursor& c, std::uint64_t n, bool interior, st
 }
 
 void walk_node(Walk& w, const NodeRef& ref) {
-  if (++w.visited > k_max_nodes)
-    fail(w.folder, "the B+tree has more than " + std::to_string(k_max_nodes) + " nodes (a node reached many times?)");
   const std::string what = "the B+tree node at " + ref.where.path + ":" + std::to_string(ref.offset);
-  const std::string body =
-      ocdbt_body(w.folder, what, k_btree_magic, w.files(ref.where.path, ref.offset, ref.length), w.max_body);
+  if (!w.seen.emplace(ref.where.path, ref.offset).second)
+    fail(w.folder, what + " is reached a second time (a B+tree node has one parent)");
+  const std::span<const unsigned char> encoded = w.files(ref.where.path, ref.offset, ref.length);
+  w.encoded += encoded.size();
+  // A body may decompress only into what is left of the walk's budget, so that many small nodes cannot each
+  // expand to the per-node limit.
+  const std::uint64_t left = w.budget() > w.decoded ? w.budget() - w.decoded : 0;
+  const std::string body = ocdbt_body(w.folder, what, k_btree_magic, encoded, std::min(w.max_body, left));
+  w.decoded += body.size();
   Cursor c(w.folder, what, body);
   const std::uint8_t height = c.byte("the height");
   if (height != ref.height)
@@ -183,7 +213,7 @@ void walk_node(Walk& w, const NodeRef& ref) {
   const std::uint64_t n = c.count("the entry count", k_max_arity);
   if (n == 0) c.bad("no entries");
   std::vector<std::uint64_t> subtree;
-  const std::vector<std::string> keys = node_keys(c, n, height > 0, subtree);
+  const std::vector<std::string> keys = node_keys(c, w, ref.prefix.size(), n, height > 0, subtree);
   if (height > 0) {
     std::vector<NodeRef> children(n);
     for (auto& ch : children) ch.where = file_id(c, table);
@@ -339,7 +369,7 @@ OcdbtRoot ocdbt_manifest(const std::string& file, std::span<const unsigned char>
 }
 
 OcdbtKeys ocdbt_keys(const std::string& folder, const OcdbtRoot& root, const OcdbtFiles& files) {
-  Walk w{folder, files, std::max<std::uint64_t>(root.max_node_bytes, 1u << 16), 0, {}};
+  Walk w{folder, files, std::max<std::uint64_t>(root.max_node_bytes, 1u << 16), {}, {}};
   if (root.empty) return {};
   NodeRef ref;
   ref.where = {root.file, ""};

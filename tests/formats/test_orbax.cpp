@@ -196,6 +196,53 @@ TEST_CASE("ocdbt: a B+tree leaf node decoded, and its hostile variants refused")
   CHECK(refusal([&] { keys(good); }) == "the B+tree node at root:0: height 0 where its parent says 1");
 }
 
+std::string varint(std::uint64_t v) {
+  std::string s;
+  for (; v >= 0x80; v >>= 7) s += static_cast<char>(0x80 | (v & 0x7f));
+  return s + static_cast<char>(v);
+}
+
+TEST_CASE("ocdbt: a tree made to exhaust memory or time is refused before the work") {
+  const auto walk = [](const std::string& file, const orbax::OcdbtRoot& root) {
+    return refusal([&] {
+      orbax::ocdbt_keys("db", root, [&](const std::string&, std::uint64_t o, std::uint64_t l) {
+        REQUIRE(o + l <= file.size());
+        return bytes_of(file).subspan(o, l);
+      });
+    });
+  };
+  SUBCASE("keys that each extend the one before: their bytes grow as the square of the count") {
+    // 20,000 keys of 1, 2, ... 20,000 bytes: 200 MB of keys from a node of about 100 KB.
+    const std::uint64_t n = 20000;
+    std::string b = std::string("\0\0", 2) + varint(n);  // height 0, no data file, n entries
+    for (std::uint64_t i = 1; i < n; ++i) b += varint(i);  // key i shares all of key i - 1
+    b += std::string(n, '\x01') + std::string(n, 'a');     // and adds one byte
+    b += std::string(2 * n, '\0');                          // values: empty and inline
+    orbax::OcdbtRoot root;
+    root.max_node_bytes = 8u << 20;  // tensorstore's default
+    const std::string file = envelope(0x0cdb20de, b);
+    root.length = file.size();
+    const std::string why = walk(file, root);
+    CAPTURE(why);
+    CHECK(why.starts_with("the B+tree node at :0: its keys take "));
+  }
+  SUBCASE("a node reached from two parents' entries is walked once") {
+    // A leaf holding key "k", then an interior node whose two entries "a" and "b" both point at it: before, the
+    // leaf was decoded once per entry (so a million entries decoded one leaf a million times).
+    const std::string leaf = envelope(0x0cdb20de, std::string("\0\0\x01\x01k\0\0", 7));
+    std::string b = std::string("\x01\x01\x04\x00root", 8);  // height 1, one data file "root"
+    b += "\x02" + std::string("\0\x01\x01\x01\x01", 5) + "ab";  // keys "a", "b", each its child's prefix
+    b += std::string("\0\0\0\0", 4) + varint(leaf.size()) + varint(leaf.size()) + std::string(6, '\0');
+    const std::string interior = envelope(0x0cdb20de, b);
+    orbax::OcdbtRoot root;
+    root.file = "root";
+    root.offset = leaf.size();
+    root.length = interior.size();
+    root.height = 1;
+    CHECK(walk(leaf + interior, root) == "the B+tree node at root:0 is reached a second time (a B+tree node has one parent)");
+  }
+}
+
 TEST_CASE("zarr: metadata refused where wavg cannot read the chunks") {
   const auto refused = [](const std::string& text, int format) {
     return refusal([&] { orbax::parse_zarr("z", text, format); });
