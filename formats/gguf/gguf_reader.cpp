@@ -35,8 +35,9 @@ constexpr const char* k_value_names[] = {"u8",  "i8",  "u16",  "i16",   "u32", "
                                          "bool", "string", "array", "u64", "i64", "f64"};
 constexpr std::uint64_t k_value_sizes[] = {1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8};
 
-// ggml's own limit on dimensions (GGML_MAX_DIMS).
+// ggml's own limits on dimensions (GGML_MAX_DIMS) and on a tensor name's bytes (GGML_MAX_NAME, with its NUL).
 constexpr std::uint32_t k_max_dims = 4;
+constexpr std::size_t k_max_name = 63;
 // An array's elements shown by `inspect` before it says how many more there are.
 constexpr std::uint64_t k_shown_elements = 4;
 // The longest text shown of one string value inside an array.
@@ -199,6 +200,9 @@ void GgufReader::parse_tensors(const unsigned char* data, std::uint64_t& at, std
   std::set<std::string> names;
   for (std::uint64_t i = 0; i < n_tensors; ++i) {
     std::string name = read_string(c, "tensor " + std::to_string(i) + " name");
+    if (name.size() > k_max_name)
+      fail(path(), "tensor " + std::to_string(i) + "'s name is " + std::to_string(name.size()) +
+                       " bytes long; llama.cpp refuses names over " + std::to_string(k_max_name));
     if (!names.insert(name).second) fail(path(), "tensor " + name + " appears twice");
     const auto n_dims = c.take<std::uint32_t>(name + ": dimension count");
     if (n_dims == 0 || n_dims > k_max_dims)
@@ -232,12 +236,19 @@ void GgufReader::parse_tensors(const unsigned char* data, std::uint64_t& at, std
     fail(path(), "GGUF data section starts at byte " + std::to_string(data_start) + ", past the end of the file (" +
                      std::to_string(m_file.size()) + " bytes)");
   const std::uint64_t data_size = m_file.size() - data_start;
+  // As in llama.cpp's loader, tensors lie in the order of their infos, each padded to the alignment: two that
+  // overlap (one file's bytes read as two tensors) or leave gaps are refused.
+  std::uint64_t expected = 0;
   for (std::size_t i = 0; i < raws.size(); ++i) {
     const TensorInfo& t = m_tensors[i];
     const std::uint64_t bytes = t.count() / raws[i].type->block * raws[i].type->bytes;
     if (raws[i].offset > data_size || bytes > data_size - raws[i].offset)
       fail(path(), t.name + ": its " + std::to_string(bytes) + " bytes at offset " + std::to_string(raws[i].offset) +
                        " run past the end of the data section (" + std::to_string(data_size) + " bytes)");
+    if (raws[i].offset != expected)
+      fail(path(), t.name + ": offset " + std::to_string(raws[i].offset) + " where llama.cpp expects " +
+                       std::to_string(expected) + " (tensors lie in order, each padded to the alignment)");
+    expected += bytes + (m_alignment - bytes % m_alignment) % m_alignment;  // at most data_size + alignment
     m_at.push_back(data_start + raws[i].offset);
   }
   at = end;

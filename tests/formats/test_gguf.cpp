@@ -332,6 +332,12 @@ TEST_CASE("gguf reader refuses every prefix of a file, and what would make it re
   CHECK(open_error(patched(w_info + 24, 32, 8)) == "w: offset 32 is not a multiple of the alignment (64)");
   CHECK(open_error(patched(w_info + 24, 1ull << 63, 8)).find("run past the end of the data section") !=
         std::string::npos);
+  // llama.cpp's loader: tensors in order, each padded to the alignment; names of at most 63 bytes.
+  CHECK(open_error(patched(w_info + 24, 64, 8)) ==
+        "w: offset 64 where llama.cpp expects 0 (tensors lie in order, each padded to the alignment)");
+  std::string long_name = good;
+  long_name.replace(w_info - 9, 9, std::string("\x40\0\0\0\0\0\0\0", 8) + std::string(64, 'w'));
+  CHECK(open_error(long_name) == "tensor 0's name is 64 bytes long; llama.cpp refuses names over 63");
   CHECK(open_error(good.substr(0, good.size() - 1)) ==
         "b: its 12 bytes at offset 128 run past the end of the data section (139 bytes)");
   GgufBytes twice;
