@@ -274,8 +274,9 @@ def layer_t(names):
 
 
 def nearswap(t, a, b):
-    """nearswap.py: w = clamp(t / max(|a - b|, 1e-6), 0, 1); out = w b + (1 - w) a, a the base."""
-    w = np.clip(t / np.maximum(np.abs(a - b), 1e-6), 0, 1)
+    """nearswap.py: w = clamp(t / max(|a - b|, 1e-6), 0, 1); out = w b + (1 - w) a, a the base. A number divided by
+    a tensor is torch's Tensor.__rtruediv__, reciprocal() * t (torch/_tensor.py), rounded twice: computed so here."""
+    w = np.clip(1 / np.maximum(np.abs(a - b), 1e-6) * t, 0, 1)
     return w * b + (1 - w) * a
 
 
