@@ -48,6 +48,15 @@ def read_safetensors(path):
     return out, meta
 
 
+def read_folder(folder):
+    """Returns {name: numpy array} of every .safetensors file of a folder (a sharded model's shards together)."""
+    out = {}
+    for f in sorted(os.listdir(folder)):
+        if f.endswith(".safetensors"):
+            out.update(read_safetensors(os.path.join(folder, f))[0])
+    return out
+
+
 def write_index(folder, name, weight_map, total_size):
     with open(os.path.join(folder, name), "w") as f:
         json.dump({"metadata": {"total_size": total_size}, "weight_map": weight_map}, f, indent=2)
