@@ -30,7 +30,7 @@ std::set<std::string> keys(const MethodSpec& row, bool per_model_only) {
 }
 
 // mergekit's methods and keys that wavg knows of but does not run.
-const std::set<std::string> k_other_methods{"passthrough", "ram"};
+const std::set<std::string> k_other_methods{"passthrough", "ram", "ramplus_tl"};
 const std::set<std::string> k_keys{"models",    "slices",           "base_model", "merge_method",
                                    "parameters", "dtype",         "out_dtype",  "tokenizer_source",
                                    "tokenizer",  "chat_template"};

@@ -1,7 +1,10 @@
 // A recipe's tokenizer and the embeddings rebuilt to it (recipe_tokenizer.hpp). Each model is wrapped in a Reader
 // whose embedding tensors have the output's rows: a row the model has is read from it, a default row is computed
-// when first asked for (in double, from the models' rows) and kept, and a padding row is the mean of the model's
-// rebuilt rows, computed once per tensor.
+// when first asked for (in double, from the models' rows) and kept for the other models, which read the same
+// block next, and a padding row is the mean of the model's rebuilt rows, computed once per tensor. The kept
+// default rows are dropped whenever they pass k_default_cache_bytes: a union that adds a whole vocabulary would
+// otherwise hold every added row of every embedding in double (358 MiB on an 87M model); a dropped row is computed
+// again, to the same bits, when asked for again.
 
 #include "cli/recipe_tokenizer.hpp"
 
@@ -21,7 +24,12 @@ namespace wavg::cli {
 
 namespace {
 
-using Json = nlohmann::ordered_json;
+// Tokenizer files in std::map's key order: nlohmann's ordered_json finds a key by a linear search, so parsing a
+// vocabulary of n tokens took n^2 / 2 string comparisons (minutes for Llama-3's 128,256; 76 s for 100,000 tokens
+// here). tokenizers and transformers read these objects by key, so the order they are written in is no matter.
+using Json = nlohmann::json;
+
+constexpr std::uint64_t k_default_cache_bytes = 16 << 20;
 
 // The file `folder`/`name` as JSON (discarded when it is not), or nothing when there is no such file.
 std::optional<Json> read_json(const std::string& folder, const std::string& name) {
@@ -165,6 +173,7 @@ struct TokenizedModels::Impl {
   long rows_out = 0;
   std::mutex mutex;
   std::map<std::pair<std::string, long>, std::vector<double>> defaults;      // (tensor, token) -> row
+  std::uint64_t default_bytes = 0;                                           // held by `defaults`
   std::map<std::pair<std::size_t, std::string>, std::vector<double>> means;  // (model, tensor) -> padding row
 
   std::size_t index_of(const std::string& model, const std::string& where) const {
@@ -265,9 +274,15 @@ struct TokenizedModels::Impl {
 
   std::vector<double> row_locked(std::size_t k, const std::string& name, long id, std::uint64_t width) {
     if (const long own = own_row(k, id); own >= 0) return source_row(k, name, own);
-    auto& d = defaults[{name, id}];
-    if (d.empty()) d = default_row(name, id, width);
-    return d;
+    if (const auto it = defaults.find({name, id}); it != defaults.end()) return it->second;
+    // A row's doubles, its key's name and about 128 bytes of map node and allocations around them.
+    const std::uint64_t bytes = width * sizeof(double) + name.size() + 128;
+    if (default_bytes + bytes > k_default_cache_bytes) {
+      defaults.clear();
+      default_bytes = 0;
+    }
+    default_bytes += bytes;
+    return defaults[{name, id}] = default_row(name, id, width);
   }
 };
 
@@ -392,7 +407,8 @@ TokenizedModels::TokenizedModels(const TokenizerRecipe& recipe,
   }
   for (const auto& [token, s] : recipe.tokens) add(token, nullptr);
   m.changed = stripped || !m.new_added.empty();
-  m.out_json = out.json;
+  if (m.changed) m.out_json = std::move(out.json);
+  for (Vocab& v : m.vocabs) v.json = Json();  // only their ids are read from here on
   for (const Json& e : m.new_added) m.out_json["added_tokens"].push_back(e);
 
   m.tokens.assign(static_cast<std::size_t>(next), std::string());
@@ -441,7 +457,7 @@ std::vector<std::pair<std::string, std::string>> TokenizedModels::files() const 
 }
 
 std::string with_vocab_size(const std::string& config, long rows) {
-  Json json = Json::parse(config, nullptr, false);
+  nlohmann::ordered_json json = nlohmann::ordered_json::parse(config, nullptr, false);  // keeps config.json's order
   if (!json.is_object() || !json.contains("vocab_size") || json["vocab_size"] == rows) return config;
   json["vocab_size"] = rows;
   return json.dump(2) + "\n";

@@ -28,7 +28,7 @@ def write_safetensors(path, tensors, metadata=None):
 
 def read_safetensors(path):
     """Returns ({name: numpy array}, metadata) of a safetensors file, checking that the data section is covered
-    exactly."""
+    exactly; BF16 tensors come back as float32 arrays holding the same values."""
     raw = open(path, "rb").read()
     (n,) = struct.unpack("<Q", raw[:8])
     header = json.loads(raw[8:8 + n])
@@ -39,9 +39,22 @@ def read_safetensors(path):
         b, e = h["data_offsets"]
         assert b == covered, (path, name, "gap or overlap")
         covered = e
+        if h["dtype"] == "BF16":  # numpy has no bfloat16: its values, exactly, as float32 (the top 16 bits)
+            bits = np.frombuffer(data[b:e], dtype=np.uint16).astype(np.uint32) << 16
+            out[name] = bits.view(np.float32).reshape(h["shape"])
+            continue
         out[name] = np.frombuffer(data[b:e], dtype=DTYPES[h["dtype"]]).reshape(h["shape"])
     assert covered == len(data), (path, "trailing bytes")
     return out, meta
+
+
+def read_folder(folder):
+    """Returns {name: numpy array} of every .safetensors file of a folder (a sharded model's shards together)."""
+    out = {}
+    for f in sorted(os.listdir(folder)):
+        if f.endswith(".safetensors"):
+            out.update(read_safetensors(os.path.join(folder, f))[0])
+    return out
 
 
 def write_index(folder, name, weight_map, total_size):

@@ -206,20 +206,23 @@ def karcher(xs, max_iter=10, tol=1e-5):
     return sum(n / len(xs) for n in norms) * mean
 
 
-def model_stock(xs, b, eps=1e-6, pole=1e-6):
-    """model_stock.py on flattened tensors (norm-product floor 1e-6); at the pole |1 + (N-1) cos| < 1e-6 the base."""
-    tvs = [(x - b).reshape(-1) for x in xs]
+def model_stock(xs, b, eps=1e-6, pole=1e-6, filter_wise=False):
+    """model_stock.py on flattened tensors (norm-product floor 1e-6), or with filter_wise on each row along the last
+    dimension (torch's dim=-1; a 1-D tensor is one row), each row with its own t; where |1 + (N-1) cos| < 1e-6 (the
+    pole) the base (that row's, filter-wise)."""
+    rows = (lambda x: x.reshape(-1, b.shape[-1])) if filter_wise and b.ndim else (lambda x: x.reshape(1, -1))
+    base, ws = rows(b), [rows(x) for x in xs]
+    tvs = [w - base for w in ws]
     cos = []
     for i in range(len(tvs)):
         for j in range(i + 1, len(tvs)):
-            cos.append(np.clip(np.dot(tvs[i], tvs[j]) / max(np.linalg.norm(tvs[i]) * np.linalg.norm(tvs[j]), eps),
-                               -1, 1))
-    c = np.mean(cos)
+            norms = np.linalg.norm(tvs[i], axis=-1) * np.linalg.norm(tvs[j], axis=-1)
+            cos.append(np.clip(np.sum(tvs[i] * tvs[j], axis=-1) / np.maximum(norms, eps), -1, 1))
+    c = np.mean(cos, axis=0)[:, None]
     n = len(xs)
-    if abs(1 + (n - 1) * c) < pole:
-        return b.copy()
-    t = n * c / (1 + (n - 1) * c)
-    return t * np.mean(np.stack(xs), axis=0) + (1 - t) * b
+    at_pole = np.abs(1 + (n - 1) * c) < pole
+    t = np.where(at_pole, 0.0, n * c / np.where(at_pole, 1.0, 1 + (n - 1) * c))
+    return (t * np.mean(np.stack(ws), axis=0) + (1 - t) * base).reshape(b.shape)
 
 
 def write_h5(path, tensors):
@@ -271,8 +274,9 @@ def layer_t(names):
 
 
 def nearswap(t, a, b):
-    """nearswap.py: w = clamp(t / max(|a - b|, 1e-6), 0, 1); out = w b + (1 - w) a, a the base."""
-    w = np.clip(t / np.maximum(np.abs(a - b), 1e-6), 0, 1)
+    """nearswap.py: w = clamp(t / max(|a - b|, 1e-6), 0, 1); out = w b + (1 - w) a, a the base. A number divided by
+    a tensor is torch's Tensor.__rtruediv__, reciprocal() * t (torch/_tensor.py), rounded twice: computed so here."""
+    w = np.clip(1 / np.maximum(np.abs(a - b), 1e-6) * t, 0, 1)
     return w * b + (1 - w) * a
 
 

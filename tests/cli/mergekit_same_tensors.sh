@@ -1,8 +1,11 @@
 # Optional: every method wavg runs from a recipe gives mergekit's tensors. Needs a Python with mergekit named by
-# WAVG_MERGEKIT_PYTHON (a venv outside the repository: python3 -m venv V && V/bin/pip install mergekit);
-# skipped without one. A tiny Llama (hidden 16, 3 layers, float64) and three fine-tunes are made here with
-# transformers; each recipe runs through mergekit with dtype float64 and through wavg merge --recipe, and every
-# tensor is compared: task arithmetic, TIES, breadcrumbs (and its TIES variant), DARE, della and della_linear (the
+# WAVG_MERGEKIT_PYTHON, mergekit-yaml beside it (a venv outside the repository: python3 -m venv V && V/bin/pip
+# install mergekit; or, to reuse a venv's torch rather than download another, /usr/bin/python3 -m venv
+# --system-site-packages V, a .pth file in V's site-packages naming that venv's site-packages, then V/bin/pip
+# install mergekit --no-deps click immutables pydantic 'transformers>=5,<6'); skipped without one. A tiny Llama
+# (hidden 16, 3 layers, float64) and three fine-tunes are made here with transformers; each recipe runs through
+# mergekit's command line (mergekit-yaml; the masked della cases below through its Python API, which they patch)
+# with dtype float64 and through wavg merge --recipe, and every tensor is compared: task arithmetic, TIES, breadcrumbs (and its TIES variant), DARE, della and della_linear (the
 # last three at density 1, where no mask is drawn) must be equal bit for bit
 # (no two magnitudes tie at a cut in these random tensors, where mergekit's unstable sort would choose); the
 # others within a few ulp of the inputs' magnitude at that element (TOLERANCE; the counts and the largest
@@ -17,15 +20,18 @@
 # same template from both outputs.
 PY=${WAVG_MERGEKIT_PYTHON:-}
 export HF_HUB_OFFLINE=1  # the models are local folders; mergekit must not ask the hub about them
-[ -n "$PY" ] && "$PY" -c 'import mergekit, transformers, torch' 2>/dev/null || { echo "no WAVG_MERGEKIT_PYTHON with mergekit"; exit 77; }
-"$PY" - "$WAVG" "$ROOT/tests/cli" <<'PYTHON'
+[ -n "$PY" ] && "$PY" -c 'import mergekit, transformers, torch' 2>/dev/null && [ -x "$(dirname "$PY")/mergekit-yaml" ] ||
+  { echo "no WAVG_MERGEKIT_PYTHON with mergekit-yaml beside it"; exit 77; }
+"$PY" - "$WAVG" "$ROOT/tests/cli" "$(dirname "$PY")/mergekit-yaml" <<'PYTHON'
 import json, os, struct, subprocess, sys
 import numpy as np, torch, transformers, yaml
 from safetensors.numpy import load_file
 from mergekit.config import MergeConfiguration
 from mergekit.merge import MergeOptions, run_merge
 
-WAVG = sys.argv[1]
+WAVG, MERGEKIT_YAML = sys.argv[1], sys.argv[3]
+sys.path.insert(0, sys.argv[2])
+from hf_tools import read_folder as tensors
 cfg = transformers.LlamaConfig(hidden_size=16, intermediate_size=24, num_hidden_layers=3, num_attention_heads=2,
                                num_key_value_heads=2, vocab_size=32, max_position_embeddings=32)
 torch.manual_seed(0)
@@ -63,15 +69,9 @@ RECIPES = {
 for name, text in RECIPES.items():
     text += "dtype: float64\n"
     open(f"{name}.yml", "w").write(text)
-    run_merge(MergeConfiguration.model_validate(yaml.safe_load(text)), f"mk-{name}",
-              options=MergeOptions(copy_tokenizer=False, write_model_card=False))
+    subprocess.run([MERGEKIT_YAML, f"{name}.yml", f"mk-{name}", "--quiet", "--no-copy-tokenizer",
+                    "--no-write-model-card"], check=True, stdout=subprocess.DEVNULL)
     subprocess.run([WAVG, "merge", "-q", "--recipe", f"{name}.yml", "-o", f"wavg-{name}/"], check=True)
-    def tensors(folder):
-        out = {}
-        for f in sorted(os.listdir(folder)):
-            if f.endswith(".safetensors"):
-                out.update(load_file(os.path.join(folder, f)))
-        return out
     mk, wv = tensors(f"mk-{name}"), tensors(f"wavg-{name}")
     assert sorted(mk) == sorted(wv), (name, sorted(set(mk) ^ set(wv)))
     equal = close = 0
@@ -96,7 +96,6 @@ for name, text in RECIPES.items():
 # election. mergekit runs della_magprune in float32 on the CPU (its task vectors rounded to float32), wavg in double,
 # so every tensor must agree to a few float32 ulps of its task vectors' largest magnitude (a mask that differed
 # anywhere would be off by a whole task vector entry, 2^24 such ulps).
-sys.path.insert(0, sys.argv[2])
 import mergekit_ref as ref
 import mergekit.merge_methods.generalized_task_arithmetic as gta
 SEED = 1234
@@ -171,8 +170,8 @@ for name, setting in (("chat_auto", "auto"), ("chat_literal", "|\n  " + LITERAL.
     text = ("models:\n  - model: ft0\n    parameters: {weight: 1}\n  - model: ft1\n    parameters: {weight: 1}\n"
             f"base_model: base\nmerge_method: task_arithmetic\ndtype: float64\nchat_template: {setting}\n")
     open(f"{name}.yml", "w").write(text)
-    run_merge(MergeConfiguration.model_validate(yaml.safe_load(text)), f"mk-{name}",
-              options=MergeOptions(copy_tokenizer=True, write_model_card=False))
+    subprocess.run([MERGEKIT_YAML, f"{name}.yml", f"mk-{name}", "--quiet", "--no-write-model-card"], check=True,
+                   stdout=subprocess.DEVNULL)
     subprocess.run([WAVG, "merge", "-q", "--recipe", f"{name}.yml", "-o", f"wavg-{name}/"], check=True)
     mk = transformers.AutoTokenizer.from_pretrained(f"mk-{name}").chat_template
     wv = transformers.AutoTokenizer.from_pretrained(f"wavg-{name}").chat_template

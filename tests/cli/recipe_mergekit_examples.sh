@@ -1,7 +1,8 @@
-# mergekit's own examples folder (arcee-ai/mergekit examples/, LGPL-3.0; arcee_fusion.yml runs where wavg has that
-# method) runs unchanged: its models are made here, at the very paths the recipes name (a mergekit recipe's model
-# is a local folder when one exists), as float32 Llama-shaped folders of 40 layers. Each output has the recipe's
-# dtype and layer count in config.json, and its tensors are numpy's formulas (mergekit_ref.py) rounded to float16.
+# mergekit's own examples folder (arcee-ai/mergekit examples/, LGPL-3.0: all six recipes) runs unchanged: its
+# models are made here, at the very paths the recipes name (a mergekit recipe's model is a local folder when one
+# exists), as float32 Llama-shaped folders of 40 layers. Each output has the recipe's dtype and layer count in
+# config.json, and its tensors are numpy's formulas (mergekit_ref.py) rounded to the recipe's dtype (float16;
+# arcee_fusion.yml's bfloat16).
 PYTHONPATH=$ROOT/tests/cli /usr/bin/python3 - <<'PY'
 import json, os
 import numpy as np
@@ -10,9 +11,9 @@ rng = np.random.default_rng(11)
 base = {k: rng.normal(size=s).astype(np.float32) for k, s in llama_shapes(40, 4, 6, 8).items()}
 for name in ("TheBloke/Llama-2-13B-fp16", "psmathur/orca_mini_v3_13b", "garage-bAInd/Platypus2-13B",
              "WizardLM/WizardLM-13B-V1.2", "WizardLM/WizardMath-13B-V1.0", "mistralai/Mistral-7B-v0.1",
-             "mistralai/Mistral-7B-Instruct-v0.2", "BioMistral/BioMistral-7B"):
+             "mistralai/Mistral-7B-Instruct-v0.2", "BioMistral/BioMistral-7B", "model_a", "model_b"):
     os.makedirs(name)
-    t = base if name.endswith(("fp16", "v0.1")) else {k: (v + rng.normal(scale=0.2, size=v.shape)).astype(np.float32)
+    t = base if name.endswith(("fp16", "v0.1", "model_a")) else {k: (v + rng.normal(scale=0.2, size=v.shape)).astype(np.float32)
                                                       for k, v in base.items()}
     write_safetensors(f"{name}/model.safetensors", t, {"format": "pt"})
     json.dump({"architectures": ["LlamaForCausalLM"], "num_hidden_layers": 40, "torch_dtype": "float32"},
@@ -106,23 +107,33 @@ parameters:
   int8_mask: true
 dtype: float16
 YML
-for r in linear ties gradient-slerp orcamini-platy-44layer bio-merge; do
+cat > arcee_fusion.yml <<'YML'
+models:
+  - model: model_a
+  - model: model_b
+merge_method: arcee_fusion
+base_model: model_a
+dtype: bfloat16
+YML
+for r in linear ties gradient-slerp orcamini-platy-44layer bio-merge arcee_fusion; do
   "$WAVG" merge -q --recipe $r.yml -o out-$r/
 done
 PYTHONPATH=$ROOT/tests/cli /usr/bin/python3 - <<'PY'
 import json
 import numpy as np, yaml
 from hf_tools import read_safetensors
-from mergekit_ref import evaluate_setting, gta, layer_t, linear, magnitude, slerp
+from mergekit_ref import arcee_fusion, evaluate_setting, gta, layer_t, linear, magnitude, slerp
 
 load = lambda m: {k: v.astype(np.float64) for k, v in read_safetensors(f"{m}/model.safetensors")[0].items()}
 
-def close(name, got, want):
+def close(name, got, want, dtype="float16"):
+    # Half a unit in the last place of the recipe's dtype (float16: 10 fraction bits; bfloat16: 7), relative.
+    bits = {"float16": 10, "bfloat16": 7}[dtype]
     for k in want:
-        assert got[k].dtype == np.float16, (name, k)
-        assert np.allclose(got[k].astype(np.float64), want[k], rtol=2 ** -10, atol=2 ** -14), (name, k)
+        assert got[k].dtype == (np.float16 if dtype == "float16" else np.float32), (name, k)
+        assert np.allclose(got[k].astype(np.float64), want[k], rtol=2.0 ** -bits, atol=2 ** -14), (name, k)
     config = json.load(open(f"out-{name}/config.json"))
-    assert config["torch_dtype"] == "float16", (name, config)
+    assert config["torch_dtype"] == dtype, (name, config)
     print(name, "ok", config["num_hidden_layers"], "layers")
 
 def by_model(name):
@@ -165,4 +176,11 @@ base = load(recipe["base_model"])
 xs = [load(m["model"]) for m in recipe["models"]]
 close("bio-merge", got, {k: gta(base[k], [x[k] for x in xs], [0.5, 0.5], 1.0, lambda tv, i: magnitude(tv, 0.5), True,
                                 False) for k in got})
+
+recipe, got, t = by_model("arcee_fusion")
+a, b = load("model_a"), load("model_b")
+want = {k: arcee_fusion(a[k], b[k]) for k in got}
+close("arcee_fusion", got, want, "bfloat16")
+kept = sum(int(np.sum(want[k] != a[k])) for k in got)
+assert 0 < kept < sum(v.size for v in want.values()) / 4, kept  # some of model_b's changes kept, most not
 PY

@@ -243,7 +243,10 @@ parameters:
     - value: [0.02, 0.3]
 dtype: float64
 """)
-close("nearswap t gradient per filter", got, {k: ref.nearswap(value(NS, k), base[k], tunes[0][k]) for k in SHAPES})
+want = {k: ref.nearswap(value(NS, k), base[k], tunes[0][k]) for k in SHAPES}
+close("nearswap t gradient per filter", got, want)
+assert all(np.array_equal(got[k], want[k]) for k in SHAPES)  # element-wise in mergekit's operations: the same bits
+print("nearswap bit for bit")
 
 # slerp's t outside [0, 1] extrapolates along the arc, as mergekit's formula does.
 got, _ = run("slerp_out", """models:

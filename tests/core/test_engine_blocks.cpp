@@ -6,6 +6,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -18,6 +19,7 @@
 #include "wavg/engine.hpp"
 #include "wavg/federated.hpp"
 #include "wavg/task_methods.hpp"
+#include "wavg/tensor_values.hpp"
 
 using namespace wavg;
 
@@ -29,9 +31,9 @@ constexpr std::uint64_t R = k_reduce_chunk;
 // the elements it copied).
 class PieceReader final : public Reader {
  public:
-  PieceReader(std::string path, std::vector<double> values, std::vector<std::uint64_t> cuts)
+  PieceReader(std::string path, std::vector<double> values, std::vector<std::uint64_t> cuts, Shape shape = {})
       : m_path(std::move(path)), m_values(std::move(values)), m_cuts(std::move(cuts)) {
-    m_tensors.push_back({"w", DType::f64, {m_values.size()}});
+    m_tensors.push_back({"w", DType::f64, shape.empty() ? Shape{m_values.size()} : shape});
   }
   const std::string& path() const override { return m_path; }
   std::string format_name() const override { return "memory"; }
@@ -75,14 +77,14 @@ using MakeMethod = std::function<std::unique_ptr<Method>(Backend&, const Plan&)>
 std::pair<std::vector<double>, std::uint64_t> merge(const std::vector<std::vector<double>>& inputs,
                                                     const std::vector<double>& base,
                                                     const std::vector<std::uint64_t>& cuts, std::uint64_t block,
-                                                    const MakeMethod& make, int threads) {
+                                                    const MakeMethod& make, int threads, Shape shape = {}) {
   std::vector<std::unique_ptr<PieceReader>> readers;
   std::vector<Reader*> raw;
   for (std::size_t k = 0; k < inputs.size(); ++k) {
-    readers.push_back(std::make_unique<PieceReader>("in" + std::to_string(k), inputs[k], cuts));
+    readers.push_back(std::make_unique<PieceReader>("in" + std::to_string(k), inputs[k], cuts, shape));
     raw.push_back(readers.back().get());
   }
-  PieceReader base_reader("base", base, {});
+  PieceReader base_reader("base", base, {}, shape);
   const Plan plan = build_plan(raw, PlanOptions{});
   auto backend = make_cpu_backend();
   auto method = make(*backend, plan);
@@ -174,4 +176,49 @@ TEST_CASE("the reductions give the same bits with the inputs in pieces, for any 
       CHECK(pieces == plain);
     }
   }
+}
+
+TEST_CASE("filter-wise model stock gives each row its own t, rows cut by the pieces included") {
+  // 3000 rows of 250 (a row far below a block, so blocks hold many rows), pieces cut inside rows 800 and 1333.
+  const std::uint64_t rows = 3000, len = 250, n = rows * len;
+  std::mt19937_64 rng(13);
+  std::normal_distribution<double> g(0, 1);
+  std::vector<std::vector<double>> in(3, std::vector<double>(n));
+  std::vector<double> base(n);
+  for (double& v : base) v = g(rng);
+  for (auto& x : in)
+    for (std::uint64_t i = 0; i < n; ++i) x[i] = base[i] + 0.3 * g(rng) + 0.1 * static_cast<double>(i / len % 7);
+  const MakeMethod stock = [](Backend& b, const Plan& plan) {
+    TaskOptions o;
+    o.method = Aggregator::model_stock;
+    o.has_base = true;
+    auto values = std::make_shared<TensorValues>();
+    values->global["filter_wise"] = {ParamCondition{"", {1}}};
+    values->per_input.resize(3);
+    o.values = values;
+    validate_task(o, FederatedOptions{}, 3);
+    return make_task_method(b, plan, o);
+  };
+  const std::vector<std::uint64_t> cuts{800 * len + 17, 1333 * len + 200};
+  const auto plain = merge(in, base, {}, 60'000, stock, 1, {rows, len}).first;
+  for (int threads : {1, 3}) CHECK(merge(in, base, {}, 60'000, stock, threads, {rows, len}).first == plain);
+  const auto pieces = merge(in, base, cuts, 60'000, stock, 2, {rows, len}).first;
+  // mergekit's rule per row, written out: t = N c / (1 + (N - 1) c) from the mean pairwise cosine c of the task
+  // vectors; out = t mean(x) + (1 - t) base.
+  double worst = 0;
+  for (std::uint64_t r = 0; r < rows; ++r) {
+    double dot[3][3] = {};
+    for (std::uint64_t i = r * len; i < (r + 1) * len; ++i)
+      for (int j = 0; j < 3; ++j)
+        for (int l = 0; l < 3; ++l) dot[j][l] += (in[j][i] - base[i]) * (in[l][i] - base[i]);
+    double c = 0;
+    for (int j = 0; j < 3; ++j)
+      for (int l = j + 1; l < 3; ++l) c += dot[j][l] / std::sqrt(dot[j][j] * dot[l][l]) / 3;
+    const double t = 3 * c / (1 + 2 * c);
+    for (std::uint64_t i = r * len; i < (r + 1) * len; ++i) {
+      const double want = t * (in[0][i] + in[1][i] + in[2][i]) / 3 + (1 - t) * base[i];
+      worst = std::max({worst, std::fabs(plain[i] - want), std::fabs(pieces[i] - want)});
+    }
+  }
+  CHECK(worst < 1e-12);
 }

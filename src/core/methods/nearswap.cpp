@@ -4,8 +4,10 @@
 //   w = clamp(t / max(|a - b|, 1e-6), 0, 1)        out = w b + (1 - w) a
 //
 // so entries that differ by at most t take b's value and the others keep most of a's. Element-wise, in double, in
-// mergekit's order of operations (the same bits where mergekit computes in float64); t may vary per tensor (a
-// recipe's gradient or filters). One pass, no statistics: each block is combined as it comes, on the host.
+// mergekit's order of operations (the same bits where mergekit computes in float64): mergekit's t / tensor is
+// torch's Tensor.__rtruediv__, which computes reciprocal() * t (torch/_tensor.py), so wavg divides 1 by the
+// distance and multiplies by t too (t / d can differ from it by one unit in the last place); t may vary per tensor
+// (a recipe's gradient or filters). One pass, no statistics: each block is combined as it comes, on the host.
 
 #include <algorithm>
 #include <cmath>
@@ -49,7 +51,7 @@ class NearSwap final : public Method {
         for (std::int64_t i = 0; i < count; ++i) {
           const auto k = static_cast<std::uint64_t>(i);
           const double a = load<T>(in.base, k), b = load<T>(in.data[0], k);
-          const double w = std::clamp(t / std::max(std::fabs(a - b), k_min_distance), 0.0, 1.0);
+          const double w = std::clamp(1 / std::max(std::fabs(a - b), k_min_distance) * t, 0.0, 1.0);
           store<O>(out, k, w * b + (1 - w) * a);
         }
       });

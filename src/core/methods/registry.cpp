@@ -103,7 +103,7 @@ constexpr ParamSpec k_dare[]{k_weight, k_density, k_lambda, k_normalize, k_resca
 constexpr ParamSpec k_crumbs[]{k_weight, k_density, k_gamma, k_lambda, k_normalize, k_rescale_false, k_int8_mask};
 constexpr ParamSpec k_della[]{k_weight, k_density, k_epsilon, k_lambda, k_normalize, k_rescale, k_int8_mask, k_seed};
 constexpr ParamSpec k_slerp[]{k_t};
-constexpr ParamSpec k_stock[]{runs_only(flag("filter_wise"), false)};
+constexpr ParamSpec k_stock[]{flag("filter_wise")};  // a t per row: slerp_stock.cpp
 // nuslerp's t = w2 / (w1 + w2): merge needs the weights too.
 constexpr ParamSpec k_nuslerp[]{
     with_usage(param("weight", "--weights", Scope::per_model, Need::always), "W1,W2 (t = W2 / (W1 + W2))"),

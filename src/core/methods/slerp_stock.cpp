@@ -29,6 +29,11 @@
 //                             Near the pole (|1 + (N - 1) cos| < 1e-6) t is meaningless: the tensor keeps the
 //                             base, copied. Nearly opposite task vectors give |t| > 2, an extrapolation the
 //                             summary counts and -v names, tensor by tensor.
+//   model stock, filter_wise  the same per row along the tensor's last dimension (mergekit's dim=-1; a 1-D tensor
+//                             is one row): each row's task vectors give their own cosine and t. Blocks hold whole
+//                             rows (block_unit), so a row's Gram matrix is complete within its block and only its t
+//                             is kept (one double per row); a row an input's storage splits is summed across its
+//                             blocks, which the engine visits in order.
 
 #include <algorithm>
 #include <cmath>
@@ -55,7 +60,16 @@ class SlerpStock final : public Method {
  public:
   SlerpStock(Backend& backend, const Plan& plan, const TaskOptions& o) : m_backend(backend), m_plan(plan), m_o(o) {
     m_n = plan.entries.empty() ? 0 : plan.entries.front().source.size();
-    m_gram.assign(plan.entries.size() * m_n * m_n, 0.0);
+    // A recipe's filter_wise is a switch for the whole merge (recipe.cpp refuses filters and gradients on it).
+    m_filter_wise = o.method == Aggregator::model_stock && o.values && o.values->get("filter_wise", "", 0).value_or(0);
+    if (m_filter_wise) {
+      m_row_t.resize(plan.entries.size());
+      m_row_gram.resize(m_n * m_n);
+      m_rows_kept.assign(plan.entries.size(), 0);
+      m_rows_far.assign(plan.entries.size(), 0);
+    } else {
+      m_gram.assign(plan.entries.size() * m_n * m_n, 0.0);
+    }
     m_coeffs.resize(plan.entries.size() * (m_n + 1));
     m_keeps_base.assign(plan.entries.size(), 0);
     m_weights = o.weights.empty() ? std::vector<double>(m_n, 1.0) : o.weights;
@@ -82,17 +96,18 @@ class SlerpStock final : public Method {
   std::vector<std::string> decisions() const override { return m_decisions; }
   std::vector<std::string> report() const override {
     std::vector<std::string> lines;
+    const std::string what = m_filter_wise ? " row(s)" : " tensor(s)";
     if (m_kept_base)
-      lines.push_back("model stock: " + std::to_string(m_kept_base) +
-                      " tensor(s) kept the base (mean cosine at the pole -1/(N-1)); -v names them");
+      lines.push_back("model stock: " + std::to_string(m_kept_base) + what +
+                      " kept the base (mean cosine at the pole -1/(N-1)); -v names them");
     if (m_far)
-      lines.push_back("model stock: " + std::to_string(m_far) +
-                      " tensor(s) extrapolate with |t| > 2 (nearly opposite task vectors); -v names them");
+      lines.push_back("model stock: " + std::to_string(m_far) + what +
+                      " extrapolate with |t| > 2 (nearly opposite task vectors); -v names them");
     return lines;
   }
 
   std::string describe() const override {
-    if (m_o.method == Aggregator::model_stock) return "model stock";
+    if (m_o.method == Aggregator::model_stock) return m_filter_wise ? "model stock (filter-wise: a t per row)" : "model stock";
     if (m_o.method == Aggregator::karcher)
       return "karcher mean" + std::string(m_o.values ? " (from the recipe)" : "") +
              (m_o.param("max_iter") ? ", max_iter " + std::to_string(static_cast<long>(*m_o.param("max_iter"))) : "") +
@@ -111,13 +126,37 @@ class SlerpStock final : public Method {
 
   // One pass gathers each tensor's Gram matrix (norms and dot products) before anything is combined.
   bool wants_pass(int pass) override { return pass < 1; }
-  void observe(int, const PlanEntry& entry, std::uint64_t, const BlockInputs& in) override {
-    m_backend.update_gram(in, m_gram.data() + entry_index(entry) * m_n * m_n);
+  std::uint64_t block_unit(const PlanEntry& entry) const override { return m_filter_wise ? row_length(entry) : 1; }
+
+  void observe(int, const PlanEntry& entry, std::uint64_t offset, const BlockInputs& in) override {
+    const std::size_t e = entry_index(entry);
+    if (!m_filter_wise) {
+      m_backend.update_gram(in, m_gram.data() + e * m_n * m_n);
+      return;
+    }
+    const std::uint64_t len = row_length(entry);
+    std::vector<double>& t = m_row_t[e];
+    t.resize(entry.info.count() / len);
+    for_rows(offset, in.count, len, [&](std::uint64_t row, std::uint64_t at, std::uint64_t piece, bool row_starts) {
+      if (row_starts) std::fill(m_row_gram.begin(), m_row_gram.end(), 0.0);
+      m_backend.update_gram(slice(in, at, piece), m_row_gram.data());
+      if ((offset + at + piece) % len != 0) return;  // the row goes on in the next block
+      double cos = 0;
+      t[row] = stock_t(m_row_gram.data(), cos);
+      if (std::isnan(t[row]))
+        ++m_rows_kept[e];
+      else if (std::fabs(t[row]) > k_stock_far)
+        ++m_rows_far[e];
+    });
   }
 
   void end_pass(int) override {
     for (std::size_t e = 0; e < m_plan.entries.size(); ++e) {
       if (m_plan.entries[e].action != Action::average) continue;
+      if (m_filter_wise) {
+        filter_wise_decisions(e);
+        continue;
+      }
       const double* g = m_gram.data() + e * m_n * m_n;
       double* c = m_coeffs.data() + e * (m_n + 1);
       if (m_o.method == Aggregator::slerp)
@@ -133,20 +172,73 @@ class SlerpStock final : public Method {
     }
   }
 
-  void combine(const PlanEntry& entry, std::uint64_t, const BlockInputs& in, void* out) override {
-    const double* c = m_coeffs.data() + entry_index(entry) * (m_n + 1);
+  void combine(const PlanEntry& entry, std::uint64_t offset, const BlockInputs& in, void* out) override {
+    const std::size_t e = entry_index(entry);
+    const double* c = m_coeffs.data() + e * (m_n + 1);
     if (!in.base) {  // slerp, and nuslerp and multislerp without a base: a weighted sum of the inputs
       m_backend.weighted_sum(in, std::span<const double>(c, m_n), 1.0, entry.out_dtype, out);
       return;
     }
+    if (!m_filter_wise) {
+      with_base(in, m_keeps_base[e] ? nullptr : c, entry.out_dtype, out);
+      return;
+    }
+    const std::uint64_t len = row_length(entry);
+    const std::size_t out_size = dtype_size(entry.out_dtype);
+    std::vector<double> row_c(m_n + 1);
+    for_rows(offset, in.count, len, [&](std::uint64_t row, std::uint64_t at, std::uint64_t piece, bool) {
+      const double t = m_row_t[e][row];
+      stock_coeffs_of(t, row_c.data());
+      with_base(slice(in, at, piece), std::isnan(t) ? nullptr : row_c.data(), entry.out_dtype,
+                static_cast<char*>(out) + at * out_size);
+    });
+  }
+
+ private:
+  std::size_t entry_index(const PlanEntry& entry) const {
+    return static_cast<std::size_t>(&entry - m_plan.entries.data());
+  }
+
+  // A row of filter_wise model stock: the tensor's last dimension (a scalar is a row of one).
+  static std::uint64_t row_length(const PlanEntry& entry) {
+    return entry.info.shape.empty() || entry.info.shape.back() == 0 ? 1 : entry.info.shape.back();
+  }
+
+  // Calls f(row, at, piece, row_starts) for each row's part in elements [offset, offset + count) of a tensor of
+  // rows of `len`; `at` counts from the block's start.
+  template <class F>
+  static void for_rows(std::uint64_t offset, std::uint64_t count, std::uint64_t len, F f) {
+    for (std::uint64_t at = 0; at < count;) {
+      const std::uint64_t pos = offset + at, row = pos / len;
+      const std::uint64_t piece = std::min(count - at, (row + 1) * len - pos);
+      f(row, at, piece, pos % len == 0);
+      at += piece;
+    }
+  }
+
+  // Returns elements [at, at + count) of a block (the pointers live in m_slice until the next call).
+  BlockInputs slice(const BlockInputs& in, std::uint64_t at, std::uint64_t count) {
+    const std::size_t size = dtype_size(in.dtype);
+    m_slice.clear();
+    for (const void* p : in.data) m_slice.push_back(static_cast<const char*>(p) + at * size);
+    BlockInputs s = in;
+    s.data = m_slice;
+    s.count = count;
+    if (in.base) s.base = static_cast<const char*>(in.base) + at * size;
+    return s;
+  }
+
+  // Writes sum_k c[k] x_k + c[N] base (divided by N for model stock), or the base itself when c is null, both
+  // through one exact weighted sum.
+  void with_base(const BlockInputs& in, const double* c, DType out_dtype, void* out) {
     WAVG_ASSERT(in.base);
-    if (m_keeps_base[entry_index(entry)]) {  // the base, copied through one exact weighted sum
+    if (!c) {
       const double one = 1;
       const void* base = in.base;
       BlockInputs only = in;
       only.data = std::span<const void* const>(&base, 1);
       only.base = nullptr;
-      m_backend.weighted_sum(only, std::span<const double>(&one, 1), 1.0, entry.out_dtype, out);
+      m_backend.weighted_sum(only, std::span<const double>(&one, 1), 1.0, out_dtype, out);
       return;
     }
     m_pointers.assign(in.data.begin(), in.data.end());
@@ -155,12 +247,7 @@ class SlerpStock final : public Method {
     all.data = m_pointers;
     all.base = nullptr;
     const double divisor = m_o.method == Aggregator::model_stock ? static_cast<double>(m_n) : 1.0;
-    m_backend.weighted_sum(all, std::span<const double>(c, m_n + 1), divisor, entry.out_dtype, out);
-  }
-
- private:
-  std::size_t entry_index(const PlanEntry& entry) const {
-    return static_cast<std::size_t>(&entry - m_plan.entries.data());
+    m_backend.weighted_sum(all, std::span<const double>(c, m_n + 1), divisor, out_dtype, out);
   }
 
   void slerp_coeffs(double t, const double* g, double* c) const {
@@ -278,8 +365,9 @@ class SlerpStock final : public Method {
     for (std::size_t k = 0; k < v; ++k) c[valid[k]] = scale * a[k] / n[k];
   }
 
-  void stock_coeffs(std::size_t e, const double* g, double* c) {
-    const std::string& name = m_plan.entries[e].info.name;
+  // Returns model stock's t from the task vectors' Gram matrix g (N x N), or NaN at the pole; the mean cosine
+  // goes to `cos`.
+  double stock_t(const double* g, double& cos) const {
     double sum = 0;
     std::size_t pairs = 0;
     for (std::size_t j = 0; j < m_n; ++j)
@@ -287,23 +375,49 @@ class SlerpStock final : public Method {
         const double norms = std::sqrt(g[j * m_n + j]) * std::sqrt(g[l * m_n + l]);
         sum += std::clamp(g[j * m_n + l] / std::max(norms, k_stock_norm_floor), -1.0, 1.0);
       }
-    const double cos = sum / static_cast<double>(pairs), n = static_cast<double>(m_n);
+    const double n = static_cast<double>(m_n);
+    cos = sum / static_cast<double>(pairs);
     const double pole = 1 + (n - 1) * cos;
-    if (std::fabs(pole) < k_stock_pole) {
+    return std::fabs(pole) < k_stock_pole ? std::nan("") : n * cos / pole;
+  }
+
+  // Fills the N + 1 coefficients of t mean(x_k) + (1 - t) base, times N (with_base divides by N).
+  void stock_coeffs_of(double t, double* c) const {
+    const double n = static_cast<double>(m_n);
+    for (std::size_t k = 0; k < m_n; ++k) c[k] = t;
+    c[m_n] = (1 - t) * n;
+  }
+
+  void stock_coeffs(std::size_t e, const double* g, double* c) {
+    const std::string& name = m_plan.entries[e].info.name;
+    double cos = 0;
+    const double t = stock_t(g, cos);
+    if (std::isnan(t)) {
       m_keeps_base[e] = 1;
       ++m_kept_base;
       m_decisions.push_back("model stock: " + name + ": mean cosine " + parameter_text(cos) +
                             " is at the pole of t = N cos / (1 + (N - 1) cos); kept the base");
       return;
     }
-    const double t = n * cos / pole;
     if (std::fabs(t) > k_stock_far) {
       ++m_far;
       m_decisions.push_back("model stock: " + name + ": mean cosine " + parameter_text(cos) +
                             " gives t = " + parameter_text(t) + " (an extrapolation)");
     }
-    for (std::size_t k = 0; k < m_n; ++k) c[k] = t;
-    c[m_n] = (1 - t) * n;
+    stock_coeffs_of(t, c);
+  }
+
+  void filter_wise_decisions(std::size_t e) {
+    const std::string& name = m_plan.entries[e].info.name;
+    const std::string rows = " of " + std::to_string(m_row_t[e].size()) + " rows";
+    m_kept_base += m_rows_kept[e];
+    m_far += m_rows_far[e];
+    if (m_rows_kept[e])
+      m_decisions.push_back("model stock: " + name + ": " + std::to_string(m_rows_kept[e]) + rows +
+                            " at the pole of t = N cos / (1 + (N - 1) cos) kept the base");
+    if (m_rows_far[e])
+      m_decisions.push_back("model stock: " + name + ": " + std::to_string(m_rows_far[e]) + rows +
+                            " extrapolate with |t| > 2");
   }
 
   Backend& m_backend;
@@ -314,7 +428,12 @@ class SlerpStock final : public Method {
   std::vector<double> m_coeffs;  // per plan entry, N + 1 (the last: the base's, model stock only)
   std::vector<const void*> m_pointers;
   std::vector<char> m_keeps_base;  // per plan entry: model stock's pole guard copies the base
-  std::size_t m_kept_base = 0, m_far = 0;
+  std::size_t m_kept_base = 0, m_far = 0;  // tensors, or rows with filter_wise
+  bool m_filter_wise = false;
+  std::vector<std::vector<double>> m_row_t;  // filter_wise: per plan entry, each row's t (NaN: keeps the base)
+  std::vector<double> m_row_gram;            // filter_wise: the row being summed, N x N
+  std::vector<std::size_t> m_rows_kept, m_rows_far;  // filter_wise: per plan entry
+  std::vector<const void*> m_slice;
   std::vector<std::string> m_decisions;
   std::vector<double> m_pos;      // per plan entry, the layer position of a recipe's values
   std::vector<double> m_weights;  // --weights, 1 each when none were given
