@@ -86,7 +86,7 @@ const std::array<Codec, 21> k_codecs{{
     // Before "keras": both are zip archives; torch.save's first entry is TOP/data.pkl. An output over a PyTorch
     // input 1 keeps its pickle's other entries (an epoch, an optimizer's step).
     {.id = FormatId::pytorch, .name = "pytorch", .display = "PyTorch", .extensions = {".pt", ".pth", ".bin"},
-     .keeps_entries = true, .train_extension = ".pytorch", .sniff = pytorch::looks_like_pytorch,
+     .keeps_entries = true, .holds_complex = true, .train_extension = ".pytorch", .sniff = pytorch::looks_like_pytorch,
      .open = open_as<pytorch::PytorchReader>, .create = pytorch::create_pytorch_writer},
     {.id = FormatId::keras, .name = "keras", .display = "Keras archive", .extensions = {".keras"},
      .train_extension = ".keras", .sniff = looks_like_keras, .open = open_as<KerasArchiveReader>,

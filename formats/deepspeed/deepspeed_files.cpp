@@ -73,6 +73,7 @@ DeepspeedReader::Piece piece(const TorchFile& f, std::size_t file, const Value* 
   if (!is_tensor(v)) fail(f.path, what + " is not a tensor");
   const pytorch::TensorRef& t = *v->tensor;
   const pytorch::StorageRef& s = *t.storage->storage;
+  if (s.complex) fail(f.path, what + " holds complex numbers, which wavg reads from a .pt file only, not DeepSpeed's");
   if (s.dtype != dtype)
     fail(f.path, what + " is " + std::string(dtype_name(s.dtype)) + ", not " + std::string(dtype_name(dtype)));
   std::uint64_t expect = 1;

@@ -319,6 +319,15 @@ std::size_t Index::Reader::object(std::uint64_t address, std::size_t link, std::
         d.known = address_of != k_undefined && address_of <= allocated && d.stored == bytes &&
                   bytes <= allocated - address_of;
         d.offset = d.known ? base + address_of : 0;
+      } else if (version == 3 && layout_class == 0 && checked_count(d.dims, dtype_size(*dtype), count)) {
+        // Compact: the values lie in the message. HDF5 1.10 copies the bytes the dataspace and type need from a
+        // buffer of the size the message gives: from a smaller one it reads past the buffer (other memory, a
+        // different value each run, exit 0; or a fault), and HDF5 1.12 refuses the dataset. So does this walk.
+        const std::uint64_t compact = c.take<std::uint16_t>(), bytes = d.null ? 0 : count * dtype_size(*dtype);
+        if (compact != bytes)
+          throw Damage{"dataset " + (link == k_root ? std::string("/") : out.m_links[link].path) + " stores " +
+                       std::to_string(compact) +
+                       " bytes of compact data where its shape and type need " + std::to_string(bytes)};
       }
     }
   } else if (!h.datatype) {

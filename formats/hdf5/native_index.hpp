@@ -36,7 +36,8 @@
 // the reader opens it through the library by its path. So is anything that looks wrong: a bad signature, an
 // address outside the file, a B-tree node or header chunk reached twice, names out of bounds; the library then
 // reads the file and reports it in its own words. Damage the library's walk would not notice (Index::Damage: a
-// B-tree's sibling links) is refused here instead, so the native walk is never the laxer of the two.
+// B-tree's sibling links, a compact dataset's size) is refused here instead, so the native walk is never the laxer
+// of the two.
 //
 // Work is linear in the file: the bytes of every header chunk, B-tree node and symbol node read and of every name and
 // path made are counted against a budget of a few times the file's size (a node or chunk referenced twice is read
@@ -88,7 +89,8 @@ struct Link {
 class Index {
  public:
   // Damage the library's walk (H5Literate) does not notice but other readers of the file, or of a copy of it, do:
-  // a group B-tree whose nodes' sibling links disagree with the tree. `what` says where.
+  // a group B-tree whose nodes' sibling links disagree with the tree; a compact dataset whose stored bytes are not
+  // what its shape and type need (which HDF5 1.10 reads past). `what` says where.
   struct Damage {
     std::string what;
   };

@@ -68,10 +68,42 @@ TensorProto* copy_constant_node(const NodeProto& from, NodeProto& to) {
   return value;
 }
 
+// Tells whether the bytes of an .onnx model spell `data` as an external data location: field 2 (value) of a
+// StringStringEntryProto, its tag, length and bytes, so that my_model.onnx.data is not taken for model.onnx.data.
+// A test that may see a use where there is none (a tensor's raw bytes), and never misses one.
+bool spells_location(const MappedFile& model, const std::string& data) {
+  std::string needle = "\x12";
+  for (std::uint64_t v = data.size(); ; v >>= 7) {
+    needle += static_cast<char>((v & 0x7f) | (v >= 0x80 ? 0x80 : 0));
+    if (v < 0x80) break;
+  }
+  needle += data;
+  return std::string_view(reinterpret_cast<const char*>(model.data()), model.size()).find(needle) !=
+         std::string_view::npos;
+}
+
+// Names an .onnx model in the folder of `target`, other than `target` itself, that uses the external data file
+// `data` (spells_location; a model it cannot read counts as using it), or "" when none does.
+std::string other_model_naming(const std::filesystem::path& target, const std::string& data) {
+  namespace fs = std::filesystem;
+  const fs::path folder = target.parent_path();
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(folder.empty() ? "." : folder, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name == target.filename().string() || !name.ends_with(".onnx") || !e.is_regular_file(ec)) continue;
+    try {
+      if (spells_location(MappedFile(e.path().string()), data)) return e.path().string();
+    } catch (const Error&) {
+      return e.path().string();
+    }
+  }
+  return "";
+}
+
 // Records the external data file an earlier output of this name left (OUT.data) for removal after the commit, when
-// this output has none, as removal.hpp allows: that one name, a plain file, named by no other .onnx model in the
-// folder (any model whose bytes spell the name keeps it: a test that may keep a file, and never removes a used one),
-// and only with --force.
+// this output has none, as removal.hpp allows: that one name, a plain file, named by the earlier output itself (a
+// file of that name beside no such model is the user's, not ours to retire) and by no other .onnx model in the
+// folder, and only with --force.
 void retire_old_data(const std::string& tmp_path, const std::string& display) {
   namespace fs = std::filesystem;
   const fs::path target(display);
@@ -80,17 +112,12 @@ void retire_old_data(const std::string& tmp_path, const std::string& display) {
   const std::vector<std::string> candidates = files_named_like(own);
   if (candidates.empty()) return;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(folder.empty() ? "." : folder, ec)) {
-    const std::string name = e.path().filename().string();
-    if (name == target.filename().string() || !name.ends_with(".onnx") || !e.is_regular_file(ec)) continue;
-    try {
-      const MappedFile f(e.path().string());
-      if (std::string_view(reinterpret_cast<const char*>(f.data()), f.size()).find(data) != std::string_view::npos)
-        own.used_by_others.insert(data);
+  bool named_by_old = false;
+  if (fs::is_regular_file(target, ec)) try {
+      named_by_old = spells_location(MappedFile(display), data);
     } catch (const Error&) {
-      own.used_by_others.insert(data);  // a model we cannot read may name it
     }
-  }
+  if (!named_by_old || !other_model_naming(target, data).empty()) return;
   for (const std::string& name : removable_files(own, candidates, overwrite_of(tmp_path)))
     retire_after_commit(tmp_path, (target.parent_path() / name).string());
 }
@@ -248,6 +275,11 @@ class OnnxWriter final : public Writer {
     const std::size_t slash = m_display.rfind('/');
     const std::string location = m_display.substr(slash == std::string::npos ? 0 : slash + 1) + ".data";
     m_data_name = m_display + ".data";
+    // Even --force never writes over another model's data: a copy of an earlier output (kept.onnx) still reads it.
+    if (const std::string other = other_model_naming(m_display, location); !other.empty())
+      throw Error(ExitCode::usage, m_data_name,
+                  "is the external data file of " + other + "; writing it would change that model (choose another "
+                  "output name, or move that model and its data away)");
     const std::string data_tmp = add_replacing_companion(tmp_path, m_data_name);
     m_data_fd = ::open(data_tmp.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
     if (m_data_fd < 0) fail(m_data_name, std::strerror(errno));

@@ -31,10 +31,12 @@
 // custom_metadata holding the provenance), input 1's _sharding, and a store of plain files: data.ocdbt, holding
 // every array's chunk (one chunk per array, stored uncompressed, so each output byte is written once, in place, as
 // the engine streams it), its .zarray and the one B+tree leaf node naming them all, then manifest.ocdbt, placed
-// last. No subfolder: AtomicDirectory places an existing output's files one rename each and never replaces a folder,
-// so over an existing Orbax folder (--force) the old store's d/ and ocdbt.process_N/ folders stay, unread (the new
-// manifest names only data.ocdbt), as do other files there. An input 1 that is no Orbax checkpoint gets a tree of
-// dicts from the tensor names.
+// last. No subfolder: AtomicDirectory places an existing output's files one rename each and never replaces a
+// folder, so over an existing Orbax folder (--force) the old store's files, which the new manifest does not name,
+// are retired by name (d/ and ocdbt.process_N/ data files and manifests, array_metadatas/process_N; removal.hpp's
+// rule), and other files there stay. A CheckpointManager step (its item in a subfolder) is refused as the output:
+// its item's folder is the output to give. An input 1 that is no Orbax checkpoint gets a tree of dicts from the
+// tensor names.
 
 #include <memory>
 #include <string>

@@ -10,6 +10,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <regex>
 #include <set>
 
 #include "file_writer.hpp"
@@ -19,6 +20,7 @@
 #include "tensorflow/crc32c.hpp"
 #include "wavg/atomic_directory.hpp"
 #include "wavg/error.hpp"
+#include "wavg/removal.hpp"
 
 namespace wavg::orbax {
 
@@ -131,11 +133,72 @@ std::string param_name(const std::string& tensor) {
   return p;
 }
 
+// Refuses (exit 2) a CheckpointManager step folder as the output (its item in a subfolder, STEP/default/_METADATA):
+// the new checkpoint would lie beside that item, which is what orbax restores from the step, so the step would
+// still restore the old model while wavg read the new one. The item's own folder is the output to give.
+void check_not_manager_step(const std::string& display) {
+  std::error_code ec;
+  const fs::path target(display);
+  if (!fs::is_directory(fs::symlink_status(target, ec)) || fs::exists(target / "_METADATA", ec)) return;
+  std::vector<std::string> items;
+  for (const auto& e : fs::directory_iterator(target, ec))
+    if (e.is_directory(ec) && fs::is_regular_file(e.path() / "_METADATA", ec)) items.push_back(e.path().filename());
+  std::sort(items.begin(), items.end());
+  if (!items.empty())
+    throw Error(ExitCode::usage, display,
+                "is a CheckpointManager step whose checkpoint lies in " + items.front() +
+                    "/; give that item's folder as the output (-o " + (target / items.front()).string() +
+                    "), so that the step restores the new model");
+}
+
+// Records the files of `sub` (a folder of the Orbax checkpoint being replaced, relative to it) that `pattern` names
+// for removal after the switch, as removal.hpp allows (the writer is only made over an existing folder with
+// --force). A folder that is a link is not followed: its files are not the checkpoint's.
+void retire_in(const std::string& tmp_dir, const fs::path& target, const std::string& sub, const std::regex& pattern) {
+  std::error_code ec;
+  for (fs::path at = sub; !at.empty(); at = at.parent_path())
+    if (!fs::is_directory(fs::symlink_status(target / at, ec))) return;
+  const OwnFiles own{(target / sub).string(), "file of the Orbax checkpoint being replaced",
+                     [&](const std::string& name) { return std::regex_match(name, pattern); }, {}};
+  for (const std::string& name : removable_files(own, files_named_like(own), Overwrite::yes))
+    retire_in_folder(tmp_dir, sub + "/" + name);
+}
+
+// Over an existing Orbax checkpoint (--force): its OCDBT store's files go once the new manifest is in place, since
+// the new store names only data.ocdbt: the data files (tensorstore names them d/ and 32 hex digits), the processes'
+// stores (ocdbt.process_N/, their manifests and data files), numbered manifests, and array_metadatas/process_N,
+// which describe the old arrays. Only those names, only in those folders; the rest of the folder stays.
+void retire_old_store(const std::string& tmp_dir, const std::string& display) {
+  const fs::path target(display);
+  std::error_code ec;
+  if (!fs::is_regular_file(fs::symlink_status(target / "_METADATA", ec))) return;
+  static const std::regex k_data(R"([0-9a-f]{32})"), k_manifest(R"(manifest\.ocdbt|manifest\.[0-9a-f]{16})"),
+      k_numbered(R"(manifest\.[0-9a-f]{16})"), k_process(R"(process_[0-9]+)"), k_store(R"(ocdbt\.process_[0-9]+)");
+  retire_in(tmp_dir, target, "d", k_data);
+  retire_in(tmp_dir, target, "array_metadatas", k_process);
+  const OwnFiles root{display, "numbered OCDBT manifest",
+                      [](const std::string& name) { return std::regex_match(name, k_numbered); }, {}};
+  for (const std::string& name : removable_files(root, files_named_like(root), Overwrite::yes))
+    retire_in_folder(tmp_dir, name);
+  std::vector<std::string> stores;
+  for (const auto& e : fs::directory_iterator(target, ec)) {
+    const std::string name = e.path().filename().string();
+    if (std::regex_match(name, k_store)) stores.push_back(name);
+  }
+  std::sort(stores.begin(), stores.end());
+  for (const std::string& store : stores) {
+    retire_in(tmp_dir, target, store + "/d", k_data);
+    retire_in(tmp_dir, target, store, k_manifest);
+  }
+}
+
 class OrbaxWriter final : public FileWriter {
  public:
   OrbaxWriter(const std::string& tmp_dir, const std::string& display, const OutputSpec& spec)
       : FileWriter(display, spec), m_tmp(tmp_dir) {
     check_model_folder(display, [&] { return looks_like_orbax(display); }, "Orbax checkpoint");
+    check_not_manager_step(display);
+    retire_old_store(tmp_dir, display);
     m_input = dynamic_cast<const OrbaxReader*>(spec.template_input);
     // The data file: every chunk in the output's order, then the .zarray documents, then the node.
     std::uint64_t at = 0;

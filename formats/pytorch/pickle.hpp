@@ -18,7 +18,9 @@
 //   torch._tensor._rebuild_from_type_v2     -> applies its function (one of the above) to its arguments
 //   torch.{Float,Double,Half,BFloat16,Long,Int,Short,Char,Byte,Bool}Storage, torch.storage.UntypedStorage
 //                                           -> a storage's element type (uint8), inside a persistent id
-//   torch.{ComplexFloat,ComplexDouble,QUInt8,QInt8,QInt32,QUInt4x2,QUInt2x4}Storage
+//   torch.{ComplexFloat,ComplexDouble}Storage -> complex numbers, carried as their parts (float32 or float64; a
+//                                              tensor's view gains a last dimension of 2, its strides doubled)
+//   torch.{QUInt8,QInt8,QInt32,QUInt4x2,QUInt2x4}Storage
 //                                           -> refused in a persistent id, naming the dtype wavg has no type for
 //   torch.device, torch.Size                -> a plain value (a location string; a tuple)
 //   torch.Tensor, torch.nn.parameter.Parameter
@@ -95,6 +97,9 @@ struct StorageRef {
   std::uint64_t numel = 0;
   std::uint64_t view_offset = 0;
   bool untyped = false;
+  // A ComplexFloatStorage or ComplexDoubleStorage (or a v3 view as complex64/128): `dtype` is a part's, float32 or
+  // float64, and numel and view_offset count parts, two per number (tensor.hpp's Numbers).
+  bool complex = false;
 };
 
 struct TensorRef {
@@ -219,8 +224,9 @@ std::string printable(std::string text);
 // Throws Error (exit 1) about `file` with printable(what).
 [[noreturn]] void refuse(const std::string& file, const std::string& what);
 
-// Returns the storage class torch names for a dtype ("torch.FloatStorage"), or nullptr (unsigned 16 to 64 bits).
-const char* storage_class(DType t);
+// Returns the storage class torch names for a dtype ("torch.FloatStorage"; of complex numbers whose parts are `t`,
+// "torch.ComplexFloatStorage"), or nullptr (unsigned 16 to 64 bits).
+const char* storage_class(DType t, Numbers numbers = Numbers::real);
 
 // Returns a short description of a non-tensor value for messages and -v ("int 7", "str 'adam'", "list of 3").
 std::string describe(const Value& v);

@@ -28,9 +28,12 @@ constexpr StorageClass k_storages[] = {
     {"torch.ShortStorage", DType::i16},     {"torch.CharStorage", DType::i8},    {"torch.ByteStorage", DType::u8},
     {"torch.BoolStorage", DType::boolean},
 };
+// Storage classes of complex numbers, and the torch dtypes of the same (a v3 view), by the type of their parts.
+constexpr StorageClass k_complex_storages[] = {{"torch.ComplexFloatStorage", DType::f32},
+                                               {"torch.ComplexDoubleStorage", DType::f64}};
+constexpr StorageClass k_complex_dtypes[] = {{"torch.complex64", DType::f32}, {"torch.complex128", DType::f64}};
 // Storage classes of dtypes wavg has no type for: a tensor over one is refused naming its dtype.
 constexpr const char* k_no_type_storages[][2] = {
-    {"torch.ComplexFloatStorage", "torch.complex64"}, {"torch.ComplexDoubleStorage", "torch.complex128"},
     {"torch.QUInt8Storage", "torch.quint8"},          {"torch.QInt8Storage", "torch.qint8"},
     {"torch.QInt32Storage", "torch.qint32"},          {"torch.QUInt4x2Storage", "torch.quint4x2"},
     {"torch.QUInt2x4Storage", "torch.quint2x4"},
@@ -101,6 +104,8 @@ bool allowed_global(const std::string& name) {
   for (const char* f : k_functions)
     if (name == f) return true;
   for (const auto& s : k_storages)
+    if (name == s.name) return true;
+  for (const auto& s : k_complex_storages)
     if (name == s.name) return true;
   for (const auto& t : k_other_tensors)
     if (name == t[0]) return true;
@@ -227,16 +232,26 @@ Value* Machine::rebuild_tensor(const std::string& f, const Value& args) {
   r.storage = &storage;
   if (a[1]->integer < 0) bad("a tensor has a negative storage offset");
   r.offset = static_cast<std::uint64_t>(a[1]->integer);
-  std::uint64_t last = r.offset;  // the highest element index the view touches
-  bool empty = false;
   for (std::size_t i = 0; i < a[2]->items.size(); ++i) {
     const Value* d = a[2]->items[i];
     const Value* s = a[3]->items[i];
     if (d->kind != Kind::integer || s->kind != Kind::integer || d->integer < 0 || s->integer < 0)
       bad("a tensor's size or stride is not a non-negative integer");
-    const auto dim = static_cast<std::uint64_t>(d->integer), stride = static_cast<std::uint64_t>(s->integer);
-    r.shape.push_back(dim);
-    r.stride.push_back(stride);
+    r.shape.push_back(static_cast<std::uint64_t>(d->integer));
+    r.stride.push_back(static_cast<std::uint64_t>(s->integer));
+  }
+  // Complex numbers as their parts (StorageRef::complex): offsets and strides count numbers, the storage parts.
+  if (storage.storage->complex) {
+    if (__builtin_mul_overflow(r.offset, 2, &r.offset)) bad("a tensor's storage offset overflows");
+    for (auto& stride : r.stride)
+      if (__builtin_mul_overflow(stride, 2, &stride)) bad("a tensor's stride overflows");
+    r.shape.push_back(2);
+    r.stride.push_back(1);
+  }
+  std::uint64_t last = r.offset;  // the highest element index the view touches
+  bool empty = false;
+  for (std::size_t i = 0; i < r.shape.size(); ++i) {
+    const std::uint64_t dim = r.shape[i], stride = r.stride[i];
     if (dim == 0) empty = true;
     std::uint64_t reach = 0;
     if (dim > 0 && (__builtin_mul_overflow(dim - 1, stride, &reach) || __builtin_add_overflow(last, reach, &last)))
@@ -256,15 +271,20 @@ Value* Machine::rebuild_tensor(const std::string& f, const Value& args) {
 Value* Machine::typed_view(const Value& storage, const Value& dtype) {
   if (dtype.kind != Kind::global || !torch_dtype(dtype.text))
     bad("_rebuild_tensor_v3's dtype is a " + describe(dtype) + ", not a torch dtype");
-  const std::optional<DType> type = dtype_from_name(std::string_view(dtype.text).substr(6));  // past "torch."
+  std::optional<DType> type = dtype_from_name(std::string_view(dtype.text).substr(6));  // past "torch."
+  bool complex = false;
+  for (const auto& c : k_complex_dtypes)
+    if (dtype.text == c.name) type = c.dtype, complex = true;
   if (!type) refuse_no_type(dtype.text, "torch._utils._rebuild_tensor_v3");
-  const std::uint64_t elem = dtype_size(*type);
+  const std::uint64_t elem = dtype_size(*type) * (complex ? 2 : 1);
   Value* typed = make(Kind::storage);
   *typed->storage = *storage.storage;
   if (typed->storage->view_offset % elem) bad("a legacy storage view starts inside a " + dtype.text + " element");
   typed->storage->dtype = *type;
-  typed->storage->numel /= elem;
-  typed->storage->view_offset /= elem;
+  typed->storage->complex = complex;
+  // In parts for complex numbers (a last partial number dropped, as torch.load drops a partial element).
+  typed->storage->numel = typed->storage->numel / elem * (complex ? 2 : 1);
+  typed->storage->view_offset = typed->storage->view_offset / elem * (complex ? 2 : 1);
   return typed;
 }
 
@@ -299,6 +319,8 @@ Value* Machine::persistent(const Value& pid) {
   const StorageClass* cls = nullptr;
   for (const auto& c : k_storages)
     if (a[1]->text == c.name) cls = &c;
+  for (const auto& c : k_complex_storages)
+    if (a[1]->text == c.name) cls = &c, s->storage->complex = true;
   for (const auto& t : k_no_type_storages)
     if (a[1]->text == t[0]) refuse_no_type(t[1], t[0]);
   s->storage->untyped = a[1]->text == k_untyped_storage;
@@ -316,12 +338,21 @@ Value* Machine::persistent(const Value& pid) {
     s->storage->view_offset = static_cast<std::uint64_t>(v[1]->integer);
     s->storage->numel = static_cast<std::uint64_t>(v[2]->integer);
   }
+  // Complex numbers in parts (StorageRef::complex).
+  if (s->storage->complex && (__builtin_mul_overflow(s->storage->numel, 2, &s->storage->numel) ||
+                              __builtin_mul_overflow(s->storage->view_offset, 2, &s->storage->view_offset)))
+    bad("a storage's size overflows");
   return s;
 }
 
 }  // namespace detail
 
-const char* storage_class(DType t) {
+const char* storage_class(DType t, Numbers numbers) {
+  if (numbers == Numbers::complex) {
+    for (const auto& s : k_complex_storages)
+      if (s.dtype == t) return s.name;
+    return nullptr;
+  }
   for (const auto& s : k_storages)
     if (s.dtype == t) return s.name;
   return nullptr;

@@ -133,9 +133,10 @@ void PytorchReader::open_legacy() {
         !(info.items[i + 1]->kind == Kind::boolean && info.items[i + 1]->boolean))
       refuse(path(), "big-endian checkpoints are not supported");
   // The storages' element types come from the persistent ids that name them (an UntypedStorage's record counts bytes).
-  std::map<std::string, DType> types;
+  std::map<std::string, std::size_t> types;  // each storage's element size (a complex number's two parts)
   m_pickles[3].arena.for_each([&](const Value& v) {
-    if (v.kind == Kind::storage) types.emplace(v.storage->key, v.storage->untyped ? DType::u8 : v.storage->dtype);
+    if (v.kind == Kind::storage)
+      types.emplace(v.storage->key, v.storage->untyped ? 1 : dtype_size(v.storage->dtype) * (v.storage->complex ? 2 : 1));
   });
   const Value& keys = *m_pickles[4].root;
   if (keys.kind != Kind::list) refuse(path(), "the legacy storage list is not a list");
@@ -147,7 +148,7 @@ void PytorchReader::open_legacy() {
     std::uint64_t numel = 0;
     for (int b = 7; b >= 0; --b) numel = (numel << 8) | data[at + static_cast<unsigned>(b)];
     at += 8;
-    const std::size_t elem = dtype_size(type->second);
+    const std::size_t elem = type->second;
     if (numel > (m_file.size() - at) / elem)
       refuse(path(),
              "storage " + key->text + " of " + std::to_string(numel) + " elements runs past the end of the file");
@@ -319,6 +320,7 @@ void PytorchReader::add_tensor(const Value& v, const std::string& name) {
   // elements in the output as they claim. Beyond the storages they view, a file's tensors may come to its own size
   // (tied weights: two tensors over one storage) plus k_max_expanded, as HDF5's unwritten datasets may.
   TensorInfo info{name, s.dtype, t.shape};
+  if (s.complex) info.numbers = Numbers::complex;  // its shape ends in the parts' 2 (rebuild_tensor)
   const std::uint64_t bytes = info.bytes();  // checked against overflow by unpickle
   m_tensor_bytes = bytes > UINT64_MAX - m_tensor_bytes ? UINT64_MAX : m_tensor_bytes + bytes;
   if (!storage->viewed) m_storage_bytes += storage->bytes;

@@ -22,9 +22,14 @@ namespace wavg::pytorch {
 
 // _rebuild_tensor_v2(storage KEY, 0, shape, row-major stride, False, OrderedDict()), as torch.save writes a tensor; a
 // dtype without a storage class (uint16/32/64) as torch 2 writes it:
-// _rebuild_tensor_v3(UntypedStorage KEY of its bytes, 0, shape, stride, False, OrderedDict(), torch.DTYPE).
+// _rebuild_tensor_v3(UntypedStorage KEY of its bytes, 0, shape, stride, False, OrderedDict(), torch.DTYPE). Complex
+// numbers (carried as parts, tensor.hpp) in a ComplexFloatStorage or ComplexDoubleStorage, counted and shaped as
+// numbers.
 void pickle_tensor(std::string& p, const TensorInfo& t, const std::string& key) {
-  const char* cls = storage_class(t.dtype);
+  const char* cls = storage_class(t.dtype, t.numbers);
+  const bool complex = t.numbers == Numbers::complex;
+  WAVG_ASSERT(!complex || (cls && !t.shape.empty() && t.shape.back() == 2));
+  const Shape shape(t.shape.begin(), t.shape.end() - (complex ? 1 : 0));
   pickle_global(p, "torch._utils", cls ? "_rebuild_tensor_v2" : "_rebuild_tensor_v3");
   p += "((";
   pickle_string(p, "storage");
@@ -34,13 +39,13 @@ void pickle_tensor(std::string& p, const TensorInfo& t, const std::string& key) 
     pickle_global(p, "torch.storage", "UntypedStorage");
   pickle_string(p, key);
   pickle_string(p, "cpu");
-  pickle_uint(p, cls ? t.count() : t.bytes());
+  pickle_uint(p, cls ? t.count() / (complex ? 2 : 1) : t.bytes());
   p += "tQ";
   pickle_uint(p, 0);
-  std::vector<std::uint64_t> stride(t.shape.size());
+  std::vector<std::uint64_t> stride(shape.size());
   std::uint64_t s = 1;
-  for (std::size_t d = t.shape.size(); d-- > 0;) stride[d] = s, s *= t.shape[d];
-  pickle_tuple(p, t.shape);
+  for (std::size_t d = shape.size(); d-- > 0;) stride[d] = s, s *= shape[d];
+  pickle_tuple(p, shape);
   pickle_tuple(p, stride);
   pickle_bool(p, false);
   pickle_global(p, "collections", "OrderedDict");
@@ -155,10 +160,9 @@ class PytorchWriter final : public Writer {
     const auto found = m_input1_index.find(t.name);
     WAVG_ASSERT(found != m_input1_index.end() && "output tensor missing from input 1");
     const std::size_t i = found->second;
-    if (in[i].dtype != t.dtype || in[i].shape != t.shape)
-      fail(m_display, t.name + ": the output's " + std::string(dtype_name(t.dtype)) + " " + shape_string(t.shape) +
-                          " differs from input 1's " + std::string(dtype_name(in[i].dtype)) + " " +
-                          shape_string(in[i].shape) +
+    if (in[i].dtype != t.dtype || in[i].shape != t.shape || in[i].numbers != t.numbers)
+      fail(m_display, t.name + ": the output's " + element_type_name(t) + " " + shape_string(stored_shape(t)) +
+                          " differs from input 1's " + element_type_name(in[i]) + " " + shape_string(stored_shape(in[i])) +
                           "; a .pt output keeps input 1's storages "
                           "(write .safetensors to change dtypes)");
     // A tie of input 1 that the plan undid (the inputs disagree on it) would make two means share one storage.

@@ -45,8 +45,9 @@ void set_switch_files(const std::string& tmp_dir, std::vector<std::string> names
 // writer's kind (`kind`: "Hugging Face model", "distributed checkpoint"): --force replaces a model folder's model,
 // never a folder of other things (a home directory, a folder of notes), even one a writer could add its files to.
 void check_model_folder(const std::string& folder, const std::function<bool()>& holds_model, std::string_view kind);
-// Records `name`, a file of the target being replaced, for removal after the switch (in the order recorded) unless
-// the new output has a file of that name. Only files removable_files (removal.hpp) allows.
+// Records `name`, a file of the target being replaced (relative to it: "d/0a1b..." for a file in a subfolder), for
+// removal after the switch (in the order recorded) unless the new output has a file of that name; a subfolder that
+// this empties goes too. Only files removable_files (removal.hpp) allows.
 void retire_in_folder(const std::string& tmp_dir, const std::string& name);
 
 }  // namespace wavg

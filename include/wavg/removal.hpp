@@ -7,7 +7,9 @@
 // is removed only when all of these hold:
 //
 //   - it is of the writer's own kind, named by the writer's own pattern (OwnFiles::named_like);
-//   - it lies directly in the output's own folder (a plain name, no '/'), and is a regular file, not a link;
+//   - it lies directly in the folder where the writer keeps that kind of file (OwnFiles::folder: the output's
+//     own, or a store's subfolder such as an Orbax checkpoint's d/, reached through no link), a plain name, no '/',
+//     and is a regular file, not a link;
 //   - no other model in that folder uses it (OwnFiles::used_by_others, which the writer fills by asking each);
 //   - the user said --force: without it, a file the output would remove (or write over) is a refusal, exit 2, as
 //     an existing output is, so that nothing the user did not name goes without being asked.

@@ -1,10 +1,11 @@
 // The fuzz targets' main where no libFuzzer is linked (the release and sanitize trees, built by g++): replays the
-// inputs named on the command line through the target's LLVMFuzzerTestOneInput, and then, for as long as -seconds
-// allows, mutants of them. The suite runs every target this way over its seeds and regression inputs (the test
-// fuzz.NAME), so a reader that crashes on one of them fails the suite in every build, clang or not; coverage-guided
-// fuzzing is libFuzzer's (the fuzz preset, run.sh).
+// inputs named on the command line through the target's LLVMFuzzerTestOneInput, and then -runs mutants of them (or
+// as many as -seconds allows; the first limit reached ends the run). The suite runs every target this way over its
+// seeds and regression inputs (the test fuzz.NAME), a fixed number of mutants each, so that a run is the same on a
+// fast machine and a loaded one; a reader that crashes on one of them fails the suite in every build, clang or not.
+// Coverage-guided fuzzing is libFuzzer's (the fuzz preset, run.sh).
 //
-//   fuzz_NAME [-seconds=S] [-seed=N] [-artifact_prefix=P] FILE_OR_FOLDER...
+//   fuzz_NAME [-runs=N] [-seconds=S] [-seed=N] [-artifact_prefix=P] FILE_OR_FOLDER...
 //
 // A mutant is one of its input's bytes changed, a run of bytes overwritten with a boundary value (0, 0xff, 0x7f,
 // 0x80: where a length, count or offset lies, the large and the negative), a range cut out or repeated, or the tail
@@ -112,14 +113,16 @@ void mutate(std::vector<std::uint8_t>& bytes, std::mt19937_64& rng) {
 
 int main(int argc, char** argv) {
   LLVMFuzzerInitialize(&argc, &argv);
-  double seconds = 0;
-  std::uint64_t seed = 1;
+  double seconds = -1;  // no limit unless given
+  std::uint64_t seed = 1, runs = UINT64_MAX;
   std::string prefix;
   std::vector<fs::path> inputs;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg.rfind("-seconds=", 0) == 0) {
       seconds = std::atof(arg.c_str() + 9);
+    } else if (arg.rfind("-runs=", 0) == 0) {
+      runs = std::strtoull(arg.c_str() + 6, nullptr, 10);
     } else if (arg.rfind("-seed=", 0) == 0) {
       seed = std::strtoull(arg.c_str() + 6, nullptr, 10);
     } else if (arg.rfind("-artifact_prefix=", 0) == 0) {
@@ -149,7 +152,8 @@ int main(int argc, char** argv) {
   std::mt19937_64 rng(seed);
   const auto start = std::chrono::steady_clock::now();
   const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-  while (!corpus.empty() && elapsed() < seconds) {
+  if (seconds < 0 && runs == UINT64_MAX) runs = 0;  // neither limit: the inputs alone
+  while (!corpus.empty() && mutants < runs && (seconds < 0 || elapsed() < seconds)) {
     std::vector<std::uint8_t> bytes = corpus[rng() % corpus.size()];
     for (std::uint64_t n = 1 + rng() % 4; n-- > 0;) mutate(bytes, rng);
     std::snprintf(g_artifact, sizeof g_artifact, "%scrash-seed%llu-mutant%zu", prefix.c_str(),

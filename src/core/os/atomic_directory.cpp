@@ -208,8 +208,13 @@ void AtomicDirectory::commit() {
     m_committed = true;
     // The new model is in place: what is left of the old one goes, so that no old shard is left for a reader to
     // find beside an index that does not name it.
-    for (const std::string& name : plan.retired)
-      if (!placed.count(name)) ::unlink((fs::path(m_target) / name).c_str());
+    for (const std::string& name : plan.retired) {
+      if (placed.count(name)) continue;
+      ::unlink((fs::path(m_target) / name).c_str());
+      // A folder of the old model that this emptied (an Orbax store's d/) goes too; rmdir leaves any other.
+      for (fs::path up = fs::path(name).parent_path(); !up.empty(); up = up.parent_path())
+        ::rmdir((fs::path(m_target) / up).c_str());
+    }
   }
   fsync_path(m_target, m_target);
 }
