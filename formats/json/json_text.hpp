@@ -48,6 +48,10 @@ class Cursor {
   void expect_end();
 
   std::size_t offset() const { return static_cast<std::size_t>(m_at - m_begin); }
+  // The unread text, and a jump forward within it (to the end of a span another cursor has read).
+  const char* position() const { return m_at; }
+  const char* end() const { return m_end; }
+  void jump(const char* to) { m_at = to; }
   std::size_t remaining() const { return static_cast<std::size_t>(m_end - m_at); }
   // Throws Error (exit 1): "FILE: wavg JSON: what (at byte N)".
   [[noreturn]] void error(const std::string& what) const;

@@ -59,6 +59,10 @@ struct TaskCombineParams {
   const double* densities = nullptr;
   const double* scale = nullptr;
   std::uint64_t seed = 0, stream = 0;
+  // random, optional: the block's drop mask, one bit per element and input (input k's at kept + k * ((count + 63) /
+  // 64), element i's at bit i % 64 of word i / 64, set when kept). random_mask_l1 stores it there and task_combine
+  // takes it from there instead of drawing it again; a backend may draw it again instead (the same bits).
+  std::uint64_t* kept = nullptr;
   Consensus consensus = Consensus::none;
   Normalize normalize = Normalize::no;
 };

@@ -24,6 +24,9 @@ class Method {
   virtual void observe(int /*pass*/, const PlanEntry&, std::uint64_t /*offset*/, const BlockInputs&) {}
   // Runs after every block of pass `pass` was observed.
   virtual void end_pass(int /*pass*/) {}
+  // Tells whether the method, given this entry whole in one block by combine(), takes from that block what its
+  // passes would have seen: the engine then leaves such an entry out of the passes and reads it once (TIES, DARE).
+  virtual bool settles_in_combine(const PlanEntry&) const { return false; }
   // Returns the number of elements every block of this entry must be a multiple of (blocks start at multiples of
   // it): a method that works on whole rows asks for one row (della); the engine gives it at least one such unit
   // per block, whatever the block budget.

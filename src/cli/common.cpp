@@ -11,6 +11,7 @@
 
 #include "train/reduction.hpp"
 #include "wavg/error.hpp"
+#include "wavg/free_cores.hpp"
 #include "wavg/stdio_files.hpp"
 
 namespace wavg::cli {
@@ -122,13 +123,16 @@ CLI::Option* add_reduction_options(CLI::App& app, train::Reduction& reduction, s
 }
 
 void add_threads(CLI::App& app, int& threads) {
-  app.add_option("-j,--threads", threads, "Worker threads (default: OMP_NUM_THREADS or all cores)")
+  app.add_option("-j,--threads", threads, "Worker threads (default: OMP_NUM_THREADS or the cores free)")
       ->check(CLI::Range(1, 4096).description(""))
       ->type_name("N");
 }
 
 void apply_threads(int threads) {
-  if (threads > 0) omp_set_num_threads(threads);
+  if (threads > 0)
+    omp_set_num_threads(threads);
+  else if (!std::getenv("OMP_NUM_THREADS"))
+    omp_set_num_threads(free_cores_now());
 }
 
 void add_out_dtype(CLI::App& app, std::optional<DType>& out_dtype, std::string* block_type) {

@@ -106,7 +106,8 @@ CLI::Option* add_choice(CLI::App& app, const std::string& name, Target& target,
 void add_plan_options(CLI::App& app, PlanOptions& options);
 // Adds -j/--threads.
 void add_threads(CLI::App& app, int& threads);
-// Applies -j/--threads (0 leaves OpenMP's default: OMP_NUM_THREADS or all cores).
+// Applies -j/--threads; 0 leaves OMP_NUM_THREADS where set, else takes the cores no other program uses now
+// (free_cores_now): on a busy machine a worker on a taken core only holds a parallel loop back.
 void apply_threads(int threads);
 // Makes idle OpenMP threads sleep (OMP_WAIT_POLICY=passive) unless the user chose a policy: sets the variable and
 // executes wavg again, once, for the subcommands that run parallel loops; returns in the process that runs

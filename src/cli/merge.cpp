@@ -22,6 +22,7 @@
 #include "wavg/engine.hpp"
 #include "wavg/error.hpp"
 #include "wavg/federated.hpp"
+#include "wavg/free_cores.hpp"
 #include "wavg/lora_apply.hpp"
 #include "wavg/lora_extract.hpp"
 #include "wavg/lora_merge.hpp"
@@ -470,24 +471,29 @@ class MergeSteps final : public pipeline::Steps {
   std::string m_adapter_config;                    // --lora-extract's adapter_config.json
 };
 
-// Without -j or OMP_NUM_THREADS, the plain and weighted means (no --base, robust or task method, alignment or GPU)
-// run on half the cores while the fingerprint's threads (one per input) run beside them: a mean is a few
-// instructions per byte, bound by memory rather than by the cores, and on a small machine a second worker only
-// competes with the hash threads and the main thread's reads and writes, and a loop over statically divided
-// elements waits for its slower worker. Measured (README "Performance", 124M x 4 from the page cache): 2 cores, one
-// worker 0.73 s, two 0.90 s (quiet); a 16-core host, 8 workers 0.61 s, 16 workers 0.62 s, 4 workers 0.66 s. Every
-// other method computes enough per byte to use every core, and without hashing two workers beat one on 2 cores.
-// The output is the same bytes for any count; -vv says what was chosen.
+// Without -j or OMP_NUM_THREADS, a merge takes the cores no other program uses now (free_cores_now): on a busy
+// machine a worker on a taken core waits for it, and each parallel loop waits for its slowest worker, so more
+// workers than free cores were slower than -j1 (issue 43: 1.06x for the median at N = 16 with the second core busy);
+// with no core free it runs as -j1 does. The plain and weighted means (no --base, robust or task method, alignment or
+// GPU) with a fingerprint take at most half the cores besides, while the fingerprint's threads (one per input) run
+// beside them: a mean is a few instructions per byte, bound by memory rather than by the cores, and on a small
+// machine a second worker only competes with the hash threads and the main thread's reads and writes. Measured
+// (README "Performance", 124M x 4 from the page cache): 2 cores, one worker 0.73 s, two 0.90 s (quiet); a 16-core
+// host, 8 workers 0.61 s, 16 workers 0.62 s, 4 workers 0.66 s. Every other method computes enough per byte to use
+// every free core, and without hashing two workers beat one on 2 cores. The output is the same bytes for any count;
+// -vv says what was chosen.
 void choose_default_threads(MergeOptions& o) {
-  if (o.threads > 0 || std::getenv("OMP_NUM_THREADS") || o.hash == HashAlgo::none || o.device == Device::cuda ||
-      o.fed.options.robust.method != Aggregator::mean || !o.fed.base.empty() || o.align.method != "none")
-    return;
+  if (o.threads > 0 || std::getenv("OMP_NUM_THREADS") || o.device == Device::cuda) return;
   const int cores = omp_get_num_procs();
-  if (cores < 2) return;
-  o.threads = cores / 2;
+  const int free = free_cores_now();
+  const bool mean = o.hash != HashAlgo::none && o.fed.options.robust.method == Aggregator::mean &&
+                    o.fed.base.empty() && o.align.method == "none";
+  o.threads = mean ? std::max(1, std::min(free, cores / 2)) : free;
   note(o.verbosity, 2,
-       std::to_string(o.threads) + " worker thread(s) of " + std::to_string(cores) +
-           " cores: the mean is bound by memory, and the fingerprint's threads use the others (-j sets the count)");
+       std::to_string(o.threads) + " worker thread(s) of " + std::to_string(cores) + " cores, " +
+           std::to_string(free) + " free" +
+           (mean ? ": the mean is bound by memory, and the fingerprint's threads use the others" : "") +
+           " (-j sets the count)");
 }
 
 int merge(MergeOptions& o) {

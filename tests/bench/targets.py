@@ -23,7 +23,7 @@ Sections (--sections, default all):
   hash      the default fingerprint (XXH3) beside --hash none, safetensors: <= 1.25x
   robust    median, trimmed mean (<= 2x), Krum, geometric median (<= 2x) at N = 4
   robust16  median, trimmed mean at N = 16 (<= 3x), model --n16-model
-  task      TIES (its floor counts its threshold pass), DARE-TIES, DARE-linear over a base: <= 1.6x
+  task      TIES, DARE-TIES, DARE-linear over a base, each against one read of the inputs and base: <= 2x
   threads   the plain mean at the default thread count and at -j1: the default never slower
   align     `wavg align` of two 8-layer W-wide MLPs (align_speed.py) at --align-widths beside the numpy/scipy
             reference (--scipy-python): peak RSS <= the reference's, <= 1 GiB at W = 4096 (134M); the time
@@ -276,7 +276,7 @@ def section_task(ctx):
     if not os.path.exists(base):
         bench_models.write_safetensors(base, ctx.model, 0)  # a base of its own: every task vector is non-zero
     return method_group(ctx, ["ties", "dare-ties", "dare-linear"], ctx.n, ctx.model,
-                        {"ties": 1.6, "dare-ties": 1.6, "dare-linear": 1.6}, base)
+                        {"ties": 2, "dare-ties": 2, "dare-linear": 2}, base)
 
 
 def section_threads(ctx):

@@ -1,8 +1,10 @@
 // TIES's and breadcrumbs' trimming on tensors that span many engine blocks, with many equal magnitudes: the
 // two-pass thresholds (histogram, then the one bucket's candidates) must keep exactly the k = floor(D * n) largest
 // |tau| of each tensor (breadcrumbs: the band below the largest floor(gamma * n)), ties to the lower index, as a
-// whole-tensor sort written here does; and the same bytes for 1 and 2 threads. Tensors that fit in one block take their
-// threshold in pass 0 and are not read by pass 1. Last, della's blocks of whole rows.
+// whole-tensor sort written here does; and the same bytes for 1 and 2 threads. Tensors that fit in one block skip the
+// passes and take their threshold in combine(). DARE's L1 rescale, its mask kept from the norms to the combination
+// for a tensor of one block and drawn twice for a larger one, against Philox written out here. Last, della's blocks
+// of whole rows.
 
 #include <doctest/doctest.h>
 #include <omp.h>
@@ -15,6 +17,7 @@
 #include <random>
 
 #include "support/memory_checkpoint.hpp"
+#include "wavg/philox.hpp"
 #include "wavg/task_methods.hpp"
 
 using namespace wavg;
@@ -69,20 +72,11 @@ Band crumbs_band(std::size_t n, double density, double gamma) {
   return {n - bottom - target, n - bottom};
 }
 
-// TIES and breadcrumbs written out over whole tensors: sort, trim, elect (or not), combine.
-std::vector<double> ties_reference(const std::vector<std::vector<double>>& x, const std::vector<double>& b,
-                                   const std::vector<double>& w, Band band, double lambda, bool elect = true,
-                                   bool normalize = true) {
-  const std::size_t n = b.size(), inputs = x.size();
-  std::vector<std::vector<double>> tv(inputs, std::vector<double>(n, 0.0));
-  for (std::size_t k = 0; k < inputs; ++k) {
-    std::vector<std::size_t> order(n);
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t i, std::size_t j) {
-      return std::fabs(x[k][i] - b[i]) > std::fabs(x[k][j] - b[j]);
-    });
-    for (std::size_t r = band.first; r < band.last; ++r) tv[k][order[r]] = x[k][order[r]] - b[order[r]];
-  }
+// The combination of sparsified task vectors tv: elect a sign (or not), sum the agreeing entries (normalised by their
+// weights, or not), scale by lambda, add the base.
+std::vector<double> combine_reference(const std::vector<std::vector<double>>& tv, const std::vector<double>& b,
+                                      const std::vector<double>& w, double lambda, bool elect, bool normalize) {
+  const std::size_t n = b.size(), inputs = tv.size();
   std::vector<double> out(n);
   for (std::size_t i = 0; i < n; ++i) {
     double sum = 0;
@@ -105,7 +99,24 @@ std::vector<double> ties_reference(const std::vector<std::vector<double>>& x, co
   return out;
 }
 
-// Three fine-tunes of four tensors (10007, 3, 2500, 700 values; 700 is one block, found in one pass) in steps of
+// TIES and breadcrumbs written out over whole tensors: sort, trim, then combine_reference.
+std::vector<double> ties_reference(const std::vector<std::vector<double>>& x, const std::vector<double>& b,
+                                   const std::vector<double>& w, Band band, double lambda, bool elect = true,
+                                   bool normalize = true) {
+  const std::size_t n = b.size(), inputs = x.size();
+  std::vector<std::vector<double>> tv(inputs, std::vector<double>(n, 0.0));
+  for (std::size_t k = 0; k < inputs; ++k) {
+    std::vector<std::size_t> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t i, std::size_t j) {
+      return std::fabs(x[k][i] - b[i]) > std::fabs(x[k][j] - b[j]);
+    });
+    for (std::size_t r = band.first; r < band.last; ++r) tv[k][order[r]] = x[k][order[r]] - b[order[r]];
+  }
+  return combine_reference(tv, b, w, lambda, elect, normalize);
+}
+
+// Three fine-tunes of four tensors (10007, 3, 2500, 700 values; 700 is one block, settled in combine) in steps of
 // 1/8, so many magnitudes are equal; the third tensor's first input equals the base (a zero task vector).
 void make_tunes(Values& base, std::vector<Values>& tunes) {
   std::mt19937_64 rng(19);
@@ -176,6 +187,61 @@ TEST_CASE(
     o.has_base = true;
     check_trim(
         o, [&](std::size_t n) { return ties_band(n, density); }, true, true);
+  }
+}
+
+// DARE with the L1 rescale (mergekit >= 0.1): input k keeps element i when word k % 4 of philox_block(seed, tensor +
+// (k / 4 << 32), i), over 2^32, is below the density, scaled by |tau_k|_1 / |kept tau_k|_1 (1 when either is below
+// 1e-7). Six inputs, so two Philox streams; blocks of 1000 elements (norms in pass 0, the mask drawn again in
+// combine) and of the whole tensor (the mask drawn once and kept) must give the same bytes at 1 and 2 threads, and
+// this formula's values.
+TEST_CASE("dare's l1 rescale keeps the mask it drew for the norms: the same bytes as drawing it twice") {
+  Values base;
+  std::vector<Values> tunes(6);
+  make_tunes(base, tunes);
+  for (Aggregator method : {Aggregator::dare_linear, Aggregator::dare_ties}) {
+    CAPTURE(static_cast<int>(method));
+    TaskOptions o;
+    o.method = method;
+    o.weights = {1.0, 2.0, 0.5, -0.25, 1.5, 0.75};
+    o.params["density"] = 0.4;
+    o.params["lambda"] = 0.75;
+    o.seed = 11;
+    o.normalize = method == Aggregator::dare_ties;
+    o.has_base = true;
+    const Values whole = run_task(tunes, base, o, 1, 1 << 20);
+    for (int threads : {1, 2}) {
+      const Values small = run_task(tunes, base, o, threads, 1000);
+      for (std::size_t t = 0; t < base.size(); ++t) {
+        CAPTURE(t);
+        CAPTURE(threads);
+        CHECK(std::memcmp(whole[t].data(), small[t].data(), whole[t].size() * sizeof(double)) == 0);
+      }
+    }
+    for (std::size_t t = 0; t < base.size(); ++t) {
+      const std::size_t n = base[t].size();
+      std::vector<std::vector<double>> tv(tunes.size(), std::vector<double>(n, 0.0));
+      for (std::size_t k = 0; k < tunes.size(); ++k) {
+        double all = 0, kept = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+          const Philox4x32 r = philox_block(11, t + (std::uint64_t{k / 4} << 32), i);
+          const double tau = tunes[k][t][i] - base[t][i];
+          all += std::fabs(tau);
+          if (static_cast<double>(r.v[k % 4]) / 4294967296.0 < 0.4) {
+            tv[k][i] = tau;
+            kept += std::fabs(tau);
+          }
+        }
+        const double scale = all < 1e-7 || kept < 1e-7 ? 1 : all / kept;
+        for (double& v : tv[k]) v *= scale;
+      }
+      const std::vector<double> want =
+          combine_reference(tv, base[t], o.weights, 0.75, method == Aggregator::dare_ties, *o.normalize);
+      std::size_t wrong = 0;
+      for (std::size_t i = 0; i < n; ++i) wrong += std::fabs(whole[t][i] - want[i]) > 1e-12 * std::fabs(want[i]);
+      CAPTURE(t);
+      CHECK(wrong == 0);
+    }
   }
 }
 

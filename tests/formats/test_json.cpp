@@ -1,6 +1,7 @@
 // wavg JSON: documents written by hand here (the layout in formats/json/json.hpp and SPEC.md), the writer's
 // output compared with expected text, every dtype round-tripped bit for bit, and a matrix of corrupt documents.
 #include <doctest/doctest.h>
+#include <omp.h>
 
 #include <cmath>
 #include <cstring>
@@ -258,4 +259,43 @@ TEST_CASE("wavg JSON is recognised by its first member and not by its extension"
   CHECK(looks_like_wavg_json(dir.write("a.txt", " {\n \"format\" : \"wavg-json\", \"tensors\": []}")));
   CHECK_FALSE(looks_like_wavg_json(dir.write("b.json", R"({"tensors": [], "format": "wavg-json"})")));
   CHECK_FALSE(looks_like_wavg_json(dir.write("c.json", R"({"format": "tfjs", "weightsManifest": []})")));
+}
+
+// A data array of more than 1 MiB of text is parsed in pieces on the OpenMP threads: the same values, and a bad value
+// anywhere worded as on one thread (the reader parses the array again on one thread to find it).
+TEST_CASE("wavg JSON reads a large data array on several threads, its errors worded as on one") {
+  const int before = omp_get_max_threads();
+  omp_set_num_threads(2);
+  constexpr std::uint64_t n = 300'000;
+  const auto array = [&](std::uint64_t bad, const std::string& what) {
+    std::string s = "[";
+    for (std::uint64_t i = 0; i < n; ++i) {
+      if (i) s += i % 7 ? "," : ",\n ";
+      if (i == bad) {
+        s += what;
+        continue;
+      }
+      s += std::to_string(i);
+      if (i % 4) s.append(".").append(std::to_string(25 * (i % 4)));
+    }
+    return s + "]";
+  };
+  const auto tensor = [&](std::uint64_t count, const std::string& data) {
+    return doc(R"({"name":"w","dtype":"float32","shape":[)" + std::to_string(count) + R"(],"data":)" + data + "}");
+  };
+  TempDir dir;
+  const std::string path = dir.write("big.json", tensor(n, array(n, "")));
+  JsonReader r(path);
+  std::vector<float> got(n);
+  r.read(0, 0, n, got.data());
+  std::uint64_t wrong = 0;
+  for (std::uint64_t i = 0; i < n; ++i) wrong += got[i] != static_cast<float>(i) + 0.25f * static_cast<float>(i % 4);
+  CHECK(wrong == 0);
+  CHECK(open_error(tensor(n, array(200'000, R"("nan")"))).find("w: value 200000 is not a float32") !=
+        std::string::npos);
+  CHECK(open_error(tensor(n, array(1'000, R"("a]")"))).find("w: value 1000 is not a float32") != std::string::npos);
+  CHECK(open_error(tensor(n + 1, array(n, ""))).find("w: data has 300000 values but shape (300001,) holds 300001") !=
+        std::string::npos);
+  CHECK(open_error(tensor(n, array(5, "1,2"))).find("w: data has more than the 300000 values") != std::string::npos);
+  omp_set_num_threads(before);
 }

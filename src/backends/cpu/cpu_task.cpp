@@ -26,6 +26,7 @@ namespace wavg::cpu {
 namespace {
 
 constexpr std::size_t k_tile = 512;
+static_assert(k_tile % 64 == 0, "a tile's drop mask is whole words of TaskCombineParams::kept");
 // u[i] = x[first + i] - base[first + i] (x itself without a base), as double: update_at over a tile.
 WAVG_CLONES void updates(double* __restrict u, const LooseF32* __restrict x, const LooseF32* __restrict base,
                          std::size_t len) {
@@ -113,6 +114,22 @@ WAVG_CLONES void keep_random(double* __restrict u, const std::uint32_t* __restri
 WAVG_CLONES void keep_random_scaled(double* __restrict u, const std::uint32_t* __restrict word, double density,
                                     double scale, std::size_t len) {
   for (std::size_t i = 0; i < len; ++i) u[i] = kept_at_random(word[i], density) ? u[i] * scale : 0.0;
+}
+
+// The same drop with the mask already drawn: bits[i / 64] bit i % 64 set where u[i] stays.
+WAVG_CLONES void keep_bits_scaled(double* __restrict u, const std::uint64_t* __restrict bits, double scale,
+                                  std::size_t len) {
+  for (std::size_t i = 0; i < len; ++i) u[i] = (bits[i / 64] >> (i % 64)) & 1 ? u[i] * scale : 0.0;
+}
+// Packs the drop mask of a tile into bits as keep_bits_scaled reads it (len bits, the last word's high bits 0).
+WAVG_CLONES void pack_kept(const std::uint32_t* __restrict word, double density, std::size_t len,
+                           std::uint64_t* __restrict bits) {
+  for (std::size_t w = 0; w * 64 < len; ++w) {
+    const std::size_t end = std::min<std::size_t>(64, len - w * 64);
+    std::uint64_t b = 0;
+    for (std::size_t j = 0; j < end; ++j) b |= std::uint64_t{kept_at_random(word[w * 64 + j], density)} << j;
+    bits[w] = b;
+  }
 }
 
 // DARE's two L1 norms of one input over a tile whose first element is a multiple of k_sum_lanes from its reduction
@@ -269,6 +286,8 @@ void task_combine_tile(const BlockInputs& in, const TaskCombineParams& p, std::u
     if (p.sparsify == Sparsify::magnitude) {
       keep_magnitude(wt, len, p.threshold[k], offset + first, p.tie_last[k]);
       if (p.drop_threshold) drop_magnitude(wt, len, p.drop_threshold[k], offset + first, p.drop_tie_last[k]);
+    } else if (p.sparsify == Sparsify::random && p.kept) {
+      keep_bits_scaled(wt, p.kept + k * ((in.count + 63) / 64) + first / 64, p.scale[k], len);
     } else if (p.sparsify == Sparsify::random) {
       if (k % 4 == 0) philox_words(p.seed, mask_stream(p.stream, k), offset + first, len, tile.words);
       const double density = p.densities ? p.densities[k] : p.density;
@@ -376,6 +395,7 @@ void random_mask_l1(const BlockInputs& in, const TaskCombineParams& p, std::uint
             load_updates<T>(u, in.data[k], in.base, first, len);
             const double density = p.densities ? p.densities[k] : p.density;
             l1_lanes(u, words[k % 4], density, len, lanes.data() + 2 * k * k_sum_lanes);
+            if (p.kept) pack_kept(words[k % 4], density, len, p.kept + k * ((in.count + 63) / 64) + first / 64);
           }
         }
         for (std::size_t j = 0; j < 2 * n; ++j) sums[j] = sum_lanes_total(lanes.data() + j * k_sum_lanes);

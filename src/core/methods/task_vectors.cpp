@@ -19,7 +19,11 @@
 // never counted: a zero entry contributes nothing whether kept or not, and never agrees with an elected sign.
 // Pass 1 is skipped where it has nothing to find: a tensor that fits in one engine block gets its candidates in
 // pass 0 from the block still at hand, and when the whole bucket is kept its lower edge is the threshold (the
-// same mask as its smallest value would give). Only tensors larger than a block are read a second time.
+// same mask as its smallest value would give). Only tensors larger than a block are read a second time. A tensor of
+// one block skips the passes altogether (settles_in_combine): combine() takes its histogram, candidates and cuts
+// from the block it is given, so it is read once. DARE's L1 rescale does the same, and there the drop mask drawn for
+// the norms is kept (a bit per element and input, 1/32 of a float32 block) and used again for the combination, so
+// it is drawn once; a tensor larger than a block has its norms taken in pass 0 and its mask drawn twice.
 // The per-element combination is Backend::task_combine; DARE's drop mask comes from Philox keyed by (seed, tensor,
 // input, element), so it is the same for any block size and thread count.
 
@@ -72,6 +76,7 @@ class TaskVectors final : public Method {
     if (m_params.sparsify == Sparsify::magnitude) m_cuts.resize(plan.entries.size() * m_n * m_per);
     m_rescale = dare ? o.rescale.value_or(DareRescale::l1) : DareRescale::inverse_density;
     if (m_rescale == DareRescale::l1) m_l1.assign(plan.entries.size() * m_n * 2, 0.0);
+    m_settled.assign(plan.entries.size(), false);
     if (o.values) per_tensor(*o.values);
   }
 
@@ -85,7 +90,14 @@ class TaskVectors final : public Method {
     return s + describe_common(m_o);
   }
 
-  std::vector<std::string> decisions() const override { return m_decisions; }
+  std::vector<std::string> decisions() const override {
+    // Tensors of one block are decided in combine(), after the passes decided the larger ones: tensor order.
+    auto sorted = m_decisions;
+    std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<std::string> lines;
+    for (auto& [index, line] : sorted) lines.push_back(std::move(line));
+    return lines;
+  }
   std::vector<std::string> report() const override {
     if (m_decisions.empty()) return {};
     if (m_crumbs)
@@ -101,6 +113,8 @@ class TaskVectors final : public Method {
     return pass == 0 || (pass == 1 && std::any_of(m_cuts.begin(), m_cuts.end(), pending));
   }
 
+  bool settles_in_combine(const PlanEntry&) const override { return needs_passes(); }
+
   bool observes(int pass, const PlanEntry& entry) override {
     if (pass == 0) return true;
     const auto first = m_cuts.begin() + static_cast<std::ptrdiff_t>(entry_index(entry) * m_n * m_per);
@@ -109,6 +123,7 @@ class TaskVectors final : public Method {
 
   void observe(int pass, const PlanEntry& entry, std::uint64_t offset, const BlockInputs& in) override {
     const std::size_t index = entry_index(entry);
+    m_settled[index] = true;
     if (m_params.sparsify == Sparsify::random) {  // DARE's L1 rescale: |tau|_1 and |masked tau|_1 per input
       TaskCombineParams p = m_params;
       p.stream = index;
@@ -149,6 +164,8 @@ class TaskVectors final : public Method {
     const std::size_t index = entry_index(entry);
     TaskCombineParams p = m_params;
     p.densities = densities_of(index);
+    p.stream = index;
+    if (needs_passes() && !m_settled[index]) settle(entry, in, p);
     if (!m_entry_w.empty()) {
       p.weights = m_entry_w.data() + index * m_n;
       p.lambda = m_entry_lambda[index];
@@ -178,11 +195,38 @@ class TaskVectors final : public Method {
         }
       p.scale = m_scale.data();
     }
-    p.stream = index;
     m_backend.task_combine(in, p, offset, entry.out_dtype, out);
   }
 
  private:
+  // Whether the method looks at whole tensors before combining them: TIES's cuts, DARE's L1 norms.
+  bool needs_passes() const {
+    return m_params.sparsify == Sparsify::magnitude ||
+           (m_params.sparsify == Sparsify::random && m_rescale == DareRescale::l1);
+  }
+
+  // Takes what the passes would have seen of a tensor the engine left out of them, from its one block (the whole
+  // tensor): TIES's cuts as observe() takes them from such a block, or DARE's L1 norms, keeping the mask in `p`.
+  void settle(const PlanEntry& entry, const BlockInputs& in, TaskCombineParams& p) {
+    const std::size_t index = entry_index(entry);
+    WAVG_ASSERT(in.count == entry.info.count());
+    m_settled[index] = true;
+    if (m_params.sparsify == Sparsify::random) {
+      m_kept.resize(m_n * ((in.count + 63) / 64));
+      p.kept = m_kept.data();
+      m_backend.random_mask_l1(in, p, 0, m_l1.data() + index * m_n * 2);
+      return;
+    }
+    m_current = index;
+    m_hist.assign(m_n * k_magnitude_buckets, 0);
+    m_candidates.assign(m_n * m_per, {});
+    for (std::size_t k = 0; k < m_n; ++k) m_backend.magnitude_histogram(in, k, m_hist.data() + k * k_magnitude_buckets);
+    finish_entry(0);
+    take_candidates(index, 0, in);
+    finish_entry(1);
+    m_current = k_none;
+  }
+
   // Fills the per-tensor weights, densities and lambda from a recipe's settings; what a setting does not give keeps
   // the method's value.
   void per_tensor(const TensorValues& v) {
@@ -270,10 +314,11 @@ class TaskVectors final : public Method {
       }
     }
     if (short_of && pass == 0)
-      m_decisions.push_back(std::string(m_crumbs ? "breadcrumbs: " : "ties: ") + m_plan.entries[m_current].info.name +
-                            ": density x " + std::to_string(n) + " values is less than one; " +
-                            (m_crumbs ? "kept no entry of that task vector (as mergekit)"
-                                      : "kept the largest entry of each task vector"));
+      m_decisions.emplace_back(m_current, std::string(m_crumbs ? "breadcrumbs: " : "ties: ") +
+                                              m_plan.entries[m_current].info.name + ": density x " + std::to_string(n) +
+                                              " values is less than one; " +
+                                              (m_crumbs ? "kept no entry of that task vector (as mergekit)"
+                                                        : "kept the largest entry of each task vector"));
   }
 
   // The cut below the `count` largest nonzero values, from their histogram: exact when it falls between buckets
@@ -326,7 +371,9 @@ class TaskVectors final : public Method {
   DareRescale m_rescale = DareRescale::inverse_density;
   std::vector<double> m_l1;     // DARE's L1 rescale: per (plan entry, input), |tau|_1 and |masked tau|_1
   std::vector<double> m_scale;  // the current tensor's rescale factors, one per input
-  std::vector<std::string> m_decisions;
+  std::vector<std::pair<std::size_t, std::string>> m_decisions;  // per (plan entry, line)
+  std::vector<bool> m_settled;                                   // per plan entry: whether its cuts or norms were taken
+  std::vector<std::uint64_t> m_kept;  // DARE: the drop mask of the tensor settled in combine()
   std::vector<double> m_entry_w, m_entry_d, m_entry_g,
       m_entry_lambda;  // per-tensor values (recipe): per (entry, input)
 };
