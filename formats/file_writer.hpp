@@ -35,10 +35,11 @@ class FileWriter : public Writer {
     close_output(m_fd, m_display);
   }
   // The values this rank wrote reach the disk before rank 0 renames the file, which syncs only its own writes.
-  void finish_part() override {
+  std::string finish_part() override {
     m_gathered.flush();
     if (::fsync(m_fd) != 0) fail(m_display, std::string("cannot sync the output: ") + std::strerror(errno));
     close_output(m_fd, m_display);
+    return {};
   }
 
  protected:

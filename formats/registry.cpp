@@ -86,7 +86,8 @@ const std::array<Codec, 21> k_codecs{{
     // Before "keras": both are zip archives; torch.save's first entry is TOP/data.pkl. An output over a PyTorch
     // input 1 keeps its pickle's other entries (an epoch, an optimizer's step).
     {.id = FormatId::pytorch, .name = "pytorch", .display = "PyTorch", .extensions = {".pt", ".pth", ".bin"},
-     .keeps_entries = true, .holds_complex = true, .train_extension = ".pytorch", .sniff = pytorch::looks_like_pytorch,
+     .keeps_entries = true, .in_place = true, .holds_complex = true, .train_extension = ".pytorch",
+     .sniff = pytorch::looks_like_pytorch,
      .open = open_as<pytorch::PytorchReader>, .create = pytorch::create_pytorch_writer},
     {.id = FormatId::keras, .name = "keras", .display = "Keras archive", .extensions = {".keras"},
      .train_extension = ".keras", .sniff = looks_like_keras, .open = open_as<KerasArchiveReader>,
@@ -119,12 +120,12 @@ const std::array<Codec, 21> k_codecs{{
     // A folder, or its *.safetensors.index.json / *.bin.index.json; before "tfjs" and "json", which claim .json.
     // An output is a folder when its path ends in '/' or names one (output_format), or with --format hf / hf-bin.
     {.id = FormatId::hf, .name = "hf", .display = "Hugging Face", .folder = true, .commit_name = folder_name,
-     .accepts = k_shard_size, .train_extension = ".hf", .sniff = hf::looks_like_hf,
+     .accepts = k_shard_size, .in_place = true, .train_extension = ".hf", .sniff = hf::looks_like_hf,
      .folder_holds = "model.safetensors, pytorch_model.bin, their sharded indexes", .default_folder = true,
      .open = open_as<hf::FolderReader>, .create = hf::create_hf_writer},
     // The same folder with torch.save shards; chosen with --format only, and read by the "hf" row.
     {.id = FormatId::hf_bin, .name = "hf-bin", .display = "Hugging Face", .read_as = FormatId::hf, .folder = true,
-     .commit_name = folder_name, .accepts = k_shard_size, .train_extension = ".hf-bin",
+     .commit_name = folder_name, .accepts = k_shard_size, .in_place = true, .train_extension = ".hf-bin",
      .create = hf::create_hf_bin_writer},
     // Before "json": both claim .json; a TF.js model.json is told by its weightsManifest member. Its weight files
     // are companions beside it.
@@ -141,7 +142,7 @@ const std::array<Codec, 21> k_codecs{{
     // A PyTorch Distributed Checkpoint folder (.metadata); an output folder is one when input 1 is (output_format).
     // The copied .metadata keeps input 1's non-tensor values (keeps_entries) and its chunking (no --shard-size).
     {.id = FormatId::dcp, .name = "dcp", .display = "PyTorch DCP", .folder = true, .commit_name = folder_name,
-     .keeps_entries = true,
+     .keeps_entries = true, .in_place = true,
      .no_metadata = "wavg reads no metadata back from a DCP folder (its wavg.json is a record)",
      .train_extension = ".dcp", .sniff = dcp::looks_like_dcp,
      .folder_holds = "a DCP .metadata", .open = open_as<dcp::DcpReader>, .create = dcp::create_dcp_writer},

@@ -24,6 +24,7 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <unordered_map>
 
 #include "dcp/dcp.hpp"
@@ -43,12 +44,15 @@ class FreshDcpWriter final : public Writer {
  public:
   FreshDcpWriter(const std::string& tmp_dir, const std::string& display, const OutputSpec& spec)
       : m_tmp_dir(tmp_dir), m_display(display), m_spec(spec), m_out(tmp_dir, display) {
-    check_dcp_folder(display);
+    // A distributed merge's other ranks (OutputSpec::part) lay out the same rank file and write their values into
+    // the one rank 0 made, which writes the rest and joins their CRC-32 spans in finish().
+    if (!spec.part) check_dcp_folder(display);
     refuse_optimizer_state();
-    m_fd = ::open((tmp_dir + "/" + k_rank_file).c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    const int create = spec.part ? 0 : O_CREAT | O_EXCL;
+    m_fd = ::open((tmp_dir + "/" + k_rank_file).c_str(), O_RDWR | create | O_CLOEXEC, 0666);
     if (m_fd < 0) fail(display, std::string("cannot create ") + k_rank_file + ": " + std::strerror(errno));
     lay_out();
-    replace_dcp_folder(tmp_dir, display);
+    if (!spec.part) replace_dcp_folder(tmp_dir, display);
   }
   ~FreshDcpWriter() override {
     if (m_fd >= 0) ::close(m_fd);
@@ -63,17 +67,35 @@ class FreshDcpWriter final : public Writer {
     m_zips[index]->pwrite_all(src, count * elem, m_data[index] + offset * elem);
   }
 
+  std::string finish_part() override {
+    if (::fsync(m_fd) != 0) fail(m_display, std::string("cannot sync ") + k_rank_file + ": " + std::strerror(errno));
+    nlohmann::json parts = nlohmann::json::array();
+    for (const auto& z : m_zips) parts.push_back(z->crc_spans());
+    close_rank_file();
+    return parts.dump();
+  }
+
+  void join_part(const std::string& part) override {
+    const auto parts = nlohmann::json::parse(part).get<std::vector<std::string>>();
+    WAVG_ASSERT(parts.size() == m_zips.size());
+    for (std::size_t i = 0; i < parts.size(); ++i) m_zips[i]->join_crcs(parts[i]);
+  }
+
   void finish() override {
     for (const auto& z : m_zips) z->finish();
-    const int fd = m_fd;
-    m_fd = -1;
-    if (::close(fd) != 0) fail(m_display, std::string("cannot close ") + k_rank_file + ": " + std::strerror(errno));
+    close_rank_file();
     m_out.add(".metadata", metadata_pickle(m_meta, m_display));
     m_out.finish(m_spec.provenance);
     verify_output(m_tmp_dir, m_display, m_spec);
   }
 
  private:
+  void close_rank_file() {
+    const int fd = m_fd;
+    m_fd = -1;
+    if (::close(fd) != 0) fail(m_display, std::string("cannot close ") + k_rank_file + ": " + std::strerror(errno));
+  }
+
   // An optimizer's moments and hyper-parameters from an input that is not DCP would land here without the
   // optimizer's param_groups (a non-tensor value): torch could not load them into an optimizer, and wavg reading the
   // folder back would find no optimizer and take the moments for weights. Refused, naming the first one.
@@ -103,7 +125,8 @@ class FreshDcpWriter final : public Writer {
       std::string pickle = "\x80\x02";
       pytorch::pickle_tensor(pickle, t, "0");
       pickle += '.';
-      auto zip = std::make_unique<pytorch::ZipWriter>(m_fd, m_display, at);
+      auto zip = std::make_unique<pytorch::ZipWriter>(
+          m_fd, m_display, at, m_spec.part ? pytorch::ZipSizing::by_caller : pytorch::ZipSizing::at_start);
       zip->add_bytes("archive/data.pkl", std::move(pickle));
       zip->add_bytes("archive/byteorder", "little");
       zip->add("archive/data/0", t.bytes());
@@ -128,6 +151,7 @@ class FreshDcpWriter final : public Writer {
       m_zips.push_back(std::move(zip));
     }
     if (input) at = copy_bytes_values(*input, at);
+    if (m_spec.part) return;  // rank 0 sizes the file
     if (::ftruncate(m_fd, static_cast<off_t>(at)) != 0)
       fail(m_display, std::string("cannot size ") + k_rank_file + ": " + std::strerror(errno));
   }
@@ -140,7 +164,7 @@ class FreshDcpWriter final : public Writer {
     for (const Item& it : input.dcp_metadata().items) {
       if (it.tensor) continue;
       const MappedFile& file = input.data_file(file_of.at(it.where.file));  // the reader checked the storage
-      pwrite_all(m_fd, file.data() + it.where.offset, it.where.length, at, m_display);
+      if (!m_spec.part) pwrite_all(m_fd, file.data() + it.where.offset, it.where.length, at, m_display);
       Item item = it;
       item.where = {k_rank_file, at, it.where.length};
       if (!item.planned || item.planner.empty()) item.planner = {{.key = it.name}};

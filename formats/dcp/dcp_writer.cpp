@@ -25,15 +25,20 @@ constexpr std::size_t k_none = SIZE_MAX;
 class DcpWriter final : public Writer {
  public:
   DcpWriter(const std::string& tmp_dir, const std::string& display, const OutputSpec& spec)
-      : m_tmp_dir(tmp_dir), m_display(display), m_spec(spec), m_out(tmp_dir, display) {
-    check_dcp_folder(display);
+      : m_tmp_dir(tmp_dir),
+        m_display(display),
+        m_spec(spec),
+        m_out(tmp_dir, display, spec.part ? pytorch::CopyRole::part : pytorch::CopyRole::whole) {
+    // A distributed merge's other ranks (OutputSpec::part) lay out the same copies and write their values into
+    // the files rank 0 made; rank 0 checked the folder, and joins their CRC-32 spans in finish().
+    if (!spec.part) check_dcp_folder(display);
     m_input = dynamic_cast<const DcpReader*>(spec.template_input);
     m_source = pytorch::source_indices(*m_input, spec.tensors, display, "a DCP folder output");
     if (m_source.size() == m_input->tensors().size())
       copy_whole();
     else
       copy_kept();
-    replace_dcp_folder(tmp_dir, display);
+    if (!spec.part) replace_dcp_folder(tmp_dir, display);
   }
 
   // The copies hold the template's values, which is input 1 only when input 1 is a DCP folder that fits; the
@@ -59,6 +64,8 @@ class DcpWriter final : public Writer {
     m_out.finish(m_spec.provenance);
     verify_output(m_tmp_dir, m_display, m_spec);
   }
+  std::string finish_part() override { return m_out.finish_part(); }
+  void join_part(const std::string& part) override { m_out.join_part(part); }
 
  private:
   // Fills in, per data file, the chunks' elements the engine writes (every element of every output tensor, each

@@ -1,6 +1,7 @@
 // Writing Hugging Face model folders: one writer of the shards' format per shard, each over its part of the output
 // spec, into the AtomicDirectory's temporary directory; the index and input 1's other files beside them. The folder
-// appears whole when the directory is renamed into place (layout in hf.hpp).
+// appears whole when the directory is renamed into place (layout in hf.hpp). The shards are laid out from the spec
+// alone, so the ranks of a distributed merge each write their values into the same shards in place.
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -151,8 +152,10 @@ class FolderWriter final : public Writer {
   FolderWriter(ShardFormat format, const std::string& tmp_dir, const std::string& display, const OutputSpec& spec)
       : m_dir(tmp_dir), m_display(display), m_spec(spec) {
     // --force replaces the model in a model folder (or fills an empty one), never a folder the path happens to
-    // name (a home directory), and nothing of the folder but the model.
-    check_target_folder(display);
+    // name (a home directory), and nothing of the folder but the model. A distributed merge's other ranks
+    // (OutputSpec::part) lay out the same shards from the spec and only write their values: rank 0 checked the
+    // folder and made the files.
+    if (!spec.part) check_target_folder(display);
     const std::uint64_t limit = spec.shard_size ? spec.shard_size : k_default_shard_size;
     // huggingface_hub's rule: a tensor starts a new shard when it would overfill the current one.
     std::vector<std::vector<std::size_t>> shards;
@@ -169,7 +172,7 @@ class FolderWriter final : public Writer {
     if (shards.empty()) shards.emplace_back();  // a model of no tensors is still one (empty) file
     m_where.resize(spec.tensors.size());
     m_names = shard_names(format, shards.size(), display, tmp_dir);
-    plan_replacement(format);
+    if (!spec.part) plan_replacement(format);
     for (std::size_t s = 0; s < shards.size(); ++s) {
       auto sub = std::make_unique<OutputSpec>();
       for (std::size_t k = 0; k < shards[s].size(); ++k) {
@@ -178,10 +181,13 @@ class FolderWriter final : public Writer {
       }
       if (format == ShardFormat::safetensors) sub->metadata = shard_metadata(spec.template_input);
       sub->provenance = spec.provenance;
+      sub->part = spec.part;
       const std::string path = (fs::path(m_dir) / m_names[s]).string();
-      const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-      if (fd < 0) fail(m_display, "cannot create " + m_names[s] + ": " + std::strerror(errno));
-      ::close(fd);
+      if (!spec.part) {
+        const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd < 0) fail(m_display, "cannot create " + m_names[s] + ": " + std::strerror(errno));
+        ::close(fd);
+      }
       const std::string shown = (fs::path(m_display) / m_names[s]).string();
       m_writers.push_back(format == ShardFormat::safetensors ? create_safetensors_writer(path, shown, *sub)
                                                              : pytorch::create_pytorch_writer(path, shown, *sub));
@@ -201,6 +207,21 @@ class FolderWriter final : public Writer {
     m_writers.clear();
     if (m_names.size() > 1) write_index();
     copy_other_files();
+  }
+
+  // Every shard's share of this rank is synced; rank 0's finish() writes the shards' headers and the rest.
+  std::string finish_part() override {
+    nlohmann::json parts = nlohmann::json::array();
+    for (auto& w : m_writers) parts.push_back(w->finish_part());
+    m_writers.clear();
+    return parts.dump();
+  }
+
+  // Hands each shard's writer its part of another rank's finish_part().
+  void join_part(const std::string& part) override {
+    const auto parts = nlohmann::json::parse(part).get<std::vector<std::string>>();
+    WAVG_ASSERT(parts.size() == m_writers.size());
+    for (std::size_t s = 0; s < parts.size(); ++s) m_writers[s]->join_part(parts[s]);
   }
 
  private:

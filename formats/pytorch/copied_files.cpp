@@ -44,7 +44,8 @@ CopiedFiles::~CopiedFiles() {
 }
 
 std::size_t CopiedFiles::create(const std::string& name) {
-  const int fd = ::open((m_dir + "/" + name).c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  const int flags = m_role == CopyRole::part ? O_RDWR : O_RDWR | O_CREAT | O_EXCL;
+  const int fd = ::open((m_dir + "/" + name).c_str(), flags | O_CLOEXEC, 0666);
   if (fd < 0) fail(m_display, "cannot create " + name + ": " + std::strerror(errno));
   m_copies.push_back(std::make_unique<Copy>());
   m_copies.back()->fd = fd;
@@ -94,6 +95,7 @@ std::size_t CopiedFiles::copy(const std::string& name, const MappedFile& from, c
   Copy& c = *m_copies[index];
   track(c, from, spec.entries);
   check_inside(spec);
+  if (m_role == CopyRole::part) return index;  // rank 0 sizes and copies
   const ByteRanges ranges = spec.ranges.empty() ? ByteRanges{{0, from.size()}} : spec.ranges;
   // What the caller writes, as sorted disjoint ranges [begin, end).
   ByteRanges written;
@@ -136,7 +138,7 @@ std::size_t CopiedFiles::copy(const std::string& name, const MappedFile& from, c
 
 std::size_t CopiedFiles::add(const std::string& name, const std::string& bytes) {
   const std::size_t index = create(name);
-  write(index, bytes.data(), bytes.size(), 0);
+  if (m_role == CopyRole::whole) write(index, bytes.data(), bytes.size(), 0);
   return index;
 }
 
@@ -166,6 +168,26 @@ void CopiedFiles::finish(const Provenance& provenance) {
     c->fd = -1;
     if (::close(closing) != 0) fail(m_display, std::string("cannot close an output file: ") + std::strerror(errno));
   }
+}
+
+std::string CopiedFiles::finish_part() {
+  nlohmann::json parts = nlohmann::json::array();
+  for (const auto& c : m_copies) {
+    if (::fsync(c->fd) != 0) fail(m_display, std::string("cannot sync an output file: ") + std::strerror(errno));
+    std::vector<std::size_t> all(c->crcs.size());
+    for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+    parts.push_back(c->crcs.spans_text(all));
+    const int closing = c->fd;
+    c->fd = -1;
+    if (::close(closing) != 0) fail(m_display, std::string("cannot close an output file: ") + std::strerror(errno));
+  }
+  return parts.dump();
+}
+
+void CopiedFiles::join_part(const std::string& part) {
+  const auto parts = nlohmann::json::parse(part).get<std::vector<std::string>>();
+  WAVG_ASSERT(parts.size() <= m_copies.size());  // rank 0's also holds the files it added
+  for (std::size_t i = 0; i < parts.size(); ++i) m_copies[i]->crcs.join(parts[i]);
 }
 
 }  // namespace wavg::pytorch

@@ -43,10 +43,15 @@ struct CopySpec {
   std::vector<CopiedEntry> entries;  // whose CRC-32s finish() writes
 };
 
+// Which process writes the copies: the only one, or a distributed merge's rank other than 0 (OutputSpec::part),
+// which opens the files rank 0 made and copied and writes its share of the values into them.
+enum class CopyRole { whole, part };
+
 class CopiedFiles {
  public:
   // Writes into the (temporary) folder `dir`; errors name `display`.
-  CopiedFiles(std::string dir, std::string display) : m_dir(std::move(dir)), m_display(std::move(display)) {}
+  CopiedFiles(std::string dir, std::string display, CopyRole role = CopyRole::whole)
+      : m_dir(std::move(dir)), m_display(std::move(display)), m_role(role) {}
   ~CopiedFiles();
   CopiedFiles(const CopiedFiles&) = delete;
   CopiedFiles& operator=(const CopiedFiles&) = delete;
@@ -61,6 +66,10 @@ class CopiedFiles {
   // Writes the CRC-32s of the copies' entries, then wavg.json (the provenance's entries; a file the frameworks
   // ignore), and closes every copy.
   void finish(const Provenance& provenance);
+  // Syncs and closes a part's copies and returns what it wrote into their entries (EntryCrcs::spans_text), for
+  // rank 0's join_part() before its finish().
+  std::string finish_part();
+  void join_part(const std::string& part);
 
  private:
   struct Copy {
@@ -73,6 +82,7 @@ class CopiedFiles {
   static void check_inside(const CopySpec& spec);
 
   std::string m_dir, m_display;
+  CopyRole m_role;
   std::vector<std::unique_ptr<Copy>> m_copies;
 };
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <nlohmann/json.hpp>
 
 #include "wavg/error.hpp"
 
@@ -65,6 +66,11 @@ void EntryCrcs::note_span(Entry& e, const unsigned char* data, std::uint64_t beg
   }
   const std::uint32_t crc = crc32_of(data, end - begin);
   std::lock_guard<std::mutex> lock(m_mutex);
+  add_span(e, begin, end, crc);
+}
+
+void EntryCrcs::add_span(Entry& e, std::uint64_t begin, std::uint64_t end, std::uint32_t crc) {
+  if (e.reread) return;
   auto& spans = e.written;
   auto next = spans.upper_bound(begin);
   auto prev = next == spans.begin() ? spans.end() : std::prev(next);
@@ -86,6 +92,34 @@ void EntryCrcs::note_span(Entry& e, const unsigned char* data, std::uint64_t beg
     const uLong joined = crc32_combine64(cur->second.crc, next->second.crc, len);
     cur->second = {next->second.end, static_cast<std::uint32_t>(joined)};
     spans.erase(next);
+  }
+}
+
+// [[entry, begin, end, crc], ...] for the spans, [entry] for an entry read back.
+std::string EntryCrcs::spans_text(const std::vector<std::size_t>& which) const {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  nlohmann::json out = nlohmann::json::array();
+  for (const std::size_t i : which) {
+    const Entry& e = m_entries[i];
+    if (e.reread) out.push_back({i});
+    for (const auto& [begin, span] : e.written) out.push_back({i, begin, span.end, span.crc});
+  }
+  return out.dump();
+}
+
+void EntryCrcs::join(const std::string& text) {
+  const nlohmann::json spans = nlohmann::json::parse(text);
+  std::lock_guard<std::mutex> lock(m_mutex);
+  for (const nlohmann::json& s : spans) {
+    const auto i = s.at(0).get<std::size_t>();
+    WAVG_ASSERT(i < m_entries.size());
+    Entry& e = m_entries[i];
+    if (s.size() == 1) {
+      e.reread = true;
+      e.written.clear();
+    } else {
+      add_span(e, s.at(1).get<std::uint64_t>(), s.at(2).get<std::uint64_t>(), s.at(3).get<std::uint32_t>());
+    }
   }
 }
 

@@ -3,7 +3,8 @@
 // back: each write is noted against the entries it falls in, as disjoint spans begin -> (end, CRC-32 of the span),
 // adjacent spans joined with zlib's crc32_combine64, so the writes may come in any order and from any thread. An
 // entry whose spans end as one span over all of it has its CRC-32; one written over twice (or in too many scattered
-// pieces, as a strided view's element-wise writes) is read back from the file instead.
+// pieces, as a strided view's element-wise writes) is read back from the file instead. The ranks of a distributed
+// merge each note their own writes into one file, and rank 0 joins their spans (spans_text, join) before finishing.
 
 #include <cstdint>
 #include <map>
@@ -32,6 +33,12 @@ class EntryCrcs {
   // Returns every entry's CRC-32: noted(), else read back from `fd` (errors name `display`).
   std::vector<std::uint32_t> crcs(int fd, const std::string& display) const;
   std::size_t size() const { return m_entries.size(); }
+  // Returns the spans noted in the entries `which` (indices, ascending) and which of them are read back, as text for
+  // join(): a distributed merge's rank tells rank 0 what it wrote into the one file (a few numbers an entry).
+  std::string spans_text(const std::vector<std::size_t>& which) const;
+  // Adds another process's spans_text() over the same entries of the same file: where both wrote, the entry is
+  // read back.
+  void join(const std::string& text);
 
  private:
   struct Span {
@@ -44,6 +51,8 @@ class EntryCrcs {
     bool reread = false;
   };
   void note_span(Entry& e, const unsigned char* data, std::uint64_t begin, std::uint64_t end);
+  // Adds the span [begin, end) of `e`, whose CRC-32 is `crc`; the caller holds m_mutex.
+  void add_span(Entry& e, std::uint64_t begin, std::uint64_t end, std::uint32_t crc);
 
   std::vector<Entry> m_entries;
   mutable std::mutex m_mutex;  // guards the entries' spans

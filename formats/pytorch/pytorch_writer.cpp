@@ -1,6 +1,7 @@
 // Writing torch.save files (layout and the three cases in pytorch.hpp): the file is laid out and sized before any
 // value arrives, input 1's bytes are copied where they are kept (only there), and every block is written in place
-// with pwrite().
+// with pwrite(). The ranks of a distributed merge lay out the same file and write their shares into it; rank 0 also
+// copies and writes what the engine does not, and joins the others' CRC-32 spans (entry_crcs.hpp) to the headers.
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -77,7 +78,9 @@ class PytorchWriter final : public Writer {
  public:
   PytorchWriter(const std::string& tmp_path, const std::string& display_path, const OutputSpec& spec)
       : m_display(display_path), m_spec(spec) {
-    m_fd = ::open(tmp_path.c_str(), O_RDWR | O_TRUNC | O_CLOEXEC);
+    // A distributed merge's other ranks (OutputSpec::part) lay out the same file and write only their values into
+    // it: rank 0 has copied what the engine does not write, and writes the headers.
+    m_fd = ::open(tmp_path.c_str(), O_RDWR | (spec.part ? 0 : O_TRUNC) | O_CLOEXEC);
     if (m_fd < 0) fail(m_display, std::strerror(errno));
     m_zip = std::make_unique<ZipWriter>(m_fd, m_display);
     m_targets.resize(spec.tensors.size());
@@ -122,6 +125,17 @@ class PytorchWriter final : public Writer {
     }
   }
 
+  std::string finish_part() override {
+    if (::fsync(m_fd) != 0) fail(m_display, std::string("cannot sync the output: ") + std::strerror(errno));
+    std::string spans = m_is_zip ? m_zip->crc_spans() : std::string();
+    close_output();
+    return spans;
+  }
+
+  void join_part(const std::string& part) override {
+    if (m_is_zip) m_zip->join_crcs(part);
+  }
+
   void finish() override {
     if (m_shared) m_shared->at_finish();
     if (m_provenance_size) {
@@ -130,12 +144,16 @@ class PytorchWriter final : public Writer {
       m_zip->pwrite_all(text.data(), text.size(), m_provenance_at);
     }
     if (m_is_zip) m_zip->finish();
+    close_output();
+  }
+
+ private:
+  void close_output() {
     const int fd = m_fd;
     m_fd = -1;
     if (::close(fd) != 0) fail(m_display, std::string("cannot close the output: ") + std::strerror(errno));
   }
 
- private:
   struct Target {
     std::uint64_t begin = 0;
     std::vector<std::uint64_t> stride;
@@ -197,7 +215,8 @@ class PytorchWriter final : public Writer {
         covered[p.entry] = true;
     }
     for (std::size_t i : kept)
-      if (!covered[i]) copy_from(input1.file(), entries[i].data_offset, entries[i].size, new_offset[i]);
+      if (!covered[i] && !m_spec.part)  // rank 0 copies them
+        copy_from(input1.file(), entries[i].data_offset, entries[i].size, new_offset[i]);
     for (std::size_t o = 0; o < m_spec.tensors.size(); ++o)
       m_prefilled[o] = !covered[input1.placement(template_index(input1, o)).entry];
     m_is_zip = true;
@@ -208,8 +227,7 @@ class PytorchWriter final : public Writer {
   // A strided view keeps input 1's bytes (prefilled) unless averaged, as before; the result is the same bytes.
   void lay_out_legacy(const PytorchReader& input1) {
     const MappedFile& file = input1.file();
-    if (::ftruncate(m_fd, static_cast<off_t>(file.size())) != 0)
-      fail(m_display, std::string("cannot size the output: ") + std::strerror(errno));
+    m_is_zip = false;
     std::vector<std::pair<std::uint64_t, std::uint64_t>> written;  // [begin, end) the engine fills
     for (std::size_t o = 0; o < m_spec.tensors.size(); ++o) {
       const Placement& p = input1.placement(template_index(input1, o));
@@ -218,6 +236,9 @@ class PytorchWriter final : public Writer {
       const std::uint64_t bytes = m_spec.tensors[o].bytes();
       if (p.contiguous && bytes > 0) written.emplace_back(p.begin, p.begin + bytes);
     }
+    if (m_spec.part) return;  // rank 0 sizes the file and copies the rest
+    if (::ftruncate(m_fd, static_cast<off_t>(file.size())) != 0)
+      fail(m_display, std::string("cannot size the output: ") + std::strerror(errno));
     std::sort(written.begin(), written.end());
     std::uint64_t at = 0;  // copied up to here
     for (const auto& [begin, end] : written) {
@@ -225,7 +246,6 @@ class PytorchWriter final : public Writer {
       at = std::max(at, end);
     }
     if (at < file.size()) copy_from(file, at, file.size() - at, at);
-    m_is_zip = false;
   }
 
   // Input 1's output tensors as views of the output file, with input 1's bytes of each.
@@ -234,6 +254,14 @@ class PytorchWriter final : public Writer {
     for (const Target& t : m_targets)
       views.push_back({t.begin, &t.stride, t.contiguous, input1.file().data() + t.source});
     m_shared = std::make_unique<SharedViews>(m_spec.tensors, std::move(views), m_display, input1.path());
+    // SharedViews checks the writes of one process; the ranks of a distributed merge write apart.
+    if (m_spec.part)
+      for (std::size_t o = 0; o < m_spec.tensors.size(); ++o)
+        if (m_shared->watched(o))
+          throw Error(ExitCode::usage, m_display,
+                      m_spec.tensors[o].name + " shares elements with another tensor in " + input1.path() +
+                          ", which one process checks as it writes them: write this .pt without mpirun, or merge "
+                          "to .safetensors");
   }
 
   // Copies `n` bytes of input 1 from `begin` to `at` of the output, a piece at a time, each piece dropped from the
@@ -257,12 +285,13 @@ class PytorchWriter final : public Writer {
     m_zip->add("archive/version", 2);
     add_provenance("archive/wavg.json");
     const std::vector<std::uint64_t> at = m_zip->lay_out();
-    m_zip->pwrite_all(pickle.data(), pickle.size(), at[0]);
-    m_zip->pwrite_all("little", 6, at[1]);
     for (std::size_t o = 0; o < m_spec.tensors.size(); ++o) m_targets[o].begin = at[2 + o];
-    m_zip->pwrite_all("3\n", 2, at[at.size() - 2]);
     m_provenance_at = at.back();
     m_is_zip = true;
+    if (m_spec.part) return;
+    m_zip->pwrite_all(pickle.data(), pickle.size(), at[0]);
+    m_zip->pwrite_all("little", 6, at[1]);
+    m_zip->pwrite_all("3\n", 2, at[at.size() - 2]);
   }
 
   void add_provenance(const std::string& name) {

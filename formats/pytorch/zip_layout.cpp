@@ -240,7 +240,7 @@ std::vector<std::uint64_t> ZipWriter::lay_out() {
     at = e.data + e.size;
   }
   m_end = at;
-  if (m_base == 0 && ::ftruncate(m_fd, static_cast<off_t>(m_end)) != 0)
+  if (m_base == 0 && m_sizing == ZipSizing::at_start && ::ftruncate(m_fd, static_cast<off_t>(m_end)) != 0)
     fail(m_display, std::string("cannot size the output: ") + std::strerror(errno));
   return offsets;
 }
@@ -326,6 +326,13 @@ void ZipWriter::finish() {
   if (run.empty()) run_at = m_end;
   run += directory(crc_of);
   wavg::pwrite_all(m_fd, run.data(), run.size(), m_base + run_at, m_display);
+}
+
+std::string ZipWriter::crc_spans() const {
+  std::vector<std::size_t> written;
+  for (std::size_t i = 0; i < m_entries.size(); ++i)
+    if (!m_entries[i].given) written.push_back(i);
+  return m_crcs.spans_text(written);
 }
 
 void ZipWriter::pwrite_all(const void* data, std::uint64_t bytes, std::uint64_t at) {

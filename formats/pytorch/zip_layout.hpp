@@ -68,10 +68,14 @@ std::vector<ZipEntry> read_zip_directory(const std::string& file, const unsigned
 // the data offset of each entry; the caller writes the bytes there with pwrite_all() (any order, any thread);
 // finish() writes the headers, with the CRC-32s of what was written, and the central directory. The archive starts
 // at file offset `base` (a DCP rank file holds one archive per tensor, each one's offsets relative to its start).
+// Who sizes the file an archive lies in: lay_out() when the archive starts it (base 0), or always its caller (a
+// distributed merge's rank other than 0 never resizes the file rank 0 is filling).
+enum class ZipSizing { at_start, by_caller };
+
 class ZipWriter {
  public:
-  ZipWriter(int fd, std::string display, std::uint64_t base = 0)
-      : m_fd(fd), m_display(std::move(display)), m_base(base) {}
+  ZipWriter(int fd, std::string display, std::uint64_t base = 0, ZipSizing sizing = ZipSizing::at_start)
+      : m_fd(fd), m_display(std::move(display)), m_base(base), m_sizing(sizing) {}
   void add(std::string name, std::uint64_t size);
   // Adds an entry of the bytes `content`, which finish() writes with the headers (no pwrite_all() for it: an
   // archive of small entries around one tensor costs two writes).
@@ -84,6 +88,11 @@ class ZipWriter {
   void finish();
   // Writes `bytes` at file offset `at`.
   void pwrite_all(const void* data, std::uint64_t bytes, std::uint64_t at);
+  // Returns what this process wrote into the entries (not the add_bytes() ones, which every rank lays out alike),
+  // for the join_crcs() of the process that calls finish(): the ranks of a distributed merge write one archive.
+  std::string crc_spans() const;
+  // Takes another process's crc_spans() of the same archive.
+  void join_crcs(const std::string& spans) { m_crcs.join(spans); }
 
  private:
   struct Entry {
@@ -101,6 +110,7 @@ class ZipWriter {
   int m_fd;
   std::string m_display;
   std::uint64_t m_base = 0;
+  ZipSizing m_sizing;
   std::vector<Entry> m_entries;
   std::uint64_t m_end = 0;  // where the central directory starts, relative to m_base
   EntryCrcs m_crcs;         // the entries' CRC-32s, from what pwrite_all() wrote

@@ -153,6 +153,9 @@ struct OutputSpec {
   // tensor), and the block type it named ("q8_0"; empty for a dtype), one of the row's block_types.
   bool out_dtype_given = false;
   std::string block_type{};
+  // A distributed merge's rank other than 0 (Codec::in_place): rank 0's writer made the output's files, and this
+  // one only writes its share of the values into them (Writer::finish_part).
+  bool part = false;
 };
 
 class Writer {
@@ -164,9 +167,16 @@ class Writer {
   virtual void write(std::size_t index, std::uint64_t offset, std::uint64_t count, const void* src) = 0;
   // Completes the file. After finish() the file is whole and may be renamed into place.
   virtual void finish() = 0;
-  // Completes this process's part of a file that the ranks of a distributed merge write together (Codec::in_place):
-  // its values are on disk (synced), and the rest (a header) is left to the one rank that calls finish().
-  virtual void finish_part() { WAVG_ASSERT(!"finish_part() of a writer whose format is not in_place"); }
+  // Completes this process's part of an output that the ranks of a distributed merge write together
+  // (Codec::in_place): its values are on disk (synced), and the rest (a header, an index) is left to the one rank
+  // that calls finish(). Returns what that rank needs to know of this part (the CRC-32s of the zip entries' spans
+  // it wrote), for its join_part(); empty: nothing.
+  virtual std::string finish_part() {
+    WAVG_ASSERT(!"finish_part() of a writer whose format is not in_place");
+    return {};
+  }
+  // Takes another rank's finish_part(), on the rank that then calls finish().
+  virtual void join_part(const std::string& /*part*/) {}
 };
 
 class MappedFile;
@@ -234,9 +244,10 @@ struct Codec {
   // tensors are computed as float32 and the writer encodes them.
   std::array<const char*, 4> block_types{};
   bool keeps_entries = false;  // an output over an input of this format keeps its non-tensor entries (an epoch)
-  // The writer lays the whole file out from the OutputSpec alone (every rank computes the same offsets) and writes
-  // each value in place there: the ranks of a distributed merge write their shares into one file, each through a
-  // writer of its own (Writer::finish_part), rank 0's also writing the header (Writer::finish).
+  // The writer lays the whole output out from the OutputSpec alone (every rank computes the same offsets) and writes
+  // each value in place there: the ranks of a distributed merge write their shares into one file (or the files of
+  // one folder), each through a writer of its own (OutputSpec::part, Writer::finish_part), rank 0's also writing
+  // the headers and the rest (Writer::finish).
   bool in_place = false;
   bool holds_complex = false;  // an output may hold complex numbers (Numbers::complex); create_writer refuses others
   // Why a file of this format has no file-level metadata that wavg reads back (convert --set-meta, --weight-by),

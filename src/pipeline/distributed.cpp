@@ -2,8 +2,6 @@
 
 #include "pipeline/distributed.hpp"
 
-#include <unistd.h>
-
 #include <cstring>
 #include <nlohmann/json.hpp>
 
@@ -19,11 +17,17 @@ void check_distributed_output(FormatId format, const std::string& path) {
     throw Error(ExitCode::usage, path,
                 "a merge over " + std::to_string(mpi_size()) + " ranks writes a file, not standard output");
   const Codec& c = codec(format);
-  if (!c.in_place)
-    throw Error(ExitCode::usage, path,
-                "a merge over " + std::to_string(mpi_size()) + " ranks writes safetensors (each rank writes its " +
-                    "share in place); " + c.name + " outputs are made by one process: run without mpirun, or " +
-                    "merge to .safetensors and convert");
+  if (c.in_place) return;
+  std::vector<const char*> shared;
+  for (const Codec& row : codecs())
+    if (row.in_place) shared.push_back(row.name);
+  std::string names;
+  for (std::size_t i = 0; i < shared.size(); ++i)
+    names += (i == 0 ? "" : i + 1 == shared.size() ? " or " : ", ") + std::string(shared[i]);
+  throw Error(ExitCode::usage, path,
+              "a merge over " + std::to_string(mpi_size()) + " ranks writes " + names + " (each rank writes its " +
+                  "share in place); " + c.name + " outputs are made by one process: run without mpirun, or " +
+                  "merge to .safetensors and convert");
 }
 
 std::string decisions_text(FormatId format, const Plan& plan, const OutputSpec& spec) {
@@ -86,10 +90,10 @@ void join_fingerprints(const Provenance& provenance) {
 
 namespace {
 
-char g_part_path[4096];  // remove_on_signal's file; fixed storage, read by a signal handler
+char g_part_path[4096];  // remove_on_signal's file or folder; fixed storage, read by a signal handler
 
 void remove_part() noexcept {
-  if (g_part_path[0]) ::unlink(g_part_path);
+  if (g_part_path[0]) signals::remove_tree(g_part_path);
 }
 
 }  // namespace

@@ -3,12 +3,13 @@
 // the same inputs, plans, and builds the same method, all from metadata; rank 0's decisions (the plan, the output's
 // layout, the method's parameters) are broadcast and every rank checks its own against them before anything is
 // written. The work is divided by partition(): each rank streams only its share of every input through the engine
-// and writes it in place into the one temporary file rank 0 made (Codec::in_place: safetensors), through a writer
-// of its own at the same offsets. The inputs' fingerprints are shared out too (HashShare) and joined on rank 0,
-// which writes the header. Every step that can fail on one rank is agreed() (ranks.hpp), so an error anywhere ends
-// every rank with one report and rank 0's atomic file removes the temporary file; the rename happens once, on rank
-// 0, after every rank has synced its part. Data moves through the file system only: MPI carries a few bytes of
-// agreement.
+// and writes it in place into the one temporary file (or folder) rank 0 made (Codec::in_place: safetensors, .pt, a
+// Hugging Face or DCP folder), through a writer of its own at the same offsets. The inputs' fingerprints are shared
+// out too (HashShare) and joined on rank 0, which then takes what each rank's writer says of its part (the CRC-32s
+// of a zip's spans: Writer::finish_part, join_part) and writes the headers. Every step that can fail on one rank is
+// agreed() (ranks.hpp), so an error anywhere ends every rank with one report and rank 0's atomic output removes the
+// temporary file; the rename happens once, on rank 0, after every rank has synced its part. Data moves through the
+// file system only: MPI carries a few bytes of agreement.
 
 #include <cstdint>
 #include <string>
@@ -57,9 +58,9 @@ class PartWriter final : public Writer {
 // Hands every rank's fingerprints (Provenance::own_digests) to every rank's provenance. Collective.
 void join_fingerprints(const Provenance& provenance);
 
-// Removes the shared temporary file `path` if this rank (not rank 0, whose atomic file does it) is killed by a
-// signal or ends with an error: mpirun ends every rank with SIGTERM when one dies, rank 0 perhaps first. Empty:
-// none (the file was committed).
+// Removes the shared temporary file or folder `path` if this rank (not rank 0, whose atomic output does it) is
+// killed by a signal or ends with an error: mpirun ends every rank with SIGTERM when one dies, rank 0 perhaps first.
+// Empty: none (the output was committed).
 void remove_on_signal(const std::string& path);
 
 }  // namespace wavg::pipeline

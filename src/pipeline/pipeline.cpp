@@ -162,16 +162,20 @@ void pace_hashing(Engine& engine, const Provenance& provenance) {
         [provenance](std::uint64_t done, std::uint64_t total) { provenance.note_read_progress(done, total); });
 }
 
+namespace {
+
+// Returns `spec` with the options of `target` that a writer takes from the spec.
+OutputSpec with_options(const Target& target, OutputSpec spec) {
+  spec.write_tf_state = target.options().tf_state;
+  spec.shard_size = target.options().shard_size;
+  spec.block_type = target.options().block_type;
+  return spec;
+}
+
+}  // namespace
+
 Output::Output(const Target& target, OutputSpec spec, const std::vector<std::string>& inputs)
-    : Output(
-          target.path(), target.format_id(), target.overwrite(),
-          [&] {
-            spec.write_tf_state = target.options().tf_state;
-            spec.shard_size = target.options().shard_size;
-            spec.block_type = target.options().block_type;
-            return std::move(spec);
-          }(),
-          inputs) {}
+    : Output(target.path(), target.format_id(), target.overwrite(), with_options(target, std::move(spec)), inputs) {}
 
 Output::Output(const std::string& path, FormatId format, Overwrite overwrite, OutputSpec spec,
                const std::vector<std::string>& inputs)
@@ -189,8 +193,10 @@ Output::Output(const std::string& path, FormatId format, Overwrite overwrite, Ou
   m_writer = create_writer(format, m_dir ? m_dir->tmp_path() : m_file->tmp_path(), target, m_spec);
 }
 
-Output::Output(const Target& target, OutputSpec spec, const std::string& tmp_path) : m_spec(std::move(spec)) {
+Output::Output(const Target& target, OutputSpec spec, const std::string& tmp_path)
+    : m_spec(with_options(target, std::move(spec))) {
   WAVG_ASSERT(codec(target.format_id()).in_place);
+  m_spec.part = true;
   m_writer = create_writer(target.format_id(), tmp_path, output_file(target.format_id(), target.path()), m_spec);
 }
 
@@ -320,9 +326,18 @@ Run run(const Job& job, Steps& steps) {
       engine.run(part);
     });
     join_fingerprints(out->spec().provenance);
-    agreed([&] { rank == 0 ? out->writer().finish() : out->writer().finish_part(); });
+    // Every rank's part is synced (finish_part) before rank 0 finishes the output with what they say of it.
+    std::string mine;
+    agreed([&] {
+      if (rank != 0) mine = out->writer().finish_part();
+    });
+    const std::vector<std::string> parts = all_gather(mine);
+    agreed([&] {
+      if (rank != 0) return;
+      for (std::size_t k = 1; k < parts.size(); ++k) out->writer().join_part(parts[k]);
+      out->writer().finish();
+    });
   }
-  // Every rank's part is synced (finish_part) before rank 0 renames the file.
   agreed([&] {
     if (rank == 0) out->commit();
   });

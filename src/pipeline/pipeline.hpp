@@ -108,8 +108,9 @@ class Output {
   // An output the program names itself (a server state, a trained model), replaced freely.
   Output(const std::string& path, FormatId format, Overwrite overwrite, OutputSpec spec,
          const std::vector<std::string>& inputs);
-  // Another rank's part of a distributed output (Codec::in_place) whose temporary file rank 0's Output made at
-  // `tmp_path`: a writer of its own there and no atomic file, since rank 0 commits or removes the file.
+  // Another rank's part of a distributed output (Codec::in_place) whose temporary file or folder rank 0's Output
+  // made at `tmp_path`: a writer of its own there (OutputSpec::part) and no atomic file, since rank 0 commits or
+  // removes it.
   Output(const Target& target, OutputSpec spec, const std::string& tmp_path);
   ~Output();
   Output(const Output&) = delete;
@@ -119,8 +120,8 @@ class Output {
   const OutputSpec& spec() const { return m_spec; }
   // Closes the writer (which must have finished: Engine::run does it) and puts the output in place.
   void commit();
-  // Returns where the output is written until commit() (a file output's).
-  const std::string& tmp_path() const { return m_file->tmp_path(); }
+  // Returns where the output is written until commit(): its temporary file or folder.
+  const std::string& tmp_path() const { return m_dir ? m_dir->tmp_path() : m_file->tmp_path(); }
 
  private:
   std::unique_ptr<TempFile> m_stdout;  // the whole output before it goes to standard output (path "-")

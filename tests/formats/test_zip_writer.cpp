@@ -114,3 +114,57 @@ TEST_CASE("zip writer: archives at offsets of one file (a DCP rank file), with g
     }
   }
 }
+
+TEST_CASE("zip writer: the ranks of a distributed merge write one archive; rank 0 joins their CRC-32 spans") {
+  // Rank 0's writer and another rank's lay out the same archive over one file; each writes its share, the other
+  // rank's spans go to rank 0 as text (crc_spans, join_crcs), and rank 0's finish() writes CRC-32s equal to zlib's
+  // of the final bytes: an entry split between the ranks, one written by the other rank only, one both wrote over
+  // (read back), and a given entry the other rank laid out too but does not report.
+  test::TempDir dir;
+  const std::string path = dir / "out.pt";
+  std::vector<std::string> content(3);
+  std::uint32_t x = 11;
+  const std::size_t sizes[] = {(std::size_t{9} << 20) + 3, 4097, 500};
+  for (std::size_t i = 0; i < content.size(); ++i)
+    for (std::size_t k = 0; k < sizes[i]; ++k) content[i] += static_cast<char>((x = x * 1103515245u + 12345u) >> 24);
+  const std::string given = "pickled";
+  const auto lay_out = [&](pytorch::ZipWriter& zip) {
+    zip.add_bytes("archive/data.pkl", given);
+    for (std::size_t i = 0; i < content.size(); ++i) {
+      char name[40];  // snprintf, not +: GCC 12's -Wrestrict misfires on the string concatenation
+      std::snprintf(name, sizeof name, "archive/data/%zu", i);
+      zip.add(name, content[i].size());
+    }
+    return zip.lay_out();
+  };
+  {
+    const int fd0 = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644), fd1 = ::open(path.c_str(), O_RDWR);
+    REQUIRE(fd0 >= 0);
+    REQUIRE(fd1 >= 0);
+    pytorch::ZipWriter rank0(fd0, path), rank1(fd1, path);
+    const std::vector<std::uint64_t> at = lay_out(rank0);
+    REQUIRE(lay_out(rank1) == at);
+    const std::size_t cut = content[0].size() / 3;
+    rank0.pwrite_all(content[0].data(), cut, at[1]);
+    rank1.pwrite_all(content[0].data() + cut, content[0].size() - cut, at[1] + cut);
+    rank1.pwrite_all(content[1].data(), content[1].size(), at[2]);
+    rank0.pwrite_all(content[2].data(), 300, at[3]);
+    rank1.pwrite_all(content[2].data() + 200, 300, at[3] + 200);  // over rank 0's last 100 bytes
+    rank0.join_crcs(rank1.crc_spans());
+    rank0.finish();
+    ::close(fd0);
+    ::close(fd1);
+  }
+  std::ifstream in(path, std::ios::binary);
+  const std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto entries =
+      pytorch::read_zip_directory(path, reinterpret_cast<const unsigned char*>(file.data()), file.size());
+  REQUIRE(entries.size() == 4);
+  content.insert(content.begin(), given);
+  for (std::size_t i = 0; i < content.size(); ++i) {
+    CAPTURE(i);
+    CHECK(file.compare(entries[i].data_offset, content[i].size(), content[i]) == 0);
+    CHECK(central_crc(file, entries[i]) == crc32_z(0, reinterpret_cast<const Bytef*>(content[i].data()),
+                                                   content[i].size()));
+  }
+}

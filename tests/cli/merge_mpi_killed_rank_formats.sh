@@ -1,0 +1,41 @@
+# A rank killed (SIGKILL) while the ranks write a Hugging Face folder, a .pt file or a DCP folder leaves nothing:
+# no output and no temporary file or folder, whether it is rank 1 (mpirun then ends rank 0, whose atomic output is
+# removed) or rank 0 itself (the other ranks, ended by mpirun, remove what rank 0 made). The kill comes as soon as
+# the temporary output exists; a merge that finished first is a skip, not a pass. A SIGKILLed rank 0 leaves its
+# lock file, unlocked, as one killed process does (output_lock.hpp: the next run takes and removes it), so it is
+# not counted. merge_mpi_killed_rank covers safetensors.
+. "$ROOT/tests/support/mpi_env.sh"
+/usr/bin/python3 - "$ROOT" <<'PY'
+import sys
+import numpy as np
+sys.path.insert(0, sys.argv[1] + "/tests/support")
+from write_safetensors import save
+rng = np.random.default_rng(1)
+for k in range(2):
+    save(f"in{k}.safetensors", {"a": rng.standard_normal(3_000_000).astype(np.float32),
+                                "b": rng.standard_normal(3_000_000).astype(np.float32)})
+PY
+for out in hf/ out.pt dcp/; do
+  name=${out%/}
+  format=; [ $name = dcp ] && format="--format dcp"
+  for victim in 1 0; do
+    set +e
+    mpirun --oversubscribe -np 2 "$WAVG" merge in0.safetensors in1.safetensors -o $out $format --hash sha256 -q \
+      2>/dev/null &
+    launcher=$!
+    for _ in $(seq 2000); do
+      compgen -G ".$name.wavg-??????" >/dev/null && break
+      sleep 0.005
+    done
+    for pid in $(pgrep -P $launcher); do
+      grep -qz "^OMPI_COMM_WORLD_RANK=$victim\$" /proc/$pid/environ 2>/dev/null && kill -KILL $pid
+    done
+    wait $launcher
+    code=$?
+    set -e
+    [ -e $name ] && [ $code = 0 ] && { echo "the merge finished before the kill"; exit 77; }
+    echo "$out, rank $victim killed: mpirun exit non-zero: $([ $code != 0 ] && echo yes)," \
+      "left behind: $(ls -A | grep -v '^in[01].safetensors$' | grep -vc "^\.$name\.wavg-lock\$")"
+    rm -f ".$name.wavg-lock"
+  done
+done
