@@ -404,9 +404,16 @@ class MergeSteps final : public pipeline::Steps {
     if (m_o.align.method != "none" || !m_o.fed.base.empty() || task_run(m_o) || is_federated(m_o.fed.options))
       fail_usage("adapter folders merge by --lora's methods (exact, svd:RANK, factorwise, frozen-a) with --weights "
                  "or --weight-by, not with alignment, a base or another method");
-    m_lora = aggregate_lora(inputs, m_weights, parse_lora_merge(m_o.lora.empty() ? "exact" : m_o.lora));
+    m_lora = aggregate_lora(inputs, m_weights, lora_merge());
     m_weights = {1.0};
     return {m_lora.get()};
+  }
+
+  // --lora's method, with the costly per-module notes only when -v shows them.
+  LoraMerge lora_merge() const {
+    LoraMerge how = parse_lora_merge(m_o.lora.empty() ? "exact" : m_o.lora);
+    if (m_o.verbosity.verbose >= 1 && !m_o.verbosity.quiet) how.notes = LoraNotes::all;
+    return how;
   }
 
   // --lora-apply: input 1 (the base) with the other inputs (adapters, or their aggregate) folded in.
@@ -421,7 +428,7 @@ class MergeSteps final : public pipeline::Steps {
     if (is_federated(m_o.fed.options)) return round(*inputs.front(), adapters);
     Reader* adapter = adapters.front();
     if (adapters.size() > 1 || !m_o.lora.empty()) {  // --lora is applied to one adapter too (svd:RANK cuts it)
-      m_lora = aggregate_lora(adapters, m_weights, parse_lora_merge(m_o.lora.empty() ? "exact" : m_o.lora));
+      m_lora = aggregate_lora(adapters, m_weights, lora_merge());
       adapter = m_lora.get();
     }
     m_folded = fold_lora(*inputs.front(), *adapter);
