@@ -452,10 +452,22 @@ class MergeSteps final : public pipeline::Steps {
   }
 
   // --lora-extract: input 2's difference from input 1 as a rank-R adapter (lora_extract.hpp).
+  // The embedding tables' shapes from the config.json of the fine-tune's folder, else the base's, when either is a
+  // Hugging Face folder with one.
+  std::optional<EmbeddingShapes> model_embeddings() const {
+    for (const std::string& model : {m_o.inputs.back(), m_o.inputs.front()}) {
+      if (!std::filesystem::is_directory(model)) continue;
+      if (const auto text = read_tokenizer_file(std::filesystem::path(model) / "config.json"))
+        if (auto shapes = embedding_shapes(*text)) return shapes;
+    }
+    return std::nullopt;
+  }
+
   std::vector<Reader*> extracted(const std::vector<Reader*>& inputs) {
     if (inputs.front()->lora_adapter() || inputs.back()->lora_adapter())
       fail_usage("--lora-extract takes two models, the base and its fine-tune, not adapters");
-    std::unique_ptr<LoraExtract> e = extract_lora(*inputs.front(), *inputs.back(), m_o.lora_extract);
+    std::unique_ptr<LoraExtract> e =
+        extract_lora(*inputs.front(), *inputs.back(), m_o.lora_extract, model_embeddings());
     m_adapter_config = e->config_text();
     m_lora = std::move(e);
     m_weights = {1.0};
