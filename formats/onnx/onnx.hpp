@@ -4,7 +4,8 @@
 //
 //   ModelProto        1 ir_version, 2 producer_name, 3 producer_version, 7 graph, 14 metadata_props (key/value)
 //   GraphProto        1 node (NodeProto, repeated), 5 initializer (TensorProto, repeated)
-//   NodeProto         1 input, 2 output (names), 4 op_type, 7 domain, 5 attribute (AttributeProto: 1 name, 5 t)
+//   NodeProto         1 input, 2 output (names), 4 op_type, 7 domain, 5 attribute (AttributeProto: 1 name, 5 t,
+//                     6 g and 11 graphs: subgraphs, GraphProtos of their own)
 //   TensorProto       1 dims (int64), 2 data_type, 8 name, and its values in one of three forms:
 //                     9 raw_data          little-endian bytes, row-major (what exporters write)
 //                     4 float_data, 5 int32_data, 7 int64_data, 10 double_data, 11 uint64_data
@@ -14,12 +15,13 @@
 //                                         lie in another file beside the model (models over protobuf's 2 GiB)
 //
 // The tensors are the main graph's initializers of a numeric type (FLOAT, FLOAT16, BFLOAT16, DOUBLE, the integer
-// types and BOOL), and the `value` tensor of each Constant node holding a float type (some exporters keep weights
-// there), named by the node's output. Tensors of other types (strings, complex, 8-bit floats) and a subgraph's
-// (an If's branches) are not listed and are kept as input 1's. Roles come from the graph: a float tensor is a
-// weight, averaged, unless every node that consumes it takes it as a shape-like input (Resize's roi and scales,
-// Upsample's scales); those and every integer or bool tensor (shapes, axes, indices) are graph constants, copied
-// from input 1. metadata() is ModelProto.metadata_props, where the writer records the provenance.
+// types and BOOL), the `value` tensor of each Constant node of the main graph holding a float type (some exporters
+// keep weights there), named by the node's output, and the initializers of every subgraph (AttributeProto 6 g and
+// 11 graphs: an If's branches, a Loop's or Scan's body, at any depth; where sibling subgraphs name one alike, the
+// first). Tensors of other types (strings, complex, 8-bit floats) and a subgraph's Constant nodes are not listed
+// and are kept as input 1's. Roles come from the graph, subgraphs included: a float tensor is a weight, averaged,
+// unless every node that consumes it takes it as a shape-like input (Resize's roi and scales, Upsample's scales);
+// those and every integer or bool tensor (shapes, axes, indices) are graph constants, copied from input 1. metadata() is ModelProto.metadata_props, where the writer records the provenance.
 //
 // The reader distrusts the file: at most 2 GiB (protobuf's limit on a message), parsed by protobuf's generated
 // classes (which keep every field wavg does not declare), then each tensor checked before use: a non-empty unique

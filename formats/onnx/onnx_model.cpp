@@ -92,11 +92,19 @@ class Lister {
     m_dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
   }
 
-  // Lists `t` (graph initializer or Constant node `position`) under `name`, when its type is one wavg reads.
-  void add(const TensorProto& t, const std::string& name, bool constant_node, std::size_t position) {
-    const std::string what = (constant_node ? "Constant " : "initializer ") + name;
+  // Lists `t` (held by `holder` at `position`: see OnnxTensor) under `name`, when its type is one wavg reads.
+  void add(const TensorProto& t, const std::string& name, OnnxHolder holder, std::size_t position) {
+    const bool constant_node = holder == OnnxHolder::constant_node;
+    const std::string what = (constant_node ? "Constant " : holder == OnnxHolder::subgraph ? "subgraph initializer "
+                                                                                              : "initializer ") +
+                             name;
     if (name.empty()) fail(m_path, std::string(constant_node ? "a Constant node" : "an initializer") + " has no name");
-    if (!m_names.insert(name).second) fail(m_path, what + " appears twice in the graph");
+    if (!m_names.insert(name).second) {
+      // Sibling subgraphs (an If's two branches) may each name a value alike; only the first is listed, the others
+      // kept as input 1's, since the output's tensors go by name.
+      if (holder == OnnxHolder::subgraph) return;
+      fail(m_path, what + " appears twice in the graph");
+    }
     const Type* type = type_of_code(t.data_type());
     if (!type) return;  // kept in the graph as it is
     if (constant_node && !is_float(type->dtype)) return;
@@ -110,7 +118,7 @@ class Lister {
     std::uint64_t count = 0;
     if (!checked_count(info.shape, dtype_size(info.dtype), count))
       fail(m_path, what + ": its shape " + shape_string(info.shape) + " overflows");
-    OnnxTensor where{&t, constant_node, position};
+    OnnxTensor where{&t, holder, position};
     std::uint64_t others = 0;
     const std::uint64_t typed = typed_count(t, type->field, others);
     const bool external = t.has_data_location() && t.data_location() == 1;
@@ -181,17 +189,22 @@ class Lister {
   std::map<std::string, std::size_t> m_files;
 };
 
-// Gives every listed tensor its role from the nodes that consume it (onnx.hpp).
-void assign_roles(OnnxModel& m) {
+// Gives every listed tensor its role from the nodes that consume it, in the main graph and every subgraph
+// (onnx.hpp).
+void assign_roles(OnnxModel& m, const std::string& path) {
   std::unordered_map<std::string, std::size_t> index;
   for (std::size_t i = 0; i < m.tensors.size(); ++i) index.emplace(m.tensors[i].name, i);
   std::vector<int> uses(m.tensors.size(), 0), shape_uses(m.tensors.size(), 0);
-  for (const auto& n : m.proto->graph().node())
-    for (int k = 0; k < n.input_size(); ++k)
-      if (const auto it = index.find(n.input(k)); it != index.end()) {
-        ++uses[it->second];
-        if (shape_input(n, k)) ++shape_uses[it->second];
-      }
+  auto count_uses = [&](const wavg_onnx::GraphProto& g) {
+    for (const auto& n : g.node())
+      for (int k = 0; k < n.input_size(); ++k)
+        if (const auto it = index.find(n.input(k)); it != index.end()) {
+          ++uses[it->second];
+          if (shape_input(n, k)) ++shape_uses[it->second];
+        }
+  };
+  count_uses(m.proto->graph());
+  for (const auto& n : m.proto->graph().node()) for_subgraphs(n, path, count_uses);
   for (std::size_t i = 0; i < m.tensors.size(); ++i) {
     TensorInfo& t = m.tensors[i];
     const bool shape_only = uses[i] > 0 && uses[i] == shape_uses[i];
@@ -200,6 +213,21 @@ void assign_roles(OnnxModel& m) {
 }
 
 }  // namespace
+
+void for_subgraphs(const wavg_onnx::NodeProto& n, const std::string& path,
+                   const std::function<void(const wavg_onnx::GraphProto&)>& on_graph, int depth) {
+  constexpr int k_max_depth = 64;  // a crafted file could nest deeper than the stack allows
+  for (const auto& a : n.attribute()) {
+    auto visit = [&](const wavg_onnx::GraphProto& g) {
+      if (depth >= k_max_depth)
+        fail(path, "subgraphs nested over " + std::to_string(k_max_depth) + " deep in node " + n.name());
+      on_graph(g);
+      for (const auto& inner : g.node()) for_subgraphs(inner, path, on_graph, depth + 1);
+    };
+    if (a.has_g()) visit(a.g());
+    for (const auto& g : a.graphs()) visit(g);
+  }
+}
 
 OnnxModel::OnnxModel() = default;
 OnnxModel::~OnnxModel() = default;
@@ -218,15 +246,20 @@ OnnxModel parse_onnx(const std::string& path, const unsigned char* data, std::ui
   const auto& g = m.proto->graph();
   Lister lister(path, m);
   for (int i = 0; i < g.initializer_size(); ++i)
-    lister.add(g.initializer(i), g.initializer(i).name(), false, static_cast<std::size_t>(i));
+    lister.add(g.initializer(i), g.initializer(i).name(), OnnxHolder::initializer, static_cast<std::size_t>(i));
   for (int i = 0; i < g.node_size(); ++i) {
     const auto& n = g.node(i);
     const bool onnx_domain = !n.has_domain() || n.domain().empty() || n.domain() == "ai.onnx";
     if (!onnx_domain || n.op_type() != "Constant" || n.output_size() != 1) continue;
     for (const auto& a : n.attribute())
-      if (a.name() == "value" && a.has_t()) lister.add(a.t(), n.output(0), true, static_cast<std::size_t>(i));
+      if (a.name() == "value" && a.has_t())
+        lister.add(a.t(), n.output(0), OnnxHolder::constant_node, static_cast<std::size_t>(i));
   }
-  assign_roles(m);
+  for (int i = 0; i < g.node_size(); ++i)
+    for_subgraphs(g.node(i), path, [&](const wavg_onnx::GraphProto& sub) {
+      for (const auto& t : sub.initializer()) lister.add(t, t.name(), OnnxHolder::subgraph, static_cast<std::size_t>(i));
+    });
+  assign_roles(m, path);
   return m;
 }
 

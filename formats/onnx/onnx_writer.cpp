@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <string_view>
 #include <unordered_map>
 
@@ -159,8 +160,9 @@ class OnnxWriter final : public Writer {
     m_places.resize(spec.tensors.size());
     skeleton(m, by_name);
 
-    // External data when input 1 has it, or when the model would pass protobuf's 2 GiB.
-    std::uint64_t inline_bytes = m_model.ByteSizeLong();
+    // External data when input 1 has it, or when the model would pass protobuf's 2 GiB, counting the metadata
+    // finish() adds: an input 1 just under the limit passes it with the provenance.
+    std::uint64_t inline_bytes = m_model.ByteSizeLong() + metadata_bytes();
     for (const TensorInfo& t : spec.tensors) inline_bytes += t.bytes() + 16;  // its tag and length, generously
     m_external = !m.external.empty() || inline_bytes > k_max_onnx_bytes;
     std::uint64_t data_size = 0;
@@ -237,10 +239,15 @@ class OnnxWriter final : public Writer {
     GraphProto& out = *m_model.mutable_graph();
     if (g.has_name()) out.set_name(g.name());
     out.mutable_unknown_fields()->MergeFrom(g.unknown_fields());
-    // Which initializers and nodes hold listed tensors (their indices in m.tensors).
+    // Which initializers and nodes hold listed tensors (their indices in m.tensors), and which nodes have listed
+    // tensors in their subgraphs (by name: a subgraph's tensors are found by walking the copied node).
     std::unordered_map<std::size_t, std::size_t> initializer, node;
-    for (std::size_t j = 0; j < m.tensors.size(); ++j)
-      (m.where[j].constant_node ? node : initializer).emplace(m.where[j].position, j);
+    std::unordered_map<std::size_t, std::unordered_map<std::string, std::size_t>> subgraph;
+    for (std::size_t j = 0; j < m.tensors.size(); ++j) switch (m.where[j].holder) {
+        case OnnxHolder::initializer: initializer.emplace(m.where[j].position, j); break;
+        case OnnxHolder::constant_node: node.emplace(m.where[j].position, j); break;
+        case OnnxHolder::subgraph: subgraph[m.where[j].position].emplace(m.tensors[j].name, j); break;
+      }
     auto place = [&](std::size_t j, TensorProto& t) {
       const std::size_t i = by_name.at(m.tensors[j].name);
       Place& p = m_places[i];
@@ -264,10 +271,31 @@ class OnnxWriter final : public Writer {
       const auto it = node.find(static_cast<std::size_t>(i));
       if (it == node.end()) {
         n->CopyFrom(g.node(i));
+        if (const auto sub = subgraph.find(static_cast<std::size_t>(i)); sub != subgraph.end())
+          place_subgraph_tensors(*n, sub->second, place);
         continue;
       }
       place(it->second, *copy_constant_node(g.node(i), *n));
     }
+  }
+
+  // Places the listed tensors in the subgraphs of `n` (copied whole from input 1: a subgraph's weights are small
+  // beside the main graph's), each emptied of its values; the first of a name, as the reader lists it.
+  template <typename PlaceFn>
+  void place_subgraph_tensors(NodeProto& n, std::unordered_map<std::string, std::size_t> listed, PlaceFn& place) {
+    for_subgraphs(n, m_display, [&](const GraphProto& sub) {
+      // The graph is m_model's, which this writer owns: the walk is const, the change is not.
+      auto& graph = const_cast<GraphProto&>(sub);
+      for (TensorProto& t : *graph.mutable_initializer()) {
+        const auto it = listed.find(t.name());
+        if (it == listed.end()) continue;
+        TensorProto bare;
+        copy_without_values(t, bare);
+        t = std::move(bare);
+        place(it->second, t);
+        listed.erase(it);
+      }
+    });
   }
 
   // Creates the external data file OUT.data, a companion of the output, and points each external tensor at it.
@@ -299,6 +327,18 @@ class OnnxWriter final : public Writer {
       }
       t.set_data_location(1);
     }
+  }
+
+  // Returns what set_metadata() may add to the model at most: every entry of the spec and the provenance (their
+  // layout: the final lengths) with its tags and lengths, generously 32 bytes an entry.
+  std::uint64_t metadata_bytes() const {
+    std::uint64_t n = 0;
+    auto add = [&](const std::map<std::string, std::string>& entries) {
+      for (const auto& [k, v] : entries) n += k.size() + v.size() + 32;
+    };
+    add(m_spec.metadata);
+    if (!m_spec.provenance.empty()) add(m_spec.provenance.layout_entries());
+    return n;
   }
 
   // Sets metadata_props: input 1's, then the spec's starting entries it lacks, then the provenance (replacing).

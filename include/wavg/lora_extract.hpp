@@ -5,8 +5,10 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "wavg/embeddings.hpp"
 #include "wavg/lora_merge.hpp"
 
 namespace wavg {
@@ -18,7 +20,9 @@ class LoraExtract : public LoraAggregate {
 };
 
 // Checks `tuned` against `base` (every tensor of one in the other, same shape and dtype, listed in one Error,
-// exit 3) and returns the rank-`rank` adapter of their difference. Both readers must outlive the result.
-std::unique_ptr<LoraExtract> extract_lora(Reader& base, Reader& tuned, std::uint64_t rank);
+// exit 3) and returns the rank-`rank` adapter of their difference; `shapes` (the model's config.json, when it has
+// one) tells the embedding tables apart. Both readers must outlive the result.
+std::unique_ptr<LoraExtract> extract_lora(Reader& base, Reader& tuned, std::uint64_t rank,
+                                          const std::optional<EmbeddingShapes>& shapes);
 
 }  // namespace wavg

@@ -19,9 +19,14 @@ enum class LoraMethod {
   frozen_a,    // FFA-LoRA: every client's A identical, only B averaged (exact)
 };
 
+// Whether the per-module notes that cost more than the merge itself (factorwise's relative error: two thin QR
+// factorisations of every module) are computed; svd's discarded energy comes free with its SVD and is always noted.
+enum class LoraNotes { cheap, all };
+
 struct LoraMerge {
   LoraMethod method = LoraMethod::exact;
   std::uint64_t rank = 0;  // svd: the output's rank
+  LoraNotes notes = LoraNotes::cheap;
 };
 
 // Parses --lora's value: exact (or stack), svd:R, factorwise, frozen-a. Throws a usage error (exit 2) otherwise.
@@ -33,7 +38,7 @@ std::string lora_merge_name(const LoraMerge& how);
 bool are_adapters(const std::vector<Reader*>& inputs);
 
 // The aggregate of several adapters as one input. Its notes fill in as modules are computed: per module, the
-// discarded energy (svd) or the factor-wise mean's relative error (factorwise), for -v.
+// discarded energy (svd) or, with LoraNotes::all, the factor-wise mean's relative error (factorwise), for -v.
 class LoraAggregate : public Reader {
  public:
   virtual const std::vector<std::string>& notes() const = 0;

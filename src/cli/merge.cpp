@@ -405,9 +405,16 @@ class MergeSteps final : public pipeline::Steps {
     if (m_o.align.method != "none" || !m_o.fed.base.empty() || task_run(m_o) || is_federated(m_o.fed.options))
       fail_usage("adapter folders merge by --lora's methods (exact, svd:RANK, factorwise, frozen-a) with --weights "
                  "or --weight-by, not with alignment, a base or another method");
-    m_lora = aggregate_lora(inputs, m_weights, parse_lora_merge(m_o.lora.empty() ? "exact" : m_o.lora));
+    m_lora = aggregate_lora(inputs, m_weights, lora_merge());
     m_weights = {1.0};
     return {m_lora.get()};
+  }
+
+  // --lora's method, with the costly per-module notes only when -v shows them.
+  LoraMerge lora_merge() const {
+    LoraMerge how = parse_lora_merge(m_o.lora.empty() ? "exact" : m_o.lora);
+    if (m_o.verbosity.verbose >= 1 && !m_o.verbosity.quiet) how.notes = LoraNotes::all;
+    return how;
   }
 
   // --lora-apply: input 1 (the base) with the other inputs (adapters, or their aggregate) folded in.
@@ -422,7 +429,7 @@ class MergeSteps final : public pipeline::Steps {
     if (is_federated(m_o.fed.options)) return round(*inputs.front(), adapters);
     Reader* adapter = adapters.front();
     if (adapters.size() > 1 || !m_o.lora.empty()) {  // --lora is applied to one adapter too (svd:RANK cuts it)
-      m_lora = aggregate_lora(adapters, m_weights, parse_lora_merge(m_o.lora.empty() ? "exact" : m_o.lora));
+      m_lora = aggregate_lora(adapters, m_weights, lora_merge());
       adapter = m_lora.get();
     }
     m_folded = fold_lora(*inputs.front(), *adapter);
@@ -446,10 +453,22 @@ class MergeSteps final : public pipeline::Steps {
   }
 
   // --lora-extract: input 2's difference from input 1 as a rank-R adapter (lora_extract.hpp).
+  // The embedding tables' shapes from the config.json of the fine-tune's folder, else the base's, when either is a
+  // Hugging Face folder with one.
+  std::optional<EmbeddingShapes> model_embeddings() const {
+    for (const std::string& model : {m_o.inputs.back(), m_o.inputs.front()}) {
+      if (!std::filesystem::is_directory(model)) continue;
+      if (const auto text = read_tokenizer_file(std::filesystem::path(model) / "config.json"))
+        if (auto shapes = embedding_shapes(*text)) return shapes;
+    }
+    return std::nullopt;
+  }
+
   std::vector<Reader*> extracted(const std::vector<Reader*>& inputs) {
     if (inputs.front()->lora_adapter() || inputs.back()->lora_adapter())
       fail_usage("--lora-extract takes two models, the base and its fine-tune, not adapters");
-    std::unique_ptr<LoraExtract> e = extract_lora(*inputs.front(), *inputs.back(), m_o.lora_extract);
+    std::unique_ptr<LoraExtract> e =
+        extract_lora(*inputs.front(), *inputs.back(), m_o.lora_extract, model_embeddings());
     m_adapter_config = e->config_text();
     m_lora = std::move(e);
     m_weights = {1.0};

@@ -18,6 +18,7 @@
 #include "cli/recipe_chat.hpp"
 #include "wavg/dispatch_float.hpp"
 #include "wavg/element_math.hpp"
+#include "wavg/embeddings.hpp"
 #include "wavg/error.hpp"
 
 namespace wavg::cli {
@@ -144,17 +145,9 @@ bool strip(Vocab& v) {
 
 // Tells whether a tensor is one mergekit's architectures mark is_embed: a token embedding or an LM head.
 bool is_embedding(const TensorInfo& t) {
-  static const char* const k_names[] = {"embed_tokens.weight", "lm_head.weight",      "wte.weight",
-                                        "word_embeddings.weight", "embed_in.weight", "embed_out.weight",
-                                        "tok_embeddings.weight",  "shared.weight",   "output_layer.weight",
-                                        "vocab_projector.weight"};
   if (t.shape.size() != 2 || !is_float(t.dtype)) return false;
-  const std::string& n = t.name;
-  return n == "output.weight" || std::any_of(std::begin(k_names), std::end(k_names), [&](const char* k) {
-           const std::string s(k);
-           return n == s || (n.size() > s.size() && n.compare(n.size() - s.size(), s.size(), s) == 0 &&
-                             n[n.size() - s.size() - 1] == '.');
-         });
+  const EmbeddingKind kind = embedding_kind(t.name);
+  return kind == EmbeddingKind::tokens || kind == EmbeddingKind::head;
 }
 
 }  // namespace

@@ -9,12 +9,13 @@ Llama-shaped model (default: Llama-3.2-1B's, hidden 2048, MLP 8192, 16 layers, 8
 
 each against the I/O floor: `cat` of every adapter to /dev/null, then a file of the output's size written and
 synced. Then, per module shape (in x out), the cost of svd:R alone: N single-module adapters merged with svd:R and
-with exact, the difference being the re-factoring. Prints wall and CPU seconds (user + system), the fastest of
---repeat runs, and the load average before and after. A benchmark, not a test: numbers depend on the machine and its
-load. Inputs are read from the page cache (each is read once before timing).
+with exact, the difference being the re-factoring. Prints wall and CPU seconds (user + system), the median and range
+of --repeat runs, and the load average before and after. With --against OLD, every run of wavg is paired with one of
+OLD (another build) right after it, so both see the same load. A benchmark, not a test: numbers depend on the machine
+and its load. Inputs are read from the page cache (each is read once before timing).
 
-    tests/bench/lora_bench.py --wavg build/wavg [--adapters 8] [--rank 16] [--layers 16] [--repeat 3]
-                              [--dir /tmp/lora_bench] [--keep]
+    tests/bench/lora_bench.py --wavg build/wavg [--against OLD] [--methods exact,factorwise,svd] [--adapters 8]
+                              [--rank 16] [--layers 16] [--repeat 3] [--dir /tmp/lora_bench] [--keep]
 """
 import argparse
 import json
@@ -79,24 +80,37 @@ def timed(argv):
     return time.perf_counter() - start, cpu() - c
 
 
-def best(argv, repeat, before=None):
-    runs = []
+def runs(argv, repeat, before=None):
+    """(wall, CPU) of each of `repeat` runs."""
+    out = []
     for _ in range(repeat):
         if before:
             before()
-        runs.append(timed(argv))
-    return min(runs)
+        out.append(timed(argv))
+    return out
+
+
+def spread(values):
+    """The median and range of `values`: "1.23 (1.20-1.31)"."""
+    v = sorted(values)
+    mid = v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
+    return "%.2f (%.2f-%.2f)" % (mid, v[0], v[-1]) if len(v) > 1 else "%.2f" % mid
+
+
+def median(values):
+    v = sorted(values)
+    return v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
 
 
 def floor(inputs, out_bytes, scratch, repeat):
-    """cat of every input, then out_bytes written and synced: the least a merge must do."""
+    """cat of every input, then out_bytes written and synced: the least a merge must do. (wall, CPU) of each run."""
     def once():
         c, start = cpu(), time.perf_counter()
         subprocess.run(["cat"] + inputs, stdout=subprocess.DEVNULL, check=True)
         subprocess.run(["dd", "if=/dev/zero", "of=" + scratch, "bs=1M", "count=%d" % max(1, out_bytes >> 20),
                         "conv=fsync", "status=none"], check=True)
         return time.perf_counter() - start, cpu() - c
-    return min(once() for _ in range(repeat))
+    return [once() for _ in range(repeat)]
 
 
 def size(folder):
@@ -106,6 +120,9 @@ def size(folder):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--wavg", required=True)
+    ap.add_argument("--against", help="another wavg build, each of its runs paired with one of --wavg's")
+    ap.add_argument("--methods", default="exact,factorwise,svd", help="which merges to time; svd adds the "
+                    "per-module table")
     ap.add_argument("--adapters", type=int, default=8)
     ap.add_argument("--rank", type=int, default=16)
     ap.add_argument("--layers", type=int, default=16)
@@ -131,18 +148,31 @@ def main():
           (a.adapters, a.rank, len(modules), params / 1e6, size(clients[0]) / 2**20))
     out = os.path.join(a.dir, "out")
     rm = lambda: shutil.rmtree(out, ignore_errors=True)  # noqa: E731
-    print("| run | output MiB | wall s | CPU s | floor wall s | floor CPU s |")
-    print("|---|---|---|---|---|---|")
+    methods = a.methods.split(",")
+    builds = [("wavg", a.wavg)] + ([("against", a.against)] if a.against else [])
+    print("| run | build | output MiB | wall s | CPU s | floor wall s | floor CPU s |")
+    print("|---|---|---|---|---|---|---|")
     for name, extra in (("exact", []), ("factorwise", ["--lora", "factorwise"]),
                         ("svd:%d" % a.rank, ["--lora", "svd:%d" % a.rank])):
-        wall, c = best([a.wavg, "merge", "-q"] + clients + extra + ["-o", out + "/"], a.repeat, rm)
+        if name.split(":")[0] not in methods:
+            continue
+        times = {b: [] for b, _ in builds}
+        for _ in range(a.repeat):  # paired: each build once per round, so both see the same load
+            for b, path in builds:
+                times[b] += runs([path, "merge", "-q"] + clients + extra + ["-o", out + "/"], 1, rm)
         out_bytes = size(out)
-        fw, fc = floor(files, out_bytes, os.path.join(a.dir, "floor.bin"), a.repeat)
-        print("| %s | %.0f | %.2f | %.2f | %.2f | %.2f |" % (name, out_bytes / 2**20, wall, c, fw, fc))
+        fl = floor(files, out_bytes, os.path.join(a.dir, "floor.bin"), a.repeat)
+        for b, path in builds:
+            print("| %s | %s | %.0f | %s | %s | %s | %s |" % (
+                name, b, out_bytes / 2**20, spread([w for w, _ in times[b]]), spread([c for _, c in times[b]]),
+                spread([w for w, _ in fl]), spread([c for _, c in fl])))
+    if "svd" not in methods:
+        print("load average after: %.2f %.2f %.2f" % os.getloadavg())
+        return
     print()
-    print("svd:%d re-factoring per module, %d adapters (svd minus exact, fastest of %d):" %
+    print("svd:%d re-factoring per module, %d adapters (svd minus exact, CPU seconds, medians of %d):" %
           (a.rank, a.adapters, a.repeat))
-    print("| module (out x in) | exact s | svd s | per module ms |")
+    print("| module (out x in) | exact CPU s | svd CPU s | per module ms |")
     print("|---|---|---|---|")
     for n, o, k in sorted({(n.split(".")[-1], o, k) for n, o, k in layer}, key=lambda t: (t[1] * t[2], t[0])):
         count = 16  # modules of this shape in each adapter, to time more than the start-up
@@ -151,10 +181,11 @@ def main():
         for j, c in enumerate(cs):
             if not os.path.exists(os.path.join(c, "adapter_model.safetensors")):
                 write_adapter(c, one, a.rank, 100 + j)
-        ew, _ = best([a.wavg, "merge", "-q", "--no-hash"] + cs + ["-o", out + "/"], a.repeat, rm)
-        sw, _ = best([a.wavg, "merge", "-q", "--no-hash"] + cs + ["--lora", "svd:%d" % a.rank, "-o", out + "/"],
-                     a.repeat, rm)
-        print("| %s (%d x %d) | %.2f | %.2f | %.0f |" % (n, o, k, ew, sw, 1000 * (sw - ew) / count))
+        ec = median([c for _, c in runs([a.wavg, "merge", "-q", "--no-hash"] + cs + ["-o", out + "/"], a.repeat,
+                                        rm)])
+        sc = median([c for _, c in runs([a.wavg, "merge", "-q", "--no-hash"] + cs + ["--lora", "svd:%d" % a.rank,
+                                         "-o", out + "/"], a.repeat, rm)])
+        print("| %s (%d x %d) | %.2f | %.2f | %.0f |" % (n, o, k, ec, sc, 1000 * (sc - ec) / count))
     print("load average after: %.2f %.2f %.2f" % os.getloadavg())
     if not a.keep:
         shutil.rmtree(a.dir, ignore_errors=True)

@@ -7,9 +7,12 @@
 // full rank R. A module of fewer rows or columns than R gets its own rank in rank_pattern. -v reports, per module,
 // the share of ||dW||_F^2 the cut discards, sum_{j>K} S_j^2 / sum_j S_j^2.
 //
-// Which tensors: every 2-D float tensor named MODULE.weight is a module: an embedding when MODULE's last part names
-// one (embed_tokens, wte, word_embeddings, ...: peft's lora_embedding_A (K x vocabulary) and lora_embedding_B
-// (dim x K), whose product is dW's transpose, so the SVD is of dW^T), else a linear layer. Modules are named as
+// Which tensors: every 2-D float tensor named MODULE.weight is a module: an embedding table where PEFT would find
+// an nn.Embedding (peft's lora_embedding_A (K x vocabulary) and lora_embedding_B (dim x K), whose product is dW's
+// transpose, so the SVD is of dW^T), else a linear layer. The checkpoint does not store a module's class, so the
+// model's config.json decides by shape (a table of vocab_size, max_position_embeddings or type_vocab_size rows by
+// hidden_size, outside the layers, not the output head: a tied head is the embedding's storage, an untied one a
+// Linear), else the known architectures' names (embeddings.hpp). Modules are named as
 // peft names them, "base_model.model." before the module's path. Any other tensor (a norm's scale, a bias) is no
 // LoRA factor: one that differs from the base is left out of the adapter, and the notes count them.
 //
@@ -35,14 +38,6 @@ namespace {
 
 constexpr const char* k_prefix = "base_model.model.";
 
-// Tells whether a module named `module` is an embedding, by its last name part (peft adapts nn.Embedding with
-// lora_embedding_A/B, and the checkpoint does not say which class a module is).
-bool is_embedding(const std::string& module) {
-  const std::size_t dot = module.rfind('.');
-  const std::string last = dot == std::string::npos ? module : module.substr(dot + 1);
-  return last.find("embed") != std::string::npos || last == "wte" || last == "wpe";
-}
-
 struct Module {
   std::string name;      // the module's path in the model (without peft's prefix)
   std::size_t tensor{};  // its weight, in both readers
@@ -53,7 +48,8 @@ struct Module {
 
 class Extracted final : public LoraExtract {
  public:
-  Extracted(Reader& base, Reader& tuned, std::uint64_t rank) : m_base(base), m_tuned(tuned), m_rank(rank) {
+  Extracted(Reader& base, Reader& tuned, std::uint64_t rank, const std::optional<EmbeddingShapes>& shapes)
+      : m_base(base), m_tuned(tuned), m_rank(rank) {
     std::unordered_map<std::string, std::size_t> in_base;
     for (std::size_t i = 0; i < base.tensors().size(); ++i) in_base.emplace(base.tensors()[i].name, i);
     std::vector<Problem> problems;
@@ -73,7 +69,7 @@ class Extracted final : public LoraExtract {
       m_base_index.push_back(it->second);
       if (t.shape.size() == 2 && is_float(t.dtype) && t.name.ends_with(".weight") && t.name.size() > 7) {
         Module m{.name = t.name.substr(0, t.name.size() - 7), .tensor = i};
-        m.embedding = is_embedding(m.name);
+        m.embedding = is_embedding_table(t.name, t.shape[0], t.shape[1], shapes);
         m.rows = m.embedding ? t.shape[1] : t.shape[0];
         m.cols = m.embedding ? t.shape[0] : t.shape[1];
         m.rank = std::min({m_rank, m.rows, m.cols});
@@ -209,8 +205,9 @@ class Extracted final : public LoraExtract {
 
 }  // namespace
 
-std::unique_ptr<LoraExtract> extract_lora(Reader& base, Reader& tuned, std::uint64_t rank) {
-  return std::make_unique<Extracted>(base, tuned, rank);
+std::unique_ptr<LoraExtract> extract_lora(Reader& base, Reader& tuned, std::uint64_t rank,
+                                          const std::optional<EmbeddingShapes>& shapes) {
+  return std::make_unique<Extracted>(base, tuned, rank, shapes);
 }
 
 }  // namespace wavg

@@ -37,8 +37,11 @@
 // is the model whose direction update is the mean one; describe() says that it is not the mean model. DoRA and
 // plain LoRA adapters are not mixed.
 //
-// Every sum runs over the inputs in order, in double, so the result is the same for any thread count; a module's
-// factors are computed when first read and only the last module's are kept, so memory stays that of one module.
+// Every sum runs over the inputs in order, in double, so the result is the same for any thread count. exact,
+// factorwise and frozen-a compute each block of a factor as it is read, from the same block of the clients' factors
+// (exact's A is their rows, copied as they lie where the dtypes agree; its B each row's clients side by side): the
+// merge streams at about the speed of reading the adapters. svd computes a module's factors when first read and
+// keeps only the last module's, so memory stays that of one module; factorwise's -v error reads the module whole.
 
 #include "wavg/lora_merge.hpp"
 
@@ -56,17 +59,17 @@ namespace wavg {
 
 namespace {
 
-// The thin QR factorisation's R of `m` (min(rows, cols) x cols).
-Mat thin_r(const Mat& m) {
-  const Eigen::HouseholderQR<Mat> qr(m);
-  const Eigen::Index k = std::min(m.rows(), m.cols());
+// The R of the thin QR factorisation m = Q R, min(rows, cols) x cols, upper triangular.
+Mat thin_r(const Eigen::HouseholderQR<Mat>& qr) {
+  const Eigen::Index k = std::min(qr.rows(), qr.cols());
   return qr.matrixQR().topRows(k).triangularView<Eigen::Upper>();
 }
 
-// The thin QR factorisation's Q of `m` (rows x min(rows, cols)).
-Mat thin_q(const Mat& m) {
-  const Eigen::HouseholderQR<Mat> qr(m);
-  return qr.householderQ() * Mat::Identity(m.rows(), std::min(m.rows(), m.cols()));
+Mat thin_r(const Mat& m) { return thin_r(Eigen::HouseholderQR<Mat>(m)); }
+
+// The Q of the thin QR factorisation m = Q R: rows x min(rows, cols), orthonormal columns.
+Mat thin_q(const Eigen::HouseholderQR<Mat>& qr) {
+  return qr.householderQ() * Mat::Identity(qr.rows(), std::min(qr.rows(), qr.cols()));
 }
 
 // ||P Q||_F without forming P Q: with P = Qp Rp and Q^T = Qq Rq, P Q = Qp (Rp Rq^T) Qq^T, and orthonormal
@@ -140,18 +143,27 @@ class Aggregate final : public LoraAggregate {
   void read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) override {
     const Source& s = m_sources[index];
     const DType dtype = m_tensors[index].dtype;
-    if (s.kind == Source::Kind::mean) {
-      std::vector<double> sum(count, 0.0);
-      for (std::size_t k = 0; k < m_inputs.size(); ++k) {
-        const std::vector<double> v = read_values(*m_inputs[k], s.index[k], offset, count);
-        for (std::uint64_t i = 0; i < count; ++i) sum[i] += m_weights[k] * v[i];
+    if (s.kind == Source::Kind::mean) return read_mean(s.index, offset, count, dtype, dst);
+    const ModulePlan& p = m_modules[s.module];
+    const bool a = s.kind == Source::Kind::a;
+    std::vector<std::size_t> factors;
+    for (const Client& c : p.clients) factors.push_back(a ? c.a : c.b);
+    switch (m_how.method) {
+      case LoraMethod::exact:
+        if (a) return read_stacked_a(p, offset, count, dtype, dst);
+        return read_stacked_b(p, offset, count, dtype, dst);
+      case LoraMethod::factorwise:
+        if (m_how.notes == LoraNotes::all) note_factorwise_error(s.module);
+        return read_mean(factors, offset, count, dtype, dst);
+      case LoraMethod::frozen_a:
+        if (a) return m_inputs[0]->read(factors[0], offset, count, dst);  // input 1's A, which every client has
+        return read_mean(factors, offset, count, dtype, dst);
+      case LoraMethod::svd: {
+        compute_svd(s.module);
+        const RowMat& m = a ? m_a : m_b;
+        return store_values(m.data() + offset, count, dtype, dst);
       }
-      store_values(sum.data(), count, dtype, dst);
-      return;
     }
-    compute(s.module);
-    const RowMat& m = s.kind == Source::Kind::a ? m_a : m_b;
-    store_values(m.data() + offset, count, dtype, dst);
   }
 
  private:
@@ -288,7 +300,8 @@ class Aggregate final : public LoraAggregate {
           p.out_b = m_out.modules[s.module].b = m_tensors.size();
         }
       } else {
-        if (const auto g = magnitude_of.find(i); g != magnitude_of.end()) m_out.modules[g->second].magnitude = m_tensors.size();
+        if (const auto g = magnitude_of.find(i); g != magnitude_of.end())
+          m_out.modules[g->second].magnitude = m_tensors.size();
         if (!is_float(t.dtype)) {
           problems.push_back({m_inputs[0]->path(), t.name + ": a " + std::string(dtype_name(t.dtype)) +
                                                        " tensor in an adapter, which wavg averages only when float"});
@@ -315,58 +328,101 @@ class Aggregate final : public LoraAggregate {
     if (!problems.empty()) throw Error(ExitCode::incompatible, std::move(problems));
   }
 
-  // Computes module `m`'s output factors into m_a and m_b (see the top of this file).
-  void compute(std::size_t m) {
-    if (m_cached == m) return;
-    const ModulePlan& p = m_modules[m];
+  // The weighted mean of tensor index[k] of each input k, summed in input order.
+  void read_mean(const std::vector<std::size_t>& index, std::uint64_t offset, std::uint64_t count, DType dtype,
+                 void* dst) {
+    std::vector<double> sum(count, 0.0);
+    for (std::size_t k = 0; k < m_inputs.size(); ++k) {
+      const std::vector<double> v = read_values(*m_inputs[k], index[k], offset, count);
+      for (std::uint64_t i = 0; i < count; ++i) sum[i] += m_weights[k] * v[i];
+    }
+    store_values(sum.data(), count, dtype, dst);
+  }
+
+  // exact's A, the clients' A stacked (rows of client 1, then client 2, ...): each client's rows copied as they are
+  // stored where its dtype is the output's.
+  void read_stacked_a(const ModulePlan& p, std::uint64_t offset, std::uint64_t count, DType dtype, void* dst) {
+    const std::uint64_t end = offset + count, in = m_inputs[0]->tensors()[p.clients[0].a].shape[1];
+    auto* out = static_cast<unsigned char*>(dst);
+    std::uint64_t start = 0;
+    for (std::size_t k = 0; k < m_inputs.size(); start += p.clients[k].rank * in, ++k) {
+      const std::uint64_t lo = std::max(offset, start), hi = std::min(end, start + p.clients[k].rank * in);
+      if (lo >= hi) continue;
+      unsigned char* at = out + (lo - offset) * dtype_size(dtype);
+      if (m_inputs[k]->tensors()[p.clients[k].a].dtype == dtype) {
+        m_inputs[k]->read(p.clients[k].a, lo - start, hi - lo, at);
+      } else {
+        const std::vector<double> v = read_values(*m_inputs[k], p.clients[k].a, lo - start, hi - lo);
+        store_values(v.data(), hi - lo, dtype, at);
+      }
+    }
+  }
+
+  // exact's B, [c_1 B_1, ..., c_n B_n] with c_k = w_k s_k / s: each output row is the clients' rows side by side.
+  // Reads the rows the range touches from each client once.
+  void read_stacked_b(const ModulePlan& p, std::uint64_t offset, std::uint64_t count, DType dtype, void* dst) {
+    const std::uint64_t width = p.rank, first = offset / width, last = (offset + count - 1) / width;
+    std::vector<std::vector<double>> rows(m_inputs.size());
+    for (std::size_t k = 0; k < m_inputs.size(); ++k)
+      rows[k] =
+          read_values(*m_inputs[k], p.clients[k].b, first * p.clients[k].rank, (last - first + 1) * p.clients[k].rank);
+    std::vector<double> v(count);
+    for (std::uint64_t e = offset; e < offset + count;) {
+      const std::uint64_t row = e / width;
+      std::uint64_t col = e % width, column_start = 0;
+      for (std::size_t k = 0; k < m_inputs.size() && e < offset + count; column_start += p.clients[k].rank, ++k) {
+        const std::uint64_t r = p.clients[k].rank;
+        if (col >= column_start + r) continue;
+        // The same operations, in the same order, as the stacked matrices of compute_svd: (w_k s_k) b, then / s.
+        const double c = m_weights[k] * p.clients[k].scale;
+        const double* b = rows[k].data() + (row - first) * r;
+        for (; col < column_start + r && e < offset + count; ++col, ++e)
+          v[e - offset] = c * b[col - column_start] / p.scale;
+      }
+    }
+    store_values(v.data(), count, dtype, dst);
+  }
+
+  // Module `m`'s clients' factors, and the stacked factors of the mean update: A (total x in) and
+  // B' = [w_k s_k B_k] (out x total).
+  void stacks(const ModulePlan& p, std::vector<Mat>& a, std::vector<Mat>& b, Mat& a_stack, Mat& b_stack) {
     const std::size_t n = m_inputs.size();
-    std::vector<Mat> a(n), b(n);
+    a.resize(n);
+    b.resize(n);
     for (std::size_t k = 0; k < n; ++k) {
       a[k] = read_matrix(*m_inputs[k], p.clients[k].a);
       b[k] = read_matrix(*m_inputs[k], p.clients[k].b);
     }
     Eigen::Index total = 0;
     for (std::size_t k = 0; k < n; ++k) total += a[k].rows();
-    // The stacked factors of the mean update: A (total x in) and B' = [w_k s_k B_k] (out x total).
-    Mat a_stack(total, a[0].cols()), b_stack(b[0].rows(), total);
+    a_stack.resize(total, a[0].cols());
+    b_stack.resize(b[0].rows(), total);
     for (std::size_t k = 0, at = 0; k < n; at += static_cast<std::size_t>(a[k].rows()), ++k) {
       const auto at_i = static_cast<Eigen::Index>(at);
       a_stack.middleRows(at_i, a[k].rows()) = a[k];
       b_stack.middleCols(at_i, b[k].cols()) = (m_weights[k] * p.clients[k].scale) * b[k];
     }
-    Mat a_out, b_out;
-    switch (m_how.method) {
-      case LoraMethod::exact:
-        a_out = a_stack;
-        b_out = b_stack / p.scale;
-        break;
-      case LoraMethod::svd: svd(p, a_stack, b_stack, a_out, b_out); break;
-      case LoraMethod::factorwise:
-      case LoraMethod::frozen_a: {
-        a_out = m_how.method == LoraMethod::frozen_a ? a[0] : Mat::Zero(a[0].rows(), a[0].cols());
-        b_out = Mat::Zero(b[0].rows(), b[0].cols());
-        for (std::size_t k = 0; k < n; ++k) {
-          if (m_how.method == LoraMethod::factorwise) a_out += m_weights[k] * a[k];
-          b_out += m_weights[k] * b[k];
-        }
-        if (m_how.method == LoraMethod::factorwise) note_factorwise_error(p, a_stack, b_stack, a_out, b_out);
-        break;
-      }
-    }
-    m_a = a_out;
-    m_b = b_out;
-    m_cached = m;
   }
 
-  void svd(const ModulePlan& p, const Mat& a_stack, const Mat& b_stack, Mat& a_out, Mat& b_out) {
-    const Mat qb = thin_q(b_stack), qa = thin_q(a_stack.transpose());
-    const Mat small = thin_r(b_stack) * thin_r(a_stack.transpose()).transpose();
+  // Computes svd's factors of module `m` into m_a and m_b (see the top of this file), keeping the last module's.
+  void compute_svd(std::size_t m) {
+    if (m_cached == m) return;
+    const ModulePlan& p = m_modules[m];
+    std::vector<Mat> a, b;
+    Mat a_stack, b_stack;
+    stacks(p, a, b, a_stack, b_stack);
+    // One factorisation of each stack gives both its Q and its R.
+    const Eigen::HouseholderQR<Mat> qrb(b_stack), qra(a_stack.transpose());
+    const Mat small = thin_r(qrb) * thin_r(qra).transpose();
     const Eigen::JacobiSVD<Mat> svd(small, Eigen::ComputeThinU | Eigen::ComputeThinV);
     const Eigen::VectorXd& s = svd.singularValues();
     const auto k = static_cast<Eigen::Index>(p.rank);
     const Eigen::VectorXd root = (s.head(k) / p.scale).cwiseSqrt();
-    b_out = qb * svd.matrixU().leftCols(k) * root.asDiagonal();
-    a_out = root.asDiagonal() * (qa * svd.matrixV().leftCols(k)).transpose();
+    const Mat b_out = thin_q(qrb) * svd.matrixU().leftCols(k) * root.asDiagonal();
+    const Mat a_out = root.asDiagonal() * (thin_q(qra) * svd.matrixV().leftCols(k)).transpose();
+    m_a = a_out;  // evaluated column-major, then copied: the same products for any storage order of m_a
+    m_b = b_out;
+    m_cached = m;
     if (m_noted.insert(p.name).second) {
       const double all = s.squaredNorm(), kept = s.head(k).squaredNorm();
       const double lost = all > 0 ? (all - kept) / all : 0.0;
@@ -375,9 +431,20 @@ class Aggregate final : public LoraAggregate {
     }
   }
 
-  void note_factorwise_error(const ModulePlan& p, const Mat& a_stack, const Mat& b_stack, const Mat& a_out,
-                             const Mat& b_out) {
-    if (!m_noted.insert(p.name).second) return;
+  // factorwise's relative error for module `m`, noted once; it reads the module whole and costs two thin QRs of
+  // out x (R + r) and in x (R + r), more than the merge itself, so it runs only when the notes are shown.
+  void note_factorwise_error(std::size_t m) {
+    const ModulePlan& p = m_modules[m];
+    if (m_noted.count(p.name)) return;
+    m_noted.insert(p.name);
+    std::vector<Mat> a, b;
+    Mat a_stack, b_stack;
+    stacks(p, a, b, a_stack, b_stack);
+    Mat a_out = Mat::Zero(a[0].rows(), a[0].cols()), b_out = Mat::Zero(b[0].rows(), b[0].cols());
+    for (std::size_t k = 0; k < m_inputs.size(); ++k) {
+      a_out += m_weights[k] * a[k];
+      b_out += m_weights[k] * b[k];
+    }
     // dW - s B A as one product: [B', -s B] [A_stack; A].
     Mat left(b_stack.rows(), b_stack.cols() + b_out.cols()), right(a_stack.rows() + a_out.rows(), a_stack.cols());
     left << b_stack, -p.scale * b_out;
