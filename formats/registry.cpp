@@ -33,6 +33,8 @@
 #include "unknown_kind.hpp"
 #include "wavg/error.hpp"
 #include "wavg/format.hpp"
+#include "wavg/format_facts.hpp"
+#include "wavg/free_space.hpp"
 #include "wavg/mapped_file.hpp"
 #include "wavg/names.hpp"
 #include "wavg/stdio_files.hpp"
@@ -403,6 +405,46 @@ std::unique_ptr<Writer> create_writer(FormatId format, const std::string& tmp_pa
     fail(display_path, "out of memory while laying out the output (" + std::string(c.display) + ", " +
                            std::to_string(spec.tensors.size()) + " tensors)");
   }
+}
+
+namespace {
+
+// Formats whose output takes other bytes than its tensors' dtypes, and refuses what it cannot store, before any
+// input is read (Codec::create would refuse it only after the read pass).
+struct OutputSizer {
+  FormatId format;
+  std::uint64_t (*bytes)(const OutputSpec& spec, const std::string& display_path);
+};
+constexpr OutputSizer k_sizers[] = {{FormatId::gguf, gguf::output_bytes}};
+
+// What a format's own library names an entry while it saves (orbax-checkpoint: atomicity.py's TMP_DIR_SUFFIX).
+struct UnfinishedSave {
+  FormatId format;
+  const char* infix;
+};
+constexpr UnfinishedSave k_unfinished[] = {{FormatId::orbax, ".orbax-checkpoint-tmp"}};
+
+// Names said with "an": a vowel sound (orbax, onnx), or read as letters from one (hdf5, hf, npz, mxnet).
+constexpr FormatId k_an[] = {FormatId::hdf5, FormatId::hf, FormatId::hf_bin, FormatId::npz,
+                             FormatId::mxnet, FormatId::onnx, FormatId::orbax};
+
+}  // namespace
+
+std::uint64_t output_bytes(FormatId format, const OutputSpec& spec, const std::string& display_path) {
+  for (const OutputSizer& s : k_sizers)
+    if (s.format == format) return s.bytes(spec, display_path);
+  return least_output_bytes(spec.tensors);
+}
+
+const char* unfinished_save(const std::string& name) {
+  for (const UnfinishedSave& u : k_unfinished)
+    if (name.find(u.infix) != std::string::npos) return codec(u.format).display;
+  return nullptr;
+}
+
+std::string a_format(FormatId format) {
+  const bool an = std::find(std::begin(k_an), std::end(k_an), format) != std::end(k_an);
+  return std::string(an ? "an " : "a ") + codec(format).name;
 }
 
 }  // namespace wavg

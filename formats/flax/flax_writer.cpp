@@ -13,6 +13,7 @@
 #include <unordered_set>
 
 #include "flax/flax.hpp"
+#include "orbax/orbax.hpp"
 #include "wavg/error.hpp"
 #include "wavg/file_io.hpp"
 
@@ -220,25 +221,49 @@ class FlaxWriter final : public Writer {
     NameTree root;
     for (std::size_t i = 0; i < m_spec.tensors.size(); ++i) {
       const std::string& name = m_spec.tensors[i].name;
-      NameTree* at = &root;
-      std::size_t from = 0;
-      while (true) {
-        const std::size_t slash = name.find('/', from);
-        const std::string key = name.substr(from, slash == std::string::npos ? std::string::npos : slash - from);
-        if (key.empty()) fail(m_display, name + ": an empty part in the name, which cannot be a Flax key path");
-        if (at->tensor != SIZE_MAX)
-          fail(m_display, name + ": " + name.substr(0, from - 1) + " is an array, so it cannot hold " + key);
-        const auto [it, added] = at->child_of.emplace(key, at->children.size());
-        if (added) at->children.emplace_back().key = key;
-        at = &at->children[it->second];
-        if (slash == std::string::npos) break;
-        from = slash + 1;
-      }
-      if (at->tensor != SIZE_MAX || !at->children.empty())
+      NameTree& at = node_at(root, name);
+      if (at.tensor != SIZE_MAX || !at.children.empty())
         fail(m_display, name + ": both an array and a map of arrays in a Flax key path");
-      at->tensor = i;
+      at.tensor = i;
     }
+    // The template's empty nodes (an Orbax input's optax EmptyState) as the empty maps flax writes for them, where
+    // no array of the output is.
+    if (const auto* orbax = dynamic_cast<const orbax::OrbaxReader*>(m_spec.template_input))
+      for (const std::string& name : orbax->empty_nodes())
+        if (!under_array(root, name)) node_at(root, name);
     emit_name_tree(root);
+  }
+
+  // Returns the node of `name` (parts split at '/'), adding maps on the way.
+  NameTree& node_at(NameTree& root, const std::string& name) {
+    NameTree* at = &root;
+    std::size_t from = 0;
+    while (true) {
+      const std::size_t slash = name.find('/', from);
+      const std::string key = name.substr(from, slash == std::string::npos ? std::string::npos : slash - from);
+      if (key.empty()) fail(m_display, name + ": an empty part in the name, which cannot be a Flax key path");
+      if (at->tensor != SIZE_MAX)
+        fail(m_display, name + ": " + name.substr(0, from - 1) + " is an array, so it cannot hold " + key);
+      const auto [it, added] = at->child_of.emplace(key, at->children.size());
+      if (added) at->children.emplace_back().key = key;
+      at = &at->children[it->second];
+      if (slash == std::string::npos) return *at;
+      from = slash + 1;
+    }
+  }
+
+  // Tells whether `name` is an array of the tree, or inside one.
+  static bool under_array(const NameTree& root, const std::string& name) {
+    const NameTree* at = &root;
+    for (std::size_t from = 0; at->tensor == SIZE_MAX;) {
+      const std::size_t slash = name.find('/', from);
+      const auto it = at->child_of.find(name.substr(from, slash == std::string::npos ? std::string::npos : slash - from));
+      if (it == at->child_of.end()) return false;
+      at = &at->children[it->second];
+      if (slash == std::string::npos) return at->tensor != SIZE_MAX;
+      from = slash + 1;
+    }
+    return true;
   }
 
   void emit_name_tree(const NameTree& node) {

@@ -49,6 +49,9 @@ struct TypeTraits {
   std::uint32_t bytes;     // bytes per block
   DType shown;             // the dtype the reader gives the engine: its own, or float32 for a quantized type
   bool writable;           // the writer stores it
+  // llama.cpp's llama_ftype of a file whose matrices are all this type (LLAMA_FTYPE_MOSTLY_Q8_0 = 7), which the
+  // writer records as general.file_type after --out-dtype; -1 for a type the writer does not store, or none.
+  std::int32_t ftype = -1;
 };
 
 // Returns the row of the type with file value `value`, or null for a type wavg does not know.
@@ -108,5 +111,12 @@ bool looks_like_gguf(const SniffInput& input);
 
 std::unique_ptr<Writer> create_gguf_writer(const std::string& tmp_path, const std::string& display_path,
                                            const OutputSpec& spec);
+// Returns each of the spec's tensors' stored type: --out-dtype's block or float type when given, else input 1's
+// where wavg writes it. Refuses (Error naming `display_path`) every tensor input 1 stores as a type wavg does not
+// write, at once, and a tensor GGUF cannot hold.
+std::vector<const TypeTraits*> stored_types(const OutputSpec& spec, const std::string& display_path);
+// Returns the bytes of a GGUF output's data section (each tensor's blocks padded to the alignment), refusing as
+// stored_types() does: the registry row's output_bytes, so both happen before any input is read.
+std::uint64_t output_bytes(const OutputSpec& spec, const std::string& display_path);
 
 }  // namespace wavg::gguf

@@ -178,6 +178,25 @@ void q8_k(const unsigned char* b, float* y) {
   for (int j = 0; j < k_qk_k; ++j) y[j] = d * static_cast<float>(static_cast<std::int8_t>(b[4 + j]));
 }
 
+// Runs fn(i) for each block i < n, in pieces of k_piece_blocks blocks spread over the OpenMP threads: each block is
+// decoded or encoded alone, so the bytes are the same for any thread count. A piece of 1,024 blocks (32 Ki or
+// 256 Ki elements) is work enough to pay for a thread's wake-up; an engine block of 64 MiB holds hundreds.
+constexpr std::uint64_t k_piece_blocks = 1024;
+
+template <class Fn>
+void for_pieces(std::uint64_t n, Fn&& fn) {
+  const auto pieces = static_cast<std::int64_t>((n + k_piece_blocks - 1) / k_piece_blocks);
+#pragma omp parallel for schedule(static) if (pieces > 1)
+  for (std::int64_t p = 0; p < pieces; ++p) {
+    const std::uint64_t end = std::min(n, static_cast<std::uint64_t>(p + 1) * k_piece_blocks);
+    for (std::uint64_t i = static_cast<std::uint64_t>(p) * k_piece_blocks; i < end; ++i) fn(i);
+  }
+}
+
+// Rounds half away from zero, as roundf, for |v| < 2^31: the conversion truncates v + 0.5 (- 0.5 below zero), a sum
+// that double holds exactly wherever an integer is near it; unlike a call to roundf the loop over a block vectorises.
+int round_away(float v) { return static_cast<int>(static_cast<double>(v) + (v < 0.0f ? -0.5 : 0.5)); }
+
 // quantize_row_q8_0_ref: the scale maps the largest magnitude to 127; values rounded half away from zero.
 void encode_q8_0(const float* x, unsigned char* out) {
   float amax = 0.0f;
@@ -186,7 +205,7 @@ void encode_q8_0(const float* x, unsigned char* out) {
   const float id = d != 0.0f ? 1.0f / d : 0.0f;
   const std::uint16_t dh = to_half(d);
   std::memcpy(out, &dh, 2);
-  for (int j = 0; j < k_qk; ++j) out[2 + j] = static_cast<unsigned char>(static_cast<std::int8_t>(std::round(x[j] * id)));
+  for (int j = 0; j < k_qk; ++j) out[2 + j] = static_cast<unsigned char>(static_cast<std::int8_t>(round_away(x[j] * id)));
 }
 
 // quantize_row_q4_0_ref: the scale maps the value of largest magnitude (the first such, sign kept) to -8; values
@@ -228,13 +247,13 @@ void decode_blocks(const TypeTraits& t, const unsigned char* blocks, std::uint64
     case GgmlType::q8_k: decode = q8_k; break;
     default: WAVG_ASSERT(!"decode_blocks: not a quantized type");
   }
-  for (std::uint64_t i = 0; i < n_blocks; ++i) decode(blocks + i * t.bytes, out + i * t.block);
+  for_pieces(n_blocks, [&](std::uint64_t i) { decode(blocks + i * t.bytes, out + i * t.block); });
 }
 
 void encode_blocks(const TypeTraits& t, const float* values, std::uint64_t n_blocks, unsigned char* out) {
   WAVG_ASSERT(t.type == GgmlType::q8_0 || t.type == GgmlType::q4_0);
-  for (std::uint64_t i = 0; i < n_blocks; ++i)
-    (t.type == GgmlType::q8_0 ? encode_q8_0 : encode_q4_0)(values + i * k_qk, out + i * t.bytes);
+  const auto encode = t.type == GgmlType::q8_0 ? encode_q8_0 : encode_q4_0;
+  for_pieces(n_blocks, [&](std::uint64_t i) { encode(values + i * k_qk, out + i * t.bytes); });
 }
 
 }  // namespace wavg::gguf

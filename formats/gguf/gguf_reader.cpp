@@ -17,9 +17,9 @@ namespace {
 
 // clang-format off
 constexpr TypeTraits k_types[] = {
-    {GgmlType::f32, "F32", 1, 4, DType::f32, true},      {GgmlType::f16, "F16", 1, 2, DType::f16, true},
-    {GgmlType::bf16, "BF16", 1, 2, DType::bf16, true},   {GgmlType::f64, "F64", 1, 8, DType::f64, true},
-    {GgmlType::q8_0, "Q8_0", 32, 34, DType::f32, true},  {GgmlType::q4_0, "Q4_0", 32, 18, DType::f32, true},
+    {GgmlType::f32, "F32", 1, 4, DType::f32, true, 0},   {GgmlType::f16, "F16", 1, 2, DType::f16, true, 1},
+    {GgmlType::bf16, "BF16", 1, 2, DType::bf16, true, 32}, {GgmlType::f64, "F64", 1, 8, DType::f64, true},
+    {GgmlType::q8_0, "Q8_0", 32, 34, DType::f32, true, 7}, {GgmlType::q4_0, "Q4_0", 32, 18, DType::f32, true, 2},
     {GgmlType::q4_1, "Q4_1", 32, 20, DType::f32, false}, {GgmlType::q5_0, "Q5_0", 32, 22, DType::f32, false},
     {GgmlType::q5_1, "Q5_1", 32, 24, DType::f32, false}, {GgmlType::q2_k, "Q2_K", 256, 84, DType::f32, false},
     {GgmlType::q3_k, "Q3_K", 256, 110, DType::f32, false}, {GgmlType::q4_k, "Q4_K", 256, 144, DType::f32, false},

@@ -66,6 +66,9 @@ class OrbaxReader final : public ListedReader {
   std::vector<std::string> files() const override;
   void read(std::size_t index, std::uint64_t offset, std::uint64_t count, void* dst) override;
   std::vector<std::string> kept_entries() const override { return m_kept; }
+  // Lists the '/'-joined key paths of the leaves of value type None (optax's EmptyState), which a Flax msgpack
+  // output writes as the empty maps flax.serialization writes for them.
+  std::vector<std::string> empty_nodes() const { return m_empty; }
 
   // The item folder (holding _METADATA).
   const std::string& item() const { return m_item; }
@@ -82,6 +85,7 @@ class OrbaxReader final : public ListedReader {
   std::string m_item;
   std::vector<Leaf> m_leaves;
   std::vector<std::string> m_kept;
+  std::vector<std::string> m_empty;  // the None leaves' names (optax's EmptyState)
   std::unique_ptr<OcdbtStore> m_store;  // null for per-leaf folders
   struct Cache;
   std::unique_ptr<Cache> m_cache;

@@ -111,6 +111,7 @@ OrbaxReader::OrbaxReader(const std::string& path)
     const std::string type = value.is_object() ? value.value("value_type", "") : "";
     if (type != "jax.Array" && type != "np.ndarray" && type != "scalar") {
       m_kept.push_back(name + " (" + (type.empty() ? "no value type" : type) + ", input 1's)");
+      if (type == "None") m_empty.push_back(name);
       continue;
     }
     leaf.param = joined(leaf.keys, '.');

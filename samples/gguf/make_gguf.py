@@ -20,9 +20,18 @@ import numpy as np
 QT = gguf.GGMLQuantizationType
 
 
-def tiny_llama(path, seed):
-    rng = np.random.default_rng(seed)
-    base = np.random.default_rng(0)
+# The tiny Llama's tensors in llama.cpp's order: (name, rows, cols) of each matrix, cols None for a norm (a vector
+# of 32).
+LLAMA_TENSORS = [("token_embd.weight", 32, 32)] + [
+    (f"blk.{b}.{name}", rows, cols) for b in range(2) for name, rows, cols in (
+        ("attn_norm.weight", 32, None), ("attn_q.weight", 32, 32), ("attn_k.weight", 16, 32),
+        ("attn_v.weight", 16, 32), ("attn_output.weight", 32, 32), ("ffn_norm.weight", 32, None),
+        ("ffn_gate.weight", 64, 32), ("ffn_up.weight", 64, 32), ("ffn_down.weight", 32, 64))
+] + [("output_norm.weight", 32, None), ("output.weight", 32, 32)]
+
+
+def llama_file(path, tensors, file_type=gguf.LlamaFileType.MOSTLY_Q8_0):
+    """Writes a tiny Llama with tensors {name: (array, raw_dtype or None)} in LLAMA_TENSORS' order."""
     w = gguf.GGUFWriter(path, "llama")
     w.add_name("tiny-llama")
     w.add_context_length(64)
@@ -33,7 +42,7 @@ def tiny_llama(path, seed):
     w.add_head_count_kv(2)
     w.add_rope_dimension_count(8)
     w.add_layer_norm_rms_eps(1e-5)
-    w.add_file_type(gguf.LlamaFileType.MOSTLY_Q8_0)
+    w.add_file_type(file_type)
     w.add_tokenizer_model("llama")
     tokens = ["<unk>", "<s>", "</s>"] + ["tok%d" % i for i in range(29)]
     w.add_token_list(tokens)
@@ -42,31 +51,26 @@ def tiny_llama(path, seed):
     w.add_bos_token_id(1)
     w.add_eos_token_id(2)
     w.add_chat_template("{% for m in messages %}{{ m['content'] }}{% endfor %}")
-
-    def matrix(name, rows, cols):
-        values = base.standard_normal((rows, cols)) * 0.1 + rng.standard_normal((rows, cols)) * 0.01
-        w.add_tensor(name, gguf.quantize(values.astype(np.float32), QT.Q8_0), raw_dtype=QT.Q8_0)
-
-    def norm(name):
-        w.add_tensor(name, (1.0 + rng.standard_normal(32) * 0.01).astype(np.float32))
-
-    matrix("token_embd.weight", 32, 32)
-    for b in range(2):
-        norm("blk.%d.attn_norm.weight" % b)
-        matrix("blk.%d.attn_q.weight" % b, 32, 32)
-        matrix("blk.%d.attn_k.weight" % b, 16, 32)
-        matrix("blk.%d.attn_v.weight" % b, 16, 32)
-        matrix("blk.%d.attn_output.weight" % b, 32, 32)
-        norm("blk.%d.ffn_norm.weight" % b)
-        matrix("blk.%d.ffn_gate.weight" % b, 64, 32)
-        matrix("blk.%d.ffn_up.weight" % b, 64, 32)
-        matrix("blk.%d.ffn_down.weight" % b, 32, 64)
-    norm("output_norm.weight")
-    matrix("output.weight", 32, 32)
+    for name, _, _ in LLAMA_TENSORS:
+        data, raw = tensors[name]
+        w.add_tensor(name, data, raw_dtype=raw)
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
     w.close()
+
+
+def tiny_llama(path, seed):
+    rng = np.random.default_rng(seed)
+    base = np.random.default_rng(0)
+    tensors = {}
+    for name, rows, cols in LLAMA_TENSORS:
+        if cols is None:
+            tensors[name] = ((1.0 + rng.standard_normal(32) * 0.01).astype(np.float32), None)
+        else:
+            values = base.standard_normal((rows, cols)) * 0.1 + rng.standard_normal((rows, cols)) * 0.01
+            tensors[name] = (gguf.quantize(values.astype(np.float32), QT.Q8_0), QT.Q8_0)
+    llama_file(path, tensors)
 
 
 # Byte offsets of the float16 scales in each K-quant block, set to sane values over the random bytes (a random

@@ -11,6 +11,7 @@
 
 #include "train/reduction.hpp"
 #include "wavg/error.hpp"
+#include "wavg/format_facts.hpp"
 #include "wavg/free_cores.hpp"
 #include "wavg/stdio_files.hpp"
 
@@ -295,7 +296,7 @@ void note_kept_entries(const Verbosity& v, const Reader& input1, FormatId format
   if (!keeps)
     note(v, 0,
          "warning: " + std::to_string(kept.size()) + " value(s) of " + input1.path() +
-             " that are not tensors have no place in a " + codec(format).name +
+             " that are not tensors have no place in " + a_format(format) +
              " output and are left out (-v lists them)");
   for (const std::string& k : kept) note(v, 1, (keeps ? "kept from input 1: " : "left out: ") + k);
 }

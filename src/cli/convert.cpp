@@ -10,6 +10,7 @@
 #include "pipeline/pipeline.hpp"
 #include "pipeline/ranks.hpp"
 #include "wavg/engine.hpp"
+#include "wavg/format_facts.hpp"
 
 namespace wavg::cli {
 
@@ -49,7 +50,7 @@ void parse_set_meta(ConvertOptions& o) {
 void check_metadata_place(const ConvertOptions& o, FormatId format) {
   if (o.metadata.empty() || format == FormatId::none) return;
   if (const char* why = codec(format).no_metadata)
-    fail_usage("--set-meta: a " + std::string(codec(format).name) + " output has no metadata (" + why +
+    fail_usage("--set-meta: " + a_format(format) + " output has no metadata (" + why +
                "); convert to a format that has, such as hdf5 or safetensors");
 }
 

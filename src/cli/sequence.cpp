@@ -11,6 +11,7 @@
 #include <regex>
 
 #include "wavg/error.hpp"
+#include "wavg/format_facts.hpp"
 
 namespace wavg::cli {
 
@@ -52,8 +53,9 @@ std::regex compile(const std::string& pattern) {
   return re;
 }
 
-// Returns the N highest-numbered checkpoints of `dir` at most `bound`, oldest first.
-std::vector<std::string> last_checkpoints(const SequenceCli& s, const std::string& dir) {
+// Returns the N highest-numbered checkpoints of `dir` at most `bound`, oldest first, skipping (said with -v) what a
+// format's library left of a save it has not finished.
+std::vector<std::string> last_checkpoints(const SequenceCli& s, const std::string& dir, const Verbosity& v) {
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec))
     throw Error(ExitCode::usage, dir, "is not a directory (--last takes one directory of checkpoints)");
@@ -65,6 +67,10 @@ std::vector<std::string> last_checkpoints(const SequenceCli& s, const std::strin
     // checkpoint-500/): whichever the numbering matches.
     if (!entry.is_regular_file(ec) && !entry.is_directory(ec)) continue;
     const std::string name = entry.path().filename().string();
+    if (const char* format = unfinished_save(name)) {
+      note(v, 1, "--last: skipping " + entry.path().string() + ", an unfinished " + format + " save");
+      continue;
+    }
     std::string digits;
     if (s.pattern.empty()) {
       digits = default_number(name);
@@ -159,7 +165,7 @@ void apply_sequence(const SequenceCli& s, std::vector<std::string>& inputs, std:
   if (s.last > 0) {
     if (inputs.size() != 1)
       fail_usage("--last takes one directory of checkpoints, got " + std::to_string(inputs.size()) + " inputs");
-    inputs = last_checkpoints(s, inputs.front());
+    inputs = last_checkpoints(s, inputs.front(), v);
   }
   if (s.last == 0 && s.schedule.empty()) return;
   std::vector<double> w;

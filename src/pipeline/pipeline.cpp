@@ -10,6 +10,7 @@
 #include "wavg/backend.hpp"
 #include "wavg/engine.hpp"
 #include "wavg/error.hpp"
+#include "wavg/format_facts.hpp"
 #include "wavg/free_space.hpp"
 #include "wavg/method.hpp"
 #include "wavg/plan.hpp"
@@ -265,19 +266,32 @@ Run run(const Job& job, Steps& steps) {
   steps.engine(engine);
   // An average reads every input and the base: the bytes the shares balance.
   if (shared) r.division = divide(r.plan, r.inputs.size() + (r.base ? 1 : 0), engine);
-  agreed([&] { engine.verify(); });
 
+  // The output is settled before the inputs are read (the read pass of engine.verify()): its format, its template,
+  // what its writer cannot store (GGUF's K-quants) and the disk it needs, each a refusal that should not wait for
+  // a pass over every input.
   const std::vector<TensorInfo> tensors = output_tensors(r.plan);
-  const std::vector<std::string> base = r.base ? r.base->files() : std::vector<std::string>{};
-  std::vector<std::string> protect;
-  std::optional<OutputSpec> spec;
   agreed([&] {
-    if (rank == 0) check_free_space(job.output.path(), least_output_bytes(tensors));
     r.output = job.output;
     settle(r.output, opened);
     if (shared) check_distributed_output(r.output.format_id(), r.output.path());
     r.templ = choose_template(r.output.format_id(), opened, r.plan, tensors);
     steps.chose(r.templ, r.output.format_id());
+    OutputSpec sized;
+    sized.tensors = tensors;
+    sized.template_input = r.templ.input;
+    sized.out_dtype_given = job.out_dtype.has_value();
+    sized.block_type = r.output.options().block_type;
+    const std::uint64_t bytes =
+        output_bytes(r.output.format_id(), sized, output_file(r.output.format_id(), r.output.path()));
+    if (rank == 0) check_free_space(job.output.path(), bytes);
+  });
+  agreed([&] { engine.verify(); });
+
+  const std::vector<std::string> base = r.base ? r.base->files() : std::vector<std::string>{};
+  std::vector<std::string> protect;
+  std::optional<OutputSpec> spec;
+  agreed([&] {
     protect = files_of(opened);
     protect.insert(protect.end(), base.begin(), base.end());
     if (!job.state.empty()) protect.push_back(job.state);

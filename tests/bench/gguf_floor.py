@@ -6,16 +6,19 @@
 Writes two GGUF files of a Llama-shaped model of about --params parameters (layers of 2048-wide attention and
 5632-wide MLP matrices in Q8_0, norms in F32, as llama.cpp's convert_hf_to_gguf.py --outtype q8_0 lays out
 TinyLlama-1.1B; --params 1.1e9 is that size), the bytes assembled here with numpy (random int8 and float16 scales:
-the values do not matter to the time), reads them once into the page cache, then runs, interleaved for --rounds
-rounds (fastest kept): the floor (cat both inputs to /dev/null, write a file of the output's size and sync it)
-and `wavg merge A B -o OUT` (default options: the output Q8_0 as input 1, every block decoded, averaged in double
-and encoded again; wavg fsyncs its output). Prints wall and CPU seconds of each and their ratio, with `uptime`'s
-load before and after.
+the values do not matter to the time), reads them once into the page cache, then runs, back to back in each of
+--rounds rounds: the floor (cat both inputs to /dev/null, write a file of the output's size and sync it), `wavg
+merge -j 1 A B -o OUT` and `wavg merge A B -o OUT` (every thread; default options: the output Q8_0 as input 1,
+every block decoded, averaged in double and encoded again; wavg fsyncs its output). On a shared machine one round
+may be slowed and the next not, so each wavg run is divided by the floor of its own round (a pair), and the
+medians of those ratios are reported beside the median wall and CPU seconds, with the 1-minute load average
+before each round. The outputs of 1 and all threads are compared byte for byte.
 """
 
 import argparse
 import os
 import resource
+import statistics
 import struct
 import subprocess
 import sys
@@ -92,7 +95,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--wavg", required=True)
     p.add_argument("--params", type=float, default=100e6)
-    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--dir", default=None)
     p.add_argument("--keep", action="store_true")
     a = p.parse_args()
@@ -109,18 +112,28 @@ def main():
           f"load {os.getloadavg()[0]:.2f}", file=sys.stderr)
     floor_cmd = (f"cat {' '.join(inputs)} > /dev/null && head -c {size} /dev/zero > {floor_out} && "
                  f"sync {floor_out}")
-    rows = {"floor": [], "wavg": []}
+    out1 = os.path.join(tmp, "out1.gguf")
+    runs = {"floor": floor_cmd, "wavg -j 1": [a.wavg, "merge", "-q", "-f", "-j", "1", *inputs, "-o", out1],
+            "wavg": [a.wavg, "merge", "-q", "-f", *inputs, "-o", out]}
+    rows = {k: [] for k in runs}
+    loads = []
     for _ in range(a.rounds):
-        rows["floor"].append(timed(floor_cmd))
-        rows["wavg"].append(timed([a.wavg, "merge", "-q", "-f", *inputs, "-o", out]))
-    best = {k: min(v) for k, v in rows.items()}
-    print("| run | wall s | CPU s |\n|---|---|---|")
-    for k, (wall, cpu) in best.items():
-        print(f"| {k} | {wall:.2f} | {cpu:.2f} |")
-    print(f"ratio wall wavg/floor: {best['wavg'][0] / best['floor'][0]:.2f}; load after "
-          f"{os.getloadavg()[0]:.2f}")
+        loads.append(os.getloadavg()[0])
+        for k, cmd in runs.items():
+            rows[k].append(timed(cmd))
+    with open(out, "rb") as x, open(out1, "rb") as y:
+        same = x.read() == y.read()
+    median = statistics.median
+    print(f"{a.rounds} rounds, threads: {os.cpu_count()}; load before each: " + ", ".join(f"{x:.1f}" for x in loads))
+    print("| run | median wall s | median CPU s | median wall / floor (paired) |\n|---|---|---|---|")
+    for k, v in rows.items():
+        ratio = median(w / f for (w, _), (f, _) in zip(v, rows["floor"]))
+        print(f"| {k} | {median(w for w, _ in v):.2f} | {median(c for _, c in v):.2f} | {ratio:.2f} |")
+    print(f"outputs of 1 and all threads {'identical' if same else 'DIFFER'}; load after {os.getloadavg()[0]:.2f}")
+    if not same:
+        sys.exit(1)
     if not a.keep:
-        for f in inputs + [out, floor_out]:
+        for f in inputs + [out, out1, floor_out]:
             if os.path.exists(f):
                 os.remove(f)
         os.rmdir(tmp)

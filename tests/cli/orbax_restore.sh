@@ -1,16 +1,18 @@
 # Orbax restores what wavg writes (optional: a venv with orbax-checkpoint, flax, optax and jax[cpu], named by
 # WAVG_ORBAX_PYTHON; skipped without one). Three TrainStates saved by Orbax (tests/orbax/restore_check.py) in each
-# storage mode: OCDBT, per-leaf zarr v3, and OCDBT with every kernel split over two devices (a chunk each), merged
+# storage mode: OCDBT, per-leaf zarr v3, OCDBT with every kernel split over two devices (a chunk each), and OCDBT
+# saved by two real processes (jax.distributed on the CPU, gloo; each process writes its own ocdbt.process_N), merged
 # by wavg into an Orbax folder and restored by orbax.checkpoint into the TrainState: every float leaf is the float64
 # mean rounded once, count and step are input 1's, and one apply_gradients step runs. The merge converted to
-# safetensors and to a Flax msgpack (flax.serialization into the TrainState; optax's EmptyState, which holds no
-# array, added back as {}) holds the same values, as does a merge with --force over an Orbax-written checkpoint.
+# safetensors and to a Flax msgpack (flax.serialization into the TrainState, optax's EmptyState the {} flax writes)
+# holds the same values, as does a merge with --force over an Orbax-written checkpoint.
 PY=${WAVG_ORBAX_PYTHON:-}
 [ -n "$PY" ] && "$PY" -c "import orbax.checkpoint, flax, optax" 2>/dev/null ||
   { echo "no WAVG_ORBAX_PYTHON with orbax-checkpoint, flax and optax"; exit 77; }
 C=$ROOT/tests/orbax/restore_check.py
 "$PY" "$C" save . 2>/dev/null
-for mode in ocdbt zarr sharded; do
+"$PY" "$C" save2 . >/dev/null 2>&1
+for mode in ocdbt zarr sharded two; do
   "$WAVG" merge -q ${mode}_1 ${mode}_2 ${mode}_3 -o merged_$mode/
   "$PY" "$C" check . merged_$mode 2>/dev/null
 done

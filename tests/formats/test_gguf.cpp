@@ -384,8 +384,9 @@ TEST_CASE("gguf writer lays out header, provenance, tensor infos and padded data
   }
   GgufBytes want;
   want.s = "GGUF";
-  want.u32(3).u64(2).u64(1);                 // version 3, 2 tensors, 1 key/value pair
-  want.str("wavg_version").u32(8).str("9");  // the provenance, a string
+  want.u32(3).u64(2).u64(2);                        // version 3, 2 tensors, 2 key/value pairs
+  want.str("general.file_type").u32(4).u32(7);      // --out-dtype q8_0: LLAMA_FTYPE_MOSTLY_Q8_0, a u32
+  want.str("wavg_version").u32(8).str("9");         // the provenance, a string
   want.str("w").u32(2).u64(32).u64(2).u32(8).u64(0);  // ne = (32, 2): shape reversed; Q8_0; offset 0
   want.str("n").u32(1).u64(3).u32(0).u64(96);         // a vector stays F32; 68 bytes of w padded to 96
   want.pad(32);
@@ -399,4 +400,36 @@ TEST_CASE("gguf writer lays out header, provenance, tensor infos and padded data
   want.s.append(reinterpret_cast<const char*>(n), 12);
   want.pad(32);
   CHECK(read_all(path) == want.s);
+}
+
+TEST_CASE("gguf output_bytes sizes the output by its stored blocks, and refuses a K-quant before any value") {
+  OutputSpec spec;
+  spec.tensors = {{"w", DType::f32, {2, 32}}, {"n", DType::f32, {3}}};
+  // Plain float32: 256 bytes of w, 12 of n padded to 32.
+  CHECK(output_bytes(spec, "out.gguf") == 256 + 32);
+  // Q8_0: w's 2 blocks of 34 bytes padded to 96, n (a vector) float32 as above; float32's count would be 3x more.
+  spec.out_dtype_given = true;
+  spec.block_type = "q8_0";
+  CHECK(output_bytes(spec, "out.gguf") == 96 + 32);
+  spec.block_type = "q4_0";  // 2 blocks of 18 bytes
+  CHECK(output_bytes(spec, "out.gguf") == 64 + 32);
+  // Input 1 storing w as Q4_K (ne0 = 256): kept without --out-dtype, which wavg cannot write.
+  TempDir dir;
+  GgufBytes f;
+  f.s = "GGUF";
+  f.u32(3).u64(1).u64(0);
+  f.str("w").u32(2).u64(256).u64(1).u32(12).u64(0);
+  f.pad(32);
+  f.s.append(144, '\0');
+  GgufReader input(dir.write("k.gguf", f.s));
+  OutputSpec kept;
+  kept.tensors = {{"w", DType::f32, {1, 256}}};
+  kept.template_input = &input;
+  CHECK_THROWS_WITH_AS(output_bytes(kept, "out.gguf"),
+                       "out.gguf: input 1 stores tensors as types wavg does not write (1 Q4_K); give --out-dtype "
+                       "float32, float16, bfloat16, q8_0 or q4_0",
+                       Error);
+  kept.out_dtype_given = true;
+  kept.block_type = "q8_0";
+  CHECK(output_bytes(kept, "out.gguf") == 288);  // 8 Q8_0 blocks of 34 bytes, padded to 32
 }

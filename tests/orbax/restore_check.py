@@ -4,6 +4,9 @@ optax and jax[cpu] (WAVG_ORBAX_PYTHON).
   restore_check.py save DIR       three TrainStates of a small model (random values), each saved by Orbax three
                                   ways: DIR/ocdbt_K (StandardCheckpointer: OCDBT), DIR/zarr_K (per-leaf zarr v3),
                                   DIR/sharded_K (OCDBT, every kernel split over two CPU devices)
+  restore_check.py save2 DIR      the same TrainStates saved by two real processes (jax.distributed on the CPU,
+                                  one device each, as a run on two hosts): DIR/two_K (OCDBT, every array of two rows
+                                  or more split by rows, each process writing its half: ocdbt.process_0 and _1)
   restore_check.py check DIR OUT  restores the Orbax folder OUT into the TrainState and checks every float leaf
                                   equals the float64 mean of DIR/ocdbt_1..3 rounded once to float32, count and step
                                   are input 1's, and one apply_gradients step runs
@@ -13,7 +16,8 @@ optax and jax[cpu] (WAVG_ORBAX_PYTHON).
 import os
 import sys
 
-os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=2")
+if sys.argv[1:2] != ["process"]:  # save2's processes have one device each
+    os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=2")
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
@@ -76,6 +80,41 @@ def save(d):
         c.wait_until_finished()
 
 
+def save2(d):
+    import socket
+    import subprocess
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    env.pop("XLA_FLAGS", None)  # one device per process
+    procs = [subprocess.Popen([sys.executable, __file__, "process", d, str(port), str(p)], env=env) for p in (0, 1)]
+    codes = [p.wait(timeout=900) for p in procs]
+    assert codes == [0, 0], codes
+
+
+def process(d, port, pid):
+    """One of save2's processes: joins the other, then saves its shards of each TrainState."""
+    jax.distributed.initialize(coordinator_address=f"127.0.0.1:{port}", num_processes=2, process_id=int(pid))
+    assert jax.process_count() == 2 and jax.device_count() == 2, (jax.process_count(), jax.device_count())
+    mesh = jax.sharding.Mesh(np.array(jax.devices()), ("p",))
+
+    def global_array(x):
+        if not hasattr(x, "shape"):
+            return x
+        x = np.asarray(x)
+        spec = jax.sharding.PartitionSpec("p") if x.ndim and x.shape[0] % 2 == 0 else jax.sharding.PartitionSpec()
+        return jax.make_array_from_callback(x.shape, jax.sharding.NamedSharding(mesh, spec), lambda i: x[i])
+
+    for k in (1, 2, 3):
+        st = jax.tree_util.tree_map(global_array, state(k))
+        c = ocp.StandardCheckpointer()
+        c.save(f"{d}/two_{k}", st)
+        c.wait_until_finished()
+    jax.distributed.shutdown()
+
+
 def expected(d):
     ins = [ocp.StandardCheckpointer().restore(f"{d}/ocdbt_{k}", template()) for k in (1, 2, 3)]
     return ins
@@ -113,8 +152,8 @@ def flax(d, path):
     ins = expected(d)
     with open(path, "rb") as f:
         tree = serialization.msgpack_restore(f.read())
-    # optax's EmptyState (the tuple's second item) has no array, so no tensor names it: the msgpack lacks its {}.
-    tree["opt_state"].setdefault("1", {})
+    # optax's EmptyState (the tuple's second item), which flax writes as {}: wavg writes it so from Orbax's None.
+    assert tree["opt_state"]["1"] == {}, tree["opt_state"].keys()
     got = serialization.from_state_dict(template(), tree)
     n = compare(got, ins, path)
     print(f"{os.path.basename(path)}: {n} float arrays the mean")
@@ -146,7 +185,9 @@ def safetensors(d, path):
 
 
 if __name__ == "__main__":
-    sys.argv[2:] = [os.path.abspath(a) for a in sys.argv[2:]]  # orbax takes absolute paths
-    {"save": lambda: save(sys.argv[2]), "check": lambda: check(sys.argv[2], sys.argv[3]),
+    sys.argv[2:] = [os.path.abspath(a) if i == 0 or sys.argv[1] != "process" else a
+                    for i, a in enumerate(sys.argv[2:])]  # orbax takes absolute paths
+    {"save": lambda: save(sys.argv[2]), "save2": lambda: save2(sys.argv[2]),
+     "process": lambda: process(sys.argv[2], sys.argv[3], sys.argv[4]), "check": lambda: check(sys.argv[2], sys.argv[3]),
      "flax": lambda: flax(sys.argv[2], sys.argv[3]),
      "safetensors": lambda: safetensors(sys.argv[2], sys.argv[3])}[sys.argv[1]]()
