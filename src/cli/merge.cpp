@@ -36,7 +36,7 @@ void apply_recipe(MergeOptions& o) {
     if (looks_like_recipe(in)) fail_usage(in + " looks like a mergekit recipe: run it with --recipe " + in);
   if (o.recipe_path.empty()) return;
   if (!o.inputs.empty() || !o.fed.base.empty() || !o.weights.empty() || !o.task.params.empty() || o.task.rescale ||
-      o.task.normalize || o.out_dtype || o.fed.options.robust.method != Aggregator::mean)
+      o.task.normalize || o.out_dtype || o.fed.options.robust.method != &default_method())
     fail_usage("--recipe gives the models, base, method, parameters and dtype itself: give them only there");
   Recipe& r = o.recipe.emplace(read_recipe(o.recipe_path));
   o.inputs = r.inputs;
@@ -105,7 +105,7 @@ std::vector<std::string> protected_paths(const MergeOptions& o) {
 }
 
 // Tells whether a task-vector method (task arithmetic, TIES, DARE, SLERP, model stock) runs.
-bool task_run(const MergeOptions& o) { return is_task_method(o.fed.options.robust.method); }
+bool task_run(const MergeOptions& o) { return is_task_method(*o.fed.options.robust.method); }
 
 // Tells whether a federated method runs rather than the (weighted) mean.
 bool federated_run(const MergeOptions& o) {
@@ -137,17 +137,17 @@ void check_split_weights(const MergeOptions& o) {
 void apply_task_options_outside(MergeOptions& o) {
   if (task_run(o)) return;
   const TaskCli& t = o.task;
-  const std::string method(method_spec(o.fed.options.robust.method).name);
+  const std::string method(o.fed.options.robust.method->name);
   for (const auto& [key, value] : t.params)
     fail_usage(std::string(option_named(key)) + " does not apply to --method " + method);
   if (t.rescale) fail_usage("--rescale does not apply to --method " + method);
   if (!t.normalize) return;
   if (federated_run(o))
     fail_usage("--normalize does not apply to --method " + method +
-               (o.fed.options.robust.method == Aggregator::mean ? " with a federated option (--base, --weight-by, ...)"
-                                                                : ""));
+               (o.fed.options.robust.method == &default_method() ? " with a federated option (--base, --weight-by, ...)"
+                                                                 : ""));
   if (*t.normalize) return;  // the mean's own rule
-  o.fed.options.robust.method = Aggregator::task_arithmetic;
+  o.fed.options.robust.method = &method_row("task-arithmetic");
   o.task.linear = true;
 }
 
@@ -173,7 +173,7 @@ void check_lora_options(MergeOptions& o) {
 void note_unused_seed(const MergeOptions& o) {
   const FederatedOptions& fed = o.fed.options;
   if (!fed.privacy.seed) return;
-  const MethodSpec& row = task_run(o) ? task_row(o.task.resolve(fed, {})) : method_spec(fed.robust.method);
+  const MethodSpec& row = task_run(o) ? task_row(o.task.resolve(fed, {})) : *fed.robust.method;
   if (row.sparsify == Sparsify::random || fed.privacy.noise_multiplier != 0) return;
   note(o.verbosity, 1,
        "--seed: " + std::string(row.linear ? row.mergekit : row.name) + " draws nothing at random; the seed is unused");
@@ -456,7 +456,7 @@ class MergeSteps final : public pipeline::Steps {
 // The output is the same bytes for any count; -vv says what was chosen.
 void choose_default_threads(MergeOptions& o) {
   if (o.threads > 0 || std::getenv("OMP_NUM_THREADS") || o.hash == HashAlgo::none || o.device == Device::cuda ||
-      o.fed.options.robust.method != Aggregator::mean || !o.fed.base.empty() || o.align.method != "none")
+      o.fed.options.robust.method != &default_method() || !o.fed.base.empty() || o.align.method != "none")
     return;
   const int cores = omp_get_num_procs();
   if (cores < 2) return;

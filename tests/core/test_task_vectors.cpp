@@ -148,7 +148,7 @@ TEST_CASE(
   // (density, gamma): the usual band, a band reaching the bottom (D + gamma > 1), no top dropped, density 1.
   for (const auto& [density, gamma] :
        std::vector<std::pair<double, double>>{{0.3, 0.1}, {0.8, 0.4}, {0.5, 0}, {1, 0.2}})
-    for (Aggregator method : {Aggregator::breadcrumbs, Aggregator::breadcrumbs_ties}) {
+    for (const MethodSpec* method : {&method_row("breadcrumbs"), &method_row("breadcrumbs-ties")}) {
       CAPTURE(density);
       CAPTURE(gamma);
       TaskOptions o;
@@ -159,7 +159,7 @@ TEST_CASE(
       o.params["lambda"] = 1.5;
       o.has_base = true;
       const auto band = [&](std::size_t n) { return density >= 1 ? Band{0, n} : crumbs_band(n, density, gamma); };
-      check_trim(o, band, method == Aggregator::breadcrumbs_ties, false);
+      check_trim(o, band, method == &method_row("breadcrumbs-ties"), false);
     }
 }
 
@@ -169,7 +169,7 @@ TEST_CASE(
   for (double density : {0.3, 0.5, 1.0}) {
     CAPTURE(density);
     TaskOptions o;
-    o.method = Aggregator::ties;
+    o.method = &method_row("ties");
     o.weights = {1.0, 2.0, 0.5};
     o.params["density"] = density;
     o.params["lambda"] = 0.75;
@@ -200,7 +200,7 @@ TEST_CASE("della gives the same bytes for any block size and thread count: its b
       for (double& v : t.back()) v += 0.1 * normal(rng);
     }
   }
-  for (Aggregator method : {Aggregator::della, Aggregator::della_linear}) {
+  for (const MethodSpec* method : {&method_row("della"), &method_row("della-linear")}) {
     TaskOptions o;
     o.method = method;
     o.weights = {1.0, 0.5};
