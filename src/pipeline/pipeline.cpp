@@ -298,9 +298,11 @@ Run run(const Job& job, Steps& steps) {
     if (!job.state.empty()) protect.push_back(job.state);
     for (std::string& p : steps.protect()) protect.push_back(std::move(p));
     // Each rank fingerprints its part of the inputs (HashShare), joined before the header is written.
+    InputFiles fingerprinted = input_files(opened);
+    for (const std::string& path : job.references) fingerprinted.push_back({path});
     spec.emplace(OutputSpec{
         tensors, r.templ.input, r.templ.dropped,
-        make_provenance(job.command, steps.describe(*r.method), input_files(opened),
+        make_provenance(job.command, steps.describe(*r.method), fingerprinted,
                         !job.output.options().block_type.empty() ? job.output.options().block_type
                         : job.out_dtype                          ? std::string(dtype_name(*job.out_dtype))
                                                                  : "",

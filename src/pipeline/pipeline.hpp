@@ -147,6 +147,9 @@ struct Job {
   // writes the next one beside the output, committed after it; the output may not replace it.
   std::string state{};
   ServerStepParams server{};
+  // Further models the job reads besides its inputs (align's --to), each one file as given: the provenance
+  // fingerprints them after the inputs.
+  std::vector<std::string> references{};
 };
 
 // What a run made, for the subcommand's report.
