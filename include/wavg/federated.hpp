@@ -16,37 +16,12 @@
 #include "wavg/error.hpp"
 #include "wavg/format.hpp"
 #include "wavg/method.hpp"
+#include "wavg/method_spec.hpp"
 #include "wavg/names.hpp"
 #include "wavg/plan.hpp"
 
 namespace wavg {
 
-// --method: the federated aggregators, then the task-vector methods of task_methods.hpp; each one's names,
-// parameters and maker are its row in method_spec.hpp.
-enum class Aggregator {
-  mean,
-  median,
-  trimmed_mean,
-  krum,
-  multi_krum,
-  geometric_median,
-  task_arithmetic,
-  ties,
-  dare_linear,
-  dare_ties,
-  slerp,
-  model_stock,
-  nuslerp,
-  multislerp,
-  karcher,
-  breadcrumbs,
-  breadcrumbs_ties,
-  della,
-  della_linear,
-  nearswap,
-  sce,
-  arcee_fusion
-};
 enum class InputKind { models, deltas };
 
 inline constexpr std::array<Named<InputKind>, 2> k_input_kind_names{
@@ -59,7 +34,7 @@ inline constexpr std::array<Named<ServerOptKind>, 5> k_server_opt_names{{{"sgd",
                                                                          {"adagrad", ServerOptKind::adagrad}}};
 
 struct RobustOptions {
-  Aggregator method = Aggregator::mean;
+  const MethodSpec* method = &default_method();  // --method: its row
   std::optional<double> trim;    // trimmed-mean: fraction cut at each end
   std::optional<int> byzantine;  // krum, multi-krum: F
   std::optional<int> select;     // multi-krum: M

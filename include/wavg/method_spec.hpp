@@ -14,18 +14,26 @@
 #include <vector>
 
 #include "wavg/backend.hpp"
-#include "wavg/federated.hpp"
 #include "wavg/method.hpp"
 #include "wavg/names.hpp"
 
 namespace wavg {
 
+struct FederatedOptions;
+struct Plan;
+class ServerState;
 struct TaskOptions;
 
 // Which code runs a method: the (weighted) mean and the federated aggregators (federated.hpp), the task-vector
 // and spherical methods (task_methods.hpp), or a method of its own file that shares no family's switches
 // (nearswap, sce, arcee-fusion); all but the first take TaskOptions.
 enum class Family { federated, task_vectors, spherical, standalone };
+
+// The federated family's switch (federated.cpp): how the clients' updates are combined. krum returns the input the
+// Krum score picks, or with --select the mean of the M it picks (multi-krum).
+enum class Reduce { mean, median, trimmed_mean, krum, geometric_median };
+// The spherical family's switch (slerp_stock.cpp): which coefficients each tensor's Gram matrix gives.
+enum class Sphere { slerp, model_stock, nuslerp, multislerp, karcher };
 
 // Which weights a method accepts (one per input):
 //   none    the method takes no weights;
@@ -72,11 +80,13 @@ struct MethodArgs {
 };
 using MethodMaker = std::unique_ptr<Method> (*)(const MethodArgs&);
 
+// A method is its row: the rest of the program holds a `const MethodSpec*` (one of method_specs()) and asks it.
 struct MethodSpec {
-  Aggregator id = Aggregator::mean;
   std::string_view name;      // --method
   std::string_view mergekit;  // merge_method in a recipe; empty: none
   Family family = Family::federated;
+  Reduce reduce = Reduce::mean;   // the federated family's switch
+  Sphere sphere = Sphere::slerp;  // the spherical family's switch
   // The family's switches (task vectors): how each task vector is sparsified, whether only the entries agreeing
   // with the sign of the sum count, whether --rescale applies, and whether the combined vector is divided by the
   // weights' sum unless --normalize/--no-normalize says otherwise.
@@ -107,9 +117,11 @@ struct MethodSpec {
 // Returns every method's row, in --method's order.
 std::span<const MethodSpec> method_specs();
 // Returns --method's names, from the rows, for its choices (help and completion).
-std::vector<Named<Aggregator>> method_names();
-// Returns the row of method `id`.
-const MethodSpec& method_spec(Aggregator id);
+std::vector<Named<const MethodSpec*>> method_names();
+// Returns --method's default, the first row: the (weighted) mean.
+const MethodSpec& default_method();
+// Returns the row whose --method name is `name`, which must exist (the program's own names: "task-arithmetic").
+const MethodSpec& method_row(std::string_view name);
 // Returns the row whose --method name (or, `mergekit`, merge_method) is `name`, or null.
 const MethodSpec* find_method(std::string_view name);
 const MethodSpec* find_mergekit_method(std::string_view name);

@@ -35,7 +35,7 @@ inline constexpr std::array<Named<DareRescale>, 3> k_dare_rescale_names{
 using ParamValues = std::map<std::string, double, std::less<>>;
 
 struct TaskOptions {
-  Aggregator method = Aggregator::task_arithmetic;
+  const MethodSpec* method = &method_row("task-arithmetic");  // its row
   std::vector<double> weights;         // empty: 1 for every input (task vectors' weights are not normalised)
   // The method's numeric parameters as given (--lambda, --density, ...; a recipe's plain scalars), by their row's
   // key ("lambda", "max_iter"): what each means, its range and its default are its ParamSpec (registry.cpp).
@@ -56,7 +56,7 @@ struct TaskOptions {
 };
 
 // Tells whether --method names a task-vector method rather than a federated aggregator.
-bool is_task_method(Aggregator a);
+bool is_task_method(const MethodSpec& m);
 // Formats a method parameter as printf's %g does, for messages and descriptions.
 std::string parameter_text(double v);
 // Returns the end of a task-vector method's description: lambda, normalize, the weights, recipe values, base.

@@ -58,10 +58,8 @@ class AlignSteps final : public pipeline::Steps {
   }
   void engine(Engine& engine) override { m_progress.follow(engine); }
   std::vector<std::string> protect() override { return m_reference->files(); }
-  void output(OutputSpec& spec, const pipeline::Run&) override {
-    spec.provenance = make_provenance("align", "weight matching to " + fs::path(m_o.to).filename().string(),
-                                      {m_o.input, m_o.to}, "", m_o.hash);
-  }
+  // run() builds the provenance: the job's command, this, its input and its reference (Job::references).
+  std::string describe(const Method&) override { return "weight matching to " + fs::path(m_o.to).filename().string(); }
   void committed() override { m_progress.erase(); }
 
   const align::PermSpec& spec() const { return m_spec; }
@@ -83,6 +81,7 @@ int run_align(const AlignOptions& o) {
   job.output = pipeline::check_target({o.output, o.format, o.force ? Overwrite::yes : Overwrite::no}, {o.input, o.to});
   job.command = "align";
   job.hash = o.hash;
+  job.references = {o.to};
   apply_threads(o.threads);
   AlignSteps steps(o, job.output);
   pipeline::run(job, steps);

@@ -1,4 +1,5 @@
-// wavg merge: open inputs, build the plan, run the engine, commit the output.
+// wavg merge: open inputs, build the plan, run the engine, commit the output; and the same merge verified without
+// its output (wavg check).
 
 #include <omp.h>
 
@@ -8,15 +9,11 @@
 #include <filesystem>
 #include <optional>
 
-#include "cli/align_options.hpp"
-#include "cli/common.hpp"
+#include "cli/merge.hpp"
+
 #include "cli/eval_command.hpp"
-#include "cli/federated_options.hpp"
 #include "cli/progress.hpp"
-#include "cli/recipe.hpp"
 #include "cli/recipe_chat.hpp"
-#include "cli/sequence.hpp"
-#include "cli/soup_options.hpp"
 #include "pipeline/pipeline.hpp"
 #include "pipeline/ranks.hpp"
 #include "wavg/engine.hpp"
@@ -33,35 +30,6 @@ namespace wavg::cli {
 
 namespace {
 
-struct MergeOptions {
-  std::vector<std::string> inputs;
-  std::string output;
-  std::string weights;
-  std::string format;
-  std::optional<DType> out_dtype;
-  Device device = Device::automatic;
-  std::string eval;
-  PlanOptions plan;
-  bool force = false;
-  HashAlgo hash = HashAlgo::xxh3_128;
-  bool tf_state = false;
-  std::uint64_t shard_size = 0;
-  std::string block_type;  // --out-dtype q8_0 or q4_0 (a GGUF output)
-  int threads = 0;
-  Verbosity verbosity;
-  FederatedCli fed;
-  TaskCli task;
-  SequenceCli seq;
-  AlignCli align;
-  enum class Companions { base, input1 } companions = Companions::base;  // --tokenizer-source
-  std::string recipe_path;                                               // --recipe
-  std::optional<Recipe> recipe;
-  std::string chat_template;  // the recipe's chat_template, resolved (empty: the tokenizer's own)
-  std::string lora;           // --lora: how adapter folders aggregate (empty: exact)
-  bool lora_apply = false;    // --lora-apply: input 1 is a base, the others adapters folded into it
-  std::uint64_t lora_extract = 0;  // --lora-extract RANK: input 1 a base, input 2 its fine-tune (0: none)
-};
-
 // With --recipe, sets the inputs, base, method and its values from the mergekit YAML (recipe.cpp); a YAML file
 // given as an input is pointed at --recipe.
 void apply_recipe(MergeOptions& o) {
@@ -69,7 +37,7 @@ void apply_recipe(MergeOptions& o) {
     if (looks_like_recipe(in)) fail_usage(in + " looks like a mergekit recipe: run it with --recipe " + in);
   if (o.recipe_path.empty()) return;
   if (!o.inputs.empty() || !o.fed.base.empty() || !o.weights.empty() || !o.task.params.empty() || o.task.rescale ||
-      o.task.normalize || o.out_dtype || o.fed.options.robust.method != Aggregator::mean)
+      o.task.normalize || o.out_dtype || o.fed.options.robust.method != &default_method())
     fail_usage("--recipe gives the models, base, method, parameters and dtype itself: give them only there");
   Recipe& r = o.recipe.emplace(read_recipe(o.recipe_path));
   o.inputs = r.inputs;
@@ -138,12 +106,15 @@ std::vector<std::string> protected_paths(const MergeOptions& o) {
 }
 
 // Tells whether a task-vector method (task arithmetic, TIES, DARE, SLERP, model stock) runs.
-bool task_run(const MergeOptions& o) { return is_task_method(o.fed.options.robust.method); }
+bool task_run(const MergeOptions& o) { return is_task_method(*o.fed.options.robust.method); }
 
 // Tells whether a federated method runs rather than the (weighted) mean.
 bool federated_run(const MergeOptions& o) {
   return !task_run(o) && (is_federated(o.fed.options) || !o.fed.weight_by.empty());
 }
+
+// Returns the subcommand's name, for messages.
+std::string_view command(const MergeOptions& o) { return o.use == MergeUse::merge ? "merge" : "check"; }
 
 // Refuses `-w 1 2 a.h5 b.h5`: the shell split the weights, and `2` became an input. A number that names no file
 // after --weights is taken for that.
@@ -167,17 +138,17 @@ void check_split_weights(const MergeOptions& o) {
 void apply_task_options_outside(MergeOptions& o) {
   if (task_run(o)) return;
   const TaskCli& t = o.task;
-  const std::string method(method_spec(o.fed.options.robust.method).name);
+  const std::string method(o.fed.options.robust.method->name);
   for (const auto& [key, value] : t.params)
     fail_usage(std::string(option_named(key)) + " does not apply to --method " + method);
   if (t.rescale) fail_usage("--rescale does not apply to --method " + method);
   if (!t.normalize) return;
   if (federated_run(o))
     fail_usage("--normalize does not apply to --method " + method +
-               (o.fed.options.robust.method == Aggregator::mean ? " with a federated option (--base, --weight-by, ...)"
-                                                                : ""));
+               (o.fed.options.robust.method == &default_method() ? " with a federated option (--base, --weight-by, ...)"
+                                                                 : ""));
   if (*t.normalize) return;  // the mean's own rule
-  o.fed.options.robust.method = Aggregator::task_arithmetic;
+  o.fed.options.robust.method = &method_row("task-arithmetic");
   o.task.linear = true;
 }
 
@@ -203,7 +174,7 @@ void check_lora_options(MergeOptions& o) {
 void note_unused_seed(const MergeOptions& o) {
   const FederatedOptions& fed = o.fed.options;
   if (!fed.privacy.seed) return;
-  const MethodSpec& row = task_run(o) ? task_row(o.task.resolve(fed, {})) : method_spec(fed.robust.method);
+  const MethodSpec& row = task_run(o) ? task_row(o.task.resolve(fed, {})) : *fed.robust.method;
   if (row.sparsify == Sparsify::random || fed.privacy.noise_multiplier != 0) return;
   note(o.verbosity, 1,
        "--seed: " + std::string(row.linear ? row.mergekit : row.name) + " draws nothing at random; the seed is unused");
@@ -226,7 +197,8 @@ pipeline::Job validate(MergeOptions& o) {
   }
   apply_task_options_outside(o);
   const std::size_t least = fed.has_base || fed.inputs == InputKind::deltas ? 1 : 2;
-  if (o.inputs.size() < least) fail_usage("merge needs at least two inputs (one with --base or deltas)");
+  if (o.inputs.size() < least)
+    fail_usage(std::string(command(o)) + " needs at least two inputs (one with --base or deltas)");
   if (!o.weights.empty() && !o.fed.weight_by.empty()) fail_usage("give either --weights or --weight-by, not both");
   check_align_inputs(o.align, fed.has_base || fed.inputs == InputKind::deltas);
   const std::vector<double> weights = parse_weights(o.weights);
@@ -241,13 +213,15 @@ pipeline::Job validate(MergeOptions& o) {
   if (fed.server.kind != ServerOptKind::none && fed.server.kind != ServerOptKind::sgd && !fed.has_state)
     note(o.verbosity, 0, "no --state: the server optimizer's moments start from zero and are not saved");
   const Overwrite overwrite = o.force ? Overwrite::yes : Overwrite::no;
-  pipeline::Target target =
-      pipeline::check_target({o.output, o.format, overwrite, o.tf_state, o.shard_size, o.block_type}, protected_paths(o));
+  pipeline::Target target;  // check: none
+  if (o.use == MergeUse::merge)
+    target = pipeline::check_target({o.output, o.format, overwrite, o.tf_state, o.shard_size, o.block_type},
+                                    protected_paths(o));
   if (!o.lora.empty()) parse_lora_merge(o.lora);
   if (o.recipe && o.recipe->chat_template && target.format_id() != FormatId::none && !codec(target.format_id()).folder)
     fail_usage("the recipe's chat_template goes into the tokenizer of a Hugging Face folder: give -o DIR/");
-  return {o.inputs, std::move(target), "merge",    o.plan,      o.out_dtype,
-          o.hash,   weights,           o.fed.base, o.fed.state, fed.server};
+  return {o.inputs,    std::move(target), std::string(command(o)), o.plan, o.out_dtype, o.hash, weights, o.fed.base,
+          o.fed.state, fed.server};
 }
 
 // What merge adds to the plain job: alignment, --weight-by, the device, the method it names (over the job's base and
@@ -256,7 +230,7 @@ class MergeSteps final : public pipeline::Steps {
  public:
   // `weights`: --weights, parsed once by validate().
   MergeSteps(MergeOptions& o, std::vector<double> weights)
-      : m_o(o), m_progress(o.verbosity, "merge", o.inputs.size()), m_weights(std::move(weights)) {}
+      : m_o(o), m_progress(o.verbosity, std::string(command(o)), o.inputs.size()), m_weights(std::move(weights)) {}
 
   std::vector<Reader*> inputs(const std::vector<Reader*>& models) override {
     m_opened = models;
@@ -278,6 +252,8 @@ class MergeSteps final : public pipeline::Steps {
     if (!m_aligned.readers.empty()) check_aligned_plan(plan, m_aligned);
   }
   std::unique_ptr<Backend> backend(const Plan&, std::size_t) override {
+    // check computes nothing on the device: it names one (-v) only when --device asks for it.
+    if (m_o.use == MergeUse::check && m_o.device == Device::automatic) return make_cpu_backend();
     return make_backend(m_o.device, m_o.verbosity);
   }
   std::unique_ptr<Method> method(Backend& backend, const pipeline::Run& run, const pipeline::Job&) override {
@@ -505,7 +481,7 @@ void choose_default_threads(MergeOptions& o) {
   if (o.threads > 0 || std::getenv("OMP_NUM_THREADS") || o.device == Device::cuda) return;
   const int cores = omp_get_num_procs();
   const int free = free_cores_now();
-  const bool mean = o.hash != HashAlgo::none && o.fed.options.robust.method == Aggregator::mean &&
+  const bool mean = o.hash != HashAlgo::none && o.fed.options.robust.method == &default_method() &&
                     o.fed.base.empty() && o.align.method == "none";
   o.threads = mean ? std::max(1, std::min(free, cores / 2)) : free;
   note(o.verbosity, 2,
@@ -515,19 +491,28 @@ void choose_default_threads(MergeOptions& o) {
            " (-j sets the count)");
 }
 
-int merge(MergeOptions& o) {
+// Reads the recipe (if any) and validates the options into a job; none for a recipe whose slices pass tensors
+// through (run_passthrough), which only merge runs.
+std::optional<pipeline::Job> make_job(MergeOptions& o) {
   std::optional<pipeline::Job> job;
-  bool passthrough = false;
   pipeline::agreed([&] {
     apply_recipe(o);
-    passthrough = o.recipe && !o.recipe->slices.empty();
+    const bool passthrough = o.recipe && !o.recipe->slices.empty();
     const bool sliced = o.recipe && !o.recipe->sliced.inputs.empty();  // slices merged by a method
     if ((passthrough || sliced) && pipeline::mpi_size() > 1)
       fail_usage("a recipe with slices runs on one process: run it without mpirun");
+    if (passthrough && o.use == MergeUse::check)
+      fail_usage("the recipe's slices are copied from their models, not merged: check verifies a merge by a method");
     if (passthrough) return;
     job = validate(o);
     if (sliced) job->inputs = o.recipe->sliced.models();
   });
+  return job;
+}
+
+int merge(MergeOptions& o) {
+  const std::optional<pipeline::Job> job = make_job(o);
+  const bool passthrough = !job;
   if (passthrough)
     return run_passthrough({o.recipe->slices, o.output, o.format, o.recipe->text, o.out_dtype,
                             o.force ? Overwrite::yes : Overwrite::no, o.hash, o.verbosity});
@@ -541,6 +526,17 @@ int merge(MergeOptions& o) {
   return 0;
 }
 
+}  // namespace
+
+Verified verify_merge(MergeOptions& o) {
+  const std::optional<pipeline::Job> job = make_job(o);
+  MergeSteps steps(o, job->weights);
+  pipeline::Run run = pipeline::verify(*job, steps);
+  return {std::move(run.plan), run.method->decisions()};
+}
+
+namespace {
+
 // Under mpirun or srun every rank runs the one merge, each a share of it (pipeline/distributed.hpp); rank 0 reports.
 int run_merge(MergeOptions& o) {
   if (!pipeline::launched_by_mpi()) return merge(o);
@@ -552,39 +548,47 @@ int run_merge(MergeOptions& o) {
 
 }  // namespace
 
-RunFn setup_merge(CLI::App& app) {
-  auto o = std::make_shared<MergeOptions>();
-  app.add_option("inputs", o->inputs, "Checkpoints to merge (two or more; one or more with --base)");
-  app.add_option("--recipe", o->recipe_path, "Run a mergekit YAML recipe (models, base_model, merge_method, ...)")
+void add_merge_options(CLI::App& app, MergeOptions& o) {
+  const bool writes = o.use == MergeUse::merge;
+  app.add_option("inputs", o.inputs,
+                 writes ? "Checkpoints to merge (two or more; one or more with --base)"
+                        : "Checkpoints to compare with the first one (one or more with --base)");
+  app.add_option("--recipe", o.recipe_path, "Run a mergekit YAML recipe (models, base_model, merge_method, ...)")
       ->type_name("FILE.yml");
-  add_output(app, o->output, o->format, o->force);
-  app.add_option("-w,--weights", o->weights, "Comma-separated weights, one per input, normalised by their sum")
+  if (writes) add_output(app, o.output, o.format, o.force);
+  app.add_option("-w,--weights", o.weights, "Comma-separated weights, one per input, normalised by their sum")
       ->type_name("LIST");
-  add_written_options(app, *o);
-  add_plan_options(app, o->plan);
-  add_federated_options(app, o->fed);
-  add_task_options(app, o->task);
-  add_sequence_options(app, o->seq);
-  add_eval_option(app, o->eval);
-  add_align_options(app, o->align, AlignFor::merge);
-  add_run_options(app, *o);
-  app.add_option("--lora", o->lora,
+  if (writes) add_written_options(app, o);
+  add_plan_options(app, o.plan);
+  add_federated_options(app, o.fed);
+  add_task_options(app, o.task);
+  add_sequence_options(app, o.seq);
+  if (writes) add_eval_option(app, o.eval);
+  add_align_options(app, o.align, AlignFor::merge);
+  add_run_options(app, o);
+  app.add_option("--lora", o.lora,
                  "How PEFT adapter folders aggregate: exact (the mean update, factors stacked; the default), "
                  "svd:RANK (it, truncated), factorwise (A and B averaged apart: not the mean update), frozen-a "
                  "(shared A, B averaged)")
       ->type_name("METHOD");
-  app.add_flag("--lora-apply", o->lora_apply,
+  app.add_flag("--lora-apply", o.lora_apply,
                "Fold PEFT adapters into input 1, their base (W + s*B*A; DoRA's normalised form): the adapters' "
                "aggregate by --lora when there are several; with a federated option, a round from input 1");
-  app.add_option("--lora-extract", o->lora_extract,
+  app.add_option("--lora-extract", o.lora_extract,
                  "Extract a PEFT adapter of this rank from input 2 minus input 1, its base (truncated SVD of each "
                  "weight's difference)")
       ->type_name("RANK")
       ->check(CLI::PositiveNumber);
-  add_choice(app, "--tokenizer-source", o->companions,
-             {{"base", MergeOptions::Companions::base}, {"input1", MergeOptions::Companions::input1}},
-             "Folder outputs with --base: whose config.json, tokenizer and other files the output copies "
-             "(mergekit's tokenizer_source)");
+  if (writes)
+    add_choice(app, "--tokenizer-source", o.companions,
+               {{"base", MergeOptions::Companions::base}, {"input1", MergeOptions::Companions::input1}},
+               "Folder outputs with --base: whose config.json, tokenizer and other files the output copies "
+               "(mergekit's tokenizer_source)");
+}
+
+RunFn setup_merge(CLI::App& app) {
+  auto o = std::make_shared<MergeOptions>();
+  add_merge_options(app, *o);
   return [o] { return run_merge(*o); };
 }
 

@@ -422,7 +422,7 @@ Recipe read_document(const Reading& r, const std::string& path) {
   const MethodSpec* row = find_mergekit_method(name);
   if (!row && k_other_methods.count(name)) r.refuse("merge_method " + name + " is not supported by wavg yet");
   if (!row) r.refuse("merge_method '" + name + "' is not one of mergekit's methods wavg runs");
-  out.method = row->id;
+  out.method = row;
   out.linear = row->linear;
   const std::set<std::string> global = keys(*row, false), per_model = keys(*row, true);
 

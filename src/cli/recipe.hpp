@@ -30,7 +30,7 @@ struct Recipe {
   std::string text;                 // the YAML as read: mergekit_config.yml and the provenance's wavg_recipe
   std::vector<std::string> inputs;  // the models besides the base, in order (slerp: the base first)
   std::string base;                 // --base (empty for linear and slerp)
-  Aggregator method = Aggregator::task_arithmetic;
+  const MethodSpec* method = &method_row("task-arithmetic");  // merge_method's row
   bool linear = false;          // mergekit's linear: the weighted sum of the models themselves
   std::vector<double> weights;  // the models' scalar weights (gradients and filters are in `values`)
   ParamValues params;           // the plain scalars of the numeric parameters (density: mergekit's 1 when none)

@@ -240,15 +240,12 @@ void open_state(const Job& job, Run& r) {
     r.state = std::make_unique<ServerState>(job.state, open_if_exists(job.state), r.plan, job.server);
 }
 
-}  // namespace
-
-Run run(const Job& job, Steps& steps) {
-  Run r;
-  const int ranks = mpi_size(), rank = mpi_rank();
-  const bool shared = ranks > 1;  // a distributed merge (distributed.hpp); agreed() is a plain call otherwise
+// The phases before any output: the inputs opened, the plan, the base, the server state, the backend and the
+// method; returns the inputs as opened (the output's templates).
+std::vector<Reader*> prepare(const Job& job, Steps& steps, Run& r) {
   std::vector<Reader*> opened;
   agreed([&] {
-    if (shared && !job.state.empty())
+    if (mpi_size() > 1 && !job.state.empty())
       fail_usage("--state writes a second output: a merge with a server state runs on one process");
     r.readers = open_inputs(job.inputs);
     opened = raw(r.readers);
@@ -261,9 +258,33 @@ Run run(const Job& job, Steps& steps) {
     r.backend = steps.backend(r.plan, r.inputs.size());
     r.method = steps.method(*r.backend, r, job);
   });
-  Engine engine(r.plan, r.inputs, *r.method, *r.backend);
+  return opened;
+}
+
+// Hands the engine the base and lets the subcommand follow it.
+void start(Engine& engine, const Run& r, Steps& steps) {
   if (r.base) engine.set_base(r.base.get(), r.base_source);
   steps.engine(engine);
+}
+
+}  // namespace
+
+Run verify(const Job& job, Steps& steps) {
+  Run r;
+  prepare(job, steps, r);
+  Engine engine(r.plan, r.inputs, *r.method, *r.backend);
+  start(engine, r, steps);
+  agreed([&] { engine.verify(); });
+  return r;
+}
+
+Run run(const Job& job, Steps& steps) {
+  Run r;
+  const int ranks = mpi_size(), rank = mpi_rank();
+  const bool shared = ranks > 1;  // a distributed merge (distributed.hpp); agreed() is a plain call otherwise
+  const std::vector<Reader*> opened = prepare(job, steps, r);
+  Engine engine(r.plan, r.inputs, *r.method, *r.backend);
+  start(engine, r, steps);
   // An average reads every input and the base: the bytes the shares balance.
   if (shared) r.division = divide(r.plan, r.inputs.size() + (r.base ? 1 : 0), engine);
 
@@ -297,15 +318,15 @@ Run run(const Job& job, Steps& steps) {
     if (!job.state.empty()) protect.push_back(job.state);
     for (std::string& p : steps.protect()) protect.push_back(std::move(p));
     // Each rank fingerprints its part of the inputs (HashShare), joined before the header is written.
-    spec.emplace(OutputSpec{tensors, r.templ.input, r.templ.dropped,
-                            make_provenance(job.command, steps.describe(*r.method), input_files(opened),
-                                            !job.output.options().block_type.empty()
-                                                ? job.output.options().block_type
-                                            : job.out_dtype ? std::string(dtype_name(*job.out_dtype))
-                                                            : "",
-                                            job.hash, base,
-                                            HashShare{static_cast<std::size_t>(rank),
-                                                            static_cast<std::size_t>(ranks)})});
+    InputFiles fingerprinted = input_files(opened);
+    for (const std::string& path : job.references) fingerprinted.push_back({path});
+    spec.emplace(OutputSpec{
+        tensors, r.templ.input, r.templ.dropped,
+        make_provenance(job.command, steps.describe(*r.method), fingerprinted,
+                        !job.output.options().block_type.empty() ? job.output.options().block_type
+                        : job.out_dtype                          ? std::string(dtype_name(*job.out_dtype))
+                                                                 : "",
+                        job.hash, base, HashShare{static_cast<std::size_t>(rank), static_cast<std::size_t>(ranks)})});
     spec->out_dtype_given = job.out_dtype.has_value();
     steps.output(*spec, r);
   });

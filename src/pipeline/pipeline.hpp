@@ -148,6 +148,9 @@ struct Job {
   // writes the next one beside the output, committed after it; the output may not replace it.
   std::string state{};
   ServerStepParams server{};
+  // Further models the job reads besides its inputs (align's --to), each one file as given: the provenance
+  // fingerprints them after the inputs.
+  std::vector<std::string> references{};
 };
 
 // What a run made, for the subcommand's report.
@@ -201,6 +204,9 @@ PlanOptions engine_plan_options(PlanOptions options);
 // Under mpirun or srun with K > 1 ranks (with_mpi), every rank runs it and does a share of the work
 // (distributed.hpp); every error is agreed and reported once.
 Run run(const Job& job, Steps& steps);
+// Runs `job` up to its output (check): opens the inputs, plans, opens the base and the server state, builds the
+// backend and the method and verifies; writes nothing, and `job.output` is not looked at.
+Run verify(const Job& job, Steps& steps);
 // Runs the plain job (the weighted mean of job.weights).
 Run run(const Job& job);
 

@@ -79,7 +79,7 @@ TEST_CASE("noise is refused without clipping, with weights, or with a robust met
   o.weights = {1, 2, 3};
   CHECK_THROWS_AS(validate_federated(o, 3), Error);
   o.weights.clear();
-  o.robust.method = Aggregator::median;
+  o.robust.method = &method_row("median");
   CHECK_THROWS_AS(validate_federated(o, 3), Error);
   FederatedOptions models;  // clipping full models without a base has no update to clip
   models.privacy.clip = 1;

@@ -144,25 +144,26 @@ TEST_CASE("the reductions give the same bits with the inputs in pieces, for any 
     for (double& v : x) v = 0.5 + g(rng);
   const std::vector<double> base(n, 0.5);
   std::vector<std::pair<const char*, MakeMethod>> methods;
-  for (const auto& [name, a] :
-       {std::pair{"geometric median", Aggregator::geometric_median}, std::pair{"multi-krum", Aggregator::multi_krum}})
+  for (const auto& [name, a] : {std::pair{"geometric median", &method_row("geometric-median")},
+                                std::pair{"multi-krum", &method_row("multi-krum")}})
     methods.emplace_back(name, [a](Backend& b, const Plan& plan) -> std::unique_ptr<Method> {
       FederatedOptions o;
       o.robust.method = a;
-      if (a == Aggregator::multi_krum) o.robust.byzantine = 1, o.robust.select = 2;
+      if (a == &method_row("multi-krum")) o.robust.byzantine = 1, o.robust.select = 2;
       o.privacy.clip = 300;  // below the updates' norms (about 840): the norms pass decides every scale
       o.has_base = true;
       validate_federated(o, 5);
       return make_federated(b, plan, o, nullptr);
     });
-  for (const auto& [name, a] : {std::pair{"model stock", Aggregator::model_stock},
-                                std::pair{"dare-linear", Aggregator::dare_linear}, std::pair{"ties", Aggregator::ties}})
+  for (const auto& [name, a] :
+       {std::pair{"model stock", &method_row("model-stock")}, std::pair{"dare-linear", &method_row("dare-linear")},
+        std::pair{"ties", &method_row("ties")}})
     methods.emplace_back(name, [a](Backend& b, const Plan& plan) {
       TaskOptions o;
       o.method = a;
       o.has_base = true;
-      if (a != Aggregator::model_stock) o.params["density"] = 0.3;
-      if (a == Aggregator::dare_linear) o.seed = 5;
+      if (a != &method_row("model-stock")) o.params["density"] = 0.3;
+      if (a == &method_row("dare-linear")) o.seed = 5;
       validate_task(o, FederatedOptions{}, 5);
       return make_task_method(b, plan, o);
     });
@@ -190,7 +191,7 @@ TEST_CASE("filter-wise model stock gives each row its own t, rows cut by the pie
     for (std::uint64_t i = 0; i < n; ++i) x[i] = base[i] + 0.3 * g(rng) + 0.1 * static_cast<double>(i / len % 7);
   const MakeMethod stock = [](Backend& b, const Plan& plan) {
     TaskOptions o;
-    o.method = Aggregator::model_stock;
+    o.method = &method_row("model-stock");
     o.has_base = true;
     auto values = std::make_shared<TensorValues>();
     values->global["filter_wise"] = {ParamCondition{"", {1}}};

@@ -3,6 +3,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -16,34 +18,32 @@ using namespace wavg;
 
 namespace {
 
-std::string problem(Aggregator a, std::vector<double> w, bool normalize) {
-  return weights_problem(method_spec(a), w, normalize);
+std::string problem(std::string_view method, std::vector<double> w, bool normalize) {
+  return weights_problem(method_row(method), w, normalize);
 }
 
 }  // namespace
 
 TEST_CASE("the mean's weights: finite, not negative, a positive finite sum") {
-  CHECK(problem(Aggregator::mean, {1, 3}, true).empty());
-  CHECK(problem(Aggregator::mean, {}, true).empty());
-  CHECK(problem(Aggregator::mean, {0, 0}, true) == "the weights sum to zero");
-  CHECK(problem(Aggregator::mean, {1, -1}, true) == "weight -1 is negative");
-  CHECK(problem(Aggregator::mean, {1, std::numeric_limits<double>::infinity()}, true) == "weight inf is not finite");
-  CHECK(problem(Aggregator::mean, {1e308, 1e308}, true) == "the sum of the weights overflows");
+  CHECK(problem("mean", {1, 3}, true).empty());
+  CHECK(problem("mean", {}, true).empty());
+  CHECK(problem("mean", {0, 0}, true) == "the weights sum to zero");
+  CHECK(problem("mean", {1, -1}, true) == "weight -1 is negative");
+  CHECK(problem("mean", {1, std::numeric_limits<double>::infinity()}, true) == "weight inf is not finite");
+  CHECK(problem("mean", {1e308, 1e308}, true) == "the sum of the weights overflows");
 }
 
 TEST_CASE("signed weights: negatives subtract, a zero sum only matters where the method divides by it") {
-  CHECK(problem(Aggregator::task_arithmetic, {1, -1}, false).empty());
-  CHECK(problem(Aggregator::task_arithmetic, {1, -1}, true) ==
+  CHECK(problem("task-arithmetic", {1, -1}, false).empty());
+  CHECK(problem("task-arithmetic", {1, -1}, true) ==
         "the weights sum to zero (0), and normalizing divides by their sum");
-  CHECK(problem(Aggregator::multislerp, {0, 0}, true) ==
-        "the weights sum to zero (0), and normalizing divides by their sum");
-  CHECK(problem(Aggregator::multislerp, {0, 0}, false).empty());
+  CHECK(problem("multislerp", {0, 0}, true) == "the weights sum to zero (0), and normalizing divides by their sum");
+  CHECK(problem("multislerp", {0, 0}, false).empty());
   // TIES divides each element by the weights that agree with its sign: they cannot cancel.
-  CHECK(problem(Aggregator::ties, {1, -1}, true).empty());
-  CHECK(problem(Aggregator::dare_linear, {1e308, 1e308}, false) == "the sum of the weights overflows");
-  CHECK(problem(Aggregator::nuslerp, {-1e308, -1e308}, false) == "the sum of the weights overflows");
-  CHECK(problem(Aggregator::nuslerp, {std::numeric_limits<double>::quiet_NaN(), 1}, false) ==
-        "weight nan is not finite");
+  CHECK(problem("ties", {1, -1}, true).empty());
+  CHECK(problem("dare-linear", {1e308, 1e308}, false) == "the sum of the weights overflows");
+  CHECK(problem("nuslerp", {-1e308, -1e308}, false) == "the sum of the weights overflows");
+  CHECK(problem("nuslerp", {std::numeric_limits<double>::quiet_NaN(), 1}, false) == "weight nan is not finite");
 }
 
 // Each method's row, checked against what its documentation (wavg-merge(1), mergekit's merge methods) says it takes:
@@ -196,7 +196,7 @@ Given valid(const Expected& e) {
   g.inputs = e.inputs;
   const MethodSpec* row = find_method(e.name);
   REQUIRE(row);
-  g.task.method = g.fed.robust.method = row->id;
+  g.task.method = g.fed.robust.method = row;
   g.task.has_base = g.fed.has_base = e.base == 'r';
   for (const std::string& option : e.needs) set(g, option, option == "--t" ? 0.5 : option == "--density" ? 0.5 : 0);
   return g;
@@ -271,5 +271,101 @@ TEST_CASE("every method takes --seed") {
     Given g = valid(e);
     g.task.seed = g.fed.privacy.seed = 7;
     CHECK_NOTHROW(validate(e, g));
+  }
+}
+
+// Every row's parameters, validated from the row itself: a method with the values it needs (each a value its range
+// holds) validates; each ranged option accepts a closed end and refuses an open one, refuses a value beyond each
+// finite end, and refuses infinity and NaN where the range is unbounded; each option the row needs is asked for
+// when left out. The values come from the row, the verdicts from the validation merge runs, so a row whose
+// parameters the validation does not enforce fails here.
+namespace {
+
+bool federated(const MethodSpec& row) { return row.family == Family::federated; }
+
+// A value inside the parameter's range: its default, else a closed end, else a point between its ends.
+double inside(const ParamSpec& p) {
+  if (p.has_fallback) return p.fallback;
+  if (!p.ranged) return p.option == "--select" ? 1 : 0;
+  if (std::isfinite(p.lo) && !p.lo_open) return p.lo;
+  if (std::isfinite(p.hi) && !p.hi_open) return p.hi;
+  if (std::isfinite(p.lo)) return std::isfinite(p.hi) ? (p.lo + p.hi) / 2 : p.lo + 1;
+  return std::isfinite(p.hi) ? p.hi - 1 : 0.5;
+}
+
+// Sets the row's parameter `p` (by its key where it has one, else by merge's option) to `v`.
+void set_param(Given& g, const ParamSpec& p, double v) {
+  if (p.key == "weight")
+    g.task.weights = g.fed.weights = std::vector<double>(g.inputs, v == 0 ? 1 : v);
+  else if (!p.key.empty() && !p.flag)
+    g.task.params[std::string(p.key)] = v;
+  else
+    set(g, p.option, v);
+}
+
+void unset_param(Given& g, const ParamSpec& p) {
+  if (!p.key.empty() && p.key != "weight") g.task.params.erase(std::string(p.key));
+  unset(g, p.option);
+}
+
+// The method `row` with every parameter it needs given a value inside its range.
+Given valid_for(const MethodSpec& row) {
+  Given g;
+  g.inputs = row.max_inputs ? row.max_inputs : std::max<std::size_t>(row.min_inputs, 3);
+  g.task.method = g.fed.robust.method = &row;
+  g.task.has_base = g.fed.has_base = row.base == BaseUse::required;
+  for (const ParamSpec& p : row.params)
+    if ((p.need == Need::option || p.need == Need::always) && !p.option.empty()) set_param(g, p, inside(p));
+  return g;
+}
+
+void validate_row(const MethodSpec& row, Given g) {
+  if (federated(row))
+    validate_federated(g.fed, g.inputs);
+  else
+    validate_task(g.task, g.fed, g.inputs);
+}
+
+// Tells whether `v` can be given to the parameter's option at all (the Weiszfeld cap is an int).
+bool representable(const ParamSpec& p, double v) {
+  return p.option != "--gm-max-iter" || (v >= std::numeric_limits<int>::min() && v <= std::numeric_limits<int>::max());
+}
+
+}  // namespace
+
+TEST_CASE("each registry row's parameters validate as the row states") {
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const MethodSpec& row : method_specs()) {
+    if (row.name.empty()) continue;  // mergekit's linear: a recipe's only, checked by the recipe tests
+    SUBCASE(std::string(row.name).c_str()) {
+      const Given base = valid_for(row);
+      CHECK_NOTHROW(validate_row(row, base));
+      for (const ParamSpec& p : row.params) {
+        if (p.option.empty()) continue;  // a recipe's only
+        CAPTURE(std::string(p.option));
+        if (p.need == Need::option || p.need == Need::always) {
+          Given g = base;
+          unset_param(g, p);
+          CHECK_THROWS_AS(validate_row(row, g), Error);
+        }
+        if (!p.ranged) continue;
+        // (value, accepted): the ends, beyond them, and the non-finite values.
+        std::vector<std::pair<double, bool>> cases{{inside(p), true}, {std::nan(""), false}};
+        if (std::isfinite(p.lo)) cases.insert(cases.end(), {{p.lo, !p.lo_open}, {p.lo - 1, false}});
+        if (std::isfinite(p.hi)) cases.insert(cases.end(), {{p.hi, !p.hi_open}, {p.hi + 1, false}});
+        if (!std::isfinite(p.lo)) cases.push_back({-inf, false});
+        if (!std::isfinite(p.hi)) cases.push_back({inf, false});
+        for (const auto& [v, accepted] : cases) {
+          if (!representable(p, v) || (p.option == "--gm-max-iter" && std::isnan(v))) continue;
+          CAPTURE(v);
+          Given g = base;
+          set_param(g, p, v);
+          if (accepted)
+            CHECK_NOTHROW(validate_row(row, g));
+          else
+            CHECK_THROWS_AS(validate_row(row, g), Error);
+        }
+      }
+    }
   }
 }

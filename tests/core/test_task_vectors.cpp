@@ -159,7 +159,7 @@ TEST_CASE(
   // (density, gamma): the usual band, a band reaching the bottom (D + gamma > 1), no top dropped, density 1.
   for (const auto& [density, gamma] :
        std::vector<std::pair<double, double>>{{0.3, 0.1}, {0.8, 0.4}, {0.5, 0}, {1, 0.2}})
-    for (Aggregator method : {Aggregator::breadcrumbs, Aggregator::breadcrumbs_ties}) {
+    for (const MethodSpec* method : {&method_row("breadcrumbs"), &method_row("breadcrumbs-ties")}) {
       CAPTURE(density);
       CAPTURE(gamma);
       TaskOptions o;
@@ -170,7 +170,7 @@ TEST_CASE(
       o.params["lambda"] = 1.5;
       o.has_base = true;
       const auto band = [&](std::size_t n) { return density >= 1 ? Band{0, n} : crumbs_band(n, density, gamma); };
-      check_trim(o, band, method == Aggregator::breadcrumbs_ties, false);
+      check_trim(o, band, method == &method_row("breadcrumbs-ties"), false);
     }
 }
 
@@ -180,7 +180,7 @@ TEST_CASE(
   for (double density : {0.3, 0.5, 1.0}) {
     CAPTURE(density);
     TaskOptions o;
-    o.method = Aggregator::ties;
+    o.method = &method_row("ties");
     o.weights = {1.0, 2.0, 0.5};
     o.params["density"] = density;
     o.params["lambda"] = 0.75;
@@ -199,15 +199,16 @@ TEST_CASE("dare's l1 rescale keeps the mask it drew for the norms: the same byte
   Values base;
   std::vector<Values> tunes(6);
   make_tunes(base, tunes);
-  for (Aggregator method : {Aggregator::dare_linear, Aggregator::dare_ties}) {
-    CAPTURE(static_cast<int>(method));
+  for (const MethodSpec* method : {&method_row("dare-linear"), &method_row("dare-ties")}) {
+    const std::string name(method->name);
+    CAPTURE(name);
     TaskOptions o;
     o.method = method;
     o.weights = {1.0, 2.0, 0.5, -0.25, 1.5, 0.75};
     o.params["density"] = 0.4;
     o.params["lambda"] = 0.75;
     o.seed = 11;
-    o.normalize = method == Aggregator::dare_ties;
+    o.normalize = method == &method_row("dare-ties");
     o.has_base = true;
     const Values whole = run_task(tunes, base, o, 1, 1 << 20);
     for (int threads : {1, 2}) {
@@ -236,7 +237,7 @@ TEST_CASE("dare's l1 rescale keeps the mask it drew for the norms: the same byte
         for (double& v : tv[k]) v *= scale;
       }
       const std::vector<double> want =
-          combine_reference(tv, base[t], o.weights, 0.75, method == Aggregator::dare_ties, *o.normalize);
+          combine_reference(tv, base[t], o.weights, 0.75, method == &method_row("dare-ties"), *o.normalize);
       std::size_t wrong = 0;
       for (std::size_t i = 0; i < n; ++i) wrong += std::fabs(whole[t][i] - want[i]) > 1e-12 * std::fabs(want[i]);
       CAPTURE(t);
@@ -266,7 +267,7 @@ TEST_CASE("della gives the same bytes for any block size and thread count: its b
       for (double& v : t.back()) v += 0.1 * normal(rng);
     }
   }
-  for (Aggregator method : {Aggregator::della, Aggregator::della_linear}) {
+  for (const MethodSpec* method : {&method_row("della"), &method_row("della-linear")}) {
     TaskOptions o;
     o.method = method;
     o.weights = {1.0, 0.5};

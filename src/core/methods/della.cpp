@@ -154,7 +154,7 @@ class Della final : public Method {
     m_seed = o.seed ? *o.seed : random_seed();
     m_rescale = o.rescale.value_or(DareRescale::l1);
     m_params.lambda = o.param("lambda").value_or(1.0);
-    const MethodSpec& row = method_spec(o.method);  // della's sign consensus and normalisation, della-linear's none
+    const MethodSpec& row = *o.method;  // della's sign consensus and normalisation, della-linear's none
     m_params.consensus = row.consensus;
     m_params.normalize = o.normalize.value_or(row.normalize_default) ? Normalize::yes : Normalize::no;
     const std::size_t entries = plan.entries.size();
@@ -185,8 +185,8 @@ class Della final : public Method {
         m_drops |= m_d[e * m_n + k] < 1;
       }
       if (averaged && o.values)
-        check_tensor_weights(method_spec(o.method), o.values->source, names[e],
-                             std::span<const double>(&m_w[e * m_n], m_n), m_params.normalize == Normalize::yes);
+        check_tensor_weights(*o.method, o.values->source, names[e], std::span<const double>(&m_w[e * m_n], m_n),
+                             m_params.normalize == Normalize::yes);
       const Rows rows = rows_of(plan.entries[e].info);
       if (averaged && unranked && rows.len == 1 && rows.units > 0)
         m_decisions.push_back("della: " + names[e] + ": rows of one entry have no rank; kept each entry with " +
@@ -196,7 +196,7 @@ class Della final : public Method {
   }
 
   std::string describe() const override {
-    std::string s(method_spec(m_o.method).name);
+    std::string s(m_o.method->name);
     if (const auto d = m_o.param("density")) s += ", density " + parameter_text(*d);
     s += ", epsilon " + parameter_text(m_o.param("epsilon").value_or(k_della_epsilon));
     s += ", seed " + std::to_string(m_seed) + ", rescale " + std::string(name_of(k_dare_rescale_names, m_rescale));

@@ -47,9 +47,8 @@ class Federated final : public FederatedMethod {
     m_weights = o.weights.empty() ? std::vector<double>(n, 1.0) : o.weights;
     m_scales.assign(n, 1.0);
     if (o.privacy.clip > 0) m_passes.push_back(Pass::norms);
-    const Aggregator a = o.robust.method;
-    if (a == Aggregator::krum || a == Aggregator::multi_krum || a == Aggregator::geometric_median)
-      m_passes.push_back(Pass::distances);
+    const Reduce reduce = o.robust.method->reduce;
+    if (reduce == Reduce::krum || reduce == Reduce::geometric_median) m_passes.push_back(Pass::distances);
     // The mean's coefficients are the weights; the passes replace them for the other weighted sums.
     m_coeffs = m_weights;
     for (double w : m_weights) m_divisor += w;
@@ -64,18 +63,18 @@ class Federated final : public FederatedMethod {
   std::string describe() const override {
     std::string s;
     const RobustOptions& r = m_o.robust;
-    switch (r.method) {
-      case Aggregator::mean: s = m_o.weights.empty() ? "mean" : "weighted mean"; break;
-      case Aggregator::median: s = m_o.weights.empty() ? "median" : "weighted median"; break;
-      case Aggregator::trimmed_mean:
+    WAVG_ASSERT(r.method->family == Family::federated);
+    switch (r.method->reduce) {
+      case Reduce::mean: s = m_o.weights.empty() ? "mean" : "weighted mean"; break;
+      case Reduce::median: s = m_o.weights.empty() ? "median" : "weighted median"; break;
+      case Reduce::trimmed_mean:
         s = "trimmed mean (" + std::to_string(trim_count(*r.trim, m_n)) + " cut at each end)";
         break;
-      case Aggregator::krum: s = "krum (F=" + std::to_string(*r.byzantine) + ")"; break;
-      case Aggregator::multi_krum:
-        s = "multi-krum (F=" + std::to_string(*r.byzantine) + ", M=" + std::to_string(*r.select) + ")";
+      case Reduce::krum:  // krum, or multi-krum with --select M
+        s = std::string(r.method->name) + " (F=" + std::to_string(*r.byzantine) +
+            (r.select ? ", M=" + std::to_string(*r.select) : "") + ")";
         break;
-      case Aggregator::geometric_median: s = "geometric median"; break;
-      default: WAVG_ASSERT(!"make_federated: a task-vector method is not federated");
+      case Reduce::geometric_median: s = "geometric median"; break;
     }
     if (m_o.has_base || m_o.inputs == InputKind::deltas) s += " of updates";
     if (!m_o.staleness.empty()) s += ", staleness-weighted";
@@ -107,14 +106,14 @@ class Federated final : public FederatedMethod {
     }
     m_dist.resize(m_n * m_n, 0.0);
     const RobustOptions& r = m_o.robust;
-    if (r.method == Aggregator::geometric_median) {
+    if (r.method->reduce == Reduce::geometric_median) {
       m_weiszfeld = weiszfeld(m_dist, m_weights, r.gm_tol, r.gm_max_iter, r.gm_eps);
       m_coeffs = m_weiszfeld.coeffs;
       m_divisor = 1;
       return;
     }
     const auto f = static_cast<std::size_t>(*r.byzantine);
-    const std::size_t m = r.method == Aggregator::krum ? 1 : static_cast<std::size_t>(*r.select);
+    const std::size_t m = r.select ? static_cast<std::size_t>(*r.select) : 1;  // multi-krum's M, krum's one
     m_selected = lowest_scores(krum_scores(m_dist, m_n, f), m);
     m_coeffs.assign(m_n, 0.0);
     m_divisor = 0;
@@ -180,7 +179,7 @@ class Federated final : public FederatedMethod {
       lines.push_back("staleness weights s(tau): " + w);
     }
     if (!m_selected.empty()) lines.push_back("selected input(s) " + list_inputs(m_selected));
-    if (m_o.robust.method == Aggregator::geometric_median)
+    if (m_o.robust.method->reduce == Reduce::geometric_median)
       lines.push_back(std::string("Weiszfeld ") + (m_weiszfeld.converged ? "converged" : "stopped unconverged") +
                       " after " + std::to_string(m_weiszfeld.iterations) + " iteration(s)");
     if (m_state)
@@ -198,11 +197,11 @@ class Federated final : public FederatedMethod {
   }
 
   void aggregate(const BlockInputs& u, const double* scaled_coeffs) {
-    switch (m_o.robust.method) {
-      case Aggregator::median:
+    switch (m_o.robust.method->reduce) {
+      case Reduce::median:
         return m_backend.update_order_statistic(u, m_scales.data(), m_weights.data(), OrderStat::median, 0,
                                                 m_agg.data());
-      case Aggregator::trimmed_mean:
+      case Reduce::trimmed_mean:
         return m_backend.update_order_statistic(u, m_scales.data(), m_weights.data(), OrderStat::trimmed_mean,
                                                 trim_count(*m_o.robust.trim, m_n), m_agg.data());
       default: return m_backend.update_combine(u, scaled_coeffs, m_divisor, m_agg.data());

@@ -29,7 +29,7 @@ void check_finite(const char* option, double v, double lo, bool lo_open, double 
 // number of inputs is checked here.
 void validate_robust(const FederatedOptions& o, std::size_t n) {
   const RobustOptions& r = o.robust;
-  const MethodSpec& row = method_spec(r.method);
+  const MethodSpec& row = *r.method;
   const std::string m = "--method " + std::string(row.name);
   struct Given {
     std::string_view option;
@@ -77,9 +77,9 @@ void validate_privacy(const FederatedOptions& o, std::size_t) {
   if (p.noise_multiplier != 0) {
     check_finite("--noise-multiplier", p.noise_multiplier, 0, true, HUGE_VAL, true);
     if (p.clip == 0) fail_usage("--noise-multiplier needs --clip: the noise is scaled to the clipping norm");
-    if (o.robust.method != Aggregator::mean)
+    if (o.robust.method != &default_method())
       fail_usage("--noise-multiplier is calibrated for the mean (sensitivity C/n) and cannot be used with --method " +
-                 std::string(method_spec(o.robust.method).name));
+                 std::string(o.robust.method->name));
     if (!o.weights.empty())
       fail_usage("--noise-multiplier is calibrated for the unweighted mean (sensitivity C/n); drop the weights");
   }
@@ -89,7 +89,7 @@ void validate_privacy(const FederatedOptions& o, std::size_t) {
 void validate_async(FederatedOptions& o) {
   if (o.staleness_fn) {
     if (!o.has_base) fail_usage("--staleness counts rounds behind the global model: give it with --base");
-    if (o.robust.method != Aggregator::mean) fail_usage("--staleness weights the mean: drop --method");
+    if (o.robust.method != &default_method()) fail_usage("--staleness weights the mean: drop --method");
   }
   if (!o.mix) return;
   if (!o.has_base) fail_usage("--mix scales the step added to the global model: give it with --base");
@@ -125,10 +125,9 @@ void validate_server(FederatedOptions& o) {
 }  // namespace
 
 bool is_federated(const FederatedOptions& o) {
-  return o.has_base || o.inputs == InputKind::deltas || o.robust.method != Aggregator::mean || o.privacy.clip != 0 ||
+  return o.has_base || o.inputs == InputKind::deltas || o.robust.method != &default_method() || o.privacy.clip != 0 ||
          o.privacy.noise_multiplier != 0 || o.server.kind != ServerOptKind::none || o.has_state || o.robust.trim ||
-         o.robust.byzantine || o.robust.select || o.server_lr || o.beta1 || o.beta2 || o.tau ||
-         o.staleness_fn || o.mix;
+         o.robust.byzantine || o.robust.select || o.server_lr || o.beta1 || o.beta2 || o.tau || o.staleness_fn || o.mix;
 }
 
 void validate_federated(FederatedOptions& o, std::size_t inputs) {

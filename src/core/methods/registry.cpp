@@ -150,18 +150,18 @@ std::unique_ptr<Method> make_arcee_fusion(const MethodArgs&);  // arcee_fusion.c
 
 namespace {
 
-MethodSpec row(Aggregator id, std::string_view name, std::string_view mergekit, Family family) {
+MethodSpec row(std::string_view name, std::string_view mergekit, Family family) {
   MethodSpec s;
-  s.id = id;
   s.name = name;
   s.mergekit = mergekit;
   s.family = family;
   return s;
 }
 
-MethodSpec federated(Aggregator id, std::string_view name, std::size_t min_inputs,
+MethodSpec federated(std::string_view name, Reduce reduce, std::size_t min_inputs,
                      std::span<const ParamSpec> params = {}, std::string_view unweighted = {}) {
-  MethodSpec s = row(id, name, {}, Family::federated);
+  MethodSpec s = row(name, {}, Family::federated);
+  s.reduce = reduce;
   s.params = params;
   s.weights = WeightRule::convex;
   s.unweighted = unweighted;
@@ -171,9 +171,9 @@ MethodSpec federated(Aggregator id, std::string_view name, std::size_t min_input
   return s;
 }
 
-MethodSpec task(Aggregator id, std::string_view name, std::string_view mergekit, std::span<const ParamSpec> params,
-                Sparsify sparsify, Consensus consensus, bool normalize_default) {
-  MethodSpec s = row(id, name, mergekit, Family::task_vectors);
+MethodSpec task(std::string_view name, std::string_view mergekit, std::span<const ParamSpec> params, Sparsify sparsify,
+                Consensus consensus, bool normalize_default) {
+  MethodSpec s = row(name, mergekit, Family::task_vectors);
   s.sparsify = sparsify;
   s.consensus = consensus;
   s.rescales = sparsify == Sparsify::random;
@@ -187,10 +187,9 @@ MethodSpec task(Aggregator id, std::string_view name, std::string_view mergekit,
 }
 
 // A method whose maker is given: its parameters, base and inputs (weights none).
-MethodSpec made(Aggregator id, std::string_view name, std::string_view mergekit, Family family,
-                std::span<const ParamSpec> params, BaseUse base, std::size_t min_inputs, std::size_t max_inputs,
-                MethodMaker make) {
-  MethodSpec s = row(id, name, mergekit, family);
+MethodSpec made(std::string_view name, std::string_view mergekit, Family family, std::span<const ParamSpec> params,
+                BaseUse base, std::size_t min_inputs, std::size_t max_inputs, MethodMaker make) {
+  MethodSpec s = row(name, mergekit, family);
   s.params = params;
   s.base = base;
   s.min_inputs = min_inputs;
@@ -199,25 +198,25 @@ MethodSpec made(Aggregator id, std::string_view name, std::string_view mergekit,
   return s;
 }
 
-MethodSpec spherical(Aggregator id, std::string_view name, std::string_view mergekit, std::span<const ParamSpec> params,
+MethodSpec spherical(std::string_view name, std::string_view mergekit, Sphere sphere, std::span<const ParamSpec> params,
                      WeightRule weights, BaseUse base, std::size_t min_inputs, std::size_t max_inputs,
                      std::string_view without_base = {}) {
-  MethodSpec s = made(id, name, mergekit, Family::spherical, params, base, min_inputs, max_inputs, make_slerp_stock);
+  MethodSpec s = made(name, mergekit, Family::spherical, params, base, min_inputs, max_inputs, make_slerp_stock);
+  s.sphere = sphere;
   s.weights = weights;
   s.without_base = without_base;
   return s;
 }
 
 // A method of its own file (Family::standalone).
-MethodSpec standalone(Aggregator id, std::string_view name, std::string_view mergekit,
-                      std::span<const ParamSpec> params, BaseUse base, std::size_t min_inputs,
-                      std::size_t max_inputs, MethodMaker make) {
-  return made(id, name, mergekit, Family::standalone, params, base, min_inputs, max_inputs, make);
+MethodSpec standalone(std::string_view name, std::string_view mergekit, std::span<const ParamSpec> params, BaseUse base,
+                      std::size_t min_inputs, std::size_t max_inputs, MethodMaker make) {
+  return made(name, mergekit, Family::standalone, params, base, min_inputs, max_inputs, make);
 }
 
 // multislerp divides its weights by their sum unless told not to (normalize_weights).
 MethodSpec multislerp() {
-  MethodSpec s = spherical(Aggregator::multislerp, "multislerp", "multislerp", k_multislerp, WeightRule::signed_,
+  MethodSpec s = spherical("multislerp", "multislerp", Sphere::multislerp, k_multislerp, WeightRule::signed_,
                            BaseUse::optional, 1, 0);
   s.normalize_default = true;
   s.takes_normalize = true;
@@ -225,7 +224,7 @@ MethodSpec multislerp() {
 }
 
 MethodSpec slerp() {
-  MethodSpec s = spherical(Aggregator::slerp, "slerp", "slerp", k_slerp, WeightRule::none, BaseUse::none, 2, 2,
+  MethodSpec s = spherical("slerp", "slerp", Sphere::slerp, k_slerp, WeightRule::none, BaseUse::none, 2, 2,
                            "interpolates between two models");
   s.base_first = true;
   return s;
@@ -233,54 +232,52 @@ MethodSpec slerp() {
 
 // mergekit's linear, the weighted sum of the models (normalised by default): task arithmetic without a base.
 MethodSpec linear() {
-  MethodSpec s = task(Aggregator::task_arithmetic, {}, "linear", k_linear, Sparsify::none, Consensus::none, true);
+  MethodSpec s = task({}, "linear", k_linear, Sparsify::none, Consensus::none, true);
   s.linear = true;
   s.base = BaseUse::none;
   return s;
 }
 
-MethodSpec della(Aggregator id, std::string_view name, std::string_view mergekit, Consensus consensus) {
+MethodSpec della(std::string_view name, std::string_view mergekit, Consensus consensus) {
   // mergekit normalises della by the agreeing weights by default, della_linear not.
-  MethodSpec s = task(id, name, mergekit, k_della, Sparsify::random, consensus, consensus == Consensus::sign);
+  MethodSpec s = task(name, mergekit, k_della, Sparsify::random, consensus, consensus == Consensus::sign);
   s.ranked_keep = true;
   s.make = make_della;
   return s;
 }
 
+// The first row is --method's default.
 const std::vector<MethodSpec>& rows() {
-  using A = Aggregator;
   static const std::vector<MethodSpec> table{
-      federated(A::mean, "mean", 1),
-      federated(A::median, "median", 1),
-      federated(A::trimmed_mean, "trimmed-mean", 1, k_trimmed_mean,
+      federated("mean", Reduce::mean, 1),
+      federated("median", Reduce::median, 1),
+      federated("trimmed-mean", Reduce::trimmed_mean, 1, k_trimmed_mean,
                 "cuts a number of inputs at each end and cannot honour per-input weights; use --method median or "
                 "geometric-median for weighted robust aggregation"),
-      federated(A::krum, "krum", 3, k_krum,
+      federated("krum", Reduce::krum, 3, k_krum,
                 "returns one input and cannot honour per-input weights; use --method multi-krum, whose average of "
                 "the selected inputs is weighted"),
-      federated(A::multi_krum, "multi-krum", 3, k_multi_krum),
-      federated(A::geometric_median, "geometric-median", 1, k_geometric_median),
-      task(A::task_arithmetic, "task-arithmetic", "task_arithmetic", k_task_arithmetic, Sparsify::none, Consensus::none,
-           false),
+      federated("multi-krum", Reduce::krum, 3, k_multi_krum),
+      federated("geometric-median", Reduce::geometric_median, 1, k_geometric_median),
+      task("task-arithmetic", "task_arithmetic", k_task_arithmetic, Sparsify::none, Consensus::none, false),
       // mergekit normalises TIES by the weights that agree with the sign, and neither DARE nor breadcrumbs variant.
-      task(A::ties, "ties", "ties", k_ties, Sparsify::magnitude, Consensus::sign, true),
-      task(A::dare_linear, "dare-linear", "dare_linear", k_dare, Sparsify::random, Consensus::none, false),
-      task(A::dare_ties, "dare-ties", "dare_ties", k_dare, Sparsify::random, Consensus::sign, false),
+      task("ties", "ties", k_ties, Sparsify::magnitude, Consensus::sign, true),
+      task("dare-linear", "dare_linear", k_dare, Sparsify::random, Consensus::none, false),
+      task("dare-ties", "dare_ties", k_dare, Sparsify::random, Consensus::sign, false),
       linear(),
       slerp(),
-      spherical(A::model_stock, "model-stock", "model_stock", k_stock, WeightRule::none, BaseUse::required, 2, 0),
-      spherical(A::nuslerp, "nuslerp", "nuslerp", k_nuslerp, WeightRule::signed_, BaseUse::optional, 2, 2),
+      spherical("model-stock", "model_stock", Sphere::model_stock, k_stock, WeightRule::none, BaseUse::required, 2, 0),
+      spherical("nuslerp", "nuslerp", Sphere::nuslerp, k_nuslerp, WeightRule::signed_, BaseUse::optional, 2, 2),
       multislerp(),
-      spherical(A::karcher, "karcher", "karcher", k_karcher, WeightRule::none, BaseUse::none, 1, 0,
+      spherical("karcher", "karcher", Sphere::karcher, k_karcher, WeightRule::none, BaseUse::none, 1, 0,
                 "averages the models themselves"),
-      task(A::breadcrumbs, "breadcrumbs", "breadcrumbs", k_crumbs, Sparsify::magnitude, Consensus::none, false),
-      task(A::breadcrumbs_ties, "breadcrumbs-ties", "breadcrumbs_ties", k_crumbs, Sparsify::magnitude, Consensus::sign,
-           false),
-      della(A::della, "della", "della", Consensus::sign),
-      della(A::della_linear, "della-linear", "della_linear", Consensus::none),
-      standalone(A::nearswap, "nearswap", "nearswap", k_nearswap, BaseUse::required, 1, 1, make_nearswap),
-      standalone(A::sce, "sce", "sce", k_sce, BaseUse::required, 1, 0, make_sce),
-      standalone(A::arcee_fusion, "arcee-fusion", "arcee_fusion", {}, BaseUse::required, 1, 1, make_arcee_fusion),
+      task("breadcrumbs", "breadcrumbs", k_crumbs, Sparsify::magnitude, Consensus::none, false),
+      task("breadcrumbs-ties", "breadcrumbs_ties", k_crumbs, Sparsify::magnitude, Consensus::sign, false),
+      della("della", "della", Consensus::sign),
+      della("della-linear", "della_linear", Consensus::none),
+      standalone("nearswap", "nearswap", k_nearswap, BaseUse::required, 1, 1, make_nearswap),
+      standalone("sce", "sce", k_sce, BaseUse::required, 1, 0, make_sce),
+      standalone("arcee-fusion", "arcee_fusion", {}, BaseUse::required, 1, 1, make_arcee_fusion),
   };
   return table;
 }
@@ -298,18 +295,19 @@ std::string end_text(double v) {
 
 std::span<const MethodSpec> method_specs() { return rows(); }
 
-std::vector<Named<Aggregator>> method_names() {
-  std::vector<Named<Aggregator>> names;
+std::vector<Named<const MethodSpec*>> method_names() {
+  std::vector<Named<const MethodSpec*>> names;
   for (const MethodSpec& s : rows())
-    if (!s.name.empty()) names.push_back({s.name, s.id});
+    if (!s.name.empty()) names.push_back({s.name, &s});
   return names;
 }
 
-const MethodSpec& method_spec(Aggregator id) {
-  for (const MethodSpec& s : rows())
-    if (s.id == id && !s.name.empty()) return s;
-  WAVG_ASSERT(!"method_spec: a method without a row");
-  return rows().front();
+const MethodSpec& default_method() { return rows().front(); }
+
+const MethodSpec& method_row(std::string_view name) {
+  const MethodSpec* s = find_method(name);
+  WAVG_ASSERT(s && "method_row: a name without a row");
+  return *s;
 }
 
 const MethodSpec* find_method(std::string_view name) {

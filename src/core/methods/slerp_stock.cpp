@@ -61,7 +61,7 @@ class SlerpStock final : public Method {
   SlerpStock(Backend& backend, const Plan& plan, const TaskOptions& o) : m_backend(backend), m_plan(plan), m_o(o) {
     m_n = plan.entries.empty() ? 0 : plan.entries.front().source.size();
     // A recipe's filter_wise is a switch for the whole merge (recipe.cpp refuses filters and gradients on it).
-    m_filter_wise = o.method == Aggregator::model_stock && o.values && o.values->get("filter_wise", "", 0).value_or(0);
+    m_filter_wise = o.method->sphere == Sphere::model_stock && o.values && o.values->get("filter_wise", "", 0).value_or(0);
     if (m_filter_wise) {
       m_row_t.resize(plan.entries.size());
       m_row_gram.resize(m_n * m_n);
@@ -80,15 +80,15 @@ class SlerpStock final : public Method {
       m_pos = pos;
       for (std::size_t e = 0; e < names.size(); ++e) {
         m_t.push_back(o.values->get("t", names[e], pos[e]).value_or(o.param("t").value_or(0.0)));
-        if (o.method != Aggregator::nuslerp && o.method != Aggregator::multislerp) continue;
+        if (o.method->sphere != Sphere::nuslerp && o.method->sphere != Sphere::multislerp) continue;
         for (std::size_t k = 0; k < m_n; ++k) {
           const double fallback = k < o.weights.size() ? o.weights[k] : 1;
           m_w.push_back(o.values->get("weight", names[e], pos[e], k).value_or(fallback));
         }
         if (plan.entries[e].action == Action::average)
-          check_tensor_weights(method_spec(o.method), o.values->source, names[e],
+          check_tensor_weights(*o.method, o.values->source, names[e],
                                std::span<const double>(&m_w[e * m_n], m_n),
-                               o.normalize.value_or(method_spec(o.method).normalize_default));
+                               o.normalize.value_or(o.method->normalize_default));
       }
     }
   }
@@ -107,15 +107,15 @@ class SlerpStock final : public Method {
   }
 
   std::string describe() const override {
-    if (m_o.method == Aggregator::model_stock) return m_filter_wise ? "model stock (filter-wise: a t per row)" : "model stock";
-    if (m_o.method == Aggregator::karcher)
+    if (m_o.method->sphere == Sphere::model_stock) return m_filter_wise ? "model stock (filter-wise: a t per row)" : "model stock";
+    if (m_o.method->sphere == Sphere::karcher)
       return "karcher mean" + std::string(m_o.values ? " (from the recipe)" : "") +
              (m_o.param("max_iter") ? ", max_iter " + std::to_string(static_cast<long>(*m_o.param("max_iter"))) : "") +
              (m_o.param("tol") ? ", tol " + parameter_text(*m_o.param("tol")) : "");
-    if (m_o.method == Aggregator::multislerp)
+    if (m_o.method->sphere == Sphere::multislerp)
       return std::string("multislerp") + (m_w.empty() ? "" : " (per-tensor weights from the recipe)") +
              (m_o.has_base ? " on task vectors" : "");
-    if (m_o.method == Aggregator::nuslerp)
+    if (m_o.method->sphere == Sphere::nuslerp)
       return m_w.empty() ? "nuslerp (weights " + parameter_text(m_o.weights[0]) + ", " +
                                parameter_text(m_o.weights[1]) + (m_o.has_base ? ", on task vectors)" : ")")
                          : std::string("nuslerp (per-tensor weights from the recipe)");
@@ -159,13 +159,13 @@ class SlerpStock final : public Method {
       }
       const double* g = m_gram.data() + e * m_n * m_n;
       double* c = m_coeffs.data() + e * (m_n + 1);
-      if (m_o.method == Aggregator::slerp)
+      if (m_o.method->sphere == Sphere::slerp)
         slerp_coeffs(m_t.empty() ? *m_o.param("t") : m_t[e], g, c);
-      else if (m_o.method == Aggregator::nuslerp)
+      else if (m_o.method->sphere == Sphere::nuslerp)
         nuslerp_coeffs(m_w.empty() ? m_o.weights.data() : &m_w[e * m_n], g, c);
-      else if (m_o.method == Aggregator::karcher)
+      else if (m_o.method->sphere == Sphere::karcher)
         karcher_coeffs(e, g, c);
-      else if (m_o.method == Aggregator::multislerp)
+      else if (m_o.method->sphere == Sphere::multislerp)
         multislerp_coeffs(e, m_w.empty() ? m_weights.data() : &m_w[e * m_n], g, c);
       else
         stock_coeffs(e, g, c);
@@ -246,7 +246,7 @@ class SlerpStock final : public Method {
     BlockInputs all = in;
     all.data = m_pointers;
     all.base = nullptr;
-    const double divisor = m_o.method == Aggregator::model_stock ? static_cast<double>(m_n) : 1.0;
+    const double divisor = m_o.method->sphere == Sphere::model_stock ? static_cast<double>(m_n) : 1.0;
     m_backend.weighted_sum(all, std::span<const double>(c, m_n + 1), divisor, out_dtype, out);
   }
 

@@ -13,7 +13,7 @@
 
 namespace wavg {
 
-bool is_task_method(Aggregator a) { return method_spec(a).family != Family::federated; }
+bool is_task_method(const MethodSpec& m) { return m.family != Family::federated; }
 
 namespace {
 
@@ -27,9 +27,7 @@ std::string count_text(std::size_t n) { return n == 2 ? "two" : std::to_string(n
 
 }  // namespace
 
-const MethodSpec& task_row(const TaskOptions& o) {
-  return o.linear ? *find_mergekit_method("linear") : method_spec(o.method);
-}
+const MethodSpec& task_row(const TaskOptions& o) { return o.linear ? *find_mergekit_method("linear") : *o.method; }
 
 std::string parameter_text(double v) {
   char buf[32];

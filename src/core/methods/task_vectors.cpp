@@ -81,7 +81,7 @@ class TaskVectors final : public Method {
   }
 
   std::string describe() const override {
-    std::string s = m_o.linear ? "linear" : std::string(method_spec(m_o.method).name);
+    std::string s = m_o.linear ? "linear" : std::string(m_o.method->name);
     if (const auto d = m_o.param("density")) s += ", density " + parameter_text(*d);
     if (m_crumbs) s += ", gamma " + parameter_text(m_gamma);
     if (m_params.sparsify == Sparsify::random)

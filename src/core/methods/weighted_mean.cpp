@@ -60,8 +60,7 @@ void validate_weights(const std::vector<double>& weights, std::size_t inputs) {
   if (weights.empty()) return;
   if (weights.size() != inputs)
     fail_usage("--weights has " + std::to_string(weights.size()) + " values for " + std::to_string(inputs) + " inputs");
-  if (const std::string p = weights_problem(method_spec(Aggregator::mean), weights, true); !p.empty())
-    fail_usage("--weights: " + p);
+  if (const std::string p = weights_problem(default_method(), weights, true); !p.empty()) fail_usage("--weights: " + p);
 }
 
 std::unique_ptr<Method> make_weighted_mean(Backend& backend, std::vector<double> weights) {
