@@ -9,6 +9,7 @@
 #include <set>
 
 #include "flax/flax.hpp"
+#include "json/duplicate_keys.hpp"
 #include "orbax/orbax.hpp"
 #include "small_text.hpp"
 #include "wavg/error.hpp"
@@ -19,7 +20,7 @@ namespace wavg::orbax {
 namespace {
 
 namespace fs = std::filesystem;
-using nlohmann::ordered_json;
+using nlohmann::json;
 
 constexpr std::uint64_t k_max_metadata = 256u << 20;
 // Decoded chunks kept for the next blocks (a tensor split column-wise reads its chunks in turn, row by row).
@@ -45,7 +46,7 @@ std::string item_folder(const std::string& path) {
 }
 
 // A key of the tree, refused where it could not be a file name or a part of wavg's '/'-joined names.
-std::string checked_key(const std::string& file, const ordered_json& k) {
+std::string checked_key(const std::string& file, const json& k) {
   if (!k.is_object() || !k.contains("key") || !k["key"].is_string()) fail(file, "a key_metadata entry without a key");
   const std::string key = k["key"];
   if (key.empty() || key == "." || key == ".." || key.find('/') != std::string::npos ||
@@ -91,7 +92,8 @@ OrbaxReader::OrbaxReader(const std::string& path)
   while (m_path.size() > 1 && m_path.back() == '/') m_path.pop_back();
   m_item = item_folder(m_path);
   const std::string meta_path = m_item + "/_METADATA";
-  const ordered_json meta = ordered_json::parse(read_small_text(meta_path, k_max_metadata, "metadata"), nullptr, false);
+  const std::string meta_text = read_small_text(meta_path, k_max_metadata, "metadata");
+  const json meta = json::parse(meta_text, nullptr, false);
   if (meta.is_discarded() || !meta.is_object()) fail(meta_path, "is not a JSON object");
   if (!meta.contains("tree_metadata") || !meta["tree_metadata"].is_object())
     fail(meta_path, "has no tree_metadata (an Orbax checkpoint older than orbax-checkpoint 0.5?)");
@@ -99,7 +101,16 @@ OrbaxReader::OrbaxReader(const std::string& path)
   if (is_file(m_item + "/manifest.ocdbt")) m_store = std::make_unique<OcdbtStore>(m_item);
   const std::string array_file = zarr3 ? "zarr.json" : ".zarray";
   std::set<std::string> names;
-  for (const auto& [tree_key, entry] : meta["tree_metadata"].items()) {
+  // The leaves in the file's order, which a json (a std::map) does not keep (duplicate_keys.hpp says why not
+  // ordered_json); a key given twice anywhere is refused, as an ambiguous tree.
+  DuplicateKeys scan;
+  scan.ordered_under = "tree_metadata";
+  json::sax_parse(meta_text, &scan);
+  if (!scan.duplicate.empty()) fail(meta_path, "has the key " + clipped(scan.duplicate, 80) + " twice");
+  if (scan.too_deep) fail(meta_path, "nests deeper than " + std::to_string(DuplicateKeys::k_max_depth) + " levels");
+  const json& tree = meta["tree_metadata"];
+  for (const std::string& tree_key : scan.ordered) {
+    const json& entry = tree.at(tree_key);
     if (!entry.is_object() || !entry.contains("key_metadata") || !entry["key_metadata"].is_array())
       fail(meta_path, "the tree entry " + clipped(tree_key, 80) + " has no key_metadata");
     Leaf leaf;
@@ -107,7 +118,7 @@ OrbaxReader::OrbaxReader(const std::string& path)
     if (leaf.keys.empty()) fail(meta_path, "a tree entry with an empty key path");
     const std::string name = joined(leaf.keys, '/');
     if (!names.insert(name).second) fail(meta_path, name + ": the key path appears twice");
-    const ordered_json& value = entry.value("value_metadata", ordered_json::object());
+    const json value = entry.value("value_metadata", json::object());
     const std::string type = value.is_object() ? value.value("value_type", "") : "";
     if (type != "jax.Array" && type != "np.ndarray" && type != "scalar") {
       m_kept.push_back(name + " (" + (type.empty() ? "no value type" : type) + ", input 1's)");
@@ -136,7 +147,7 @@ OrbaxReader::OrbaxReader(const std::string& path)
   for (const std::string& at : {m_path, m_item}) {
     const std::string file = at + "/_CHECKPOINT_METADATA";
     if (!is_file(file)) continue;
-    const ordered_json c = ordered_json::parse(read_small_text(file, k_max_metadata, "metadata"), nullptr, false);
+    const json c = json::parse(read_small_text(file, k_max_metadata, "metadata"), nullptr, false);
     if (c.is_object() && c.contains("custom_metadata") && c["custom_metadata"].is_object())
       for (const auto& [k, v] : c["custom_metadata"].items()) m_metadata[k] = v.is_string() ? v.get<std::string>() : v.dump();
     break;
