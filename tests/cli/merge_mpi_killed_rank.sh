@@ -18,13 +18,7 @@ for victim in 1 0; do
   mpirun --oversubscribe -np 2 "$WAVG" merge in0.safetensors in1.safetensors -o out.safetensors --hash sha256 \
     -q 2>/dev/null &
   launcher=$!
-  for _ in $(seq 2000); do
-    compgen -G '.out.safetensors.wavg-*' >/dev/null && break
-    sleep 0.005
-  done
-  for pid in $(pgrep -P $launcher); do
-    grep -qz "^OMPI_COMM_WORLD_RANK=$victim\$" /proc/$pid/environ 2>/dev/null && kill -KILL $pid
-  done
+  kill_rank_when $victim '.out.safetensors.wavg-*' $launcher
   wait $launcher
   code=$?
   set -e

@@ -23,13 +23,7 @@ for out in hf/ out.pt dcp/; do
     mpirun --oversubscribe -np 2 "$WAVG" merge in0.safetensors in1.safetensors -o $out $format --hash sha256 -q \
       2>/dev/null &
     launcher=$!
-    for _ in $(seq 2000); do
-      compgen -G ".$name.wavg-??????" >/dev/null && break
-      sleep 0.005
-    done
-    for pid in $(pgrep -P $launcher); do
-      grep -qz "^OMPI_COMM_WORLD_RANK=$victim\$" /proc/$pid/environ 2>/dev/null && kill -KILL $pid
-    done
+    kill_rank_when $victim ".$name.wavg-??????" $launcher
     wait $launcher
     code=$?
     set -e

@@ -7,3 +7,14 @@ command -v mpirun >/dev/null || { echo "no mpirun"; exit 77; }
 # they keep until exit; leak checks stay on for every other test.
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+# kill_rank_when VICTIM GLOB LAUNCHER: waits (up to 10 s) until a file matching GLOB exists, the temporary output
+# the ranks are writing, then SIGKILLs the rank VICTIM among mpirun LAUNCHER's children.
+kill_rank_when() {
+  for _ in $(seq 2000); do
+    compgen -G "$2" >/dev/null && break
+    sleep 0.005
+  done
+  for pid in $(pgrep -P "$3"); do
+    grep -qz "^OMPI_COMM_WORLD_RANK=$1\$" /proc/$pid/environ 2>/dev/null && kill -KILL $pid
+  done
+}
